@@ -1,0 +1,239 @@
+import { ProviderTimeoutError } from './errors.js'
+import type { ConverseEnvelope } from './envelope.js'
+import type { EnvelopeContext, EnvelopeProvider } from './envelope-provider.js'
+import { FAILED_ENVELOPE, normalizeEnvelope } from './normalize-envelope.js'
+import { CONVERSE_EXTENSION_URI } from './uri.js'
+import {
+  ROLE_USER, type EnvelopeTarget, type TargetKind, type WireArtifact, type WireMessage, type WireTask
+} from './wire.js'
+
+/** pino-compatible; the core logs only through what it is given. */
+export interface EnvelopeLogger {
+  warn (object: object, message: string): void
+}
+
+/** Per-request facts the decorator passes on to the provider. */
+export interface TurnContext {
+  agentId: string
+  activated: readonly string[]
+  requestMessage?: WireMessage
+  requestId?: string | number | null
+  log?: EnvelopeLogger
+}
+
+export interface DecoratorOptions {
+  provider: EnvelopeProvider
+  /** How long an async provider may take per object before the envelope degrades to `failed`. */
+  timeoutMs: number
+}
+
+/** How each JSON-RPC method's `result` holds agent objects. Methods not listed carry none. */
+const RESULT_SHAPES: Readonly<Record<string, 'wrapped' | 'task' | 'taskList'>> = {
+  SendMessage: 'wrapped',
+  SendStreamingMessage: 'wrapped',
+  SubscribeToTask: 'wrapped',
+  GetTask: 'task',
+  CancelTask: 'task',
+  ListTasks: 'taskList'
+}
+
+/** Whether a method's result can hold envelopes at all (cheap check for callers). */
+export function carriesEnvelopes (method: unknown): boolean {
+  return typeof method === 'string' && Object.hasOwn(RESULT_SHAPES, method)
+}
+
+interface Ids { contextId?: string, taskId?: string }
+/** Returns the object to put in place of `object` (the same one when nothing changes). */
+type Visit = <T extends EnvelopeTarget>(object: T, kind: TargetKind, ids: Ids, agentAuthored: boolean) => T
+
+/** Walks every Message / status.message / Artifact in a method's result, copying only what `visit` changes. */
+function walkResult (method: string, result: unknown, visit: Visit): unknown {
+  if (result === null || typeof result !== 'object') return result
+  switch (RESULT_SHAPES[method]) {
+    case 'wrapped': return walkWrapped(result as Record<string, unknown>, visit)
+    case 'task': return walkTask(result as WireTask, visit)
+    case 'taskList': {
+      const list = result as { tasks?: WireTask[] }
+      if (!Array.isArray(list.tasks)) return result
+      const tasks = mapSame(list.tasks, (task) => walkTask(task, visit))
+      return tasks === list.tasks ? result : { ...list, tasks }
+    }
+    default: return result
+  }
+}
+
+/** A SendMessageResponse or StreamResponse: exactly one of message / task / statusUpdate / artifactUpdate. */
+function walkWrapped (wrapper: Record<string, unknown>, visit: Visit): unknown {
+  if (wrapper.message !== undefined) {
+    const message = wrapper.message as WireMessage
+    const next = visit(message, 'message', message, message.role !== ROLE_USER)
+    return next === message ? wrapper : { ...wrapper, message: next }
+  }
+  if (wrapper.task !== undefined) {
+    const task = wrapper.task as WireTask
+    const next = walkTask(task, visit)
+    return next === task ? wrapper : { ...wrapper, task: next }
+  }
+  if (wrapper.statusUpdate !== undefined) {
+    const event = wrapper.statusUpdate as { taskId: string, contextId: string, status?: WireTask['status'] }
+    const message = event.status?.message
+    if (message === undefined) return wrapper
+    const next = visit(message, 'status', event, message.role !== ROLE_USER)
+    return next === message ? wrapper : { ...wrapper, statusUpdate: { ...event, status: { ...event.status, message: next } } }
+  }
+  if (wrapper.artifactUpdate !== undefined) {
+    const event = wrapper.artifactUpdate as { taskId: string, contextId: string, artifact?: WireArtifact }
+    if (event.artifact === undefined) return wrapper
+    const next = visit(event.artifact, 'artifact', event, true)
+    return next === event.artifact ? wrapper : { ...wrapper, artifactUpdate: { ...event, artifact: next } }
+  }
+  return wrapper
+}
+
+function walkTask (task: WireTask, visit: Visit): WireTask {
+  if (task === null || typeof task !== 'object') return task
+  const ids: Ids = { contextId: task.contextId, taskId: task.id }
+  let result = task
+  const statusMessage = task.status?.message
+  if (statusMessage !== undefined) {
+    const next = visit(statusMessage, 'status', ids, statusMessage.role !== ROLE_USER)
+    if (next !== statusMessage) result = { ...result, status: { ...task.status, message: next } }
+  }
+  if (Array.isArray(task.artifacts)) {
+    const artifacts = mapSame(task.artifacts, (artifact) => visit(artifact, 'artifact', ids, true))
+    if (artifacts !== task.artifacts) result = { ...result, artifacts }
+  }
+  if (Array.isArray(task.history)) {
+    const history = mapSame(task.history, (message) => visit(message, 'message', ids, message.role !== ROLE_USER))
+    if (history !== task.history) result = { ...result, history }
+  }
+  return result
+}
+
+/** Array map that returns the input array itself when no element changed. */
+function mapSame<T> (items: T[], fn: (item: T) => T): T[] {
+  let out: T[] | undefined
+  for (let i = 0; i < items.length; i++) {
+    const next = fn(items[i])
+    if (next !== items[i]) {
+      out ??= items.slice(0, i)
+    }
+    if (out !== undefined) out.push(next)
+  }
+  return out ?? items
+}
+
+/** The object with `metadata[URI]` = envelope and the URI listed exactly once in `extensions`. */
+export function attachEnvelope<T extends EnvelopeTarget> (object: T, envelope: ConverseEnvelope): T {
+  const extensions = (object.extensions ?? []).filter((uri) => uri !== CONVERSE_EXTENSION_URI)
+  extensions.push(CONVERSE_EXTENSION_URI)
+  return { ...object, metadata: { ...object.metadata, [CONVERSE_EXTENSION_URI]: envelope }, extensions }
+}
+
+/** The object without `metadata[URI]` and without the URI in `extensions`; the same object if it had neither. */
+export function stripEnvelope<T extends EnvelopeTarget> (object: T): T {
+  if (object === null || typeof object !== 'object') return object
+  const hasMetadata = object.metadata !== undefined && object.metadata !== null &&
+    Object.hasOwn(object.metadata, CONVERSE_EXTENSION_URI)
+  const hasExtension = Array.isArray(object.extensions) && object.extensions.includes(CONVERSE_EXTENSION_URI)
+  if (!hasMetadata && !hasExtension) return object
+  const copy = { ...object }
+  if (hasMetadata) {
+    const { [CONVERSE_EXTENSION_URI]: _removed, ...rest } = object.metadata as Record<string, unknown>
+    if (Object.keys(rest).length === 0) delete copy.metadata
+    else copy.metadata = rest
+  }
+  if (hasExtension) {
+    const rest = (object.extensions as string[]).filter((uri) => uri !== CONVERSE_EXTENSION_URI)
+    if (rest.length === 0) delete copy.extensions
+    else copy.extensions = rest
+  }
+  return copy
+}
+
+/** Removes every trace of the extension from a method's result (requests that did not activate it). */
+export function stripResult (method: string, result: unknown): unknown {
+  return walkResult(method, result, (object) => stripEnvelope(object))
+}
+
+/** Builds the per-process decorator: provider, timeout, validation — all fixed at registration. */
+export function createEnvelopeDecorator (options: DecoratorOptions) {
+  const { provider, timeoutMs } = options
+
+  function envelopeFor (context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope | Promise<ConverseEnvelope> {
+    let draft
+    try {
+      draft = provider.envelope(context)
+    } catch (error) {
+      return failed(error, context, log)
+    }
+    if (draft !== null && typeof draft === 'object' && typeof (draft as Promise<unknown>).then === 'function') {
+      return withTimeout(draft as Promise<unknown>, timeoutMs).then(
+        (value) => validated(value, context, log),
+        (error) => failed(error, context, log)
+      )
+    }
+    return validated(draft, context, log)
+  }
+
+  /**
+   * Attaches an envelope to every agent-authored object of the result. User messages are left as they are.
+   * Never rejects: provider failures degrade the envelope, they do not fail the reply.
+   */
+  async function decorateResult (method: string, result: unknown, turn: TurnContext): Promise<unknown> {
+    const pending: Array<ConverseEnvelope | Promise<ConverseEnvelope>> = []
+    let async = false
+    walkResult(method, result, (object, kind, ids, agentAuthored) => {
+      if (agentAuthored) {
+        const envelope = envelopeFor({
+          agentId: turn.agentId,
+          contextId: ids.contextId,
+          taskId: ids.taskId,
+          requestMessage: turn.requestMessage,
+          requestId: turn.requestId,
+          object,
+          kind,
+          activated: turn.activated
+        }, turn.log)
+        if (envelope instanceof Promise) async = true
+        pending.push(envelope)
+      }
+      return object
+    })
+    if (pending.length === 0) return result
+    const envelopes = async ? await Promise.all(pending) : pending as ConverseEnvelope[]
+    let index = 0
+    return walkResult(method, result, (object, _kind, _ids, agentAuthored) =>
+      agentAuthored ? attachEnvelope(object, envelopes[index++]) : object)
+  }
+
+  return { decorateResult, stripResult }
+}
+
+export type EnvelopeDecorator = ReturnType<typeof createEnvelopeDecorator>
+
+function validated (draft: unknown, context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope {
+  const { envelope, invalid } = normalizeEnvelope(draft)
+  if (invalid !== undefined) {
+    log?.warn({ agentId: context.agentId, kind: context.kind, members: invalid.members, errors: invalid.errors },
+      'converse envelope provider returned an envelope that fails the schema; invalid members dropped')
+  }
+  return envelope
+}
+
+function failed (error: unknown, context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope {
+  const err = error as { name?: unknown, code?: unknown }
+  log?.warn({ agentId: context.agentId, kind: context.kind, error: { name: err?.name, code: err?.code } },
+    'converse envelope provider failed; envelope degraded to availability "failed"')
+  return FAILED_ENVELOPE
+}
+
+function withTimeout<T> (promise: Promise<T>, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new ProviderTimeoutError(timeoutMs)), timeoutMs)
+    promise.then(
+      (value) => { clearTimeout(timer); resolve(value) },
+      (error) => { clearTimeout(timer); reject(error) }
+    )
+  })
+}

@@ -1,0 +1,53 @@
+import type { EnvelopeDraft } from './envelope.js'
+import { CONVERSE_EXTENSION_URI } from './uri.js'
+import type { EnvelopeTarget, TargetKind, WireMessage } from './wire.js'
+
+/** What the decorator knows about the turn when it asks for an envelope. */
+export interface EnvelopeContext {
+  agentId: string
+  contextId?: string
+  taskId?: string
+  /** The request's message (SendMessage / SendStreamingMessage); absent for GetTask, ListTasks, … */
+  requestMessage?: WireMessage
+  /** The JSON-RPC request id. */
+  requestId?: string | number | null
+  /** The outgoing agent object the envelope is for. */
+  object: EnvelopeTarget
+  kind: TargetKind
+  /** Every extension URI activated for this request. */
+  activated: readonly string[]
+}
+
+/**
+ * The pluggable source of envelopes. Called once per outgoing agent object of a request that activated the
+ * extension; may answer synchronously or with a promise. Returning undefined means "nothing recorded":
+ * the envelope then says `answerCoverage.availability: not_recorded`.
+ */
+export interface EnvelopeProvider {
+  envelope (context: EnvelopeContext): EnvelopeDraft | undefined | Promise<EnvelopeDraft | undefined>
+}
+
+/**
+ * Reads the envelope the agent attached itself under `metadata[URI]`: an @a2a-js/sdk executor just sets
+ * metadata on the Message / Artifact it publishes. The stored copy is re-validated on the way out.
+ */
+export function attachedEnvelopeProvider (): EnvelopeProvider {
+  return {
+    envelope ({ object }) {
+      return object.metadata?.[CONVERSE_EXTENSION_URI] as EnvelopeDraft | undefined
+    }
+  }
+}
+
+/** Wraps a plain function (sync or async) as a provider. */
+export function functionEnvelopeProvider (
+  fn: (context: EnvelopeContext) => EnvelopeDraft | undefined | Promise<EnvelopeDraft | undefined>
+): EnvelopeProvider {
+  if (typeof fn !== 'function') throw new TypeError('functionEnvelopeProvider expects a function')
+  return { envelope: fn }
+}
+
+/** Always the same envelope: for tests and fixed demos. */
+export function staticEnvelopeProvider (envelope: EnvelopeDraft): EnvelopeProvider {
+  return { envelope: () => envelope }
+}

@@ -1,0 +1,29 @@
+/** Public API of a2a-converse. What is exported here is what the README documents. */
+export { CONVERSE_EXTENSION_URI, CONVERSE_EXTENSION_DESCRIPTION, EXTENSIONS_HEADER } from './core/uri.js'
+export { negotiate, parseExtensionsHeader, formatExtensionsHeader, type Negotiation } from './core/negotiate.js'
+export * from './core/envelope.js'
+export { envelopeSchema, validateEnvelope } from './core/envelope-schema.js'
+export { normalizeEnvelope, type NormalizedEnvelope } from './core/normalize-envelope.js'
+export {
+  attachedEnvelopeProvider, functionEnvelopeProvider, staticEnvelopeProvider,
+  type EnvelopeContext, type EnvelopeProvider
+} from './core/envelope-provider.js'
+export {
+  attachEnvelope, stripEnvelope, stripResult, createEnvelopeDecorator, carriesEnvelopes,
+  type EnvelopeDecorator, type EnvelopeLogger, type TurnContext, type DecoratorOptions
+} from './core/decorate.js'
+export {
+  validateRoutineDeclarations, TOOL_NAME_PATTERN,
+  type RoutineDeclaration, type SlotDeclaration, type RoutineStepDeclaration
+} from './core/routine-declarations.js'
+export { buildToolDescriptors, routineInputSchema, type ToolDescriptor, type ToolInputSchema } from './core/tool-descriptors.js'
+export {
+  augmentAgentCard, converseExtensionEntry, converseSkills, ASK_AGENT_SKILL,
+  type AgentExtensionEntry, type AgentSkillEntry, type CardLike
+} from './core/card.js'
+export { ConverseError, RoutineDeclarationError, InvalidOptionError, ProviderTimeoutError } from './core/errors.js'
+export type * from './core/wire.js'
+export {
+  converse, type ConversePluginOptions, type ConverseAgentOptions, type AgentCardInput, type ConverseApi,
+  type ConverseRequestState, type ConverseRouteConfig, type ResolvedAgent, type UrlOption
+} from './fastify/converse-plugin.js'
