@@ -32,6 +32,8 @@ export interface RoutineDeclaration {
   slots: SlotDeclaration[]
   /** When present, the routine waits for approval once every required slot is filled. */
   approval?: { prompt?: string }
+  /** Plain-text phrases that start the routine in conversation (e.g. "book a table"). */
+  triggers?: string[]
 }
 
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
@@ -90,6 +92,10 @@ export function validateRoutineDeclarations (routines: unknown): asserts routine
     }
     if (routine.approval !== undefined && (routine.approval === null || typeof routine.approval !== 'object')) {
       throw new RoutineDeclarationError(name, 'approval', 'must be an object')
+    }
+    if (routine.triggers !== undefined &&
+      (!Array.isArray(routine.triggers) || routine.triggers.some((phrase) => typeof phrase !== 'string' || phrase.trim() === ''))) {
+      throw new RoutineDeclarationError(name, 'triggers', 'must be an array of non-empty strings')
     }
     validateSlots(name, routine.slots, steps)
   })
