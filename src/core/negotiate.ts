@@ -21,7 +21,11 @@ const NONE: Negotiation = Object.freeze({ requested: Object.freeze([]), activate
 export function parseExtensionsHeader (value: string | readonly string[] | undefined): string[] {
   if (value === undefined) return []
   let joined = typeof value === 'string' ? value : value.join(',')
-  if (joined.length > MAX_HEADER_CHARS) joined = joined.slice(0, MAX_HEADER_CHARS)
+  if (joined.length > MAX_HEADER_CHARS) {
+    // Never look at a cut item: a prefix of a longer URI may equal a declared one (…/v10 → …/v1).
+    const lastComma = joined.lastIndexOf(',', MAX_HEADER_CHARS)
+    joined = lastComma === -1 ? '' : joined.slice(0, lastComma)
+  }
   const seen = new Set<string>()
   for (const item of joined.split(',')) {
     const uri = item.trim()

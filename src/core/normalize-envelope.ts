@@ -43,9 +43,11 @@ export function normalizeEnvelope (draft: unknown): NormalizedEnvelope {
   if (input.citations !== undefined) candidate.citations = input.citations
   const unknown = Object.keys(input).filter((key) => !KNOWN.has(key))
 
-  if (unknown.length === 0 && validateEnvelope(candidate)) return { envelope: candidate as unknown as ConverseEnvelope }
+  // Always validate: with unknown members present, skipping it would leave a previous call's errors in place.
+  const valid = validateEnvelope(candidate)
+  if (valid && unknown.length === 0) return { envelope: candidate as unknown as ConverseEnvelope }
 
-  const errors = validateEnvelope.errors ?? []
+  const errors = valid ? [] : validateEnvelope.errors as ErrorObject[]
   const failing = new Set<string>(unknown)
   for (const error of errors) failing.add(memberOf(error))
 
