@@ -1,0 +1,99 @@
+import { readFile } from 'node:fs/promises'
+import { dirname, extname, join, resolve } from 'node:path'
+import { Ajv } from 'ajv'
+import { parse as parseYaml } from 'yaml'
+import { validateRoutineDeclarations, type RoutineDeclaration } from '../core/routine-declarations.js'
+import { RoutineDeclarationError } from '../core/errors.js'
+import { packageRoot } from './package-root.js'
+
+/** One agent as declared in AGENTS_FILE. */
+export interface AgentDefinition {
+  id: string
+  name: string
+  description: string
+  version?: string
+  /** Which executor runs it (a key of the gateway's executor factories). Default "conversation". */
+  executor?: string
+  /** Folder of Markdown documents, resolved against the declaring file's folder. */
+  documents?: string
+  /** Topics the agent declares out of scope. */
+  outOfScope?: string[]
+  routines?: RoutineDeclaration[]
+}
+
+/** Raised for an unreadable or invalid AGENTS_FILE; the message names the file and the field. */
+export class AgentsFileError extends Error {
+  constructor (file: string, problem: string) {
+    super(`AGENTS_FILE ${file}: ${problem}`)
+    this.name = 'AgentsFileError'
+  }
+}
+
+const agentSchema = {
+  type: 'object',
+  required: ['id', 'name', 'description'],
+  properties: {
+    id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
+    name: { type: 'string', minLength: 1 },
+    description: { type: 'string', minLength: 1 },
+    version: { type: 'string', minLength: 1 },
+    executor: { type: 'string', minLength: 1 },
+    documents: { type: 'string', minLength: 1 },
+    outOfScope: { type: 'array', items: { type: 'string', minLength: 1 } },
+    routines: { type: 'array' }
+  }
+} as const
+
+const validateAgent = new Ajv({ allErrors: false }).compile(agentSchema)
+
+/** The demo agent's declaration, shipped in examples/. */
+export function defaultAgentsFile (): string {
+  return join(packageRoot(), 'examples', 'demo', 'agent.json')
+}
+
+/**
+ * Reads a JSON or YAML file holding one agent, an array of agents or `{ agents: [...] }`.
+ * `documents` paths come back absolute.
+ */
+export async function loadAgentDefinitions (file: string): Promise<AgentDefinition[]> {
+  const path = resolve(file)
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    throw new AgentsFileError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  let parsed: unknown
+  try {
+    parsed = ['.yaml', '.yml'].includes(extname(path).toLowerCase()) ? parseYaml(text) : JSON.parse(text)
+  } catch (error) {
+    throw new AgentsFileError(file, `is not valid ${extname(path).slice(1) || 'JSON'}: ${(error as Error).message.split('\n')[0]}`)
+  }
+  const list = Array.isArray(parsed)
+    ? parsed
+    : parsed !== null && typeof parsed === 'object' && Array.isArray((parsed as { agents?: unknown }).agents)
+      ? (parsed as { agents: unknown[] }).agents
+      : [parsed]
+  if (list.length === 0) throw new AgentsFileError(file, 'declares no agent')
+  const ids = new Set<string>()
+  return list.map((agent, index) => {
+    if (!validateAgent(agent)) {
+      const error = validateAgent.errors?.[0]
+      const field = `agents[${index}]${(error?.instancePath ?? '').replaceAll('/', '.')}`
+      throw new AgentsFileError(file, `${field} ${error?.message ?? 'is invalid'}`)
+    }
+    const definition = agent as unknown as AgentDefinition
+    if (ids.has(definition.id)) throw new AgentsFileError(file, `agents[${index}].id "${definition.id}" is declared twice`)
+    ids.add(definition.id)
+    try {
+      validateRoutineDeclarations(definition.routines ?? [])
+    } catch (error) {
+      if (error instanceof RoutineDeclarationError) throw new AgentsFileError(file, `agent "${definition.id}": ${error.message}`)
+      /* c8 ignore next -- validateRoutineDeclarations throws only RoutineDeclarationError */
+      throw error
+    }
+    return definition.documents === undefined
+      ? definition
+      : { ...definition, documents: resolve(dirname(path), definition.documents) }
+  })
+}

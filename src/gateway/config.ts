@@ -1,0 +1,130 @@
+import { isIP } from 'node:net'
+import envSchema from 'env-schema'
+
+/** The gateway's settings, read from environment variables once at start. */
+export interface GatewayConfig {
+  port: number
+  host: string
+  /** Base URL written into cards; undefined → from the request (and X-Forwarded-* when TRUST_PROXY is set). */
+  publicUrl?: string
+  /** Base of the MCP door; an agent's mcp.url is `<mcpPublicUrl>/mcp/a/<agentId>`. Defaults to publicUrl. */
+  mcpPublicUrl?: string
+  /** Fastify's trustProxy: false, true, a hop count or a list of addresses/CIDRs. */
+  trustProxy: boolean | number | string[]
+  logLevel: string
+  bodyLimit: number
+  agentsFile?: string
+  operatorApiKey?: string
+  databaseUrl?: string
+  providerTimeoutMs: number
+  shutdownTimeoutMs: number
+}
+
+/** Thrown when a variable is invalid; the message names the variable. */
+export class ConfigError extends Error {
+  readonly variable: string
+  constructor (variable: string, problem: string) {
+    super(`${variable} ${problem}`)
+    this.name = 'ConfigError'
+    this.variable = variable
+  }
+}
+
+const url = { type: 'string', pattern: '^https?://[^/\\s]+(/[^\\s]*)?$' }
+
+/** The env-var schema; the README's table lists the same variables and defaults. */
+export const configSchema = {
+  type: 'object',
+  properties: {
+    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
+    HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
+    PUBLIC_URL: url,
+    MCP_PUBLIC_URL: url,
+    TRUST_PROXY: { type: 'string', default: 'false' },
+    LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 104857600, default: 1048576 },
+    AGENTS_FILE: { type: 'string', minLength: 1 },
+    OPERATOR_API_KEY: { type: 'string', minLength: 16 },
+    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    PROVIDER_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 1000 },
+    SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 }
+  }
+} as const
+
+interface RawConfig {
+  PORT: number
+  HOST: string
+  PUBLIC_URL?: string
+  MCP_PUBLIC_URL?: string
+  TRUST_PROXY: string
+  LOG_LEVEL: string
+  BODY_LIMIT: number
+  AGENTS_FILE?: string
+  OPERATOR_API_KEY?: string
+  DATABASE_URL?: string
+  PROVIDER_TIMEOUT_MS: number
+  SHUTDOWN_TIMEOUT_MS: number
+}
+
+/** Validates the environment once; an invalid value throws a ConfigError naming the variable. */
+export function loadConfig (env: Record<string, string | undefined>): GatewayConfig {
+  // Empty strings mean "unset" (docker-compose writes them for blank variables).
+  const data: Record<string, string> = {}
+  for (const key of Object.keys(configSchema.properties)) {
+    const value = env[key]
+    if (value !== undefined && value.trim() !== '') data[key] = value.trim()
+  }
+  let raw: RawConfig
+  try {
+    raw = envSchema<RawConfig>({ schema: structuredClone(configSchema) as never, data, env: false })
+  } catch (error) {
+    const first = (error as { errors?: Array<{ instancePath: string, message?: string }> }).errors?.[0]
+    /* c8 ignore next -- env-schema always reports ajv errors; the fallback only guards its contract */
+    if (first === undefined) throw error
+    const variable = first.instancePath.replace(/^\//, '')
+    throw new ConfigError(variable, first.message ?? 'is invalid')
+  }
+  const publicUrl = raw.PUBLIC_URL?.replace(/\/+$/, '')
+  return {
+    port: raw.PORT,
+    host: raw.HOST,
+    publicUrl,
+    mcpPublicUrl: raw.MCP_PUBLIC_URL?.replace(/\/+$/, '') ?? publicUrl,
+    trustProxy: parseTrustProxy(raw.TRUST_PROXY),
+    logLevel: raw.LOG_LEVEL,
+    bodyLimit: raw.BODY_LIMIT,
+    agentsFile: raw.AGENTS_FILE,
+    operatorApiKey: raw.OPERATOR_API_KEY,
+    databaseUrl: raw.DATABASE_URL,
+    providerTimeoutMs: raw.PROVIDER_TIMEOUT_MS,
+    shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS
+  }
+}
+
+/** `true` / `false`, a hop count, or a comma list of IP addresses and CIDR ranges — as Fastify's trustProxy takes them. */
+export function parseTrustProxy (value: string): boolean | number | string[] {
+  const lower = value.toLowerCase()
+  if (lower === 'false') return false
+  if (lower === 'true') return true
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value)
+    if (hops < 1 || hops > 32) throw new ConfigError('TRUST_PROXY', 'hop count must be between 1 and 32')
+    return hops
+  }
+  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  for (const entry of entries) {
+    if (!isAddressOrCidr(entry)) {
+      throw new ConfigError('TRUST_PROXY', `must be true, false, a hop count or a comma list of addresses/CIDRs; "${entry.slice(0, 64)}" is none`)
+    }
+  }
+  return entries
+}
+
+function isAddressOrCidr (entry: string): boolean {
+  const [address, bits, extra] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || extra !== undefined) return false
+  if (bits === undefined) return true
+  if (!/^\d{1,3}$/.test(bits)) return false
+  return Number(bits) <= (family === 4 ? 32 : 128)
+}

@@ -1,0 +1,85 @@
+import t from 'tap'
+import { ConfigError, loadConfig, parseTrustProxy } from '../../src/gateway/config.js'
+
+t.test('defaults with no configuration at all', async (t) => {
+  const config = loadConfig({})
+  t.same(config, {
+    port: 8080,
+    host: '0.0.0.0',
+    publicUrl: undefined,
+    mcpPublicUrl: undefined,
+    trustProxy: false,
+    logLevel: 'info',
+    bodyLimit: 1048576,
+    agentsFile: undefined,
+    operatorApiKey: undefined,
+    databaseUrl: undefined,
+    providerTimeoutMs: 1000,
+    shutdownTimeoutMs: 10000
+  })
+})
+
+t.test('every variable is read and typed', async (t) => {
+  const config = loadConfig({
+    PORT: '9090',
+    HOST: '127.0.0.1',
+    PUBLIC_URL: 'https://agents.example.com/',
+    TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+    LOG_LEVEL: 'warn',
+    BODY_LIMIT: '2048',
+    AGENTS_FILE: './agents.yaml',
+    OPERATOR_API_KEY: 'a-long-enough-operator-key',
+    DATABASE_URL: 'postgres://u@db/app',
+    PROVIDER_TIMEOUT_MS: '250',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    UNRELATED: 'ignored'
+  })
+  t.equal(config.port, 9090)
+  t.equal(config.publicUrl, 'https://agents.example.com', 'trailing slash removed')
+  t.equal(config.mcpPublicUrl, 'https://agents.example.com', 'MCP_PUBLIC_URL defaults to PUBLIC_URL')
+  t.same(config.trustProxy, ['10.0.0.0/8', '127.0.0.1'])
+  t.equal(config.bodyLimit, 2048)
+  t.equal(config.operatorApiKey, 'a-long-enough-operator-key')
+  t.equal(config.databaseUrl, 'postgres://u@db/app')
+  t.equal(config.providerTimeoutMs, 250)
+  t.equal(config.shutdownTimeoutMs, 5000)
+  t.equal(loadConfig({ PUBLIC_URL: 'http://a.example', MCP_PUBLIC_URL: 'https://mcp.example/' }).mcpPublicUrl, 'https://mcp.example')
+})
+
+t.test('blank values mean unset', async (t) => {
+  t.equal(loadConfig({ PORT: '  ', PUBLIC_URL: '' }).port, 8080)
+})
+
+t.test('an invalid value names the variable', async (t) => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
+    [{ MCP_PUBLIC_URL: 'ftp://x' }, 'MCP_PUBLIC_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ BODY_LIMIT: '10' }, 'BODY_LIMIT'],
+    [{ OPERATOR_API_KEY: 'short' }, 'OPERATOR_API_KEY'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ TRUST_PROXY: 'sometimes' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '0' }, 'TRUST_PROXY'],
+    [{ SHUTDOWN_TIMEOUT_MS: '1' }, 'SHUTDOWN_TIMEOUT_MS']
+  ]
+  for (const [env, variable] of cases) {
+    let caught: unknown
+    try { loadConfig(env) } catch (error) { caught = error }
+    t.ok(caught instanceof ConfigError, `${variable} throws a ConfigError`)
+    t.equal((caught as ConfigError).variable, variable)
+    t.match((caught as ConfigError).message, new RegExp(`^${variable} `))
+  }
+})
+
+t.test('TRUST_PROXY takes what Fastify trustProxy takes', async (t) => {
+  t.equal(parseTrustProxy('false'), false)
+  t.equal(parseTrustProxy('TRUE'), true)
+  t.equal(parseTrustProxy('2'), 2)
+  t.same(parseTrustProxy('127.0.0.1'), ['127.0.0.1'])
+  t.same(parseTrustProxy('::1, fd00::/8'), ['::1', 'fd00::/8'])
+  for (const bad of ['10.0.0.0/33', '::1/129', '10.0.0.1/8/1', 'host.example', '10.0.0.0/x', '40']) {
+    t.throws(() => parseTrustProxy(bad), ConfigError, bad)
+  }
+})
