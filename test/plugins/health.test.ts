@@ -41,10 +41,11 @@ t.test('ready answers 503 once the instance drains', async (t) => {
   const app = Fastify()
   await app.register(health)
   let during: number | undefined
-  app.addHook('onClose', async () => {
-    during = (await app.inject('/health/ready')).statusCode
+  app.addHook('preClose', async () => {
+    during = (await fetch(`${address}/health/ready`)).status
   })
-  t.equal((await app.inject('/health/ready')).statusCode, 200)
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  t.equal((await fetch(`${address}/health/ready`)).status, 200)
   await app.close()
   t.equal(app.draining, true)
   t.equal(during, 503)
