@@ -62,17 +62,19 @@ export function normalizeEnvelope (draft: unknown): NormalizedEnvelope {
       members: [...failing].sort(),
       errors: [
         ...unknown.map((key) => `/${key} is not an envelope member`),
-        ...errors.map((error) => `${error.instancePath || '/'} ${error.message ?? error.keyword}`)
+        // ajv always sets `message` (messages: true is its default); instancePath is never empty (see memberOf).
+        ...errors.map((error) => `${error.instancePath} ${error.message}`)
       ]
     }
   }
 }
 
-/** The top-level member an ajv error is about. */
+/**
+ * The top-level member an ajv error is about. Nothing can fail at the root: the candidate is an object built
+ * above from known members only, with answerCoverage always set, so every error has a member path.
+ */
 function memberOf (error: ErrorObject): string {
-  if (error.instancePath !== '') return error.instancePath.split('/')[1]
-  // Only `additionalProperties` can fail at the root: required and type hold by construction above.
-  return String(error.params.additionalProperty)
+  return error.instancePath.split('/')[1]
 }
 
 /** `invalid` keeps the turn/request ids when they are themselves well-formed, never a verdict. */
