@@ -1,0 +1,146 @@
+/**
+ * Conversation state behind an interface: routine progress, ownership (human takeover), recent turns and the
+ * person's replies not yet delivered. Keyed by (agentId, contextId). Async everywhere so that a PostgreSQL
+ * implementation (one row per conversation, `SELECT … FOR UPDATE` in a transaction around `update`) can replace
+ * the in-memory one without changing callers. Tasks themselves stay in the SDK's TaskStore.
+ */
+import type { OwnershipState } from '../core/envelope.js'
+import { ConverseError } from '../core/errors.js'
+import type { RoutineProgress } from '../runtime/routine-engine.js'
+
+export type TurnRole = 'user' | 'agent' | 'human'
+
+export interface ConversationTurn {
+  id: string
+  /** ISO 8601. */
+  at: string
+  role: TurnRole
+  text: string
+  taskId?: string
+  messageId?: string
+}
+
+/** A person's reply (operator API) waiting to be delivered to a task / stream. */
+export interface HumanReply {
+  id: string
+  /** ISO 8601. */
+  at: string
+  text: string
+  /** The task it belongs to, when known. */
+  taskId?: string
+}
+
+/** The routine running in the conversation, with the task that carries it. */
+export interface ConversationRoutine extends RoutineProgress {
+  taskId?: string
+}
+
+export interface ConversationState {
+  agentId: string
+  contextId: string
+  ownership: OwnershipState
+  /** ISO 8601: the last takeover or release. */
+  ownershipChangedAt?: string
+  /** The current (or last) routine of the conversation. */
+  routine?: ConversationRoutine
+  /** The most recent turns, oldest first; bounded (see ConversationLimits.maxTurns). */
+  turns: ConversationTurn[]
+  /** Undelivered human replies, oldest first; bounded (see ConversationLimits.maxInbox). */
+  inbox: HumanReply[]
+  /** Set by the store: 1 on creation, +1 on every update. A PostgreSQL store may use it for optimistic checks. */
+  version: number
+  /** Set by the store (ISO 8601). */
+  createdAt: string
+  updatedAt: string
+}
+
+/** A conversation in a listing. */
+export interface ConversationSummary {
+  agentId: string
+  contextId: string
+  ownership: OwnershipState
+  version: number
+  updatedAt: string
+}
+
+export type ConversationUpdate = (state: ConversationState | undefined) => Promise<ConversationState> | ConversationState
+
+export interface ConversationStore {
+  /** The conversation, or undefined. The result is a copy: changing it changes nothing stored. */
+  get (agentId: string, contextId: string): Promise<ConversationState | undefined>
+  /**
+   * Read-modify-write, serialised per conversation: `fn` sees the latest state (undefined for a new
+   * conversation, else a private copy it may mutate) and returns the next one; updates of the same
+   * (agentId, contextId) run one after another, never interleaved, so none is lost. Updates of different
+   * conversations do not wait for each other. When `fn` throws (or rejects), nothing is written, the error
+   * propagates, and the next update of that conversation runs normally.
+   * The store sets `agentId`, `contextId`, `version`, `createdAt` and `updatedAt`, and applies its limits
+   * (turns, inbox, text length). Returns the stored state (a copy).
+   */
+  update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState>
+  /** True when the conversation exists. */
+  exists (agentId: string, contextId: string): Promise<boolean>
+  /** Conversations of an agent, most recently updated first. */
+  list (agentId: string, options?: { limit?: number }): Promise<ConversationSummary[]>
+  /** The contextId of the conversation that holds the task (its routine's or a turn's taskId), or undefined. */
+  findContextByTaskId (agentId: string, taskId: string): Promise<string | undefined>
+  /** Removes the conversation; true when it existed. Serialised with updates of the same conversation. */
+  delete (agentId: string, contextId: string): Promise<boolean>
+  /** Releases resources. Afterwards every method rejects with ConversationStoreClosedError. */
+  close (): Promise<void>
+}
+
+export interface ConversationLimits {
+  /** Turns kept per conversation (the most recent). Default 50. */
+  maxTurns: number
+  /** Undelivered human replies kept per conversation (the most recent). Default 50. */
+  maxInbox: number
+  /** Characters kept of a turn's or reply's text (longer text is cut). Default 8000. */
+  maxTextLength: number
+}
+
+export const DEFAULT_CONVERSATION_LIMITS: Readonly<ConversationLimits> = Object.freeze({
+  maxTurns: 50,
+  maxInbox: 50,
+  maxTextLength: 8000
+})
+
+/** A new conversation's state, AI-owned with no turns: what an `update` fn usually starts from. */
+export function newConversationState (agentId: string, contextId: string, at: Date = new Date()): ConversationState {
+  const iso = at.toISOString()
+  return { agentId, contextId, ownership: 'ai_owned', turns: [], inbox: [], version: 0, createdAt: iso, updatedAt: iso }
+}
+
+/**
+ * The state with the limits applied: only the last `maxTurns` turns and `maxInbox` replies, texts cut to
+ * `maxTextLength`. Returns a new object (entries that needed no cut are shared); every store implementation
+ * applies it on write. Tolerates a state without `turns` / `inbox` (they become []).
+ */
+export function applyConversationLimits (state: ConversationState, limits: ConversationLimits = DEFAULT_CONVERSATION_LIMITS): ConversationState {
+  const cut = <T extends { text: string }>(entry: T): T =>
+    entry.text.length > limits.maxTextLength ? { ...entry, text: entry.text.slice(0, limits.maxTextLength) } : entry
+  return {
+    ...state,
+    turns: last(state.turns ?? [], limits.maxTurns).map(cut),
+    inbox: last(state.inbox ?? [], limits.maxInbox).map(cut)
+  }
+}
+
+function last<T> (entries: readonly T[], count: number): T[] {
+  return entries.slice(Math.max(0, entries.length - count))
+}
+
+/** Every taskId the state mentions (its routine's and its turns' and replies'), without duplicates. */
+export function conversationTaskIds (state: ConversationState): string[] {
+  const ids = new Set<string>()
+  if (state.routine?.taskId !== undefined) ids.add(state.routine.taskId)
+  for (const entry of [...state.turns, ...state.inbox]) if (entry.taskId !== undefined) ids.add(entry.taskId)
+  return [...ids]
+}
+
+/** Any store method called after `close()`. */
+export class ConversationStoreClosedError extends ConverseError {
+  constructor () {
+    super('A2A_CONVERSE_STORE_CLOSED', 'the conversation store is closed')
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * In-memory ConversationStore: one process, no persistence. Updates are serialised per conversation with a
+ * promise chain per key (no global lock). Memory is bounded: at most `maxConversations` conversations (the least
+ * recently updated idle one is evicted first), each bounded by ConversationLimits (turns, inbox, text length).
+ */
+import { InvalidOptionError } from '../core/errors.js'
+import {
+  DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, conversationTaskIds,
+  type ConversationLimits, type ConversationState, type ConversationStore, type ConversationSummary,
+  type ConversationUpdate
+} from './conversation-store.js'
+
+export interface MemoryConversationStoreOptions extends Partial<ConversationLimits> {
+  /** Conversations kept; beyond it the least recently updated one that no update holds is evicted. Default 10000. */
+  maxConversations?: number
+  /** Clock for createdAt / updatedAt. Default: `() => new Date()`. */
+  now?: () => Date
+}
+
+export const DEFAULT_MAX_CONVERSATIONS = 10_000
+
+function positiveInteger (name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(name, 'must be a positive integer')
+  return value
+}
+
+/** Keys as JSON arrays: no separator can make two different (agentId, contextId) pairs collide. */
+function keyOf (agentId: string, id: string): string {
+  return JSON.stringify([agentId, id])
+}
+
+export class MemoryConversationStore implements ConversationStore {
+  readonly limits: Readonly<ConversationLimits>
+  readonly maxConversations: number
+  readonly #now: () => Date
+  /** Insertion order is update order: the first entry is the least recently updated. */
+  readonly #conversations = new Map<string, ConversationState>()
+  /** keyOf(agentId, taskId) → contextId. */
+  readonly #tasks = new Map<string, string>()
+  /** The tail of each conversation's chain of updates; absent when no update holds or waits for the key. */
+  readonly #locks = new Map<string, Promise<void>>()
+  #closed = false
+
+  constructor (options: MemoryConversationStoreOptions = {}) {
+    this.limits = Object.freeze({
+      maxTurns: positiveInteger('maxTurns', options.maxTurns, DEFAULT_CONVERSATION_LIMITS.maxTurns),
+      maxInbox: positiveInteger('maxInbox', options.maxInbox, DEFAULT_CONVERSATION_LIMITS.maxInbox),
+      maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
+    })
+    this.maxConversations = positiveInteger('maxConversations', options.maxConversations, DEFAULT_MAX_CONVERSATIONS)
+    this.#now = options.now ?? (() => new Date())
+  }
+
+  /** Conversations currently held (for tests and metrics). */
+  get size (): number {
+    return this.#conversations.size
+  }
+
+  async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
+    this.#assertOpen()
+    const state = this.#conversations.get(keyOf(agentId, contextId))
+    return state === undefined ? undefined : structuredClone(state)
+  }
+
+  async exists (agentId: string, contextId: string): Promise<boolean> {
+    this.#assertOpen()
+    return this.#conversations.has(keyOf(agentId, contextId))
+  }
+
+  async list (agentId: string, options: { limit?: number } = {}): Promise<ConversationSummary[]> {
+    this.#assertOpen()
+    const limit = options.limit ?? Number.POSITIVE_INFINITY
+    const out: ConversationSummary[] = []
+    for (const state of [...this.#conversations.values()].reverse()) {
+      if (out.length >= limit) break
+      if (state.agentId !== agentId) continue
+      out.push({ agentId, contextId: state.contextId, ownership: state.ownership, version: state.version, updatedAt: state.updatedAt })
+    }
+    return out
+  }
+
+  async findContextByTaskId (agentId: string, taskId: string): Promise<string | undefined> {
+    this.#assertOpen()
+    return this.#tasks.get(keyOf(agentId, taskId))
+  }
+
+  async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+    this.#assertOpen()
+    const key = keyOf(agentId, contextId)
+    return await this.#withLock(key, async () => {
+      const current = this.#conversations.get(key)
+      const draft = await fn(current === undefined ? undefined : structuredClone(current))
+      if (draft === null || typeof draft !== 'object') {
+        throw new TypeError('a conversation update must return the conversation state')
+      }
+      const at = this.#now().toISOString()
+      // The clone detaches the stored state from the caller's object (and refuses what JSON could not hold).
+      const next = applyConversationLimits({
+        ...structuredClone(draft),
+        agentId,
+        contextId,
+        version: (current?.version ?? 0) + 1,
+        createdAt: current?.createdAt ?? at,
+        updatedAt: at
+      }, this.limits)
+      this.#write(key, current, next)
+      return structuredClone(next)
+    })
+  }
+
+  async delete (agentId: string, contextId: string): Promise<boolean> {
+    this.#assertOpen()
+    const key = keyOf(agentId, contextId)
+    return await this.#withLock(key, async () => {
+      const current = this.#conversations.get(key)
+      if (current === undefined) return false
+      this.#remove(key, current)
+      return true
+    })
+  }
+
+  /** Waits for updates already running or queued, then drops everything. */
+  async close (): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await Promise.all([...this.#locks.values()])
+    this.#conversations.clear()
+    this.#tasks.clear()
+  }
+
+  #assertOpen (): void {
+    if (this.#closed) throw new ConversationStoreClosedError()
+  }
+
+  /** Runs `task` once every earlier task of the key has settled; a failing task releases the key like any other. */
+  async #withLock<T> (key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(key)
+    let release!: () => void
+    const held = new Promise<void>((resolve) => { release = resolve })
+    // Links never reject (`held` only resolves), so one failed update cannot poison the chain.
+    const tail = previous === undefined ? held : previous.then(() => held)
+    this.#locks.set(key, tail)
+    try {
+      if (previous !== undefined) await previous
+      return await task()
+    } finally {
+      release()
+      if (this.#locks.get(key) === tail) this.#locks.delete(key)
+    }
+  }
+
+  #write (key: string, previous: ConversationState | undefined, next: ConversationState): void {
+    if (previous !== undefined) this.#unindex(previous)
+    this.#conversations.delete(key) // re-inserted last: most recently updated
+    this.#conversations.set(key, next)
+    for (const taskId of conversationTaskIds(next)) this.#tasks.set(keyOf(next.agentId, taskId), next.contextId)
+    this.#evict()
+  }
+
+  #remove (key: string, state: ConversationState): void {
+    this.#unindex(state)
+    this.#conversations.delete(key)
+  }
+
+  #unindex (state: ConversationState): void {
+    for (const taskId of conversationTaskIds(state)) {
+      const taskKey = keyOf(state.agentId, taskId)
+      if (this.#tasks.get(taskKey) === state.contextId) this.#tasks.delete(taskKey)
+    }
+  }
+
+  /** Least recently updated first, skipping conversations an update holds or waits for. */
+  #evict (): void {
+    if (this.#conversations.size <= this.maxConversations) return
+    for (const [key, state] of this.#conversations) {
+      if (this.#conversations.size <= this.maxConversations) return
+      if (this.#locks.has(key)) continue
+      this.#remove(key, state)
+    }
+  }
+}
