@@ -197,7 +197,7 @@ export function questionTerms (question: string): string[] {
 // ---------------------------------------------------------------------------------------------------------
 // Chunking
 
-const HEADING = /^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/
+const HEADING = /^ {0,3}#{1,6}(?:\s+(.*?))?(?:\s+#+)?\s*$/
 const LIST_ITEM = /^\s*(?:[-*+]|\d+[.)])\s+/
 
 /** Removes Markdown inline markup: links and images keep their text, emphasis and code marks go. */
@@ -252,7 +252,7 @@ export function chunkDocument (document: KnowledgeDocument): KnowledgeChunk[] {
     const heading = HEADING.exec(line)
     if (heading !== null) {
       flush()
-      const text = plainInline(heading[1])
+      const text = plainInline(heading[1] ?? '')
       section = text === '' ? undefined : text
     } else if (line.trim() === '') {
       flush()
