@@ -458,7 +458,13 @@ function coerceSlotValue (slot: CompiledSlot, raw: unknown): { value: unknown } 
 }
 
 function preview (value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value)
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value)
+  } catch {
+    // BigInt and cyclic values: fall back to String() below.
+  }
+  const text = json ?? String(value)
   return text.length > 40 ? `${text.slice(0, 37)}...` : text
 }
 
