@@ -62,7 +62,7 @@ export interface CardLike {
  */
 export function augmentAgentCard<T extends CardLike> (
   card: T, options: { mcpUrl: string, tools: readonly ToolDescriptor[], routines: readonly RoutineDeclaration[] }
-): T {
+): T & { capabilities: NonNullable<CardLike['capabilities']>, skills: AgentSkillEntry[] } {
   const ours = converseSkills(options.routines)
   const ourIds = new Set(ours.map((skill) => skill.id))
   const extensions = (card.capabilities?.extensions ?? []).filter((entry) => entry.uri !== CONVERSE_EXTENSION_URI)

@@ -84,7 +84,8 @@ const NOT_ACTIVE: Omit<ConverseRequestState, 'agentId'> = Object.freeze({ reques
 
 async function conversePlugin (fastify: FastifyInstance, options: ConversePluginOptions): Promise<void> {
   const agents = resolveAgents(options)
-  const provider = options.provider ?? attachedEnvelopeProvider()
+  // Only an absent provider gets the default; null is rejected like every other option of the wrong type.
+  const provider = options.provider === undefined ? attachedEnvelopeProvider() : options.provider
   if (provider === null || typeof provider !== 'object' || typeof provider.envelope !== 'function') {
     throw new InvalidOptionError('provider', 'must be an object with an envelope(context) method')
   }
