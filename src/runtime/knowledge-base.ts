@@ -111,8 +111,11 @@ export const SECTION_BOOST = 1.5
 export const PREFIX_MIN_LENGTH = 3
 /** Fuzzy search only for terms of five characters or more: shorter words are one typo from other words. */
 export const FUZZY_MIN_LENGTH = 5
-/** Edit distance allowed as a share of the term length: one typo in five to nine characters. */
-export const FUZZY_RATIO = 0.2
+/**
+ * One typo (edit distance 1) whatever the length: a fractional fuzziness would allow two from eight characters
+ * on, enough for unrelated words to match and inflate the share of matched terms.
+ */
+export const FUZZY_DISTANCE = 1
 /** An answer quotes at most this many sentences of its chunk. */
 export const MAX_ANSWER_SENTENCES = 2
 
@@ -152,14 +155,16 @@ export function tokenize (text: string): string[] {
 
 /**
  * A deliberately light English stemmer, applied to documents and questions alike: plural `-s`/`-es`/`-ies`,
- * and `-ing`/`-ed` when at least four characters remain ("shipped" and "shipping" → "ship", "delivered" →
- * "deliver"). Prefix and fuzzy search cover the rest.
+ * adverb `-ly` when at least five characters remain ("internationally" → "international"), and `-ing`/`-ed`
+ * when at least four remain ("shipped" and "shipping" → "ship", "delivered" → "deliver"). Prefix and fuzzy
+ * search cover the rest.
  */
 export function stem (word: string): string {
   if (/^\p{N}/u.test(word)) return word
   if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`
   if (word.endsWith('sses')) return word.slice(0, -2)
   if (word.length > 3 && word.endsWith('s') && !/(ss|us|is)$/.test(word)) return word.slice(0, -1)
+  if (word.endsWith('ly') && word.length - 2 >= 5) return word.slice(0, -2)
   for (const suffix of ['ing', 'ed']) {
     if (word.endsWith(suffix) && word.length - suffix.length >= 4) {
       const base = word.slice(0, -suffix.length)
@@ -370,7 +375,7 @@ export class KnowledgeBase {
       searchOptions: {
         boost: { title: TITLE_BOOST, section: SECTION_BOOST },
         prefix: (term) => term.length >= PREFIX_MIN_LENGTH,
-        fuzzy: (term) => term.length >= FUZZY_MIN_LENGTH ? FUZZY_RATIO : false,
+        fuzzy: (term) => term.length >= FUZZY_MIN_LENGTH ? FUZZY_DISTANCE : false,
         combineWith: 'OR'
       }
     })

@@ -60,6 +60,8 @@ t.test('terms: tokenizer, stop words, stemmer', async (t) => {
   t.equal(stem('opening'), 'open')
   t.equal(stem('used'), 'used', 'too short to strip -ed')
   t.equal(stem('warranty'), 'warranty')
+  t.equal(stem('internationally'), 'international')
+  t.equal(stem('supply'), 'supply', 'too short to strip -ly')
   t.same(terms('Shipping the orders'), ['ship', 'order'])
   t.same(questionTerms('How long do I have to return an order?'), ['return', 'order'], 'the seed question keeps what it asks about')
   t.same(questionTerms('What time do you open?'), ['open'])
@@ -162,6 +164,9 @@ t.test('demo documents: each verdict', async (t) => {
     ['What are your opening hours on Sunday?', 'answered', 'sufficient_evidence', 'opening-hours'],
     ['How much does shipping cost?', 'answered', 'sufficient_evidence', 'shipping'],
     ['Do you deliver to Switzerland?', 'answered', 'sufficient_evidence', 'shipping'],
+    ['Do you ship internationally?', 'answered', 'sufficient_evidence', 'shipping'],
+    ['What happens if I miss the delivery?', 'answered', 'sufficient_evidence', 'shipping'],
+    ['Is accidental damage covered by the warranty?', 'answered', 'sufficient_evidence', 'warranty'],
     ['How do I get a refund?', 'answered', 'sufficient_evidence', 'returns-policy'],
     ['Can I return a sofa?', 'partial', 'insufficient_evidence', 'returns-policy'],
     ['What is the capital of France?', 'unanswered', 'insufficient_evidence', undefined],

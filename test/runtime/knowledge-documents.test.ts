@@ -38,10 +38,10 @@ t.test('parseDocument names the file and the problem', async (t) => {
 
 t.test('loadDocuments reads the *.md files of one folder, in name order', async (t) => {
   const documents = await loadDocuments(`${FIXTURES}docs`)
-  t.same(documents, [
-    { id: 'lockers', title: 'Parcel lockers', body: 'Parcel lockers are open around the clock.\r\n' },
-    { id: 'parcels', title: 'Parcels', body: 'Parcels are delivered on weekdays.\n', sourceUrl: 'https://example.com/parcels' }
-  ], 'notes.txt and the nested folder are skipped')
+  t.same(documents.map((document) => document.id), ['lockers', 'parcels'], 'notes.txt and the nested folder are skipped')
+  t.same(documents[0], { id: 'lockers', title: 'Parcel lockers', body: documents[0].body }, 'a null sourceUrl is left out')
+  t.match(documents[0].body, /^Parcel lockers are open around the clock\.\r?\n$/, 'CRLF front matter (a checkout may normalise the body)')
+  t.same(documents[1], { id: 'parcels', title: 'Parcels', body: 'Parcels are delivered on weekdays.\n', sourceUrl: 'https://example.com/parcels' })
   await t.rejects(loadDocuments(`${FIXTURES}missing`), { code: 'ENOENT' })
 })
 
