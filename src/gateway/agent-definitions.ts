@@ -4,6 +4,7 @@ import { Ajv } from 'ajv'
 import { parse as parseYaml } from 'yaml'
 import { validateRoutineDeclarations, type RoutineDeclaration } from '../core/routine-declarations.js'
 import { RoutineDeclarationError } from '../core/errors.js'
+import type { OutOfScopeTopic } from '../runtime/knowledge-base.js'
 import { packageRoot } from './package-root.js'
 
 /** One agent as declared in AGENTS_FILE. */
@@ -16,8 +17,8 @@ export interface AgentDefinition {
   executor?: string
   /** Folder of Markdown documents, resolved against the declaring file's folder. */
   documents?: string
-  /** Topics the agent declares out of scope. */
-  outOfScope?: string[]
+  /** Topics the agent declares out of scope: a phrase, or { topic, keywords }. */
+  outOfScope?: Array<string | OutOfScopeTopic>
   routines?: RoutineDeclaration[]
 }
 
@@ -39,7 +40,19 @@ const agentSchema = {
     version: { type: 'string', minLength: 1 },
     executor: { type: 'string', minLength: 1 },
     documents: { type: 'string', minLength: 1 },
-    outOfScope: { type: 'array', items: { type: 'string', minLength: 1 } },
+    outOfScope: {
+      type: 'array',
+      items: {
+        anyOf: [
+          { type: 'string', minLength: 1 },
+          {
+            type: 'object',
+            required: ['topic'],
+            properties: { topic: { type: 'string', minLength: 1 }, keywords: { type: 'array', items: { type: 'string', minLength: 1 } } }
+          }
+        ]
+      }
+    },
     routines: { type: 'array' }
   }
 } as const
