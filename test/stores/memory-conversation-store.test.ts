@@ -8,13 +8,16 @@ import {
 import { DEFAULT_MAX_CONVERSATIONS, MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
 
 function deferred (): { promise: Promise<void>, resolve: () => void } {
-  let resolve!: () => void
-  const promise = new Promise<void>((r) => { resolve = r })
-  return { promise, resolve }
+  let release!: () => void
+  const promise = new Promise<void>((resolve) => { release = resolve })
+  return { promise, resolve: release }
 }
 
-const turn = (id: string, text = id, taskId?: string): ConversationState['turns'][number] =>
-  taskId === undefined ? { id, at: '2026-01-01T00:00:00.000Z', role: 'user', text } : { id, at: '2026-01-01T00:00:00.000Z', role: 'user', text, taskId }
+const turn = (id: string, text = id, taskId?: string): ConversationState['turns'][number] => {
+  const entry: ConversationState['turns'][number] = { id, at: '2026-01-01T00:00:00.000Z', role: 'user', text }
+  if (taskId !== undefined) entry.taskId = taskId
+  return entry
+}
 
 const addTurn = (id: string, taskId?: string) => (state: ConversationState | undefined): ConversationState => {
   const next = state ?? newConversationState('demo', 'ignored')
@@ -25,14 +28,24 @@ const addTurn = (id: string, taskId?: string) => (state: ConversationState | und
 t.test('newConversationState and the limits helpers', async (t) => {
   const state = newConversationState('demo', 'ctx', new Date('2026-01-01T00:00:00Z'))
   t.same(state, {
-    agentId: 'demo', contextId: 'ctx', ownership: 'ai_owned', turns: [], inbox: [], version: 0,
-    createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z'
+    agentId: 'demo',
+    contextId: 'ctx',
+    ownership: 'ai_owned',
+    turns: [],
+    inbox: [],
+    version: 0,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z'
   })
   t.ok(Date.parse(newConversationState('a', 'b').createdAt) > 0, 'default clock')
   t.same(DEFAULT_CONVERSATION_LIMITS, { maxTurns: 50, maxInbox: 50, maxTextLength: 8000 })
   t.ok(Object.isFrozen(DEFAULT_CONVERSATION_LIMITS))
 
-  const big = { ...state, turns: Array.from({ length: 60 }, (_, i) => turn(`t${i}`)), inbox: [{ id: 'h', at: 'x', text: 'y'.repeat(9000) }] }
+  const big = {
+    ...state,
+    turns: Array.from({ length: 60 }, (_, i) => turn(`t${i}`)),
+    inbox: [{ id: 'h', at: 'x', text: 'y'.repeat(9000) }]
+  }
   const bounded = applyConversationLimits(big)
   t.equal(bounded.turns.length, 50)
   t.equal(bounded.turns[0].id, 't10', 'the most recent are kept')
