@@ -67,8 +67,8 @@ t.test('newConversationState and the limits helpers', async (t) => {
 
 t.test('options are checked', async (t) => {
   t.throws(() => new MemoryConversationStore({ maxTurns: 0 }), InvalidOptionError)
-  t.throws(() => new MemoryConversationStore({ maxConversations: 1.5 }), { option: 'maxConversations' })
-  t.throws(() => new MemoryConversationStore({ maxTextLength: -1 }), { option: 'maxTextLength' })
+  t.throws(() => new MemoryConversationStore({ maxConversations: 1.5 }), { message: 'option "maxConversations" must be a positive integer' })
+  t.throws(() => new MemoryConversationStore({ maxTextLength: -1 }), { message: /maxTextLength/ })
   const store = new MemoryConversationStore()
   t.same(store.limits, DEFAULT_CONVERSATION_LIMITS)
   t.equal(store.maxConversations, DEFAULT_MAX_CONVERSATIONS)
