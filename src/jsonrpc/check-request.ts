@@ -1,0 +1,105 @@
+/**
+ * Everything decided from the request alone, before any lookup, in this order:
+ *   JSON-RPC envelope (-32600) → A2A-Version (-32009) → method (-32601) → params (-32602)
+ *   → required extensions (-32008) → capability gates (-32004 streaming / extended card, -32003 push).
+ * Batches are not served: an array body (empty or not) is answered with one -32600 error.
+ */
+import {
+  errorResponse, extensionSupportRequired, invalidParams, invalidRequest, methodNotFound, pushNotificationNotSupported,
+  unsupportedOperation, type FieldViolation, type JsonRpcErrorResponse, type JsonRpcId
+} from './errors.js'
+import { isA2AMethod, PUSH_CONFIG_METHODS, STREAMING_METHODS, type A2AMethod } from './methods.js'
+import { validateParams } from './params.js'
+import { checkVersion } from './version.js'
+
+/** What an agent offers, fixed at registration. "false or absent means unsupported" (§3.3.4). */
+export interface AgentFacts {
+  capabilities: { streaming: boolean, pushNotifications: boolean, extendedAgentCard: boolean }
+  /** URIs of the card's extensions with `required: true`. */
+  requiredExtensions: readonly string[]
+}
+
+/** What one request brings besides its body. */
+export interface RequestFacts {
+  /** The requested A2A version (see `requestedVersion`). */
+  version: string
+  /** Extension URIs activated for this request (requested ∩ declared). */
+  activated: readonly string[]
+}
+
+export interface CheckedRequest {
+  id: JsonRpcId
+  method: A2AMethod
+  /** Validated against the method's schema; `{}` for a GetExtendedAgentCard without params. */
+  params: Record<string, unknown>
+}
+
+export type CheckResult =
+  | { ok: true, request: CheckedRequest }
+  | { ok: false, response: JsonRpcErrorResponse }
+
+export type EnvelopeResult =
+  | { ok: true, id: JsonRpcId, method: string, params: unknown }
+  | { ok: false, response: JsonRpcErrorResponse }
+
+function isValidId (id: unknown): id is JsonRpcId {
+  return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id))
+}
+
+/**
+ * The JSON-RPC 2.0 request object. A request without `id` (a notification) is still answered, with id null:
+ * over HTTP every POST gets a response.
+ */
+export function checkEnvelope (body: unknown): EnvelopeResult {
+  if (Array.isArray(body)) {
+    const description = body.length === 0 ? 'an empty batch is not a request' : 'batch requests are not supported'
+    return fail(null, invalidRequest([{ field: 'request', description }], 'Batch requests are not supported'))
+  }
+  if (body === null || typeof body !== 'object') {
+    return fail(null, invalidRequest([{ field: 'request', description: 'must be a JSON-RPC 2.0 request object' }]))
+  }
+  const request = body as Record<string, unknown>
+  const violations: FieldViolation[] = []
+  const hasId = Object.hasOwn(request, 'id')
+  const idOk = !hasId || isValidId(request.id)
+  if (!idOk) violations.push({ field: 'id', description: 'must be a string, an integer or null' })
+  if (request.jsonrpc !== '2.0') violations.push({ field: 'jsonrpc', description: 'must be "2.0"' })
+  const method = request.method
+  if (method === undefined) violations.push({ field: 'method', description: 'is required' })
+  else if (typeof method !== 'string') violations.push({ field: 'method', description: 'must be a string' })
+  else if (method === '') violations.push({ field: 'method', description: 'must not be empty' })
+  const id = hasId && idOk ? request.id as JsonRpcId : null
+  if (violations.length > 0) return fail(id, invalidRequest(violations))
+  return { ok: true, id, method: method as string, params: request.params }
+}
+
+export function checkRequest (body: unknown, agent: AgentFacts, facts: RequestFacts): CheckResult {
+  const envelope = checkEnvelope(body)
+  if (!envelope.ok) return envelope
+  const { id, method, params } = envelope
+  const versionError = checkVersion(facts.version)
+  if (versionError !== undefined) return fail(id, versionError)
+  if (!isA2AMethod(method)) return fail(id, methodNotFound(method))
+  const violations = validateParams(method, params)
+  if (violations !== undefined) return fail(id, invalidParams(violations))
+  const missing = agent.requiredExtensions.filter((uri) => !facts.activated.includes(uri))
+  if (missing.length > 0) return fail(id, extensionSupportRequired(missing))
+  const gate = capabilityGate(method, agent.capabilities)
+  if (gate !== undefined) return fail(id, gate)
+  return { ok: true, request: { id, method, params: (params ?? {}) as Record<string, unknown> } }
+}
+
+function capabilityGate (method: A2AMethod, capabilities: AgentFacts['capabilities']) {
+  if (STREAMING_METHODS.has(method) && !capabilities.streaming) {
+    return unsupportedOperation('Streaming is not supported by this agent', { method })
+  }
+  if (PUSH_CONFIG_METHODS.has(method) && !capabilities.pushNotifications) return pushNotificationNotSupported()
+  if (method === 'GetExtendedAgentCard' && !capabilities.extendedAgentCard) {
+    return unsupportedOperation('This agent does not declare an extended agent card', { method })
+  }
+  return undefined
+}
+
+function fail (id: JsonRpcId, error: Parameters<typeof errorResponse>[1]): { ok: false, response: JsonRpcErrorResponse } {
+  return { ok: false, response: errorResponse(id, error) }
+}

@@ -1,0 +1,181 @@
+/**
+ * The framework-free A2A 1.0 JSON-RPC dispatcher over @a2a-js/sdk's DefaultRequestHandler.
+ *
+ * It replaces the SDK's JsonRpcTransportHandler: requests are checked up front (check-request.ts), then the
+ * request handler's methods are called directly with the ProtoJSON ↔ SDK conversions the transport would
+ * do, and errors are mapped to exact A2A error objects (sdk-errors.ts). Unknown failures are logged and
+ * answered with a bare -32603. A web framework adapter supplies the body, the negotiated facts and a way to
+ * write JSON or SSE.
+ */
+import {
+  AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
+  GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
+  ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig
+} from '@a2a-js/sdk'
+import {
+  DefaultRequestHandler, InMemoryTaskStore, ServerCallContext, STATE_HEADERS_KEY,
+  type AgentExecutor, type TaskStore
+} from '@a2a-js/sdk/server'
+import { AbortableBusManager } from './abortable-bus-manager.js'
+import { checkRequest, type AgentFacts, type CheckedRequest, type CheckResult, type RequestFacts } from './check-request.js'
+import {
+  errorResponse, extendedAgentCardNotConfigured, internalError, successResponse, type JsonRpcError, type JsonRpcResponse
+} from './errors.js'
+import { fromSdkError } from './sdk-errors.js'
+
+/** pino-compatible. */
+export interface ErrorLogger {
+  error (object: object, message: string): void
+}
+
+export interface DispatcherOptions {
+  /** The agent card (ProtoJSON). Its `capabilities` are what the agent serves. */
+  card: Record<string, unknown>
+  executor: AgentExecutor
+  /** Default: a new InMemoryTaskStore. */
+  taskStore?: TaskStore
+}
+
+export interface CallOptions {
+  log?: ErrorLogger
+  /** Answers GetExtendedAgentCard when the card declares `capabilities.extendedAgentCard`; else -32007. */
+  extendedCard?: () => unknown
+}
+
+export interface ContextInit {
+  /** Extension URIs the request asked for. */
+  requestedExtensions: readonly string[]
+  version: string
+  headers?: Record<string, string | string[] | undefined>
+}
+
+/** A stream of JSON-RPC `result`s (StreamResponse ProtoJSON), and how to stop it early. */
+export interface OpenedStream {
+  source: AsyncGenerator<unknown, void, undefined>
+  /** Stops the SDK's event queue for this request now (client gone, server closing). Idempotent. */
+  release (): void
+}
+
+interface Capabilities { streaming?: boolean, pushNotifications?: boolean, extendedAgentCard?: boolean }
+interface ExtensionEntry { uri?: unknown, required?: unknown }
+
+export class A2ADispatcher {
+  readonly facts: AgentFacts
+  readonly #handler: DefaultRequestHandler
+  readonly #buses = new AbortableBusManager()
+
+  constructor (options: DispatcherOptions) {
+    const capabilities = (options.card.capabilities ?? {}) as Capabilities & { extensions?: ExtensionEntry[] }
+    this.facts = {
+      capabilities: {
+        streaming: capabilities.streaming === true,
+        pushNotifications: capabilities.pushNotifications === true,
+        extendedAgentCard: capabilities.extendedAgentCard === true
+      },
+      requiredExtensions: (capabilities.extensions ?? [])
+        .filter((entry) => entry.required === true && typeof entry.uri === 'string')
+        .map((entry) => entry.uri as string)
+    }
+    this.#handler = new DefaultRequestHandler(
+      AgentCard.fromJSON(options.card), options.taskStore ?? new InMemoryTaskStore(), options.executor, this.#buses)
+  }
+
+  /** Everything decided from the request alone (see check-request.ts). */
+  check (body: unknown, facts: RequestFacts): CheckResult {
+    return checkRequest(body, this.facts, facts)
+  }
+
+  /** The SDK call context of one request: tenant from params, the requested extensions, the headers. */
+  createContext (request: CheckedRequest, init: ContextInit): ServerCallContext {
+    const tenant = request.params.tenant
+    return new ServerCallContext({
+      requestedExtensions: [...init.requestedExtensions],
+      requestedVersion: init.version,
+      tenant: typeof tenant === 'string' && tenant !== '' ? tenant : undefined,
+      state: new Map([[STATE_HEADERS_KEY, init.headers ?? {}]])
+    })
+  }
+
+  /** Answers a non-streaming method. Never rejects. */
+  async call (request: CheckedRequest, context: ServerCallContext, options: CallOptions = {}): Promise<JsonRpcResponse> {
+    if (request.method === 'GetExtendedAgentCard' && options.extendedCard === undefined) {
+      return errorResponse(request.id, extendedAgentCardNotConfigured())
+    }
+    try {
+      return successResponse(request.id, await this.#invoke(request, context, options))
+    } catch (error) {
+      return errorResponse(request.id, this.toError(error, request, options.log))
+    }
+  }
+
+  /** Opens a streaming method (SendStreamingMessage, SubscribeToTask). Nothing runs until the first next(). */
+  open (request: CheckedRequest, context: ServerCallContext): OpenedStream {
+    this.#buses.watch(context)
+    const params = request.params
+    const events = request.method === 'SendStreamingMessage'
+      ? this.#handler.sendMessageStream(SendMessageRequest.fromJSON(params), context)
+      : this.#handler.resubscribe(SubscribeToTaskRequest.fromJSON(params), context)
+    return { source: toProtoJson(events), release: () => this.#buses.abort(context) }
+  }
+
+  /** The JSON-RPC error for anything thrown while handling `request`; unknown errors are logged. */
+  toError (error: unknown, request: CheckedRequest, log?: ErrorLogger): JsonRpcError {
+    const mapped = fromSdkError(error, { taskId: taskIdOf(request) })
+    if (mapped !== undefined) return mapped
+    log?.error({ err: error, method: request.method }, 'A2A request handler failed')
+    return internalError(`Internal error while handling ${request.method}`)
+  }
+
+  async #invoke (request: CheckedRequest, context: ServerCallContext, options: CallOptions): Promise<unknown> {
+    const handler = this.#handler
+    const params = request.params
+    switch (request.method) {
+      case 'SendMessage': {
+        const reply = await handler.sendMessage(SendMessageRequest.fromJSON(params), context)
+        return 'messageId' in reply ? { message: Message.toJSON(reply) } : { task: Task.toJSON(reply) }
+      }
+      case 'GetTask':
+        return Task.toJSON(await handler.getTask(GetTaskRequest.fromJSON(params), context))
+      case 'ListTasks': {
+        const listed = ListTasksResponse.toJSON(await handler.listTasks(ListTasksRequest.fromJSON(params), context)) as {
+          tasks?: unknown[], nextPageToken?: string, pageSize?: number, totalSize?: number
+        }
+        // ListTasksResponse members are all REQUIRED (§3.1.4): emit them despite ProtoJSON default omission.
+        return { tasks: listed.tasks ?? [], nextPageToken: listed.nextPageToken ?? '', pageSize: listed.pageSize ?? 0, totalSize: listed.totalSize ?? 0 }
+      }
+      case 'CancelTask':
+        return Task.toJSON(await handler.cancelTask(CancelTaskRequest.fromJSON(params), context))
+      case 'CreateTaskPushNotificationConfig':
+        return TaskPushNotificationConfig.toJSON(
+          await handler.createTaskPushNotificationConfig(TaskPushNotificationConfig.fromJSON(params), context))
+      case 'GetTaskPushNotificationConfig':
+        return TaskPushNotificationConfig.toJSON(
+          await handler.getTaskPushNotificationConfig(GetTaskPushNotificationConfigRequest.fromJSON(params), context))
+      case 'ListTaskPushNotificationConfigs': {
+        const listed = ListTaskPushNotificationConfigsResponse.toJSON(
+          await handler.listTaskPushNotificationConfigs(ListTaskPushNotificationConfigsRequest.fromJSON(params), context)
+        ) as { configs?: unknown[], nextPageToken?: string }
+        return { configs: listed.configs ?? [], nextPageToken: listed.nextPageToken ?? '' }
+      }
+      case 'DeleteTaskPushNotificationConfig':
+        await handler.deleteTaskPushNotificationConfig(DeleteTaskPushNotificationConfigRequest.fromJSON(params), context)
+        return {} // google.protobuf.Empty
+      case 'GetExtendedAgentCard':
+        return await (options.extendedCard as () => unknown)()
+      default:
+        throw new Error(`${request.method} is a streaming method: use open()`)
+    }
+  }
+}
+
+async function * toProtoJson (events: AsyncGenerator<StreamResponse, void, undefined>): AsyncGenerator<unknown, void, undefined> {
+  for await (const event of events) yield StreamResponse.toJSON(event)
+}
+
+function taskIdOf (request: CheckedRequest): string | undefined {
+  const params = request.params as { id?: unknown, taskId?: unknown, message?: { taskId?: unknown } }
+  let taskId: unknown = params.id
+  if (request.method.includes('PushNotificationConfig')) taskId = params.taskId
+  else if (request.method === 'SendMessage' || request.method === 'SendStreamingMessage') taskId = params.message?.taskId
+  return typeof taskId === 'string' && taskId !== '' ? taskId : undefined
+}

@@ -1,0 +1,247 @@
+/**
+ * A2A 1.0 params validation (ProtoJSON, §5.5–§5.7): one JSON Schema per method, compiled once with ajv at
+ * module load. REQUIRED fields must be present, required arrays non-empty, `oneof` Parts carry exactly one
+ * member; unknown fields are ignored (§5.7). Field names are the JSON (lowerCamelCase) names.
+ *
+ * Enums: the full proto names (`ROLE_USER`, `TASK_STATE_WORKING`) and, as every ProtoJSON parser must, their
+ * integer values. 0.3 spellings (`user`, `completed`) are rejected.
+ *
+ * Failures become `google.rpc.BadRequest` field violations with paths relative to `params`
+ * (`message.parts[0]`), at most MAX_VIOLATIONS of them. Validation never reads beyond the request and never
+ * touches a store.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { FieldViolation } from './errors.js'
+import { A2A_METHODS, type A2AMethod } from './methods.js'
+
+/** At most this many violations are reported: a request with 10 000 bad parts gets a bounded answer. */
+export const MAX_VIOLATIONS = 20
+
+export const PART_MEMBERS = Object.freeze(['text', 'raw', 'url', 'data'])
+export const ROLES = Object.freeze(['ROLE_USER', 'ROLE_AGENT'])
+export const TASK_STATES = Object.freeze([
+  'TASK_STATE_UNSPECIFIED', 'TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_REJECTED',
+  'TASK_STATE_AUTH_REQUIRED'
+])
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/
+
+/** RFC 3339 date-time with a real calendar date (no 2026-02-30), as google.protobuf.Timestamp accepts it. */
+export function isRfc3339Timestamp (value: string): boolean {
+  const match = RFC3339.exec(value)
+  if (match === null) return false
+  const [year, month, day, hour, minute, second, offsetHour = 0, offsetMinute = 0] = match.slice(1).map((v) => Number(v ?? 0))
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate()
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth &&
+    hour <= 23 && minute <= 59 && second <= 59 && offsetHour <= 23 && offsetMinute <= 59
+}
+
+const string = { type: 'string' } as const
+const struct = { type: 'object' } as const
+const stringList = { type: 'array', items: string } as const
+/** An identifier: a string with at least one non-space character. */
+const id = { type: 'string', pattern: '\\S', a2aMessage: 'must not be empty' } as const
+const int32NonNegative = { type: 'integer', minimum: 0, maximum: 2147483647 } as const
+const httpUrl = { type: 'string', pattern: '^https?://\\S+$', a2aMessage: 'must be an absolute http(s) URL' } as const
+
+const part = {
+  type: 'object',
+  a2aExactlyOne: PART_MEMBERS,
+  properties: {
+    text: string,
+    raw: { type: 'string', pattern: '^[A-Za-z0-9+/_-]*={0,2}$', a2aMessage: 'must be base64' },
+    url: { type: 'string', minLength: 1 },
+    mediaType: string,
+    filename: string,
+    metadata: struct
+  }
+} as const
+
+const message = {
+  type: 'object',
+  required: ['messageId', 'role', 'parts'],
+  properties: {
+    messageId: id,
+    contextId: string,
+    taskId: string,
+    role: { enum: [...ROLES, 1, 2] },
+    parts: { type: 'array', minItems: 1, items: part },
+    metadata: struct,
+    extensions: stringList,
+    referenceTaskIds: stringList
+  }
+} as const
+
+const authentication = {
+  type: 'object',
+  required: ['scheme'],
+  properties: { scheme: id, credentials: string }
+} as const
+
+const pushConfigMembers = {
+  tenant: string,
+  id: string,
+  taskId: string,
+  url: httpUrl,
+  token: string,
+  authentication
+} as const
+
+const sendMessage = {
+  type: 'object',
+  required: ['message'],
+  properties: {
+    tenant: string,
+    message,
+    configuration: {
+      type: 'object',
+      properties: {
+        acceptedOutputModes: stringList,
+        taskPushNotificationConfig: { type: 'object', required: ['url'], properties: pushConfigMembers },
+        historyLength: int32NonNegative,
+        returnImmediately: { type: 'boolean' }
+      }
+    },
+    metadata: struct
+  }
+} as const
+
+const taskById = (extra: Record<string, unknown> = {}) => ({
+  type: 'object',
+  required: ['id'],
+  properties: { tenant: string, id, ...extra }
+})
+
+const pushConfigById = {
+  type: 'object',
+  required: ['taskId', 'id'],
+  properties: { tenant: string, taskId: id, id }
+} as const
+
+const SCHEMAS: Record<A2AMethod, object> = {
+  SendMessage: sendMessage,
+  SendStreamingMessage: sendMessage,
+  GetTask: taskById({ historyLength: int32NonNegative }),
+  ListTasks: {
+    type: 'object',
+    properties: {
+      tenant: string,
+      contextId: string,
+      status: { enum: [...TASK_STATES, 0, 1, 2, 3, 4, 5, 6, 7, 8] },
+      pageSize: { type: 'integer', minimum: 1, maximum: 100 },
+      pageToken: string,
+      historyLength: int32NonNegative,
+      statusTimestampAfter: { type: 'string', a2aTimestamp: true },
+      includeArtifacts: { type: 'boolean' }
+    }
+  },
+  CancelTask: taskById({ metadata: struct }),
+  SubscribeToTask: taskById(),
+  CreateTaskPushNotificationConfig: {
+    type: 'object',
+    required: ['taskId', 'url'],
+    properties: { ...pushConfigMembers, taskId: id }
+  },
+  GetTaskPushNotificationConfig: pushConfigById,
+  DeleteTaskPushNotificationConfig: pushConfigById,
+  ListTaskPushNotificationConfigs: {
+    type: 'object',
+    required: ['taskId'],
+    properties: { tenant: string, taskId: id, pageSize: { type: 'integer', minimum: 0, maximum: 100 }, pageToken: string }
+  },
+  GetExtendedAgentCard: { type: 'object', properties: { tenant: string } }
+}
+
+const ajv = new Ajv({ allErrors: true, verbose: true, strict: true })
+ajv.addKeyword({ keyword: 'a2aMessage', schemaType: 'string' })
+ajv.addKeyword({
+  keyword: 'a2aExactlyOne',
+  type: 'object',
+  schemaType: 'array',
+  validate: (members: readonly string[], data: Record<string, unknown>) =>
+    members.filter((member) => Object.hasOwn(data, member)).length === 1
+})
+ajv.addKeyword({
+  keyword: 'a2aTimestamp',
+  type: 'string',
+  schemaType: 'boolean',
+  validate: (_schema: boolean, data: string) => isRfc3339Timestamp(data)
+})
+
+const VALIDATORS = new Map<A2AMethod, ValidateFunction>(A2A_METHODS.map((method) => [method, ajv.compile(SCHEMAS[method])]))
+
+/** The JSON Schema of a method's params (for documentation and tests). */
+export function paramsSchema (method: A2AMethod): object {
+  return SCHEMAS[method]
+}
+
+/**
+ * The params' violations, or undefined when they are valid. Params that are absent count as `{}` for
+ * GetExtendedAgentCard (its request has only an optional tenant) and as missing everywhere else.
+ */
+export function validateParams (method: A2AMethod, params: unknown): FieldViolation[] | undefined {
+  const value = params === undefined && method === 'GetExtendedAgentCard' ? {} : params
+  const validate = VALIDATORS.get(method) as ValidateFunction
+  if (validate(value)) return undefined
+  return toViolations(validate.errors as ErrorObject[])
+}
+
+function toViolations (errors: readonly ErrorObject[]): FieldViolation[] {
+  return errors.slice(0, MAX_VIOLATIONS).map(describe)
+}
+
+function describe (error: ErrorObject): FieldViolation {
+  const field = pointerToField(error.instancePath)
+  const parent = error.parentSchema as { a2aMessage?: string, minimum?: number, maximum?: number }
+  const params = error.params as Record<string, unknown>
+  switch (error.keyword) {
+    case 'required':
+      return { field: join(field, String(params.missingProperty)), description: 'is required' }
+    case 'type':
+      return at(field, `must be ${withArticle(String(params.type))}`)
+    case 'enum':
+      return at(field, `must be one of ${(params.allowedValues as unknown[]).filter((v) => typeof v === 'string').join(', ')}`)
+    case 'minItems':
+      // Every minItems here is 1: REQUIRED arrays must not be empty (§5.7).
+      return at(field, 'must have at least one item')
+    case 'minimum':
+    case 'maximum':
+      return at(field, parent.minimum !== undefined && parent.maximum !== undefined && parent.maximum < 2147483647
+        ? `must be between ${parent.minimum} and ${parent.maximum}`
+        : `must be ${error.keyword === 'minimum' ? '>=' : '<='} ${String(params.limit)}`)
+    case 'a2aExactlyOne': {
+      const present = PART_MEMBERS.filter((member) => Object.hasOwn(error.data as object, member))
+      return at(field, present.length === 0
+        ? `must have exactly one of ${PART_MEMBERS.join(', ')}; it has none`
+        : `must have exactly one of ${PART_MEMBERS.join(', ')}; it has ${present.join(', ')}`)
+    }
+    case 'a2aTimestamp':
+      return at(field, 'must be an RFC 3339 timestamp such as 2026-01-01T00:00:00.000Z')
+    default:
+      // minLength and pattern: each schema that uses them says what it means.
+      return at(field, parent.a2aMessage ?? 'must not be empty')
+  }
+}
+
+function at (field: string, description: string): FieldViolation {
+  return { field: field === '' ? 'params' : field, description }
+}
+
+/** `/message/parts/0/text` → `message.parts[0].text` (JSON Pointer unescaped). */
+function pointerToField (pointer: string): string {
+  let field = ''
+  for (const raw of pointer.split('/').slice(1)) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    field = /^\d+$/.test(segment) ? `${field}[${segment}]` : join(field, segment)
+  }
+  return field
+}
+
+function join (field: string, member: string): string {
+  return field === '' ? member : `${field}.${member}`
+}
+
+function withArticle (type: string): string {
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`
+}
