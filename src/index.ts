@@ -27,3 +27,14 @@ export {
   converse, type ConversePluginOptions, type ConverseAgentOptions, type AgentCardInput, type ConverseApi,
   type ConverseRequestState, type ConverseRouteConfig, type ResolvedAgent, type UrlOption
 } from './fastify/converse-plugin.js'
+export {
+  a2aEndpoint, InvalidJsonBodyError, ACCEPTED_CONTENT_TYPES,
+  type A2AEndpointOptions, type A2AEndpointAgentOptions, type A2AEndpointCapabilities
+} from './fastify/a2a-endpoint.js'
+export * as a2aErrors from './jsonrpc/errors.js'
+export type { JsonRpcError, JsonRpcErrorResponse, JsonRpcResponse, JsonRpcId, FieldViolation } from './jsonrpc/errors.js'
+export { A2A_METHODS, STREAMING_METHODS, isA2AMethod, type A2AMethod } from './jsonrpc/methods.js'
+export { validateParams, paramsSchema, isRfc3339Timestamp } from './jsonrpc/params.js'
+export { checkEnvelope, checkRequest, type AgentFacts, type RequestFacts, type CheckedRequest, type CheckResult } from './jsonrpc/check-request.js'
+export { A2A_VERSION_HEADER, SUPPORTED_A2A_VERSIONS, requestedVersion, checkVersion } from './jsonrpc/version.js'
+export { A2ADispatcher, type DispatcherOptions, type CallOptions, type OpenedStream } from './jsonrpc/dispatch.js'

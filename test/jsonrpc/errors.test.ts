@@ -61,7 +61,7 @@ t.test('A2A errors carry one ErrorInfo with a string metadata map', async (t) =>
     message: 'A2A version 0.3 is not supported',
     data: info('VERSION_NOT_SUPPORTED', { requestedVersion: '0.3', supportedVersions: '1.0' })
   })
-  t.equal((versionNotSupported('9'.repeat(100), ['1.0']).data?.[0] as { metadata: { requestedVersion: string } })
+  t.equal((versionNotSupported('9'.repeat(100), ['1.0']).data?.[0] as unknown as { metadata: { requestedVersion: string } })
     .metadata.requestedVersion.length, 32)
   t.strictSame(a2aError(-32099, 'CUSTOM', 'custom'), { code: -32099, message: 'custom', data: info('CUSTOM') })
   t.equal(JsonRpcErrorCode.VersionNotSupported, -32009)

@@ -1,0 +1,113 @@
+/**
+ * Options of the `a2aEndpoint` plugin, checked once at registration: every failure names the option.
+ */
+import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
+import type { FastifyRequest } from 'fastify'
+import { InvalidOptionError } from '../core/errors.js'
+import type { ConverseApi } from './converse-plugin.js'
+
+export interface A2AEndpointCapabilities {
+  /** SendStreamingMessage and SubscribeToTask. Default: the card's `capabilities.streaming`, else true. */
+  streaming?: boolean
+  /** The four push-config methods (and webhook delivery). Default: the card's value, else false. */
+  pushNotifications?: boolean
+}
+
+export interface A2AEndpointAgentOptions {
+  /** An agent id declared to the `converse` plugin: the agent answers at POST /a2a/:id. */
+  id: string
+  /** Any @a2a-js/sdk AgentExecutor. */
+  executor: AgentExecutor
+  /** Where tasks live. Default: a new InMemoryTaskStore per agent. */
+  taskStore?: TaskStore
+  capabilities?: A2AEndpointCapabilities
+  /**
+   * The extended agent card (GetExtendedAgentCard) for a request, when the card declares
+   * `capabilities.extendedAgentCard`. Without it such an agent answers -32007.
+   */
+  extendedCard?: (request: FastifyRequest) => Record<string, unknown> | Promise<Record<string, unknown>>
+}
+
+export interface A2AEndpointOptions {
+  agents: A2AEndpointAgentOptions[]
+  /** Largest accepted request body in bytes. Default: the Fastify instance's bodyLimit (1 MiB). */
+  bodyLimit?: number
+}
+
+/** One agent after checking: the card the SDK request handler gets, with the effective capabilities. */
+export interface ResolvedEndpointAgent {
+  id: string
+  executor: AgentExecutor
+  taskStore?: TaskStore
+  card: Record<string, unknown>
+  extendedCard?: A2AEndpointAgentOptions['extendedCard']
+}
+
+/** Cards are built per public base URL; the request handler only reads capabilities and extensions. */
+const PLACEHOLDER_BASE = 'http://localhost'
+
+export function resolveEndpointOptions (options: A2AEndpointOptions, converse: ConverseApi | undefined): ResolvedEndpointAgent[] {
+  if (converse === undefined) {
+    throw new InvalidOptionError('agents', 'need the converse plugin: register it before a2aEndpoint')
+  }
+  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object')
+  if (options.bodyLimit !== undefined && (!Number.isSafeInteger(options.bodyLimit) || options.bodyLimit < 1)) {
+    throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
+  }
+  if (!Array.isArray(options.agents) || options.agents.length === 0) {
+    throw new InvalidOptionError('agents', 'must be a non-empty array')
+  }
+  const seen = new Set<string>()
+  return options.agents.map((agent, index) => {
+    const where = `agents[${index}]`
+    if (agent === null || typeof agent !== 'object') throw new InvalidOptionError(where, 'must be an object')
+    const declared = typeof agent.id === 'string' ? converse.agents.get(agent.id) : undefined
+    if (declared === undefined) {
+      throw new InvalidOptionError(`${where}.id`, 'must name an agent declared to the converse plugin')
+    }
+    if (seen.has(agent.id)) throw new InvalidOptionError(`${where}.id`, `"${agent.id}" is served twice`)
+    seen.add(agent.id)
+    const executor = agent.executor
+    if (executor === null || typeof executor !== 'object' ||
+      typeof executor.execute !== 'function' || typeof executor.cancelTask !== 'function') {
+      throw new InvalidOptionError(`${where}.executor`, 'must be an AgentExecutor (execute and cancelTask methods)')
+    }
+    const store = agent.taskStore
+    if (store !== undefined && (store === null || typeof store !== 'object' ||
+      typeof store.load !== 'function' || typeof store.save !== 'function' || typeof store.list !== 'function')) {
+      throw new InvalidOptionError(`${where}.taskStore`, 'must be a TaskStore (load, save and list methods)')
+    }
+    if (agent.extendedCard !== undefined && typeof agent.extendedCard !== 'function') {
+      throw new InvalidOptionError(`${where}.extendedCard`, 'must be a function of the request')
+    }
+    const card = declared.cardFor(PLACEHOLDER_BASE, PLACEHOLDER_BASE)
+    // The converse plugin's cards always carry capabilities (it adds its extension entry there).
+    const cardCapabilities = card.capabilities as Record<string, unknown>
+    const wanted = agent.capabilities === undefined ? {} : agent.capabilities
+    if (wanted === null || typeof wanted !== 'object') {
+      throw new InvalidOptionError(`${where}.capabilities`, 'must be an object')
+    }
+    const capabilities = {
+      ...cardCapabilities,
+      streaming: capability(where, 'streaming', wanted.streaming, cardCapabilities.streaming, true),
+      pushNotifications: capability(where, 'pushNotifications', wanted.pushNotifications, cardCapabilities.pushNotifications, false)
+    }
+    return {
+      id: agent.id,
+      executor,
+      taskStore: store,
+      card: { ...card, capabilities },
+      extendedCard: agent.extendedCard
+    }
+  })
+}
+
+function capability (where: string, name: string, option: unknown, onCard: unknown, fallback: boolean): boolean {
+  if (option !== undefined && typeof option !== 'boolean') {
+    throw new InvalidOptionError(`${where}.capabilities.${name}`, 'must be a boolean')
+  }
+  if (option !== undefined && typeof onCard === 'boolean' && option !== onCard) {
+    throw new InvalidOptionError(`${where}.capabilities.${name}`, `contradicts the card's capabilities.${name}`)
+  }
+  return option ?? (typeof onCard === 'boolean' ? onCard : fallback)
+}
