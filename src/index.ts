@@ -38,3 +38,4 @@ export { validateParams, paramsSchema, isRfc3339Timestamp } from './jsonrpc/para
 export { checkEnvelope, checkRequest, type AgentFacts, type RequestFacts, type CheckedRequest, type CheckResult } from './jsonrpc/check-request.js'
 export { A2A_VERSION_HEADER, SUPPORTED_A2A_VERSIONS, requestedVersion, checkVersion } from './jsonrpc/version.js'
 export { A2ADispatcher, type DispatcherOptions, type CallOptions, type OpenedStream } from './jsonrpc/dispatch.js'
+export { relayTaskEvents, type TaskEventSource, type TaskStreamEvent, type RelayedStream } from './jsonrpc/task-event-relay.js'

@@ -4,6 +4,7 @@
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import type { FastifyRequest } from 'fastify'
 import { InvalidOptionError } from '../core/errors.js'
+import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
 import type { ConverseApi } from './converse-plugin.js'
 
 export interface A2AEndpointCapabilities {
@@ -32,6 +33,16 @@ export interface A2AEndpointOptions {
   agents: A2AEndpointAgentOptions[]
   /** Largest accepted request body in bytes. Default: the Fastify instance's bodyLimit (1 MiB). */
   bodyLimit?: number
+  /**
+   * Task events published after the executor returned (a person's reply, say): relayed to open streams on
+   * the task, which then stay open while the task is SUBMITTED or WORKING. Default: none.
+   */
+  events?: TaskEventSource
+}
+
+export interface ResolvedEndpointOptions {
+  agents: ResolvedEndpointAgent[]
+  events?: TaskEventSource
 }
 
 /** One agent after checking: the card the SDK request handler gets, with the effective capabilities. */
@@ -46,7 +57,7 @@ export interface ResolvedEndpointAgent {
 /** Cards are built per public base URL; the request handler only reads capabilities and extensions. */
 const PLACEHOLDER_BASE = 'http://localhost'
 
-export function resolveEndpointOptions (options: A2AEndpointOptions, converse: ConverseApi | undefined): ResolvedEndpointAgent[] {
+export function resolveEndpointOptions (options: A2AEndpointOptions, converse: ConverseApi | undefined): ResolvedEndpointOptions {
   if (converse === undefined) {
     throw new InvalidOptionError('agents', 'need the converse plugin: register it before a2aEndpoint')
   }
@@ -54,11 +65,15 @@ export function resolveEndpointOptions (options: A2AEndpointOptions, converse: C
   if (options.bodyLimit !== undefined && (!Number.isSafeInteger(options.bodyLimit) || options.bodyLimit < 1)) {
     throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
   }
+  const events = options.events
+  if (events !== undefined && (events === null || typeof events !== 'object' || typeof events.subscribe !== 'function')) {
+    throw new InvalidOptionError('events', 'must be a task event hub (a subscribe(taskId, listener) method)')
+  }
   if (!Array.isArray(options.agents) || options.agents.length === 0) {
     throw new InvalidOptionError('agents', 'must be a non-empty array')
   }
   const seen = new Set<string>()
-  return options.agents.map((agent, index) => {
+  const agents = options.agents.map((agent, index) => {
     const where = `agents[${index}]`
     if (agent === null || typeof agent !== 'object') throw new InvalidOptionError(where, 'must be an object')
     const declared = typeof agent.id === 'string' ? converse.agents.get(agent.id) : undefined
@@ -100,6 +115,7 @@ export function resolveEndpointOptions (options: A2AEndpointOptions, converse: C
       extendedCard: agent.extendedCard
     }
   })
+  return { agents, events }
 }
 
 function capability (where: string, name: string, option: unknown, onCard: unknown, fallback: boolean): boolean {

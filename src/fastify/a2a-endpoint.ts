@@ -15,6 +15,7 @@ import {
   contentTypeNotSupported, errorResponse, internalError, invalidRequest, parseError
 } from '../jsonrpc/errors.js'
 import { STREAMING_METHODS } from '../jsonrpc/methods.js'
+import { relayTaskEvents } from '../jsonrpc/task-event-relay.js'
 import { A2A_VERSION_HEADER, requestedVersion } from '../jsonrpc/version.js'
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import { openSseStream, type SseStream } from './a2a-endpoint-sse.js'
@@ -40,7 +41,8 @@ type RouteRequest = FastifyRequest<{ Params: { agentId: string } }>
 
 async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpointOptions): Promise<void> {
   const resolved = resolveEndpointOptions(options, fastify.hasDecorator('converse') ? fastify.converse : undefined)
-  const agents = new Map<string, EndpointAgent>(resolved.map((agent) => [agent.id, {
+  const events = resolved.events
+  const agents = new Map<string, EndpointAgent>(resolved.agents.map((agent) => [agent.id, {
     dispatcher: new A2ADispatcher({ card: agent.card, executor: agent.executor, taskStore: agent.taskStore }),
     extendedCard: agent.extendedCard
   }]))
@@ -112,7 +114,16 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   }
 
   async function stream (request: RouteRequest, reply: FastifyReply, agent: EndpointAgent, rpc: CheckedRequest, context: ServerCallContext) {
-    const { source, release } = agent.dispatcher.open(rpc, context)
+    let { source, release } = agent.dispatcher.open(rpc, context)
+    if (events !== undefined) {
+      const relay = relayTaskEvents(source, events, rpc.method === 'SubscribeToTask' ? rpc.params.id as string : undefined)
+      const releaseSdk = release
+      source = relay.source
+      release = () => {
+        releaseSdk()
+        relay.release()
+      }
+    }
     reply.hijack()
     const sse = openSseStream({
       raw: reply.raw,

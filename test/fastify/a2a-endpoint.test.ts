@@ -36,7 +36,9 @@ t.test('registration checks its options and names them', async (t) => {
     [{ agents: [{ id: 'demo', executor, capabilities: null }] }, 'option "agents[0].capabilities" must be an object'],
     [{ agents: [{ id: 'demo', executor, capabilities: { streaming: 'yes' } }] }, 'option "agents[0].capabilities.streaming" must be a boolean'],
     [{ agents: [{ id: 'demo', executor }], bodyLimit: 0 }, 'option "bodyLimit" must be a positive integer (bytes)'],
-    [{ agents: [{ id: 'demo', executor }], bodyLimit: 1.5 }, 'option "bodyLimit" must be a positive integer (bytes)']
+    [{ agents: [{ id: 'demo', executor }], bodyLimit: 1.5 }, 'option "bodyLimit" must be a positive integer (bytes)'],
+    [{ agents: [{ id: 'demo', executor }], events: {} }, 'option "events" must be a task event hub (a subscribe(taskId, listener) method)'],
+    [{ agents: [{ id: 'demo', executor }], events: null }, 'option "events" must be a task event hub (a subscribe(taskId, listener) method)']
   ]
   for (const [options, message] of cases) {
     await t.rejects(register(options), { name: 'InvalidOptionError', message }, message)
@@ -53,7 +55,7 @@ t.test('capabilities: option, card, defaults, contradictions', async (t) => {
     const app = Fastify()
     t.teardown(() => app.close())
     await app.register(converse, { agents: [{ id: 'demo', card: { name: 'D', description: 'd', capabilities: cardCapabilities } }] })
-    const [agent] = resolveEndpointOptions({ agents: [{ id: 'demo', executor, capabilities }] }, app.converse)
+    const { agents: [agent] } = resolveEndpointOptions({ agents: [{ id: 'demo', executor, capabilities }] }, app.converse)
     return agent.card.capabilities
   }
   t.match(await card(undefined), { streaming: true, pushNotifications: false }, 'defaults: streaming on, push off')
