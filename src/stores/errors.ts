@@ -1,0 +1,16 @@
+/** Named errors of the stores that are not specific to one implementation. */
+import { ConverseError } from '../core/errors.js'
+
+/**
+ * The conversation store's database could not be reached (refused or timed-out connection, a connection lost
+ * mid-call, the server shutting down or not answering within its statement timeout). The call did not hang: it
+ * failed within the configured bounds. Retrying later is safe for reads; for an `update` whose commit was cut
+ * off, the write may or may not have landed (re-read the conversation). `cause` is the driver's error.
+ */
+export class StoreUnavailableError extends ConverseError {
+  constructor (cause?: unknown) {
+    const detail = cause instanceof Error && cause.message !== '' ? `: ${cause.message}` : ''
+    super('A2A_CONVERSE_STORE_UNAVAILABLE', `the conversation store is unreachable${detail}`)
+    if (cause !== undefined) this.cause = cause
+  }
+}

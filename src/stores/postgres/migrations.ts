@@ -1,0 +1,156 @@
+/**
+ * The schema the PostgreSQL stores need, created at start by the app: idempotent, and safe when several
+ * instances start at once (Kysely's Migrator holds a PostgreSQL advisory lock around each run and records what
+ * ran in a ledger table; the ledger and lock tables are created race-tolerantly).
+ *
+ * Two histories:
+ * - `tasks`: the table of @a2a-js/sdk's `DatabaseTaskStore`, created exactly as the SDK's own migration
+ *   (`a2a-db upgrade`, migration `0001_create_tasks`) creates it, recorded in the SDK CLI's ledger
+ *   (`a2a_tasks_migrations`), so `a2a-db status` sees it as migrated and either tool may create it first.
+ * - `converse`: our tables (conversations, their task index, spilled task events), ledger `converse_migrations`.
+ */
+import { TASK_TABLE } from '@a2a-js/sdk/server/database'
+import { Migrator, sql, type Kysely, type Migration } from 'kysely'
+import { assertSchemaName } from './postgres-database.js'
+
+/** The SDK CLI's ledger of its task store (`a2a_${tableName}_migrations`) and its lock table. */
+export const TASK_MIGRATION_TABLE = `a2a_${TASK_TABLE}_migrations`
+export const TASK_MIGRATION_LOCK_TABLE = 'a2a_migrations_lock'
+export const CONVERSE_MIGRATION_TABLE = 'converse_migrations'
+export const CONVERSE_MIGRATION_LOCK_TABLE = 'converse_migrations_lock'
+
+export const CONVERSATIONS_TABLE = 'converse_conversations'
+export const CONVERSATION_TASKS_TABLE = 'converse_conversation_tasks'
+export const TASK_EVENTS_TABLE = 'converse_task_events'
+
+export interface MigrateOptions {
+  /** The schema to create (if missing) and migrate. Default: the connection's `current_schema()`. */
+  schema?: string
+}
+
+export interface MigrationReport {
+  schema: string
+  /** What this call applied, as `history/name` (empty when the schema was up to date). */
+  applied: string[]
+}
+
+/** Unqualified DDL, like the SDK's: the migration's transaction looks names up in the target schema only. */
+async function useSchema (db: Kysely<any>, schema: string): Promise<void> {
+  await sql`select set_config('search_path', quote_ident(${schema}), true)`.execute(db)
+}
+
+/** The SDK's `0001_create_tasks` for PostgreSQL, builder call for builder call (dist/cli/run.js, `createTasks`). */
+function createTasks (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      const collatedVarchar255 = sql.raw('varchar(255) collate "C"')
+      const collatedVarchar36 = sql.raw('varchar(36) collate "C"')
+      const payload = sql.raw('text')
+      await db.schema.createTable(TASK_TABLE)
+        .addColumn('tenant', collatedVarchar255, (column) => column.notNull())
+        .addColumn('owner', collatedVarchar255, (column) => column.notNull())
+        .addColumn('id', collatedVarchar36, (column) => column.notNull())
+        .addColumn('context_id', collatedVarchar36, (column) => column.notNull())
+        .addColumn('status_last_updated', 'bigint', (column) => column.notNull())
+        .addColumn('status_state', collatedVarchar255)
+        .addColumn('status', payload)
+        .addColumn('artifacts', payload)
+        .addColumn('history', payload)
+        .addColumn('metadata', payload)
+        .addColumn('protocol_version', 'varchar(255)')
+        .addPrimaryKeyConstraint(`${TASK_TABLE}_pkey`, ['tenant', 'owner', 'id'])
+        .execute()
+      await db.schema.createIndex(`${TASK_TABLE}_scope_updated_idx`).on(TASK_TABLE)
+        .columns(['tenant', 'owner', 'status_last_updated', 'id']).execute()
+      await db.schema.createIndex(`${TASK_TABLE}_scope_context_updated_idx`).on(TASK_TABLE)
+        .columns(['tenant', 'owner', 'context_id', 'status_last_updated', 'id']).execute()
+    }
+  }
+}
+
+const CONVERSE_TABLES = [
+  `create sequence ${CONVERSATIONS_TABLE}_write_seq`,
+  // state is NULL only inside the transaction that creates the conversation (the row exists to be locked).
+  `create table ${CONVERSATIONS_TABLE} (
+    agent_id text collate "C" not null,
+    context_id text collate "C" not null,
+    state jsonb,
+    version integer not null default 0,
+    created_at timestamptz not null default now(),
+    updated_at timestamptz not null default now(),
+    write_seq bigint not null default nextval('${CONVERSATIONS_TABLE}_write_seq'),
+    constraint ${CONVERSATIONS_TABLE}_pkey primary key (agent_id, context_id)
+  )`,
+  `alter sequence ${CONVERSATIONS_TABLE}_write_seq owned by ${CONVERSATIONS_TABLE}.write_seq`,
+  `create index ${CONVERSATIONS_TABLE}_agent_recent_idx on ${CONVERSATIONS_TABLE} (agent_id, write_seq desc)`,
+  `create table ${CONVERSATION_TASKS_TABLE} (
+    agent_id text collate "C" not null,
+    task_id text collate "C" not null,
+    context_id text collate "C" not null,
+    constraint ${CONVERSATION_TASKS_TABLE}_pkey primary key (agent_id, task_id),
+    constraint ${CONVERSATION_TASKS_TABLE}_conversation_fkey foreign key (agent_id, context_id)
+      references ${CONVERSATIONS_TABLE} (agent_id, context_id) on delete cascade
+  )`,
+  `create index ${CONVERSATION_TASKS_TABLE}_context_idx on ${CONVERSATION_TASKS_TABLE} (agent_id, context_id)`,
+  `create table ${TASK_EVENTS_TABLE} (
+    id bigserial primary key,
+    task_id text not null,
+    event text not null,
+    created_at timestamptz not null default now()
+  )`,
+  `create index ${TASK_EVENTS_TABLE}_created_idx on ${TASK_EVENTS_TABLE} (created_at)`
+]
+
+function createConverseTables (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      for (const statement of CONVERSE_TABLES) await sql.raw(statement).execute(db)
+    }
+  }
+}
+
+interface History {
+  name: string
+  ledger: string
+  lock: string
+  migrations: Record<string, Migration>
+}
+
+function histories (schema: string): History[] {
+  return [
+    { name: 'tasks', ledger: TASK_MIGRATION_TABLE, lock: TASK_MIGRATION_LOCK_TABLE, migrations: { '0001_create_tasks': createTasks(schema) } },
+    { name: 'converse', ledger: CONVERSE_MIGRATION_TABLE, lock: CONVERSE_MIGRATION_LOCK_TABLE, migrations: { '0001_converse_tables': createConverseTables(schema) } }
+  ]
+}
+
+/** Creates the schema if missing and applies what is pending. Throws when a migration fails (nothing of it stays). */
+export async function migrate (db: Kysely<any>, options: MigrateOptions = {}): Promise<MigrationReport> {
+  let schema = options.schema
+  if (schema === undefined) {
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
+    if (rows[0].schema === null) throw new Error('migrate: the connection has no current schema (its search_path names no existing schema); pass the schema option')
+    schema = rows[0].schema
+  } else {
+    assertSchemaName(schema)
+  }
+  const applied: string[] = []
+  for (const history of histories(schema)) {
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: async () => history.migrations },
+      migrationTableName: history.ledger,
+      migrationLockTableName: history.lock,
+      migrationTableSchema: schema
+    })
+    const { error, results = [] } = await migrator.migrateToLatest()
+    if (error !== undefined) {
+      const failed = results.find((result) => result.status === 'Error')
+      const where = failed === undefined ? '' : ` in "${failed.migrationName}"`
+      throw new Error(`migrate: the ${history.name} schema failed${where}: ${String(error)}`, { cause: error })
+    }
+    for (const result of results) if (result.status === 'Success') applied.push(`${history.name}/${result.migrationName}`)
+  }
+  return { schema, applied }
+}
