@@ -1,20 +1,43 @@
-import type { AgentExecutor } from '@a2a-js/sdk/server'
+import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import { loadKnowledgeBase } from '../runtime/load-documents.js'
 import { knowledgeExecutor } from '../runtime/knowledge-executor.js'
+import { conversationExecutor } from '../runtime/conversation-executor.js'
+import type { RoutineEngine } from '../runtime/routine-engine.js'
+import type { ConversationStore } from '../stores/conversation-store.js'
 import type { AgentDefinition } from './agent-definitions.js'
 
-/** Builds the executor that runs one declared agent. */
-export type ExecutorFactory = (definition: AgentDefinition) => AgentExecutor | Promise<AgentExecutor>
+/** What the gateway hands every executor factory. */
+export interface ExecutorServices {
+  conversations: ConversationStore
+  /** The agent's task store (the one its A2A endpoint uses). */
+  taskStore: TaskStore
+}
 
-/** Knowledge answers with citations and an honest coverage verdict (documents + outOfScope). */
+/** Builds the executor that runs one declared agent (and its routine engine, when it has one). */
+export type ExecutorFactory = (definition: AgentDefinition, services: ExecutorServices) =>
+  (AgentExecutor & { engine?: RoutineEngine }) | Promise<AgentExecutor & { engine?: RoutineEngine }>
+
+/** Knowledge answers only: citations and an honest coverage verdict from `documents` and `outOfScope`. */
 export const knowledgeExecutorFactory: ExecutorFactory = async (definition) => {
-  // documents is already absolute (resolved against the agents file), so the base folder is irrelevant here.
+  // `documents` is already absolute (resolved against the agents file), so the base folder does not matter.
   const knowledgeBase = await loadKnowledgeBase(definition, '/')
   return knowledgeExecutor({ knowledgeBase })
 }
 
-/** The executors an AGENTS_FILE can name in `executor`. */
+/** Knowledge answers, routines with slots, typed routine calls and human takeover. */
+export const conversationExecutorFactory: ExecutorFactory = async (definition, services) => {
+  const knowledgeBase = await loadKnowledgeBase(definition, '/')
+  return conversationExecutor({
+    agentId: definition.id,
+    knowledgeBase,
+    routines: definition.routines ?? [],
+    store: services.conversations,
+    taskStore: services.taskStore
+  })
+}
+
+/** The executors an AGENTS_FILE can name in `executor` ("conversation" when it names none). */
 export const builtInExecutors: Record<string, ExecutorFactory> = {
-  knowledge: knowledgeExecutorFactory,
-  conversation: knowledgeExecutorFactory
+  conversation: conversationExecutorFactory,
+  knowledge: knowledgeExecutorFactory
 }

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server'
+import { converse } from '../fastify/converse-plugin.js'
+import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
+import { MemoryTaskEventHub, type TaskEventHub } from '../events/task-event-hub.js'
+import { createInbox } from '../runtime/inbox.js'
+import type { RoutineEngine } from '../runtime/routine-engine.js'
+import type { ConversationStore } from '../stores/conversation-store.js'
+import { MemoryConversationStore } from '../stores/memory-conversation-store.js'
+import health, { type ReadinessCheck } from '../../plugins/health.js'
+import operatorApi from '../../plugins/operator-api.js'
+import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
+import type { GatewayConfig } from './config.js'
+import { builtInExecutors, type ExecutorFactory } from './executors.js'
+
+export interface GatewayOptions {
+  config: GatewayConfig
+  /** Agents to serve; default: AGENTS_FILE, or the demo agent when that is unset. */
+  agents?: AgentDefinition[]
+  /** Executor factories by name, merged over the built-in ones ("conversation", "knowledge"). */
+  executors?: Record<string, ExecutorFactory>
+  /** Where conversations live. Default: in memory (one instance). */
+  conversations?: ConversationStore
+  /** Task store per agent id. Default: one InMemoryTaskStore per agent. */
+  taskStores?: Record<string, TaskStore>
+  /** Live task events (a person's replies to open streams). Default: in memory. */
+  events?: TaskEventHub
+  /** Extra readiness checks (a store's ping, say). */
+  readinessChecks?: Record<string, ReadinessCheck>
+}
+
+/** Builds the gateway app (not listening): cards, A2A endpoints, health, operator API. */
+export async function buildGateway (options: GatewayOptions): Promise<FastifyInstance> {
+  const { config } = options
+  const definitions = options.agents ?? await loadAgentDefinitions(config.agentsFile ?? defaultAgentsFile())
+  const factories = { ...builtInExecutors, ...options.executors }
+  const conversations = options.conversations ?? new MemoryConversationStore()
+  const events = options.events ?? new MemoryTaskEventHub()
+
+  const app = Fastify({
+    logger: { level: config.logLevel },
+    // Fastify takes a hop count too (proxy-addr); its types just do not say so.
+    trustProxy: config.trustProxy as boolean | string[],
+    bodyLimit: config.bodyLimit,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    return503OnClosing: true
+  })
+  app.addHook('onRequest', async (request, reply) => { reply.header('x-request-id', request.id) })
+  app.addHook('onClose', async () => {
+    await conversations.close()
+    await events.close()
+  })
+
+  const taskStores = new Map<string, TaskStore>()
+  const engines = new Map<string, RoutineEngine>()
+  const endpoints = []
+  for (const definition of definitions) {
+    const name = definition.executor ?? 'conversation'
+    const factory = factories[name]
+    if (factory === undefined) {
+      throw new Error(`agent "${definition.id}": unknown executor "${name}" (known: ${Object.keys(factories).join(', ')})`)
+    }
+    const taskStore = options.taskStores?.[definition.id] ?? new InMemoryTaskStore()
+    taskStores.set(definition.id, taskStore)
+    const executor = await factory(definition, { conversations, taskStore })
+    if (executor.engine !== undefined) engines.set(definition.id, executor.engine)
+    endpoints.push({ id: definition.id, executor, taskStore })
+  }
+
+  await app.register(health, { checks: options.readinessChecks })
+  await app.register(converse, {
+    agents: definitions.map((definition) => ({
+      id: definition.id,
+      card: {
+        name: definition.name,
+        description: definition.description,
+        version: definition.version ?? '1.0.0',
+        capabilities: { streaming: true, pushNotifications: false }
+      },
+      routines: definition.routines
+    })),
+    publicUrl: config.publicUrl,
+    mcpPublicUrl: config.mcpPublicUrl,
+    providerTimeoutMs: config.providerTimeoutMs
+  })
+  await app.register(a2aEndpoint, { agents: endpoints, bodyLimit: config.bodyLimit, events })
+  if (config.operatorApiKey !== undefined) {
+    await app.register(operatorApi, {
+      apiKey: config.operatorApiKey,
+      agentIds: definitions.map((definition) => definition.id),
+      inbox: createInbox({ store: conversations, taskStores, events, engines })
+    })
+  }
+  return app
+}

@@ -1,0 +1,331 @@
+/**
+ * The conversation executor: one @a2a-js/sdk AgentExecutor that composes the building blocks behind the envelope —
+ * knowledge answers (answerCoverage, citations), routines with slots (routine), typed routine calls (invocation)
+ * and human takeover (ownership, author). Conversation state lives in a ConversationStore, updated once per turn
+ * under the store's per-conversation lock; events are published only after that update committed.
+ */
+import { randomUUID } from 'node:crypto'
+import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk'
+import {
+  AgentEvent, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore
+} from '@a2a-js/sdk/server'
+import type { ConverseEnvelope, Invocation, OwnershipState } from '../core/envelope.js'
+import type { RoutineDeclaration } from '../core/routine-declarations.js'
+import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+import {
+  newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore
+} from '../stores/conversation-store.js'
+import type { KnowledgeBase } from './knowledge-base.js'
+import { answerTurn, textPart } from './knowledge-executor.js'
+import { createRoutineEngine, isTerminal, type RoutineEngine, type RoutineEngineOptions } from './routine-engine.js'
+import { createTriggerMatcher } from './routine-triggers.js'
+import { interpretRoutineMessage, messageText, parseSlotInput, toWireParts } from './slot-input.js'
+
+export interface ConversationExecutorOptions {
+  agentId: string
+  knowledgeBase: KnowledgeBase
+  routines?: readonly RoutineDeclaration[]
+  store: ConversationStore
+  /**
+   * The agent's task store. When a routine continues in a new task (a message with the contextId only), the task
+   * it left is closed here (CANCELED, pointing to the new task) instead of waiting for input forever.
+   */
+  taskStore?: TaskStore
+  /** Passed to the routine engine (refuse hook, other-routine rule, clock). */
+  engine?: RoutineEngineOptions
+  newId?: () => string
+}
+
+/** A typed routine call as a message carries it: `metadata[URI].call = { toolName, arguments }`. */
+export interface TypedCall {
+  toolName: string
+  arguments: unknown
+}
+
+/** What a turn answers, decided under the conversation lock and published after it committed. */
+type Plan =
+  | { kind: 'message', parts: Part[], envelope: ConverseEnvelope }
+  | {
+    kind: 'task'
+    state: TaskState
+    parts: Part[]
+    envelope: ConverseEnvelope
+    artifact?: { name: string, parts: Part[] }
+  }
+
+const MAX_TOOL_NAME = 256
+
+/** The typed call of a message, when the request activated the extension and the message lists it. */
+export function typedCallOf (message: Pick<Message, 'extensions' | 'metadata'>, activated: boolean): TypedCall | undefined {
+  if (!activated || !Array.isArray(message.extensions) || !message.extensions.includes(CONVERSE_EXTENSION_URI)) return undefined
+  const entry = message.metadata?.[CONVERSE_EXTENSION_URI] as { call?: { toolName?: unknown, arguments?: unknown } } | undefined
+  const call = entry?.call
+  if (call === null || typeof call !== 'object' || typeof call.toolName !== 'string') return undefined
+  return { toolName: call.toolName.slice(0, MAX_TOOL_NAME), arguments: call.arguments ?? {} }
+}
+
+/** Whether the request that runs this turn activated the converse extension (the gateway always declares it). */
+function requestActivated (requestContext: RequestContext): boolean {
+  const requested = requestContext.context?.requestedExtensions as Iterable<string> | undefined
+  return requested !== undefined && [...requested].includes(CONVERSE_EXTENSION_URI)
+}
+
+export function dataPart (data: Record<string, unknown>): Part {
+  return { content: { $case: 'data', value: data }, metadata: undefined, filename: '', mediaType: 'application/json' }
+}
+
+export function conversationExecutor (options: ConversationExecutorOptions): AgentExecutor & { engine: RoutineEngine } {
+  const { agentId, knowledgeBase, store } = options
+  const newId = options.newId ?? randomUUID
+  const engine = createRoutineEngine(options.routines ?? [], options.engine)
+  const recognise = createTriggerMatcher(engine.declarations)
+
+  function envelopeBase (turnId: string, requestMessageId: string, ownership: OwnershipState = 'ai_owned'): ConverseEnvelope {
+    return {
+      author: 'agent',
+      answerCoverage: { availability: 'not_recorded', originatingTurnId: turnId, originatingRequestId: requestMessageId },
+      ownership: { state: ownership, suppressed: false }
+    }
+  }
+
+  /** The reply for a routine at `routine`'s status, with the invocation when the turn began from a call. */
+  function routinePlan (routine: ConversationRoutine, base: ConverseEnvelope, note?: string, invocation?: Invocation): Plan {
+    const envelope: ConverseEnvelope = { ...base, routine: engine.routineState(routine) }
+    if (invocation !== undefined) envelope.invocation = invocation
+    const text = [note, engine.prompt(routine)].filter((line) => line !== undefined && line !== '').join('\n')
+    switch (routine.status) {
+      case 'completed': {
+        const declaration = engine.declaration(routine.routine) as RoutineDeclaration
+        const confirmation = { routine: routine.routine, toolName: declaration.toolName, confirmationId: newId(), values: routine.values }
+        return {
+          kind: 'task',
+          state: TaskState.TASK_STATE_COMPLETED,
+          parts: [textPart(text)],
+          envelope,
+          artifact: { name: `${routine.routine} confirmation`, parts: [dataPart(confirmation), textPart(text)] }
+        }
+      }
+      case 'abandoned':
+        return { kind: 'task', state: TaskState.TASK_STATE_CANCELED, parts: [textPart(text)], envelope }
+      default:
+        return { kind: 'task', state: TaskState.TASK_STATE_INPUT_REQUIRED, parts: [textPart(text)], envelope }
+    }
+  }
+
+  /** Decides the turn and updates the conversation state in place (the store commits it). */
+  function decide (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {
+    const before = state.routine !== undefined && !isTerminal(state.routine) ? state.routine.taskId : undefined
+    const plan = decideTurn(state, requestContext, turnId)
+    const after = state.routine?.taskId
+    if (before !== undefined && after !== before) superseded.set(requestContext.taskId, before)
+    return plan
+  }
+
+  /** Tasks whose routine moved on to the task of this turn (new task id → old task id), closed after commit. */
+  const superseded = new Map<string, string>()
+
+  async function closeSuperseded (requestContext: RequestContext): Promise<void> {
+    const oldTaskId = superseded.get(requestContext.taskId)
+    superseded.delete(requestContext.taskId)
+    if (oldTaskId === undefined || options.taskStore === undefined) return
+    const context = new ServerCallContext()
+    const task = await options.taskStore.load(oldTaskId, context)
+    if (task === undefined || task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return
+    const base = envelopeBase(newId(), requestContext.userMessage.messageId)
+    const message = agentMessage(requestContext, [textPart(`Continued in task ${requestContext.taskId}.`)], base, oldTaskId)
+    message.referenceTaskIds = [requestContext.taskId]
+    task.status = { state: TaskState.TASK_STATE_CANCELED, message, timestamp: new Date().toISOString() }
+    task.history = [...task.history, message]
+    await options.taskStore.save(task, context)
+  }
+
+  function decideTurn (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {
+    const message = requestContext.userMessage
+    const parts = toWireParts(message.parts)
+    const base = envelopeBase(turnId, message.messageId)
+
+    if (state.ownership === 'human_owned') {
+      return {
+        kind: 'task',
+        state: TaskState.TASK_STATE_WORKING,
+        // No generated text: a data part says the turn waits for a person (A2A needs at least one part).
+        parts: [dataPart({ ownership: 'human_owned', suppressed: true })],
+        envelope: { ...base, ownership: { state: 'human_owned', suppressed: true } }
+      }
+    }
+
+    const active = state.routine !== undefined && !isTerminal(state.routine) ? state.routine : undefined
+    const call = typedCallOf(message, requestActivated(requestContext))
+    if (call !== undefined) {
+      const result = engine.invoke(call.toolName, call.arguments, active)
+      const note = result.errors?.join('; ')
+      if (result.progress !== undefined) {
+        state.routine = { ...result.progress, taskId: requestContext.taskId }
+        return routinePlan(state.routine, base, note, result.invocation)
+      }
+      const envelope: ConverseEnvelope = { ...base, invocation: result.invocation }
+      if (result.declaration !== undefined && result.pendingInput !== undefined) {
+        // not_started: nothing runs; `routine` says what a corrected call must supply.
+        envelope.routine = {
+          ...(result.declaration.exposed === true ? { toolName: result.declaration.toolName } : {}),
+          name: result.declaration.name,
+          status: 'waiting_for_input',
+          pendingInput: result.pendingInput
+        }
+      }
+      const text = result.outcome === 'unknown_tool'
+        ? `There is no routine called "${call.toolName}".`
+        : `${result.declaration?.name ?? call.toolName}: ${note ?? result.outcome}`
+      return { kind: 'message', parts: [textPart(text)], envelope }
+    }
+
+    if (active !== undefined) {
+      const meaning = interpretRoutineMessage(parts, {
+        slots: (engine.declaration(active.routine) as RoutineDeclaration).slots,
+        pending: engine.pendingInput(active),
+        awaitingApproval: active.status === 'waiting_for_approval'
+      })
+      let next: ConversationRoutine
+      let note: string | undefined
+      if (meaning.kind === 'cancel') {
+        next = engine.abandon(active)
+      } else if (meaning.kind === 'approval') {
+        next = meaning.approved ? engine.approve(active) : engine.decline(active)
+      } else {
+        const filled = engine.fill(active, meaning.values)
+        next = filled.progress
+        if (filled.rejected.length > 0) note = filled.rejected.map((entry) => entry.reason).join('; ')
+        else if (filled.accepted.length === 0) note = "I couldn't read a value from that."
+      }
+      state.routine = { ...next, taskId: requestContext.taskId }
+      return routinePlan(state.routine, base, note)
+    }
+
+    const text = messageText(parts)
+    const declaration = recognise(text)
+    if (declaration !== undefined) {
+      // Pairs in the opening sentence ("book a table, date=…") fill slots at once; plain text does not.
+      const initial = parseSlotInput(parts, { slots: declaration.slots }).values
+      const started = engine.start(declaration.name, initial)
+      state.routine = { ...started.progress, taskId: requestContext.taskId }
+      const note = started.rejected.length > 0 ? started.rejected.map((entry) => entry.reason).join('; ') : undefined
+      return routinePlan(state.routine, base, note)
+    }
+
+    const answered = answerTurn(text, { knowledgeBase, requestMessageId: message.messageId, turnId })
+    return { kind: 'message', parts: answered.parts, envelope: answered.envelope }
+  }
+
+  function agentMessage (requestContext: RequestContext, parts: Part[], envelope: ConverseEnvelope, taskId?: string): Message {
+    return {
+      messageId: newId(),
+      contextId: requestContext.contextId,
+      taskId: taskId ?? '',
+      role: Role.ROLE_AGENT,
+      parts,
+      metadata: { [CONVERSE_EXTENSION_URI]: envelope },
+      extensions: [CONVERSE_EXTENSION_URI],
+      referenceTaskIds: []
+    }
+  }
+
+  function publish (plan: Plan, requestContext: RequestContext, eventBus: ExecutionEventBus): void {
+    const { taskId, contextId } = requestContext
+    if (plan.kind === 'message') {
+      eventBus.publish(AgentEvent.message(agentMessage(requestContext, plan.parts, plan.envelope, requestContext.task?.id)))
+      return
+    }
+    const timestamp = new Date().toISOString()
+    const existing = requestContext.task
+    const task: Task = existing ?? {
+      id: taskId,
+      contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp },
+      artifacts: [],
+      history: [requestContext.userMessage],
+      metadata: undefined
+    }
+    eventBus.publish(AgentEvent.task(task))
+    if (plan.artifact !== undefined) {
+      const artifact: Artifact = {
+        artifactId: newId(),
+        name: plan.artifact.name,
+        description: '',
+        parts: plan.artifact.parts,
+        metadata: { [CONVERSE_EXTENSION_URI]: plan.envelope },
+        extensions: [CONVERSE_EXTENSION_URI]
+      }
+      eventBus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact, append: false, lastChunk: true, metadata: undefined }))
+    }
+    eventBus.publish(AgentEvent.statusUpdate({
+      taskId,
+      contextId,
+      status: { state: plan.state, message: agentMessage(requestContext, plan.parts, plan.envelope, taskId), timestamp },
+      metadata: undefined
+    }))
+  }
+
+  return {
+    engine,
+    async execute (requestContext, eventBus) {
+      const turnId = newId()
+      const message = requestContext.userMessage
+      let plan: Plan | undefined
+      await store.update(agentId, requestContext.contextId, (current) => {
+        const state = current ?? newConversationState(agentId, requestContext.contextId)
+        plan = decide(state, requestContext, turnId)
+        const at = new Date().toISOString()
+        const taskId = plan.kind === 'task' ? requestContext.taskId : requestContext.task?.id
+        state.turns.push({ id: turnId, at, role: 'user', text: messageText(toWireParts(message.parts)), taskId, messageId: message.messageId })
+        if (!plan.envelope.ownership?.suppressed) {
+          state.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId })
+        }
+        return state
+      })
+      publish(plan as Plan, requestContext, eventBus)
+      await closeSuperseded(requestContext)
+    },
+    async cancelTask (taskId, eventBus) {
+      // CancelTask abandons the conversation's routine when that task carries it; the task always ends CANCELED
+      // (the SDK waits for a terminal status on the bus).
+      const contextId = await store.findContextByTaskId(agentId, taskId) ?? ''
+      let routine: ConversationRoutine | undefined
+      if (contextId !== '') {
+        await store.update(agentId, contextId, (current) => {
+          const state = current ?? newConversationState(agentId, contextId)
+          if (state.routine !== undefined && state.routine.taskId === taskId && !isTerminal(state.routine)) {
+            routine = { ...engine.abandon(state.routine), taskId }
+            state.routine = routine
+          }
+          return state
+        })
+      }
+      const envelope: ConverseEnvelope = {
+        author: 'agent',
+        answerCoverage: { availability: 'not_recorded' },
+        ownership: { state: 'ai_owned', suppressed: false }
+      }
+      if (routine !== undefined) envelope.routine = engine.routineState(routine)
+      const text = routine !== undefined ? engine.prompt(routine) : 'Task canceled.'
+      eventBus.publish(AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: {
+          state: TaskState.TASK_STATE_CANCELED,
+          message: {
+            messageId: newId(),
+            contextId,
+            taskId,
+            role: Role.ROLE_AGENT,
+            parts: [textPart(text)],
+            metadata: { [CONVERSE_EXTENSION_URI]: envelope },
+            extensions: [CONVERSE_EXTENSION_URI],
+            referenceTaskIds: []
+          },
+          timestamp: new Date().toISOString()
+        },
+        metadata: undefined
+      }))
+    }
+  }
+}
