@@ -39,3 +39,27 @@ export { checkEnvelope, checkRequest, type AgentFacts, type RequestFacts, type C
 export { A2A_VERSION_HEADER, SUPPORTED_A2A_VERSIONS, requestedVersion, checkVersion } from './jsonrpc/version.js'
 export { A2ADispatcher, type DispatcherOptions, type CallOptions, type OpenedStream } from './jsonrpc/dispatch.js'
 export { relayTaskEvents, type TaskEventSource, type TaskStreamEvent, type RelayedStream } from './jsonrpc/task-event-relay.js'
+export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'
+export {
+  KnowledgeBase, KnowledgeBaseError, type KnowledgeDocument, type KnowledgeChunk, type KnowledgeAnswer,
+  type KnowledgeBaseOptions, type OutOfScopeTopic
+} from './runtime/knowledge-base.js'
+export { loadDocuments, loadKnowledgeBase, parseDocument, type KnowledgeDeclaration } from './runtime/load-documents.js'
+export { knowledgeExecutor, answerTurn, buildReplyMessage, type KnowledgeExecutorOptions, type TurnReply } from './runtime/knowledge-executor.js'
+export {
+  createRoutineEngine, isTerminal, RoutineStateError, UnknownRoutineError,
+  type RoutineEngine, type RoutineEngineOptions, type RoutineProgress, type InvokeResult, type FillResult, type RoutineCall
+} from './runtime/routine-engine.js'
+export { parseSlotInput, detectApproval, detectCancel, interpretRoutineMessage, toWireParts } from './runtime/slot-input.js'
+export { createTriggerMatcher, recognizeRoutine } from './runtime/routine-triggers.js'
+export { conversationExecutor, typedCallOf, type ConversationExecutorOptions, type TypedCall } from './runtime/conversation-executor.js'
+export { createInbox, type Inbox, type InboxOptions, type ConversationView, type HumanReplyResult } from './runtime/inbox.js'
+export {
+  newConversationState, ConversationStoreClosedError,
+  type ConversationStore, type ConversationState, type ConversationTurn, type ConversationRoutine
+} from './stores/conversation-store.js'
+export { MemoryConversationStore, type MemoryConversationStoreOptions } from './stores/memory-conversation-store.js'
+export { buildGateway, type GatewayOptions } from './gateway/app.js'
+export { loadConfig, ConfigError, type GatewayConfig } from './gateway/config.js'
+export { loadAgentDefinitions, AgentsFileError, type AgentDefinition } from './gateway/agent-definitions.js'
+export { builtInExecutors, type ExecutorFactory, type ExecutorServices } from './gateway/executors.js'
