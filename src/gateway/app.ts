@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { Writable } from 'node:stream'
 import { InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server'
 import { converse } from '../fastify/converse-plugin.js'
 import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
@@ -28,6 +29,8 @@ export interface GatewayOptions {
   events?: TaskEventHub
   /** Extra readiness checks (a store's ping, say). */
   readinessChecks?: Record<string, ReadinessCheck>
+  /** Where pino writes its JSON lines (tests capture them here). Default: stdout. Level: config.logLevel. */
+  loggerStream?: Pick<Writable, 'write'>
 }
 
 /** Builds the gateway app (not listening): cards, A2A endpoints, health, operator API. */
@@ -39,7 +42,9 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
   const events = options.events ?? new MemoryTaskEventHub()
 
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: options.loggerStream === undefined
+      ? { level: config.logLevel }
+      : { level: config.logLevel, stream: options.loggerStream },
     // Fastify takes a hop count too (proxy-addr); its types just do not say so.
     trustProxy: config.trustProxy as boolean | string[],
     bodyLimit: config.bodyLimit,
