@@ -114,7 +114,7 @@ t.test("the seed's curl, verbatim, against the listening gateway", async (t) => 
   t.equal(response.status, 200)
   t.match(response.headers.get('content-type'), /^application\/json/)
   t.equal(response.headers.get('a2a-extensions'), URI)
-  const body = await response.json()
+  const body = await response.json() as Record<string, any>
   t.equal(body.jsonrpc, '2.0')
   t.equal(body.id, 1)
   const message = body.result.message
