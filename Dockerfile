@@ -1,0 +1,25 @@
+# The gateway image: build with dev dependencies, run with production ones only.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY plugins ./plugins
+COPY examples ./examples
+COPY bench ./bench
+RUN npm run build
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# Demo documents and declaration are read at run time (Markdown and JSON are not compiled).
+COPY examples ./examples
+USER node
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/health/live').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+CMD ["node", "dist/src/gateway/main.js"]
