@@ -80,6 +80,18 @@ declare module 'fastify' {
 
 const AGENT_ID = /^[A-Za-z0-9_-]{1,128}$/
 const CARD_CACHE_LIMIT = 32
+/** Distinct A2A-Extensions values remembered per agent, and the longest value remembered. */
+const NEGOTIATION_CACHE_LIMIT = 64
+const NEGOTIATION_KEY_LIMIT = 1024
+
+interface Negotiated {
+  requested: readonly string[]
+  activated: readonly string[]
+  active: boolean
+  /** The response header value; undefined when nothing was activated. */
+  echo: string | undefined
+}
+
 const NOT_ACTIVE: Omit<ConverseRequestState, 'agentId'> = Object.freeze({ requested: [], activated: [], active: false })
 
 async function conversePlugin (fastify: FastifyInstance, options: ConversePluginOptions): Promise<void> {
@@ -110,7 +122,7 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     if (state === null || !carriesEnvelopes(method)) return result
     if (!state.active) return stripResult(method, result)
     const body = request.body as { id?: string | number | null, params?: { message?: WireMessage } } | undefined
-    return decorator.decorateResult(method, result, {
+    return decorator.decorate(method, result, {
       agentId: state.agentId,
       activated: state.activated,
       requestMessage: body?.params?.message,
@@ -122,28 +134,62 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   fastify.decorate('converse', { agents, defaultAgentId, cardFor, transformResult, decorator })
   fastify.decorateRequest('converse', null)
 
-  function onConverseRequest (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-    const config = request.routeOptions.config.converse as ConverseRouteConfig
-    const agentId = config === true ? String((request.params as { agentId?: string } | undefined)?.agentId ?? defaultAgentId) : config.agentId
-    const agent = agents.get(agentId)
-    if (agent === undefined) {
-      request.converse = { agentId, ...NOT_ACTIVE }
-      return done()
+  /**
+   * Negotiation outcomes per agent and raw header value. Clients send the same few values, so the parse, the
+   * intersection and the echo are computed once per distinct value (bounded: header values are client-chosen).
+   */
+  const negotiations = new Map<string, Map<string, Negotiated>>([...agents.keys()].map((id) => [id, new Map()]))
+
+  function negotiated (agent: ResolvedAgent, header: string | string[] | undefined): Negotiated {
+    const cache = negotiations.get(agent.id) as Map<string, Negotiated>
+    const cacheable = typeof header === 'string' && header.length <= NEGOTIATION_KEY_LIMIT
+    if (cacheable) {
+      const cached = cache.get(header)
+      if (cached !== undefined) return cached
     }
-    const { requested, activated } = negotiate(request.headers['a2a-extensions'], agent.declared)
-    request.converse = { agentId, requested, activated, active: activated.includes(CONVERSE_EXTENSION_URI) }
-    const echo = formatExtensionsHeader(activated)
-    if (echo !== undefined) reply.header(EXTENSIONS_HEADER, echo)
-    done()
+    const { requested, activated } = negotiate(header, agent.declared)
+    // Frozen: a cached outcome is shared by every request that sent the same value.
+    const outcome: Negotiated = {
+      requested: Object.freeze(requested),
+      activated: Object.freeze(activated),
+      active: activated.includes(CONVERSE_EXTENSION_URI),
+      echo: formatExtensionsHeader(activated)
+    }
+    if (cacheable && cache.size < NEGOTIATION_CACHE_LIMIT) cache.set(header, outcome)
+    return outcome
   }
 
-  async function onConverseSerialization (request: FastifyRequest, _reply: FastifyReply, payload: unknown): Promise<unknown> {
+  /** The onRequest hook of one marked route: its config is read once, here, not per request. */
+  function converseRequestHook (config: ConverseRouteConfig) {
+    const fixedAgentId = config === true ? undefined : config.agentId
+    return function onConverseRequest (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+      const agentId = fixedAgentId ?? String((request.params as { agentId?: string }).agentId ?? defaultAgentId)
+      const agent = agents.get(agentId)
+      if (agent === undefined) {
+        request.converse = { agentId, ...NOT_ACTIVE }
+        return done()
+      }
+      const { requested, activated, active, echo } = negotiated(agent, request.headers['a2a-extensions'])
+      request.converse = { agentId, requested, activated, active }
+      if (echo !== undefined) reply.header(EXTENSIONS_HEADER, echo)
+      done()
+    }
+  }
+
+  /** Callback style, so a reply decorated synchronously (a sync provider) costs no promise. */
+  function onConverseSerialization (
+    request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void
+  ): void {
     const response = payload as { result?: unknown } | null
-    if (response === null || typeof response !== 'object' || !('result' in response)) return payload
+    if (response === null || typeof response !== 'object' || !('result' in response)) return done(null, payload)
     const method = (request.body as { method?: unknown } | undefined)?.method
-    if (typeof method !== 'string') return payload
-    const result = await transformResult(request, method, response.result)
-    return result === response.result ? payload : { ...response, result }
+    if (typeof method !== 'string') return done(null, payload)
+    const original = response.result
+    const withResult = (result: unknown) => result === original ? payload : { ...response, result }
+    const result = transformResult(request, method, original)
+    // decorate never rejects; `done` as the rejection handler only guards against the unforeseen.
+    if (result instanceof Promise) result.then((value) => done(null, withResult(value)), done)
+    else done(null, withResult(result))
   }
 
   // Opt-in per route, as @fastify/rate-limit does: routes without config.converse get no hooks at all.
@@ -153,7 +199,7 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     if (config !== true && (config === null || typeof config !== 'object' || !agents.has(config.agentId))) {
       throw new InvalidOptionError(`config.converse of ${route.method} ${route.url}`, 'must be true or { agentId } naming a declared agent')
     }
-    route.onRequest = [...toArray(route.onRequest), onConverseRequest]
+    route.onRequest = [...toArray(route.onRequest), converseRequestHook(config)]
     route.preSerialization = [...toArray(route.preSerialization), onConverseSerialization]
   })
 

@@ -91,6 +91,26 @@ t.test('attachEnvelope lists the URI once and keeps other metadata and extension
   t.same(original, before, 'input not mutated')
 })
 
+t.test('attachEnvelope: null containers, and an own "__proto__" member stays data', async (t) => {
+  const nulls = attachEnvelope(agentMessage('m', { metadata: null as any, extensions: null as any }), FULL as any)
+  t.same(nulls.metadata, { [URI]: FULL })
+  t.same(nulls.extensions, [URI])
+
+  // JSON.parse makes "__proto__" an own data member; copying must neither call the setter nor drop it.
+  const object = JSON.parse('{"messageId":"m","role":"ROLE_AGENT","parts":[],"__proto__":{"polluted":true},' +
+    '"metadata":{"__proto__":{"polluted":true},"keep":1}}')
+  const out = attachEnvelope(object, FULL as any) as any
+  t.equal(Object.getPrototypeOf(out), Object.prototype, 'prototype unchanged')
+  t.equal(Object.getPrototypeOf(out.metadata), Object.prototype, 'metadata prototype unchanged')
+  t.equal(out.polluted, undefined)
+  t.equal(out.metadata.polluted, undefined)
+  t.ok(Object.hasOwn(out, '__proto__') && Object.hasOwn(out.metadata, '__proto__'), 'kept as own members')
+  t.equal(out.metadata.keep, 1)
+  t.same(out.metadata[URI], FULL)
+  t.same(out.extensions, [URI])
+  t.equal(({} as any).polluted, undefined, 'Object.prototype untouched')
+})
+
 t.test('stripEnvelope removes every trace and nothing else', async (t) => {
   const untouched = agentMessage('m', { extensions: [OTHER], metadata: { a: 1 } })
   t.equal(stripEnvelope(untouched), untouched, 'same object when nothing to strip')

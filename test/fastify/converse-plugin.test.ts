@@ -164,6 +164,30 @@ t.test('negotiation over HTTP: junk, CR/LF and 1000 items', async (t) => {
   }
 })
 
+t.test('negotiation outcomes are remembered per agent, boundedly, and never shared mutably', async (t) => {
+  const { app } = await build(t)
+  const states: any[] = []
+  app.post('/a2a/:agentId', { config: { converse: true } }, async (request) => {
+    states.push(request.converse)
+    return { jsonrpc: '2.0', id: 1, result: { message: agentMessage('m') } }
+  })
+  // More distinct values than the cache holds: every one still negotiates exactly.
+  for (let i = 0; i < 100; i++) {
+    const res = await send(app, 'SendMessage', `urn:x:${i}, ${URI}`)
+    t.equal(res.headers['a2a-extensions'], URI)
+    const plain = await send(app, 'SendMessage', `urn:y:${i}`)
+    t.notOk('a2a-extensions' in plain.headers)
+  }
+  t.same(states[198], { agentId: 'demo', requested: ['urn:x:99', URI], activated: [URI], active: true }, 'past the cache limit')
+  await send(app, 'SendMessage', 'urn:x:0, ' + URI)
+  t.same(states.at(-1), states[0], 'a remembered value gives the same outcome')
+  t.ok(Object.isFrozen(states[0].requested) && Object.isFrozen(states[0].activated), 'shared arrays are frozen')
+  t.not(states.at(-1), states[0], 'each request gets its own state object')
+  const second = await send(app, 'SendMessage', 'urn:x:0, ' + URI, '/a2a/second')
+  t.equal(second.headers['a2a-extensions'], URI, 'per agent')
+  t.equal(states.at(-1).agentId, 'second')
+})
+
 t.test('negotiation over a real socket: several header lines, CR/LF is refused by the HTTP parser', async (t) => {
   const { app } = await build(t)
   rpcRoute(app, { SendMessage: { message: agentMessage('m') } })
