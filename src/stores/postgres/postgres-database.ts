@@ -75,8 +75,7 @@ function integerOption (name: string, value: number | undefined, fallback: numbe
 
 const consoleLogger: PostgresLogger = {
   warn (obj, msg) {
-    const error = obj.err instanceof Error ? `: ${obj.err.message}` : ''
-    console.warn(`a2a-converse: ${msg}${error}`)
+    console.warn(`a2a-converse: ${msg}`, obj)
   }
 }
 
@@ -132,7 +131,11 @@ export function createPostgresDatabase (options: PostgresDatabaseOptions): Postg
       }
     },
     async close (): Promise<void> {
-      closing ??= db.destroy()
+      closing ??= (async () => {
+        await db.destroy()
+        // Kysely ends the pool only when it ran a query itself (its driver starts lazily).
+        if (!pool.ending) await pool.end()
+      })()
       await closing
     }
   }

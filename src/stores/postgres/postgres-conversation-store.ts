@@ -1,0 +1,255 @@
+/**
+ * ConversationStore on PostgreSQL: one row per conversation (state as JSONB), shared by every instance on the
+ * database. `update` is a transaction holding the conversation's row lock (`SELECT … FOR UPDATE`), so updates of
+ * one conversation serialise across processes and none is lost; in front of it, a per-conversation promise chain
+ * in each process (as in the memory store) keeps one process's updates in call order and keeps them from tying up
+ * several pool connections waiting on the same row. Tables: see migrations.ts and docs/postgres.md.
+ */
+import type pg from 'pg'
+import { InvalidOptionError } from '../../core/errors.js'
+import {
+  DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, conversationTaskIds,
+  type ConversationLimits, type ConversationState, type ConversationStore, type ConversationSummary,
+  type ConversationUpdate
+} from '../conversation-store.js'
+import { isConnectionFailure, toStoreError } from './connection-errors.js'
+import { CONVERSATIONS_TABLE, CONVERSATION_TASKS_TABLE } from './migrations.js'
+import type { PostgresDatabase } from './postgres-database.js'
+
+export interface PostgresConversationStoreOptions extends Partial<ConversationLimits> {
+  /** Clock for createdAt / updatedAt. Default: `() => new Date()`. */
+  now?: () => Date
+}
+
+interface LockedRow {
+  state: ConversationState | null
+  version: number
+}
+
+const SELECT_STATE = `select state from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 and state is not null`
+const SELECT_EXISTS = `select 1 from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 and state is not null`
+const SELECT_LIST = `select context_id, state->>'ownership' as ownership, version, state->>'updatedAt' as updated_at
+  from ${CONVERSATIONS_TABLE} where agent_id = $1 and state is not null order by write_seq desc limit $2`
+const SELECT_TASK = `select context_id from ${CONVERSATION_TASKS_TABLE} where agent_id = $1 and task_id = $2`
+const DELETE = `delete from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2`
+const LOCK = `select state, version from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 for update`
+/** A row to lock for a new conversation; returns nothing when another transaction created it first. */
+const INSERT_PLACEHOLDER = `insert into ${CONVERSATIONS_TABLE} (agent_id, context_id) values ($1, $2)
+  on conflict do nothing returning state, version`
+/**
+ * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
+ * gains (or takes over: the last writer wins) the ones it names. Ids are sorted so that two transactions
+ * upserting the same ids take their row locks in the same order.
+ */
+const WRITE = `with conversation as (
+    update ${CONVERSATIONS_TABLE}
+       set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6,
+           write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
+     where agent_id = $1 and context_id = $2
+  ), forgotten as (
+    delete from ${CONVERSATION_TASKS_TABLE}
+     where agent_id = $1 and context_id = $2 and not (task_id = any ($7::text[]))
+  )
+  insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
+  select $1, task_id, $2 from unnest($7::text[]) as task_id
+  on conflict (agent_id, task_id) do update set context_id = excluded.context_id`
+
+function positiveInteger (name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(name, 'must be a positive integer')
+  return value
+}
+
+function keyOf (agentId: string, contextId: string): string {
+  return JSON.stringify([agentId, contextId])
+}
+
+/** jsonb refuses U+0000 in strings; it becomes U+FFFD (the state is otherwise stored as given). */
+function toJson (state: ConversationState): string {
+  const json = JSON.stringify(state)
+  if (!json.includes('\\u0000')) return json
+  return JSON.stringify(state, (_key, value: unknown) => typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)
+}
+
+/** Closes a connection instead of giving it back: it failed, or its transaction is in an unknown state. */
+function discard (client: pg.PoolClient): void {
+  client.release(true)
+}
+
+/** Rolls back and gives the connection back; a connection whose rollback fails is discarded. */
+async function rollback (client: pg.PoolClient): Promise<void> {
+  try {
+    await client.query('ROLLBACK')
+    client.release()
+  } catch {
+    discard(client)
+  }
+}
+
+export class PostgresConversationStore implements ConversationStore {
+  readonly limits: Readonly<ConversationLimits>
+  readonly #pool: pg.Pool
+  readonly #now: () => Date
+  /** The tail of each conversation's chain of updates in this process; absent when idle. */
+  readonly #locks = new Map<string, Promise<void>>()
+  #closed = false
+
+  /** Shares the database's pool; `close()` does not end it (the database's own `close()` does). */
+  constructor (database: Pick<PostgresDatabase, 'pool'>, options: PostgresConversationStoreOptions = {}) {
+    this.limits = Object.freeze({
+      maxTurns: positiveInteger('maxTurns', options.maxTurns, DEFAULT_CONVERSATION_LIMITS.maxTurns),
+      maxInbox: positiveInteger('maxInbox', options.maxInbox, DEFAULT_CONVERSATION_LIMITS.maxInbox),
+      maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
+    })
+    this.#pool = database.pool
+    this.#now = options.now ?? (() => new Date())
+  }
+
+  async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
+    this.#assertOpen()
+    const { rows } = await this.#query<{ state: ConversationState }>(SELECT_STATE, [agentId, contextId])
+    return rows[0]?.state
+  }
+
+  async exists (agentId: string, contextId: string): Promise<boolean> {
+    this.#assertOpen()
+    const { rows } = await this.#query(SELECT_EXISTS, [agentId, contextId])
+    return rows.length > 0
+  }
+
+  async list (agentId: string, options: { limit?: number } = {}): Promise<ConversationSummary[]> {
+    this.#assertOpen()
+    const limit = options.limit === undefined || options.limit === Number.POSITIVE_INFINITY
+      ? null
+      : Math.max(0, Math.ceil(options.limit))
+    const { rows } = await this.#query<{ context_id: string, ownership: ConversationSummary['ownership'], version: number, updated_at: string }>(
+      SELECT_LIST, [agentId, limit])
+    return rows.map((row) => ({ agentId, contextId: row.context_id, ownership: row.ownership, version: row.version, updatedAt: row.updated_at }))
+  }
+
+  async findContextByTaskId (agentId: string, taskId: string): Promise<string | undefined> {
+    this.#assertOpen()
+    const { rows } = await this.#query<{ context_id: string }>(SELECT_TASK, [agentId, taskId])
+    return rows[0]?.context_id
+  }
+
+  async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+    this.#assertOpen()
+    return await this.#withLock(keyOf(agentId, contextId), async () => await this.#update(agentId, contextId, fn))
+  }
+
+  async delete (agentId: string, contextId: string): Promise<boolean> {
+    this.#assertOpen()
+    return await this.#withLock(keyOf(agentId, contextId), async () => {
+      // The DELETE waits for the row lock of an update running on another instance; the task index follows (cascade).
+      const { rowCount } = await this.#query(DELETE, [agentId, contextId])
+      return rowCount !== 0
+    })
+  }
+
+  /** Waits for this process's running and queued updates; afterwards every call rejects. The pool stays open. */
+  async close (): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await Promise.all([...this.#locks.values()])
+  }
+
+  #assertOpen (): void {
+    if (this.#closed) throw new ConversationStoreClosedError()
+  }
+
+  async #query<R extends pg.QueryResultRow> (text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    const { client, result } = await this.#withConnection(async (connection) => await connection.query<R>(text, values))
+    client.release()
+    return result
+  }
+
+  /**
+   * Runs `work` on a pool connection and hands the connection on (the caller releases it). A connection found dead
+   * (a server restart leaves idle ones behind) is replaced once: `work` must not have changed anything when its
+   * connection fails. An unreachable database rejects with StoreUnavailableError.
+   */
+  async #withConnection<T> (work: (client: pg.PoolClient) => Promise<T>, attempt = 1): Promise<{ client: pg.PoolClient, result: T }> {
+    let client: pg.PoolClient
+    try {
+      client = await this.#pool.connect()
+    } catch (error) {
+      throw toStoreError(error)
+    }
+    try {
+      return { client, result: await work(client) }
+    } catch (error) {
+      discard(client)
+      if (attempt === 2 || !isConnectionFailure(error)) throw toStoreError(error)
+    }
+    return await this.#withConnection(work, 2)
+  }
+
+  async #update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+    // Nothing has been done before the row is locked: that part may be retried; `fn` runs once.
+    const { client, result: row } = await this.#withConnection(async (connection) => await lockRow(connection, agentId, contextId))
+    let next: ConversationState
+    let json: string
+    try {
+      const current = row.state ?? undefined
+      const draft = await fn(current)
+      if (draft === null || typeof draft !== 'object') {
+        throw new TypeError('a conversation update must return the conversation state')
+      }
+      const at = this.#now().toISOString()
+      // The clone refuses what the memory store refuses (functions, symbols…) before JSON would silently drop it.
+      next = applyConversationLimits({
+        ...structuredClone(draft),
+        agentId,
+        contextId,
+        version: row.version + 1,
+        createdAt: current?.createdAt ?? at,
+        updatedAt: at
+      }, this.limits)
+      json = toJson(next)
+    } catch (error) {
+      await rollback(client)
+      throw error
+    }
+    try {
+      await client.query(WRITE, [agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort()])
+      await client.query('COMMIT')
+    } catch (error) {
+      // A failed write leaves the transaction aborted; a failed COMMIT leaves the connection in doubt.
+      discard(client)
+      throw toStoreError(error)
+    }
+    client.release()
+    return JSON.parse(json) as ConversationState
+  }
+
+  /** Runs `task` once every earlier task of the key has settled in this process (see MemoryConversationStore). */
+  async #withLock<T> (key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(key)
+    let releaseKey!: () => void
+    const held = new Promise<void>((resolve) => { releaseKey = resolve })
+    const tail = previous === undefined ? held : previous.then(() => held)
+    this.#locks.set(key, tail)
+    try {
+      if (previous !== undefined) await previous
+      return await task()
+    } finally {
+      releaseKey()
+      if (this.#locks.get(key) === tail) this.#locks.delete(key)
+    }
+  }
+}
+
+/**
+ * BEGIN and lock the conversation's row. A new conversation gets a placeholder row (state NULL) that our insert
+ * holds locked until we commit. When another transaction inserts it first, our insert waits for that one to finish
+ * and does nothing: the row is then committed and ours to lock on the next turn of the loop.
+ */
+async function lockRow (client: pg.PoolClient, agentId: string, contextId: string): Promise<LockedRow> {
+  await client.query('BEGIN')
+  const keys = [agentId, contextId]
+  for (;;) {
+    const row = (await client.query<LockedRow>(LOCK, keys)).rows[0] ?? (await client.query<LockedRow>(INSERT_PLACEHOLDER, keys)).rows[0]
+    if (row !== undefined) return row
+  }
+}

@@ -1,0 +1,143 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import pg from 'pg'
+import type { PostgresDatabase } from '../../src/stores/postgres/postgres-database.js'
+
+const url = process.env.TEST_DATABASE_URL
+
+if (url === undefined) {
+  t.test('PostgreSQL migrations', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+} else {
+  // Loaded only here: without a database these modules are not part of the run (nor of its coverage).
+  const { createPostgresDatabase } = await import('../../src/stores/postgres/postgres-database.js')
+  const migrations = await import('../../src/stores/postgres/migrations.js')
+  const { migrate } = migrations
+  const { DatabaseTaskStore, TASK_TABLE } = await import('@a2a-js/sdk/server/database')
+  const { ServerCallContext } = await import('@a2a-js/sdk/server')
+  const { TaskState } = await import('@a2a-js/sdk')
+
+  const run = `a2a_test_${process.pid}_${randomBytes(3).toString('hex')}`
+  const schemas: string[] = []
+  /** A schema name of this run (dropped at the end). */
+  const newSchema = (): string => {
+    schemas.push(`${run}_${schemas.length}`)
+    return schemas[schemas.length - 1]
+  }
+  const opened: PostgresDatabase[] = []
+  const open = (schema?: string): PostgresDatabase => {
+    const database = createPostgresDatabase({ connectionString: url, schema, logger: { warn () {} } })
+    opened.push(database)
+    return database
+  }
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  t.teardown(async () => {
+    for (const database of opened) await database.close()
+    for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`)
+    await admin.end()
+  })
+
+  const tablesOf = async (schema: string): Promise<string[]> => (await admin.query(
+    'select table_name from information_schema.tables where table_schema = $1 order by table_name', [schema])).rows.map((row) => row.table_name)
+
+  /** Columns, indexes and constraints of a table, with its schema's name taken out. */
+  const shapeOf = async (schema: string, table: string): Promise<unknown> => ({
+    columns: (await admin.query(`select column_name, data_type, character_maximum_length, collation_name, is_nullable, column_default
+      from information_schema.columns where table_schema = $1 and table_name = $2 order by ordinal_position`, [schema, table])).rows,
+    indexes: (await admin.query(`select indexname, replace(indexdef, $1 || '.', '') as def
+      from pg_indexes where schemaname = $1 and tablename = $2 order by indexname`, [schema, table])).rows,
+    constraints: (await admin.query(`select conname, pg_get_constraintdef(c.oid) as def from pg_constraint c
+      join pg_class r on r.oid = c.conrelid join pg_namespace n on n.oid = r.relnamespace
+      where n.nspname = $1 and r.relname = $2 order by conname`, [schema, table])).rows
+  })
+
+  t.test('a fresh schema, two instances migrating at once, then again: idempotent', async (t) => {
+    const schema = newSchema()
+    const a = open(schema)
+    const b = open(schema)
+    const [first, second] = await Promise.all([migrate(a.db, { schema }), migrate(b.db, { schema })])
+    t.equal(first.schema, schema)
+    t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
+    t.same(await tablesOf(schema), [
+      'a2a_migrations_lock', 'a2a_tasks_migrations', 'converse_conversation_tasks', 'converse_conversations',
+      'converse_migrations', 'converse_migrations_lock', 'converse_task_events', 'tasks'
+    ])
+    t.same(await migrate(a.db, { schema }), { schema, applied: [] }, 'nothing left to do')
+    t.same((await admin.query(`select name from ${schema}.a2a_tasks_migrations`)).rows, [{ name: '0001_create_tasks' }], 'recorded in the SDK CLI\'s ledger')
+    t.same((await admin.query(`select name from ${schema}.converse_migrations`)).rows, [{ name: '0001_converse_tables' }])
+
+    const conversations = await shapeOf(schema, migrations.CONVERSATIONS_TABLE) as { columns: Array<{ column_name: string }>, indexes: unknown[], constraints: unknown[] }
+    t.same(conversations.columns.map((column) => column.column_name), ['agent_id', 'context_id', 'state', 'version', 'created_at', 'updated_at', 'write_seq'])
+    t.match(conversations.constraints, [{ conname: 'converse_conversations_pkey', def: 'PRIMARY KEY (agent_id, context_id)' }])
+    const tasks = await shapeOf(schema, migrations.CONVERSATION_TASKS_TABLE)
+    t.match(tasks, {
+      constraints: [
+        { conname: 'converse_conversation_tasks_conversation_fkey', def: /^FOREIGN KEY \(agent_id, context_id\) REFERENCES \S*converse_conversations\(agent_id, context_id\) ON DELETE CASCADE$/ },
+        { conname: 'converse_conversation_tasks_pkey', def: 'PRIMARY KEY (agent_id, task_id)' }
+      ]
+    })
+  })
+
+  t.test('the task table is the one the SDK\'s own migration creates, and DatabaseTaskStore works on it', async (t) => {
+    // The SDK's migration, rendered by its CLI and run into a reference schema.
+    const cli = fileURLToPath(new URL('../../node_modules/@a2a-js/sdk/dist/cli/a2a_db.js', import.meta.url))
+    const { stdout: sdkSql } = await promisify(execFile)(process.execPath, [cli, 'upgrade', '--sql', '--dialect', 'postgres', '--store', 'tasks', '--from', 'base'])
+    t.match(sdkSql, /create table "tasks"/)
+    const reference = newSchema()
+    await admin.query(`create schema ${reference}`)
+    const sdkClient = new pg.Client({ connectionString: url, options: `-c search_path=${reference}` })
+    await sdkClient.connect()
+    await sdkClient.query(sdkSql)
+    await sdkClient.end()
+
+    const ours = newSchema()
+    const database = open(ours)
+    await migrate(database.db, { schema: ours })
+    t.same(await shapeOf(ours, TASK_TABLE), await shapeOf(reference, TASK_TABLE), 'same columns, types, collations, primary key and indexes')
+    t.same(await shapeOf(ours, migrations.TASK_MIGRATION_TABLE), await shapeOf(reference, migrations.TASK_MIGRATION_TABLE), 'same ledger')
+
+    const onSdkSchema = await migrate(open(reference).db, { schema: reference })
+    t.same(onSdkSchema.applied, ['converse/0001_converse_tables'], 'a schema the SDK CLI migrated: only our tables are added')
+
+    const store = new DatabaseTaskStore(database.db)
+    const context = new ServerCallContext()
+    const task = {
+      id: 'task-1',
+      contextId: 'ctx-1',
+      status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: '2026-01-01T00:00:00.000Z' },
+      artifacts: [],
+      history: [],
+      metadata: { a: 1 }
+    }
+    await store.save(task, context)
+    t.match(await store.load('task-1', context), { id: 'task-1', contextId: 'ctx-1', metadata: { a: 1 } })
+    const listed = await store.list({ tenant: '', contextId: 'ctx-1', status: 0 as never, pageToken: '', statusTimestampAfter: undefined }, context)
+    t.same(listed.tasks.map((entry) => entry.id), ['task-1'])
+    t.equal((await admin.query(`select count(*)::int as n from ${ours}.tasks`)).rows[0].n, 1, 'in our schema')
+  })
+
+  t.test('the schema: default, validation, failures', async (t) => {
+    const schema = newSchema()
+    const database = open(schema) // search_path names a schema that does not exist yet
+    await t.rejects(migrate(database.db), { message: /no current schema .* pass the schema option/ })
+    await t.rejects(migrate(database.db, { schema: 'Not Valid' }), { code: 'A2A_CONVERSE_INVALID_OPTION' })
+    await admin.query(`create schema ${schema}`)
+    t.same((await migrate(database.db)).schema, schema, 'the connection\'s current schema by default')
+
+    const clash = newSchema()
+    await admin.query(`create schema ${clash}; create table ${clash}.tasks (id int)`)
+    const failed = await migrate(open(clash).db, { schema: clash }).catch((error: unknown) => error)
+    t.match((failed as Error).message, /^migrate: the tasks schema failed in "0001_create_tasks": error: relation "tasks" already exists/)
+    t.match((failed as Error).cause, { code: '42P07' }, 'the cause is the database\'s error')
+    t.notOk((await tablesOf(clash)).includes('converse_conversations'), 'stopped at the failure')
+    t.same((await admin.query(`select count(*)::int as n from ${clash}.a2a_tasks_migrations`)).rows[0].n, 0, 'nothing recorded')
+
+    const brokenLedger = newSchema()
+    await admin.query(`create schema ${brokenLedger}; create table ${brokenLedger}.a2a_tasks_migrations (unrelated int)`)
+    await t.rejects(migrate(open(brokenLedger).db, { schema: brokenLedger }), { message: /^migrate: the tasks schema failed: error: column "name" does not exist/ },
+      'a failure outside any migration')
+  })
+}
