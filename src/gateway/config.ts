@@ -78,11 +78,12 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   try {
     raw = envSchema<RawConfig>({ schema: structuredClone(configSchema) as never, data, env: false })
   } catch (error) {
-    const first = (error as { errors?: Array<{ instancePath: string, message?: string }> }).errors?.[0]
+    // env-schema throws ajv's errors (each with its message), first one first.
+    const first = (error as { errors?: Array<{ instancePath: string, message: string }> }).errors?.[0]
     /* c8 ignore next -- env-schema always reports ajv errors; the fallback only guards its contract */
     if (first === undefined) throw error
     const variable = first.instancePath.replace(/^\//, '')
-    throw new ConfigError(variable, first.message ?? 'is invalid')
+    throw new ConfigError(variable, first.message)
   }
   const publicUrl = raw.PUBLIC_URL?.replace(/\/+$/, '')
   return {
@@ -99,6 +100,20 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     providerTimeoutMs: raw.PROVIDER_TIMEOUT_MS,
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS
   }
+}
+
+/**
+ * Settings that are valid but do not do what they seem to; main.ts logs each at warn when the gateway starts.
+ * A hop count in TRUST_PROXY: Fastify 5.12+ never trusts X-Forwarded-* by hop count (it cannot tell the
+ * immediate peer is a proxy), so forwarded headers are ignored as if TRUST_PROXY were false.
+ */
+export function configWarnings (config: GatewayConfig): string[] {
+  const warnings: string[] = []
+  if (typeof config.trustProxy === 'number') {
+    warnings.push(`TRUST_PROXY=${config.trustProxy} is a hop count, which Fastify does not trust: X-Forwarded-Proto/Host/For ` +
+      'are ignored. Give the proxies\' addresses or CIDRs (or true), or set PUBLIC_URL for the card URLs.')
+  }
+  return warnings
 }
 
 /** `true` / `false`, a hop count, or a comma list of IP addresses and CIDR ranges — as Fastify's trustProxy takes them. */

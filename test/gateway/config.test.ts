@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ConfigError, loadConfig, parseTrustProxy } from '../../src/gateway/config.js'
+import { ConfigError, configWarnings, loadConfig, parseTrustProxy } from '../../src/gateway/config.js'
 
 t.test('defaults with no configuration at all', async (t) => {
   const config = loadConfig({})
@@ -82,4 +82,13 @@ t.test('TRUST_PROXY takes what Fastify trustProxy takes', async (t) => {
   for (const bad of ['10.0.0.0/33', '::1/129', '10.0.0.1/8/1', 'host.example', '10.0.0.0/x', '40']) {
     t.throws(() => parseTrustProxy(bad), ConfigError, bad)
   }
+})
+
+t.test('warnings: a TRUST_PROXY hop count is valid but Fastify does not trust forwarded headers by it', async (t) => {
+  t.same(configWarnings(loadConfig({})), [])
+  t.same(configWarnings(loadConfig({ TRUST_PROXY: 'true' })), [])
+  t.same(configWarnings(loadConfig({ TRUST_PROXY: '10.0.0.0/8' })), [])
+  const [warning, ...others] = configWarnings(loadConfig({ TRUST_PROXY: '2' }))
+  t.same(others, [])
+  t.match(warning, /^TRUST_PROXY=2 is a hop count, which Fastify does not trust: X-Forwarded-Proto\/Host\/For are ignored/)
 })
