@@ -2,35 +2,23 @@
  * `npm start`: read the environment, build the gateway, listen, and drain on SIGTERM/SIGINT.
  * The only module that reads process.env or calls process.exit.
  */
+import type { FastifyInstance } from 'fastify'
 import { buildGateway } from './app.js'
-import { ConfigError, loadConfig, type GatewayConfig } from './config.js'
-import { AgentsFileError } from './agent-definitions.js'
+import { ConfigError, configWarnings, loadConfig, type GatewayConfig } from './config.js'
 
-async function main (): Promise<void> {
-  let config: GatewayConfig
-  try {
-    config = loadConfig(process.env)
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`a2a-converse: invalid configuration: ${error.message}\n`)
-      process.exit(1)
-    }
-    throw error
-  }
-  let app
-  try {
-    app = await buildGateway({ config })
-  } catch (error) {
-    if (error instanceof AgentsFileError || (error as { code?: string }).code?.startsWith('A2A_CONVERSE_') === true) {
-      process.stderr.write(`a2a-converse: cannot start: ${(error as Error).message}\n`)
-      process.exit(1)
-    }
-    throw error
-  }
-
+/**
+ * Drains on the first SIGTERM or SIGINT: /health/ready turns 503, no new connections, in-flight requests
+ * finish, open streams end; exit 0 when closed, 1 on an error or after `shutdownTimeoutMs`. Later signals are
+ * ignored while draining: `npm start` forwards the terminal's SIGINT to a child that got it already, and a
+ * second signal must not kill the process halfway (the time bound still holds).
+ */
+function drainOnSignals (app: FastifyInstance, config: GatewayConfig): void {
   let closing = false
-  const shutdown = (signal: string): void => {
-    if (closing) return
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (closing) {
+      app.log.info({ signal }, 'already draining')
+      return
+    }
     closing = true
     app.log.info({ signal }, 'draining: no new connections, finishing in-flight requests')
     // Bounded: if something hangs past the budget, leave anyway rather than wait for the LB's SIGKILL.
@@ -41,18 +29,32 @@ async function main (): Promise<void> {
     app.close().then(() => {
       app.log.info('closed')
       process.exit(0)
-    }, (error: unknown) => {
-      app.log.error({ err: error }, 'error while closing')
-      process.exit(1)
-    })
+    }, closeFailed.bind(undefined, app))
   }
-  process.once('SIGTERM', shutdown)
-  process.once('SIGINT', shutdown)
+  process.on('SIGTERM', shutdown)
+  process.on('SIGINT', shutdown)
+}
 
+/* c8 ignore start -- close() rejects only when an onClose hook throws; the in-memory stores never do, and a
+   process test cannot inject a failing hook into the real entry */
+function closeFailed (app: FastifyInstance, error: unknown): void {
+  app.log.error({ err: error }, 'error while closing')
+  process.exit(1)
+}
+/* c8 ignore stop */
+
+async function main (): Promise<void> {
+  const config = loadConfig(process.env)
+  const app = await buildGateway({ config })
+  for (const warning of configWarnings(config)) app.log.warn(warning)
+  drainOnSignals(app, config)
   await app.listen({ port: config.port, host: config.host })
 }
 
+// Everything that stops the start (an invalid variable, a bad AGENTS_FILE or document, a port in use) ends
+// here: one line on stderr naming the cause, exit code 1.
 main().catch((error: unknown) => {
-  process.stderr.write(`a2a-converse: failed to start: ${(error as Error)?.message ?? String(error)}\n`)
+  const what = error instanceof ConfigError ? 'invalid configuration' : 'cannot start'
+  process.stderr.write(`a2a-converse: ${what}: ${(error as Error).message}\n`)
   process.exit(1)
 })

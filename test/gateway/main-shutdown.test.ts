@@ -1,0 +1,172 @@
+/**
+ * The real entry (src/gateway/main.ts) as a process, drained by SIGTERM / SIGINT while an SSE stream is open: the
+ * stream is a human-owned task held WORKING (the takeover flow through the operator API), which stays open until a
+ * person replies or the app closes.
+ */
+import t, { type Test } from 'tap'
+import { connect, type Socket } from 'node:net'
+import { once } from 'node:events'
+import { rpc, SEED_HEADERS, URI, userMessage } from '../fixtures/gateway-helpers.js'
+import { startMain, within, type GatewayProcess } from '../fixtures/gateway-process.js'
+
+// Every test spawns the gateway through tap's TypeScript loader: allow for slow, busy machines.
+t.setTimeout(240_000)
+
+const KEY = 'operator-key-for-shutdown-tests'
+const SHUTDOWN_TIMEOUT_MS = 8000
+
+/** Reads SSE frames as they arrive; `ended` resolves when the server ends the response, rejects if it breaks. */
+function sseReader (response: Response) {
+  const frames: Array<Record<string, any>> = []
+  const waiters = new Set<() => void>()
+  let buffer = ''
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  const ended = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      buffer += decoder.decode(value, { stream: true })
+      let end: number
+      while ((end = buffer.indexOf('\n\n')) !== -1) {
+        const frame = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        const data = frame.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n')
+        frames.push(JSON.parse(data))
+        for (const waiter of waiters) waiter()
+      }
+    }
+    return buffer
+  })()
+  function waitFor (predicate: (frame: Record<string, any>) => boolean) {
+    return new Promise<Record<string, any>>((resolve, reject) => {
+      const check = () => {
+        const found = frames.find(predicate)
+        if (found !== undefined) { waiters.delete(check); resolve(found) }
+      }
+      waiters.add(check)
+      check()
+      ended.then(() => reject(new Error(`stream ended first: ${JSON.stringify(frames)}`)), reject)
+    })
+  }
+  return { frames, ended, waitFor }
+}
+
+/** A conversation taken over by a person, and a stream on its held (WORKING) task, open. */
+async function openHeldStream (base: string, contextId: string, via: 'SendStreamingMessage' | 'SubscribeToTask') {
+  const post = (body: string) => fetch(`${base}/a2a/demo`, { method: 'POST', headers: SEED_HEADERS, body })
+  await (await post(rpc('SendMessage', { message: userMessage('Hello there', { contextId }) }))).text()
+  const takeover = await fetch(`${base}/api/v1/agents/demo/conversations/${contextId}/takeover`, {
+    method: 'POST', headers: { authorization: `Bearer ${KEY}` }
+  })
+  if (takeover.status !== 200) throw new Error(`takeover: ${takeover.status}`)
+  let response: Response
+  if (via === 'SendStreamingMessage') {
+    response = await post(rpc('SendStreamingMessage', { message: userMessage('Is a person there?', { contextId }) }))
+  } else {
+    const held = await (await post(rpc('SendMessage', { message: userMessage('Is a person there?', { contextId }) }))).json() as Record<string, any>
+    response = await post(rpc('SubscribeToTask', { id: held.result.task.id }))
+  }
+  const stream = sseReader(response)
+  await stream.waitFor((frame) =>
+    frame.result?.statusUpdate?.status?.state === 'TASK_STATE_WORKING' ||
+    (via === 'SubscribeToTask' && frame.result?.task?.status?.state === 'TASK_STATE_WORKING'))
+  return { response, stream }
+}
+
+/**
+ * A second connection with a request whose headers are not finished: the server cannot reap it as idle, so the
+ * rest of the request, sent once draining started, is answered by the draining instance.
+ */
+async function halfSentRequest (base: string, path: string) {
+  const url = new URL(base)
+  const socket: Socket = connect(Number(url.port), url.hostname)
+  await once(socket, 'connect')
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\n`)
+  let received = ''
+  socket.setEncoding('utf8').on('data', (chunk: string) => { received += chunk })
+  const closed = once(socket, 'close')
+  return {
+    async finish () {
+      socket.write('\r\n')
+      await closed
+      return received
+    },
+    destroy: () => socket.destroy()
+  }
+}
+
+function checkCleanOutput (t: Test, child: GatewayProcess) {
+  t.equal(child.stderr(), '', 'nothing on stderr (no uncaught error, no stack)')
+  const lines = child.lines() // throws if stdout holds anything but pino JSON lines
+  t.same(lines.filter((line) => line.level >= 50), [], 'no error lines in the log')
+  t.notOk(/uncaught|unhandled/i.test(child.stdout()), 'no uncaught or unhandled error')
+}
+
+t.test('SIGTERM during an open SSE stream (SendStreamingMessage): the stream ends cleanly, ready is 503, exit 0 in time', async (t) => {
+  const child = startMain(t, { OPERATOR_API_KEY: KEY, SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), LOG_LEVEL: 'info' })
+  const base = await child.listening()
+  const { response, stream } = await openHeldStream(base, 'ctx-sigterm', 'SendStreamingMessage')
+  t.equal(response.status, 200)
+  t.match(response.headers.get('content-type'), /^text\/event-stream/)
+  t.equal(response.headers.get('a2a-extensions'), URI)
+  const held = stream.frames.at(-1)!
+  t.match(held.result.statusUpdate.status.message.metadata[URI], { ownership: { state: 'human_owned', suppressed: true } })
+
+  const ready = await halfSentRequest(base, '/health/ready')
+  t.teardown(ready.destroy)
+  const sent = Date.now()
+  child.kill('SIGTERM')
+  await child.waitForLine((line) => line.msg?.startsWith('draining') === true, 'draining')
+  const answer = await ready.finish()
+  t.match(answer, /^HTTP\/1\.1 503 /, '/health/ready answers 503 while draining')
+
+  const rest = await stream.ended // rejects if the connection broke instead of ending
+  t.equal(rest, '', 'the stream ended on a frame boundary')
+  const exit = await within(child.exited, SHUTDOWN_TIMEOUT_MS + 2000)
+  t.same(exit, { code: 0, signal: null }, 'exit code 0')
+  t.ok(Date.now() - sent < SHUTDOWN_TIMEOUT_MS, 'within SHUTDOWN_TIMEOUT_MS')
+  t.match(child.lines().find((line) => line.msg?.startsWith('draining')), { level: 30, signal: 'SIGTERM' })
+  t.ok(child.lines().some((line) => line.msg === 'closed'))
+  checkCleanOutput(t, child)
+})
+
+t.test('SIGINT twice (as `npm start` forwards Ctrl-C) during a SubscribeToTask stream: one drain, exit 0', async (t) => {
+  const child = startMain(t, { OPERATOR_API_KEY: KEY, SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), LOG_LEVEL: 'info' })
+  const base = await child.listening()
+  const { response, stream } = await openHeldStream(base, 'ctx-sigint', 'SubscribeToTask')
+  t.equal(response.status, 200)
+  t.match(response.headers.get('content-type'), /^text\/event-stream/)
+
+  // A half-sent request holds the drain open, so the second signal surely arrives while draining (two signals sent
+  // at once may be merged into one by the kernel).
+  const pending = await halfSentRequest(base, '/health/ready')
+  t.teardown(pending.destroy)
+  const sent = Date.now()
+  child.kill('SIGINT')
+  await child.waitForLine((line) => line.msg?.startsWith('draining') === true, 'draining')
+  t.equal(await stream.ended, '', 'the stream ended cleanly')
+  child.kill('SIGINT')
+  await child.waitForLine((line) => line.msg === 'already draining', 'the second signal')
+  t.match(await pending.finish(), /^HTTP\/1\.1 503 /, 'a request finishing during the drain gets 503')
+  t.same(await within(child.exited, SHUTDOWN_TIMEOUT_MS + 2000), { code: 0, signal: null }, 'exit code 0, not killed by the second signal')
+  t.ok(Date.now() - sent < SHUTDOWN_TIMEOUT_MS, 'within SHUTDOWN_TIMEOUT_MS')
+  const lines = child.lines()
+  t.equal(lines.filter((line) => line.msg?.startsWith('draining')).length, 1, 'one drain')
+  t.match(lines.find((line) => line.msg?.startsWith('draining')), { signal: 'SIGINT' })
+  t.match(lines.find((line) => line.msg === 'already draining'), { signal: 'SIGINT' })
+  checkCleanOutput(t, child)
+})
+
+t.test('a request that never finishes: the drain gives up after SHUTDOWN_TIMEOUT_MS with exit code 1', async (t) => {
+  const child = startMain(t, { SHUTDOWN_TIMEOUT_MS: '300', LOG_LEVEL: 'info' })
+  const base = await child.listening()
+  const stuck = await halfSentRequest(base, '/health/live')
+  t.teardown(stuck.destroy)
+  const sent = Date.now()
+  child.kill('SIGTERM')
+  t.same(await within(child.exited, 10_000), { code: 1, signal: null })
+  t.ok(Date.now() - sent >= 300, 'it waited for the budget')
+  t.match(child.lines().find((line) => line.level === 50), { msg: 'shutdown timed out', timeoutMs: 300 })
+  t.equal(child.stderr(), '')
+})
