@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, extname, join, resolve } from 'node:path'
-import { Ajv } from 'ajv'
+import { Ajv, type ErrorObject } from 'ajv'
 import { parse as parseYaml } from 'yaml'
 import { validateRoutineDeclarations, type RoutineDeclaration } from '../core/routine-declarations.js'
-import { RoutineDeclarationError } from '../core/errors.js'
 import type { OutOfScopeTopic } from '../runtime/knowledge-base.js'
 import { packageRoot } from './package-root.js'
 
@@ -74,7 +73,8 @@ export async function loadAgentDefinitions (file: string): Promise<AgentDefiniti
   try {
     text = await readFile(path, 'utf8')
   } catch (error) {
-    throw new AgentsFileError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+    // Node's fs errors always carry a code (ENOENT, EACCES, EISDIR, …).
+    throw new AgentsFileError(file, `cannot be read (${(error as NodeJS.ErrnoException).code as string})`)
   }
   let parsed: unknown
   try {
@@ -91,9 +91,10 @@ export async function loadAgentDefinitions (file: string): Promise<AgentDefiniti
   const ids = new Set<string>()
   return list.map((agent, index) => {
     if (!validateAgent(agent)) {
-      const error = validateAgent.errors?.[0]
-      const field = `agents[${index}]${(error?.instancePath ?? '').replaceAll('/', '.')}`
-      throw new AgentsFileError(file, `${field} ${error?.message ?? 'is invalid'}`)
+      // ajv sets `errors` (with messages) whenever validation fails.
+      const [error] = validateAgent.errors as ErrorObject[]
+      const field = `agents[${index}]${error.instancePath.replaceAll('/', '.')}`
+      throw new AgentsFileError(file, `${field} ${error.message as string}`)
     }
     const definition = agent as unknown as AgentDefinition
     if (ids.has(definition.id)) throw new AgentsFileError(file, `agents[${index}].id "${definition.id}" is declared twice`)
@@ -101,9 +102,8 @@ export async function loadAgentDefinitions (file: string): Promise<AgentDefiniti
     try {
       validateRoutineDeclarations(definition.routines ?? [])
     } catch (error) {
-      if (error instanceof RoutineDeclarationError) throw new AgentsFileError(file, `agent "${definition.id}": ${error.message}`)
-      /* c8 ignore next -- validateRoutineDeclarations throws only RoutineDeclarationError */
-      throw error
+      // A RoutineDeclarationError, whose message names the routine and the field.
+      throw new AgentsFileError(file, `agent "${definition.id}": ${(error as Error).message}`)
     }
     return definition.documents === undefined
       ? definition

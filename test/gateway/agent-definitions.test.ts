@@ -1,5 +1,4 @@
 import t from 'tap'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { AgentsFileError, defaultAgentsFile, loadAgentDefinitions } from '../../src/gateway/agent-definitions.js'
 
@@ -50,4 +49,17 @@ t.test('errors name the file and the field', async (t) => {
   await expect('badid.json', /agents\[1\]\.id must match pattern/)
   await expect('twice.json', /agents\[1\]\.id "shop" is declared twice/)
   await expect('routine.json', /agent "shop": routine "r": toolName must match/)
+})
+
+t.test('a file without a known extension is read as JSON', async (t) => {
+  const dir = t.testdir({ agents: JSON.stringify(agent), broken: 'id: shop' })
+  t.equal((await loadAgentDefinitions(join(dir, 'agents')))[0].id, 'shop')
+  await t.rejects(loadAgentDefinitions(join(dir, 'broken')), { name: 'AgentsFileError', message: /broken: is not valid JSON: / })
+  await t.rejects(loadAgentDefinitions(dir), { message: /cannot be read \(EISDIR\)/ }, 'a folder')
+})
+
+t.test('a YAML file holding nothing, or an agent that is not an object, names the entry', async (t) => {
+  const dir = t.testdir({ 'empty.yaml': '', 'list.yaml': '- just a string\n' })
+  await t.rejects(loadAgentDefinitions(join(dir, 'empty.yaml')), { message: /agents\[0\] must be object/ })
+  await t.rejects(loadAgentDefinitions(join(dir, 'list.yaml')), { message: /agents\[0\] must be object/ })
 })
