@@ -50,3 +50,22 @@ t.test('ready answers 503 once the instance drains', async (t) => {
   t.equal(app.draining, true)
   t.equal(during, 503)
 })
+
+t.test('with return503OnClosing off, ready itself answers 503 draining during close; live stays up', async (t) => {
+  // Fastify's default (return503OnClosing) answers every request with its own 503 while closing; an app that
+  // turns it off still gets a draining readiness from this plugin.
+  const app = Fastify({ return503OnClosing: false })
+  await app.register(health, { checks: { database: () => true } })
+  let ready: { status: number, body: unknown } | undefined
+  let live: number | undefined
+  app.addHook('preClose', async () => {
+    const res = await fetch(`${address}/health/ready`)
+    ready = { status: res.status, body: await res.json() }
+    live = (await fetch(`${address}/health/live`)).status
+  })
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  t.equal((await fetch(`${address}/health/ready`)).status, 200)
+  await app.close()
+  t.same(ready, { status: 503, body: { status: 'draining' } })
+  t.equal(live, 200)
+})
