@@ -14,6 +14,7 @@ import operatorApi from '../../plugins/operator-api.js'
 import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
 import type { GatewayConfig } from './config.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
+import { openPostgresState, type GatewayState } from './postgres-state.js'
 
 export interface GatewayOptions {
   config: GatewayConfig
@@ -37,10 +38,6 @@ export interface GatewayOptions {
 export async function buildGateway (options: GatewayOptions): Promise<FastifyInstance> {
   const { config } = options
   const definitions = options.agents ?? await loadAgentDefinitions(config.agentsFile ?? defaultAgentsFile())
-  const factories = { ...builtInExecutors, ...options.executors }
-  const conversations = options.conversations ?? new MemoryConversationStore()
-  const events = options.events ?? new MemoryTaskEventHub()
-
   const app = Fastify({
     logger: options.loggerStream === undefined
       ? { level: config.logLevel }
@@ -53,10 +50,36 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
     return503OnClosing: true
   })
   app.addHook('onRequest', async (request, reply) => { reply.header('x-request-id', request.id) })
+
+  // DATABASE_URL: tasks, conversations and live events on PostgreSQL; otherwise in this process's memory.
+  const state = config.databaseUrl === undefined
+    ? undefined
+    : await openPostgresState({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger: app.log })
+  const conversations = options.conversations ?? state?.conversations ?? new MemoryConversationStore()
+  const events = options.events ?? state?.events ?? new MemoryTaskEventHub()
   app.addHook('onClose', async () => {
-    await conversations.close()
-    await events.close()
+    // The state closes what it opened; stores passed in as options are closed here.
+    if (conversations !== state?.conversations) await conversations.close()
+    if (events !== state?.events) await events.close()
+    await state?.close()
   })
+  try {
+    await registerAll(app, options, definitions, { conversations, events, state })
+  } catch (error) {
+    await app.close()
+    throw error
+  }
+  return app
+}
+
+async function registerAll (
+  app: FastifyInstance,
+  options: GatewayOptions,
+  definitions: AgentDefinition[],
+  { conversations, events, state }: { conversations: ConversationStore, events: TaskEventHub, state: GatewayState | undefined }
+): Promise<void> {
+  const { config } = options
+  const factories = { ...builtInExecutors, ...options.executors }
 
   const taskStores = new Map<string, TaskStore>()
   const engines = new Map<string, RoutineEngine>()
@@ -67,14 +90,14 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
     if (factory === undefined) {
       throw new Error(`agent "${definition.id}": unknown executor "${name}" (known: ${Object.keys(factories).join(', ')})`)
     }
-    const taskStore = options.taskStores?.[definition.id] ?? new InMemoryTaskStore()
+    const taskStore = options.taskStores?.[definition.id] ?? state?.taskStoreFor(definition.id) ?? new InMemoryTaskStore()
     taskStores.set(definition.id, taskStore)
     const executor = await factory(definition, { conversations, taskStore })
     if (executor.engine !== undefined) engines.set(definition.id, executor.engine)
     endpoints.push({ id: definition.id, executor, taskStore })
   }
 
-  await app.register(health, { checks: options.readinessChecks })
+  await app.register(health, { checks: { ...state?.readinessChecks, ...options.readinessChecks } })
   await app.register(converse, {
     agents: definitions.map((definition) => ({
       id: definition.id,
@@ -98,5 +121,4 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
       inbox: createInbox({ store: conversations, taskStores, events, engines })
     })
   }
-  return app
 }

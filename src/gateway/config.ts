@@ -16,6 +16,8 @@ export interface GatewayConfig {
   agentsFile?: string
   operatorApiKey?: string
   databaseUrl?: string
+  /** PostgreSQL schema for every table (created at start); default: the server's search path. */
+  databaseSchema?: string
   providerTimeoutMs: number
   shutdownTimeoutMs: number
 }
@@ -46,6 +48,7 @@ export const configSchema = {
     AGENTS_FILE: { type: 'string', minLength: 1 },
     OPERATOR_API_KEY: { type: 'string', minLength: 16 },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    DATABASE_SCHEMA: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' },
     PROVIDER_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 1000 },
     SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 }
   }
@@ -62,6 +65,7 @@ interface RawConfig {
   AGENTS_FILE?: string
   OPERATOR_API_KEY?: string
   DATABASE_URL?: string
+  DATABASE_SCHEMA?: string
   PROVIDER_TIMEOUT_MS: number
   SHUTDOWN_TIMEOUT_MS: number
 }
@@ -97,6 +101,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     agentsFile: raw.AGENTS_FILE,
     operatorApiKey: raw.OPERATOR_API_KEY,
     databaseUrl: raw.DATABASE_URL,
+    databaseSchema: raw.DATABASE_SCHEMA,
     providerTimeoutMs: raw.PROVIDER_TIMEOUT_MS,
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS
   }
