@@ -1,9 +1,10 @@
 /**
  * Benchmark helpers: start Fastify apps on 127.0.0.1:0, load them with autocannon, and compare contenders
- * side by side in one process run. Rounds alternate the order (A,B then B,A, …) so drift and noise hit every
- * contender alike; each contender's figure is the median of its rounds.
+ * side by side in one process run. Rounds rotate the order (A,B,C then B,C,A then C,A,B, …; A,B then B,A for
+ * two) so drift and noise hit every contender alike and each one takes every position; each contender's
+ * figure is the median of its rounds.
  *
- * autocannon runs in a worker thread, so the servers keep the main event loop to themselves.
+ * autocannon runs in a worker thread, so servers in this process keep the main event loop to themselves.
  */
 import autocannon from 'autocannon'
 import type { FastifyInstance } from 'fastify'
@@ -16,11 +17,19 @@ export interface Load {
   body?: string
 }
 
+/** A server's CPU time (user + system) and the requests it has served so far. */
+export interface Usage {
+  cpuMicros: number
+  requests: number
+}
+
 export interface Contender {
   name: string
   /** Base URL, e.g. from listen(). */
   url: string
   load: Load
+  /** When the server runs in its own process (see child-app.ts): its usage, read around each measurement. */
+  usage?: () => Promise<Usage>
 }
 
 export interface RunOptions {
@@ -40,17 +49,28 @@ export interface Row {
   requestsPerSecond: number
   /** Every round's requests/s, in run order. */
   samples: number[]
+  /** Median server CPU µs per request over the rounds, when the contender reports its usage. */
+  cpuMicrosPerRequest?: number
+  /** Every round's server CPU µs per request, in run order. */
+  cpuSamples?: number[]
+}
+
+/** One ratio a scenario is judged by. */
+export interface RatioResult {
+  /** What the ratio compares, e.g. "with plugin / without". */
+  description: string
+  /** Median over the rounds of two rows' samples measured back to back: drift cancels out within a round. */
+  ratio: number
+  /** The ratio must be at least this. */
+  target: number
 }
 
 export interface ScenarioResult {
   name: string
-  /** What the ratio compares, e.g. "with plugin / without". */
-  description: string
   rows: Row[]
-  /** Median over the rounds of rows[0] / rows[1] measured back to back: drift cancels out within a pair. */
-  ratio: number
-  /** The ratio must be at least this. */
-  target: number
+  ratios: RatioResult[]
+  /** Lines printed under the scenario's table (set-up facts, reply sizes). */
+  notes?: string[]
 }
 
 /** Defaults fit the 2-core CI machine; BENCH_DURATION / BENCH_ROUNDS override them. */
@@ -99,21 +119,39 @@ export async function requestsPerSecond (contender: Contender, durationSec: numb
 export async function compare (contenders: Contender[], options: RunOptions): Promise<Row[]> {
   for (const contender of contenders) await requestsPerSecond(contender, options.warmupSec, options)
   const samples = contenders.map(() => [] as number[])
+  const cpuSamples = contenders.map(() => [] as number[])
   for (let round = 0; round < options.rounds; round++) {
-    const order = contenders.map((_, index) => index)
-    if (round % 2 === 1) order.reverse()
-    for (const index of order) samples[index].push(await requestsPerSecond(contenders[index], options.durationSec, options))
+    const order = contenders.map((_, index) => (index + round) % contenders.length)
+    for (const index of order) {
+      const contender = contenders[index]
+      const before = await contender.usage?.()
+      samples[index].push(await requestsPerSecond(contender, options.durationSec, options))
+      const after = await contender.usage?.()
+      if (before !== undefined && after !== undefined) {
+        cpuSamples[index].push((after.cpuMicros - before.cpuMicros) / Math.max(1, after.requests - before.requests))
+      }
+    }
   }
   return contenders.map((contender, index) => ({
     name: contender.name,
     requestsPerSecond: median(samples[index]),
-    samples: samples[index]
+    samples: samples[index],
+    ...(cpuSamples[index].length === 0
+      ? {}
+      : { cpuMicrosPerRequest: median(cpuSamples[index]), cpuSamples: cpuSamples[index] })
   }))
 }
 
-/** The median of rows[0].samples[i] / rows[1].samples[i]: each round measured both back to back. */
-export function pairedRatio (rows: readonly Row[]): number {
-  return median(rows[0].samples.map((sample, round) => sample / rows[1].samples[round]))
+/**
+ * The median of rows[a].samples[i] / rows[b].samples[i] (default rows 0 and 1): each round measured both.
+ * With `cpu`, the same for CPU per request, inverted (b / a) so that, like requests/s, higher is better.
+ */
+export function pairedRatio (rows: readonly Row[], a = 0, b = 1, cpu = false): number {
+  if (cpu) {
+    const [cpuA, cpuB] = [rows[a].cpuSamples ?? [], rows[b].cpuSamples ?? []]
+    return median(cpuA.map((sample, round) => cpuB[round] / sample))
+  }
+  return median(rows[a].samples.map((sample, round) => sample / rows[b].samples[round]))
 }
 
 export function median (values: readonly number[]): number {

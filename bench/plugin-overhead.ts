@@ -3,13 +3,20 @@
  * SendMessage {message} reply, once through the plugin with the extension active (A2A-Extensions header,
  * a static provider returning a full envelope with three citations) and once on a plain Fastify app.
  * Target: with / without ≥ 0.90.
+ *
+ * A third, informative contender (not judged) separates what the plugin does from what the extension puts on
+ * the wire: a plain app returning the plugin's decorated reply, byte for byte, with the echo header.
+ *
+ * Each server runs in its own child process (child-app.ts), which also reports the server's CPU time per
+ * request: on a shared machine requests/s swing with other load, CPU µs per request much less.
  */
 import Fastify, { type FastifyInstance } from 'fastify'
 import { converse } from '../src/fastify/converse-plugin.js'
 import { staticEnvelopeProvider } from '../src/core/envelope-provider.js'
 import type { EnvelopeDraft } from '../src/core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
-import { compare, listen, pairedRatio, runOptions, type Contender, type RunOptions, type ScenarioResult } from './lib.js'
+import { startChildApp } from './child-app.js'
+import { compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
 
 export const name = 'plugin-overhead'
 export const TARGET = 0.9
@@ -77,6 +84,31 @@ export async function buildWithoutPlugin (): Promise<FastifyInstance> {
   return app
 }
 
+/** The plugin's decorated reply to the benchmark request, and the plain one, for the control and the notes. */
+async function replies (): Promise<{ decorated: { body: string, json: unknown }, plain: { body: string } }> {
+  const request = { method: 'POST' as const, url: load(true).path, headers: load(true).headers, payload: REQUEST_BODY }
+  const withPlugin = await buildWithPlugin()
+  const withoutPlugin = await buildWithoutPlugin()
+  try {
+    const decorated = await withPlugin.inject(request)
+    const plain = await withoutPlugin.inject(request)
+    return { decorated: { body: decorated.body, json: decorated.json() }, plain: { body: plain.body } }
+  } finally {
+    await Promise.all([withPlugin.close(), withoutPlugin.close()])
+  }
+}
+
+/** Control: no plugin, but the very reply (body and echo header) the plugin sends, canned. */
+export async function buildControl (): Promise<FastifyInstance> {
+  const reply = (await replies()).decorated.json
+  const app = Fastify({ logger: false })
+  app.post('/a2a/:agentId', async (_request, response) => {
+    response.header('A2A-Extensions', CONVERSE_EXTENSION_URI)
+    return reply
+  })
+  return app
+}
+
 const load = (extensions: boolean): Contender['load'] => ({
   method: 'POST',
   path: '/a2a/ag_7Qb3nT1xK9wZs2Pv0Lm4Rd',
@@ -101,26 +133,41 @@ async function check (contender: Contender, expectEnvelope: boolean): Promise<vo
 }
 
 export async function run (overrides: Partial<RunOptions> = {}): Promise<ScenarioResult> {
-  const options = runOptions(overrides)
-  const withPlugin = await buildWithPlugin()
-  const withoutPlugin = await buildWithoutPlugin()
+  // Few connections keep the single-threaded server saturated without making autocannon the bottleneck;
+  // 7 rounds of 3 contenders keep the scenario under a minute.
+  const defaults: Partial<RunOptions> = { connections: 10 }
+  if (process.env.BENCH_ROUNDS === undefined) defaults.rounds = 7
+  const options = runOptions({ ...defaults, ...overrides })
+  const sizes = await replies()
+  const servers = await Promise.all(['buildWithPlugin', 'buildWithoutPlugin', 'buildControl']
+    .map((exportName) => startChildApp(import.meta.url, exportName)))
   try {
+    const [withPlugin, withoutPlugin, control] = servers
     const contenders: Contender[] = [
-      { name: 'SendMessage with plugin (extension active, 3 citations)', url: await listen(withPlugin), load: load(true) },
+      { name: 'SendMessage with plugin (extension active, 3 citations)', url: withPlugin.url, load: load(true), usage: withPlugin.usage },
       // The header is sent here too, so both sides parse the same request.
-      { name: 'SendMessage without plugin', url: await listen(withoutPlugin), load: load(true) }
+      { name: 'SendMessage without plugin', url: withoutPlugin.url, load: load(true), usage: withoutPlugin.usage },
+      { name: 'control: without plugin, the decorated reply canned', url: control.url, load: load(true), usage: control.usage }
     ]
     await check(contenders[0], true)
     await check(contenders[1], false)
+    await check(contenders[2], true)
     const rows = await compare(contenders, options)
+    const cpu = (row: Row) => `${(row.cpuMicrosPerRequest as number).toFixed(1)} µs`
     return {
       name,
-      description: 'with plugin / without',
       rows,
-      ratio: pairedRatio(rows),
-      target: TARGET
+      ratios: [{ description: 'with plugin / without', ratio: pairedRatio(rows, 0, 1), target: TARGET }],
+      notes: [
+        `reply body: ${sizes.plain.body.length} bytes without the extension, ${sizes.decorated.body.length} bytes with the envelope`,
+        `server CPU per request (median): with plugin ${cpu(rows[0])}, without ${cpu(rows[1])}, control ${cpu(rows[2])}`,
+        `CPU-based ratios (less sensitive to other load on the machine): with plugin / without = ${pairedRatio(rows, 0, 1, true).toFixed(3)}, ` +
+          `control / without = ${pairedRatio(rows, 2, 1, true).toFixed(3)} (the bigger reply alone), ` +
+          `with plugin / control = ${pairedRatio(rows, 0, 2, true).toFixed(3)} (the plugin's own work)`,
+        `req/s ratios: control / without = ${pairedRatio(rows, 2, 1).toFixed(3)}, with plugin / control = ${pairedRatio(rows, 0, 2).toFixed(3)}`
+      ]
     }
   } finally {
-    await Promise.all([withPlugin.close(), withoutPlugin.close()])
+    await Promise.all(servers.map((server) => server.close()))
   }
 }
