@@ -30,7 +30,7 @@ export const conversationExecutorFactory: ExecutorFactory = async (definition, s
   return conversationExecutor({
     agentId: definition.id,
     knowledgeBase,
-    routines: definition.routines ?? [],
+    routines: definition.routines,
     store: services.conversations,
     taskStore: services.taskStore
   })

@@ -3,17 +3,22 @@
  * knowledge answers (answerCoverage, citations), routines with slots (routine), typed routine calls (invocation)
  * and human takeover (ownership, author). Conversation state lives in a ConversationStore, updated once per turn
  * under the store's per-conversation lock; events are published only after that update committed.
+ *
+ * A conversation has at most one open task: a turn that answers in a new task (a message with the contextId only)
+ * closes the task the previous turn left waiting for input or held for a person (CANCELED, "Continued in task …").
  */
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk'
 import {
-  AgentEvent, ServerCallContext, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore
+  AgentEvent, ResultManager, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore
 } from '@a2a-js/sdk/server'
 import type { ConverseEnvelope, Invocation, OwnershipState } from '../core/envelope.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import {
-  newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore
+  newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore,
+  type ConversationTurn, type HumanReply
 } from '../stores/conversation-store.js'
 import type { KnowledgeBase } from './knowledge-base.js'
 import { answerTurn, textPart } from './knowledge-executor.js'
@@ -27,10 +32,11 @@ export interface ConversationExecutorOptions {
   routines?: readonly RoutineDeclaration[]
   store: ConversationStore
   /**
-   * The agent's task store. When a routine continues in a new task (a message with the contextId only), the task
-   * it left is closed here (CANCELED, pointing to the new task) instead of waiting for input forever.
+   * The agent's task store (the one its A2A endpoint uses). When a turn answers in a new task (a message with the
+   * contextId only), the task the conversation left open is closed here (CANCELED, pointing to the new task)
+   * instead of waiting forever.
    */
-  taskStore?: TaskStore
+  taskStore: TaskStore
   /** Passed to the routine engine (refuse hook, other-routine rule, clock). */
   engine?: RoutineEngineOptions
   newId?: () => string
@@ -51,9 +57,60 @@ type Plan =
     parts: Part[]
     envelope: ConverseEnvelope
     artifact?: { name: string, parts: Part[] }
+    /** A person's replies written before this (human-owned) turn, delivered into its task first. */
+    replies?: HumanReply[]
   }
 
 const MAX_TOOL_NAME = 256
+/** How long a turn waits for a parallel turn's events to be persisted before closing that turn's task. */
+const SETTLE_POLL_MS = 5
+const SETTLE_ATTEMPTS = 200
+
+const FINAL_STATES: ReadonlySet<TaskState | undefined> = new Set([
+  TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED
+])
+
+/**
+ * The conversation's latest user turn whose reply went into a task (turns answered by a Message carry no taskId):
+ * the task the conversation holds open, if that task is still open. A person's reply (inbox) goes there too.
+ */
+export function lastTaskTurn (state: Pick<ConversationState, 'turns'>): (ConversationTurn & { taskId: string }) | undefined {
+  for (let index = state.turns.length - 1; index >= 0; index--) {
+    const turn = state.turns[index]
+    if (turn.role === 'user' && turn.taskId !== undefined) return turn as ConversationTurn & { taskId: string }
+  }
+  return undefined
+}
+
+/** Whether the task holds the reply of the turn `turnId` (its envelope's originatingTurnId), or is over. */
+function settled (task: Task | undefined, turnId: string): boolean {
+  if (task === undefined) return false
+  if (FINAL_STATES.has(task.status?.state)) return true
+  return task.history.some((message) => {
+    const envelope = message.metadata?.[CONVERSE_EXTENSION_URI] as ConverseEnvelope | undefined
+    return envelope?.answerCoverage?.originatingTurnId === turnId
+  })
+}
+
+/** The message a person wrote (operator API), as the agent side of the conversation: ROLE_AGENT, author human. */
+export function humanMessage (contextId: string, taskId: string | undefined, reply: Pick<HumanReply, 'id' | 'text'>, newId: () => string): Message {
+  return {
+    messageId: newId(),
+    contextId,
+    taskId: taskId ?? '',
+    role: Role.ROLE_AGENT,
+    parts: [textPart(reply.text)],
+    metadata: {
+      [CONVERSE_EXTENSION_URI]: {
+        author: 'human',
+        answerCoverage: { availability: 'not_recorded', originatingTurnId: reply.id },
+        ownership: { state: 'human_owned', suppressed: false }
+      } satisfies ConverseEnvelope
+    },
+    extensions: [CONVERSE_EXTENSION_URI],
+    referenceTaskIds: []
+  }
+}
 
 /** The typed call of a message, when the request activated the extension and the message lists it. */
 export function typedCallOf (message: Pick<Message, 'extensions' | 'metadata'>, activated: boolean): TypedCall | undefined {
@@ -75,7 +132,7 @@ export function dataPart (data: Record<string, unknown>): Part {
 }
 
 export function conversationExecutor (options: ConversationExecutorOptions): AgentExecutor & { engine: RoutineEngine } {
-  const { agentId, knowledgeBase, store } = options
+  const { agentId, knowledgeBase, store, taskStore } = options
   const newId = options.newId ?? randomUUID
   const engine = createRoutineEngine(options.routines ?? [], options.engine)
   const recognise = createTriggerMatcher(engine.declarations)
@@ -92,7 +149,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
   function routinePlan (routine: ConversationRoutine, base: ConverseEnvelope, note?: string, invocation?: Invocation): Plan {
     const envelope: ConverseEnvelope = { ...base, routine: engine.routineState(routine) }
     if (invocation !== undefined) envelope.invocation = invocation
-    const text = [note, engine.prompt(routine)].filter((line) => line !== undefined && line !== '').join('\n')
+    const text = note === undefined ? engine.prompt(routine) : `${note}\n${engine.prompt(routine)}`
     switch (routine.status) {
       case 'completed': {
         const declaration = engine.declaration(routine.routine) as RoutineDeclaration
@@ -112,31 +169,49 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     }
   }
 
+  /**
+   * Tasks left open by the turn before (new task id → the old task and the turn whose reply it holds), closed after
+   * the turn that answers in the new task committed.
+   */
+  const superseded = new Map<string, { taskId: string, turnId: string }>()
+
   /** Decides the turn and updates the conversation state in place (the store commits it). */
   function decide (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {
-    const before = state.routine !== undefined && !isTerminal(state.routine) ? state.routine.taskId : undefined
+    const previous = lastTaskTurn(state)
     const plan = decideTurn(state, requestContext, turnId)
-    const after = state.routine?.taskId
-    if (before !== undefined && after !== before) superseded.set(requestContext.taskId, before)
+    if (plan.kind === 'task' && previous !== undefined && previous.taskId !== requestContext.taskId) {
+      superseded.set(requestContext.taskId, { taskId: previous.taskId, turnId: previous.id })
+    }
     return plan
   }
 
-  /** Tasks whose routine moved on to the task of this turn (new task id → old task id), closed after commit. */
-  const superseded = new Map<string, string>()
-
+  /**
+   * Closes the task the conversation left open when this turn answers in a new one: CANCELED, pointing to the new
+   * task. The SDK persists a turn's events after the executor published them, so a parallel turn may still be
+   * writing that task: wait (at most about a second) until it holds that turn's reply, then write through a
+   * ResultManager (the SDK's per-task write lock; a task already over is left as it is).
+   */
   async function closeSuperseded (requestContext: RequestContext): Promise<void> {
-    const oldTaskId = superseded.get(requestContext.taskId)
+    const old = superseded.get(requestContext.taskId)
+    if (old === undefined) return
     superseded.delete(requestContext.taskId)
-    if (oldTaskId === undefined || options.taskStore === undefined) return
-    const context = new ServerCallContext()
-    const task = await options.taskStore.load(oldTaskId, context)
-    if (task === undefined || task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return
+    const context = requestContext.context
+    let task = await taskStore.load(old.taskId, context)
+    for (let attempt = 0; attempt < SETTLE_ATTEMPTS && !settled(task, old.turnId); attempt++) {
+      await sleep(SETTLE_POLL_MS)
+      task = await taskStore.load(old.taskId, context)
+    }
+    const state = task?.status?.state
+    if (state !== TaskState.TASK_STATE_INPUT_REQUIRED && state !== TaskState.TASK_STATE_WORKING) return
     const base = envelopeBase(newId(), requestContext.userMessage.messageId)
-    const message = agentMessage(requestContext, [textPart(`Continued in task ${requestContext.taskId}.`)], base, oldTaskId)
+    const message = agentMessage(requestContext, [textPart(`Continued in task ${requestContext.taskId}.`)], base, old.taskId)
     message.referenceTaskIds = [requestContext.taskId]
-    task.status = { state: TaskState.TASK_STATE_CANCELED, message, timestamp: new Date().toISOString() }
-    task.history = [...task.history, message]
-    await options.taskStore.save(task, context)
+    await new ResultManager(taskStore, context).processEvent(AgentEvent.statusUpdate({
+      taskId: old.taskId,
+      contextId: requestContext.contextId,
+      status: { state: TaskState.TASK_STATE_CANCELED, message, timestamp: new Date().toISOString() },
+      metadata: undefined
+    }))
   }
 
   function decideTurn (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {
@@ -145,12 +220,16 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     const base = envelopeBase(turnId, message.messageId)
 
     if (state.ownership === 'human_owned') {
+      // A person's replies written since the last turn (there was no task to put them in) go into this one.
+      const replies = state.inbox
+      state.inbox = []
       return {
         kind: 'task',
         state: TaskState.TASK_STATE_WORKING,
         // No generated text: a data part says the turn waits for a person (A2A needs at least one part).
         parts: [dataPart({ ownership: 'human_owned', suppressed: true })],
-        envelope: { ...base, ownership: { state: 'human_owned', suppressed: true } }
+        envelope: { ...base, ownership: { state: 'human_owned', suppressed: true } },
+        replies
       }
     }
 
@@ -163,20 +242,17 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         state.routine = { ...result.progress, taskId: requestContext.taskId }
         return routinePlan(state.routine, base, note, result.invocation)
       }
+      // unknown_tool, declined, not_started: nothing runs, the conversation's routine stays as it was.
       const envelope: ConverseEnvelope = { ...base, invocation: result.invocation }
-      if (result.declaration !== undefined && result.pendingInput !== undefined) {
-        // not_started: nothing runs; `routine` says what a corrected call must supply.
-        envelope.routine = {
-          ...(result.declaration.exposed === true ? { toolName: result.declaration.toolName } : {}),
-          name: result.declaration.name,
-          status: 'waiting_for_input',
-          pendingInput: result.pendingInput
-        }
+      const declaration = result.declaration
+      if (declaration === undefined) {
+        return { kind: 'message', parts: [textPart(`There is no routine called "${call.toolName}".`)], envelope }
       }
-      const text = result.outcome === 'unknown_tool'
-        ? `There is no routine called "${call.toolName}".`
-        : `${result.declaration?.name ?? call.toolName}: ${note ?? result.outcome}`
-      return { kind: 'message', parts: [textPart(text)], envelope }
+      if (result.pendingInput !== undefined) {
+        // not_started (only exposed routines can be called): `routine` says what a corrected call must supply.
+        envelope.routine = { toolName: declaration.toolName, name: declaration.name, status: 'waiting_for_input', pendingInput: result.pendingInput }
+      }
+      return { kind: 'message', parts: [textPart(`${declaration.name}: ${note as string}`)], envelope }
     }
 
     if (active !== undefined) {
@@ -237,15 +313,27 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     }
     const timestamp = new Date().toISOString()
     const existing = requestContext.task
-    const task: Task = existing ?? {
-      id: taskId,
-      contextId,
-      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp },
-      artifacts: [],
-      history: [requestContext.userMessage],
-      metadata: undefined
-    }
+    // An existing task was loaded when the request came in; parallel requests may have added to it since. Its
+    // event carries no history or artifacts, so the SDK merges what is persisted instead of writing an old copy.
+    const task: Task = existing !== undefined
+      ? { ...existing, history: [], artifacts: [] }
+      : {
+          id: taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp },
+          artifacts: [],
+          history: [requestContext.userMessage],
+          metadata: undefined
+        }
     eventBus.publish(AgentEvent.task(task))
+    for (const reply of plan.replies ?? []) {
+      eventBus.publish(AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_WORKING, message: humanMessage(contextId, taskId, reply, newId), timestamp },
+        metadata: undefined
+      }))
+    }
     if (plan.artifact !== undefined) {
       const artifact: Artifact = {
         artifactId: newId(),
@@ -275,24 +363,26 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         const state = current ?? newConversationState(agentId, requestContext.contextId)
         plan = decide(state, requestContext, turnId)
         const at = new Date().toISOString()
-        const taskId = plan.kind === 'task' ? requestContext.taskId : requestContext.task?.id
+        // A turn names its task only when its reply went into that task (a Message reply is in no task).
+        const taskId = plan.kind === 'task' ? requestContext.taskId : undefined
         state.turns.push({ id: turnId, at, role: 'user', text: messageText(toWireParts(message.parts)), taskId, messageId: message.messageId })
         if (!plan.envelope.ownership?.suppressed) {
           state.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId })
         }
         return state
       })
-      publish(plan as Plan, requestContext, eventBus)
+      // The task left open is closed before this turn answers: a client that has the answer sees it closed.
       await closeSuperseded(requestContext)
+      publish(plan as Plan, requestContext, eventBus)
     },
     async cancelTask (taskId, eventBus) {
       // CancelTask abandons the conversation's routine when that task carries it; the task always ends CANCELED
       // (the SDK waits for a terminal status on the bus).
-      const contextId = await store.findContextByTaskId(agentId, taskId) ?? ''
+      const contextId = await store.findContextByTaskId(agentId, taskId)
       let routine: ConversationRoutine | undefined
-      if (contextId !== '') {
+      if (contextId !== undefined) {
         await store.update(agentId, contextId, (current) => {
-          const state = current ?? newConversationState(agentId, contextId)
+          const state = current as ConversationState
           if (state.routine !== undefined && state.routine.taskId === taskId && !isTerminal(state.routine)) {
             routine = { ...engine.abandon(state.routine), taskId }
             state.routine = routine
@@ -309,12 +399,13 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       const text = routine !== undefined ? engine.prompt(routine) : 'Task canceled.'
       eventBus.publish(AgentEvent.statusUpdate({
         taskId,
-        contextId,
+        // The conversation may no longer know the task (evicted); the SDK keeps the task's own contextId.
+        contextId: contextId ?? '',
         status: {
           state: TaskState.TASK_STATE_CANCELED,
           message: {
             messageId: newId(),
-            contextId,
+            contextId: contextId ?? '',
             taskId,
             role: Role.ROLE_AGENT,
             parts: [textPart(text)],

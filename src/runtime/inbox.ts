@@ -1,15 +1,18 @@
 /**
  * Human takeover: what the operator API does to a conversation. Ownership lives in the ConversationStore; a
- * person's reply becomes a ROLE_AGENT message with `author: human` in the task of the last suppressed turn —
- * written to the TaskStore (GetTask shows it) and published on the TaskEventHub (open streams receive it).
+ * person's reply becomes a ROLE_AGENT message with `author: human` in the task the conversation holds for a person
+ * (the task of the last suppressed turn) — written to the TaskStore (GetTask shows it) and published on the
+ * TaskEventHub (open streams receive it). A reply written while no task is held waits in the conversation's inbox
+ * and goes into the task of the client's next turn.
  */
 import { randomUUID } from 'node:crypto'
-import { Role, StreamResponse, TaskState, type Message, type Task } from '@a2a-js/sdk'
-import { ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
-import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/envelope.js'
+import { Role, StreamResponse, TaskState, type Message } from '@a2a-js/sdk'
+import { AgentEvent, ResultManager, ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
+import type { OwnershipState, RoutineState } from '../core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import type { ConversationState, ConversationStore, ConversationTurn } from '../stores/conversation-store.js'
+import { humanMessage, lastTaskTurn } from './conversation-executor.js'
 import { textPart } from './knowledge-executor.js'
 import type { RoutineEngine } from './routine-engine.js'
 
@@ -24,8 +27,10 @@ export interface ConversationView {
 
 export interface HumanReplyResult {
   contextId: string
-  /** The task the reply was added to; absent when the conversation has no task yet (the reply is kept). */
+  /** The task the reply was added to; absent when no task waits for a person (the reply goes into the next one). */
   taskId?: string
+  /** false: kept in the conversation's inbox until the client's next message. */
+  delivered: boolean
   /** The reply as it travels on the wire (A2A 1.0 JSON). */
   message: Record<string, unknown>
 }
@@ -40,18 +45,13 @@ export interface Inbox {
 
 export interface InboxOptions {
   store: ConversationStore
-  /** The task store of each agent (the same one its A2A endpoint uses). */
+  /** The task store of every agent whose conversations it serves (the same one its A2A endpoint uses). */
   taskStores: ReadonlyMap<string, TaskStore>
   events: TaskEventHub
   /** Routine engines by agent id, to show the routine in the view. */
   engines?: ReadonlyMap<string, RoutineEngine>
   recentTurns?: number
   newId?: () => string
-}
-
-/** The task of the conversation's latest user turn: where a person's reply (or the release) goes. */
-function lastUserTask (state: ConversationState): string | undefined {
-  return [...state.turns].reverse().find((turn) => turn.role === 'user' && turn.taskId !== undefined)?.taskId
 }
 
 export function createInbox (options: InboxOptions): Inbox {
@@ -71,62 +71,64 @@ export function createInbox (options: InboxOptions): Inbox {
     return view
   }
 
-  async function setOwnership (agentId: string, contextId: string, ownership: OwnershipState) {
-    if (!await store.exists(agentId, contextId)) return undefined
-    let released: string | undefined
-    const state = await store.update(agentId, contextId, (current) => {
-      const next = current as ConversationState
-      if (next.ownership !== ownership) {
-        if (ownership === 'ai_owned') released = lastUserTask(next)
-        next.ownership = ownership
-        next.ownershipChangedAt = new Date().toISOString()
-      }
-      return next
-    })
-    if (released !== undefined) await completeHeldTask(agentId, contextId, released)
-    return toView(state)
+  /** The task the conversation holds for a person: its last task, while that task is WORKING. */
+  async function heldTask (agentId: string, state: ConversationState): Promise<string | undefined> {
+    const taskId = lastTaskTurn(state)?.taskId
+    if (taskId === undefined) return undefined
+    const task = await (taskStores.get(agentId) as TaskStore).load(taskId, new ServerCallContext())
+    return task?.status?.state === TaskState.TASK_STATE_WORKING ? taskId : undefined
   }
 
   /**
-   * Release ends the task that held the person's side of the conversation (it waited in WORKING), so the
-   * streams on it close and the client's next message starts a fresh task with the agent.
+   * Sets the held task's status (and appends the message to its history) through a ResultManager — the SDK's
+   * per-task write lock, and a task already over stays over — then tells open streams.
    */
-  async function completeHeldTask (agentId: string, contextId: string, taskId: string): Promise<void> {
-    const text = 'The conversation is back with the assistant.'
-    const message = agentMessage(contextId, taskId, text, {
-      author: 'agent',
-      answerCoverage: { availability: 'not_recorded' },
-      ownership: { state: 'ai_owned', suppressed: false }
-    })
-    await updateTask(agentId, contextId, taskId, TaskState.TASK_STATE_COMPLETED, message)
-  }
-
-  function agentMessage (contextId: string, taskId: string | undefined, text: string, envelope: ConverseEnvelope): Message {
-    return {
-      messageId: newId(),
-      contextId,
-      taskId: taskId ?? '',
-      role: Role.ROLE_AGENT,
-      parts: [textPart(text)],
-      metadata: { [CONVERSE_EXTENSION_URI]: envelope },
-      extensions: [CONVERSE_EXTENSION_URI],
-      referenceTaskIds: []
-    }
-  }
-
-  /** Appends the message to a non-terminal task, sets its status, and tells open streams. */
   async function updateTask (agentId: string, contextId: string, taskId: string, state: TaskState, message: Message): Promise<void> {
-    const taskStore = taskStores.get(agentId)
-    if (taskStore === undefined) return
-    const context = new ServerCallContext()
-    const task: Task | undefined = await taskStore.load(taskId, context)
-    if (task === undefined || task.status?.state !== TaskState.TASK_STATE_WORKING) return
-    task.history = [...task.history, message]
-    task.status = { state, message, timestamp: new Date().toISOString() }
-    await taskStore.save(task, context)
+    const taskStore = taskStores.get(agentId) as TaskStore
+    const status = { state, message, timestamp: new Date().toISOString() }
+    await new ResultManager(taskStore, new ServerCallContext()).processEvent(AgentEvent.statusUpdate({ taskId, contextId, status, metadata: undefined }))
     await events.publish(taskId, StreamResponse.toJSON({
-      payload: { $case: 'statusUpdate', value: { taskId, contextId, status: task.status, metadata: undefined } }
+      payload: { $case: 'statusUpdate', value: { taskId, contextId, status, metadata: undefined } }
     }) as Record<string, unknown>)
+  }
+
+  async function setOwnership (agentId: string, contextId: string, ownership: OwnershipState) {
+    if (!await store.exists(agentId, contextId)) return undefined
+    // Under the conversation's lock: a client turn cannot slip in between the change and the held task's end.
+    const state = await store.update(agentId, contextId, async (current) => {
+      const next = current as ConversationState
+      if (next.ownership === ownership) return next
+      next.ownership = ownership
+      next.ownershipChangedAt = new Date().toISOString()
+      if (ownership === 'ai_owned') {
+        // Replies nobody received stay in the turns (the view shows them); the agent answers from now on.
+        next.inbox = []
+        // Release ends the task that held the person's side, so its streams close and the client's next message
+        // starts a fresh task with the agent.
+        const held = await heldTask(agentId, next)
+        if (held !== undefined) {
+          const message: Message = {
+            messageId: newId(),
+            contextId,
+            taskId: held,
+            role: Role.ROLE_AGENT,
+            parts: [textPart('The conversation is back with the assistant.')],
+            metadata: {
+              [CONVERSE_EXTENSION_URI]: {
+                author: 'agent',
+                answerCoverage: { availability: 'not_recorded' },
+                ownership: { state: 'ai_owned', suppressed: false }
+              }
+            },
+            extensions: [CONVERSE_EXTENSION_URI],
+            referenceTaskIds: []
+          }
+          await updateTask(agentId, contextId, held, TaskState.TASK_STATE_COMPLETED, message)
+        }
+      }
+      return next
+    })
+    return toView(state)
   }
 
   return {
@@ -138,27 +140,23 @@ export function createInbox (options: InboxOptions): Inbox {
     release: (agentId, contextId) => setOwnership(agentId, contextId, 'ai_owned'),
     async reply (agentId, contextId, text) {
       if (!await store.exists(agentId, contextId)) return undefined
-      let outcome: 'not_human_owned' | { taskId?: string, turnId: string } = 'not_human_owned'
-      await store.update(agentId, contextId, (current) => {
+      let result: HumanReplyResult | 'not_human_owned' = 'not_human_owned'
+      // Delivered under the conversation's lock, so a client turn that moves the conversation to a new task
+      // comes strictly before or after it.
+      await store.update(agentId, contextId, async (current) => {
         const state = current as ConversationState
         if (state.ownership !== 'human_owned') return state
-        const taskId = lastUserTask(state)
-        const turnId = newId()
-        state.turns.push({ id: turnId, at: new Date().toISOString(), role: 'human', text, taskId })
-        outcome = { taskId, turnId }
+        const reply = { id: newId(), at: new Date().toISOString(), text }
+        const taskId = await heldTask(agentId, state)
+        state.turns.push({ ...reply, role: 'human', taskId })
+        const message = humanMessage(contextId, taskId, reply, newId)
+        if (taskId !== undefined) await updateTask(agentId, contextId, taskId, TaskState.TASK_STATE_WORKING, message)
+        else state.inbox.push(reply)
+        const wire = StreamResponse.toJSON({ payload: { $case: 'message', value: message } }) as { message: Record<string, unknown> }
+        result = { contextId, ...(taskId !== undefined ? { taskId } : {}), delivered: taskId !== undefined, message: wire.message }
         return state
       })
-      if (outcome === 'not_human_owned') return outcome
-      const { taskId, turnId } = outcome as { taskId?: string, turnId: string }
-      const envelope: ConverseEnvelope = {
-        author: 'human',
-        answerCoverage: { availability: 'not_recorded', originatingTurnId: turnId },
-        ownership: { state: 'human_owned', suppressed: false }
-      }
-      const message = agentMessage(contextId, taskId, text, envelope)
-      if (taskId !== undefined) await updateTask(agentId, contextId, taskId, TaskState.TASK_STATE_WORKING, message)
-      const wire = StreamResponse.toJSON({ payload: { $case: 'message', value: message } }) as { message: Record<string, unknown> }
-      return { contextId, ...(taskId !== undefined ? { taskId } : {}), message: wire.message }
+      return result
     }
   }
 }
