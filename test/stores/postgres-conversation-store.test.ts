@@ -258,7 +258,9 @@ if (url === undefined) {
     const b = new PostgresConversationStore(open({ statementTimeoutMs: 200 }))
     await a.update('slow', 'c', addTurn('a'))
     const gate = deferred()
-    const held = a.update('slow', 'c', async (state) => { await gate.promise; return addTurn('b')(state) })
+    const holding = deferred()
+    const held = a.update('slow', 'c', async (state) => { holding.resolve(); await gate.promise; return addTurn('b')(state) })
+    await holding.promise
     const started = Date.now()
     await t.rejects(b.update('slow', 'c', addTurn('never')), StoreUnavailableError)
     t.ok(Date.now() - started < 3000, 'bounded by the statement timeout')
