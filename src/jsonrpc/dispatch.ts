@@ -123,6 +123,8 @@ export class A2ADispatcher {
     const mapped = fromSdkError(error, { taskId: taskIdOf(request) })
     if (mapped !== undefined) return mapped
     log?.error({ err: error, method: request.method }, 'A2A request handler failed')
+    // The state store is unreachable (StoreUnavailableError): our own message, safe to show, says what happened.
+    if ((error as { code?: unknown } | null)?.code === 'A2A_CONVERSE_STORE_UNAVAILABLE') return internalError((error as Error).message)
     return internalError(`Internal error while handling ${request.method}`)
   }
 
