@@ -6,6 +6,10 @@
  * do, and errors are mapped to exact A2A error objects (sdk-errors.ts). Unknown failures are logged and
  * answered with a bare -32603. A web framework adapter supplies the body, the negotiated facts and a way to
  * write JSON or SSE.
+ *
+ * SendMessage requests that cannot involve a task up front take a lean path (lean-send-message.ts): when the
+ * agent answers with a Message, the reply is the SDK's without its task machinery; anything else is handed
+ * to DefaultRequestHandler.sendMessage, which then runs as usual.
  */
 import {
   AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
@@ -17,6 +21,7 @@ import {
   type AgentExecutor, type TaskStore
 } from '@a2a-js/sdk/server'
 import { AbortableBusManager } from './abortable-bus-manager.js'
+import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from './lean-send-message.js'
 import { checkRequest, type AgentFacts, type CheckedRequest, type CheckResult, type RequestFacts } from './check-request.js'
 import {
   errorResponse, extendedAgentCardNotConfigured, internalError, successResponse, type JsonRpcError, type JsonRpcResponse
@@ -34,6 +39,11 @@ export interface DispatcherOptions {
   executor: AgentExecutor
   /** Default: a new InMemoryTaskStore. */
   taskStore?: TaskStore
+  /**
+   * The lean SendMessage path for Message replies (same results, see lean-send-message.ts). Default true;
+   * false sends every SendMessage through DefaultRequestHandler.sendMessage.
+   */
+  leanSendMessage?: boolean
 }
 
 export interface CallOptions {
@@ -63,6 +73,7 @@ export class A2ADispatcher {
   readonly facts: AgentFacts
   readonly #handler: DefaultRequestHandler
   readonly #buses = new AbortableBusManager()
+  readonly #lean: LeanSendMessage | undefined
 
   constructor (options: DispatcherOptions) {
     const capabilities = (options.card.capabilities ?? {}) as Capabilities & { extensions?: ExtensionEntry[] }
@@ -76,8 +87,17 @@ export class A2ADispatcher {
         .filter((entry) => entry.required === true && typeof entry.uri === 'string')
         .map((entry) => entry.uri as string)
     }
-    this.#handler = new DefaultRequestHandler(
-      AgentCard.fromJSON(options.card), options.taskStore ?? new InMemoryTaskStore(), options.executor, this.#buses)
+    const card = AgentCard.fromJSON(options.card)
+    const taskStore = options.taskStore ?? new InMemoryTaskStore()
+    if (options.leanSendMessage === false) {
+      this.#handler = new DefaultRequestHandler(card, taskStore, options.executor, this.#buses)
+      return
+    }
+    // The lean path hands what it does not answer to the SDK: the handler's executor and bus manager know.
+    const registry = new HandoffRegistry()
+    this.#handler = new DefaultRequestHandler(card, taskStore,
+      new HandoffExecutor(options.executor, registry), new HandoffBusManager(this.#buses, registry))
+    this.#lean = new LeanSendMessage({ card, executor: options.executor, handler: this.#handler, registry })
   }
 
   /** Everything decided from the request alone (see check-request.ts). */
@@ -133,7 +153,11 @@ export class A2ADispatcher {
     const params = request.params
     switch (request.method) {
       case 'SendMessage': {
-        const reply = await handler.sendMessage(SendMessageRequest.fromJSON(params), context)
+        const sendRequest = SendMessageRequest.fromJSON(params)
+        const lean = this.#lean
+        const reply = lean !== undefined && lean.eligible(sendRequest)
+          ? await lean.send(sendRequest, context)
+          : await handler.sendMessage(sendRequest, context)
         return 'messageId' in reply ? { message: Message.toJSON(reply) } : { task: Task.toJSON(reply) }
       }
       case 'GetTask':
