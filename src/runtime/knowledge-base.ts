@@ -53,6 +53,12 @@ export interface KnowledgeBaseOptions {
   /** Topics declared out of scope: a plain string is a topic whose only keyword is its own name. */
   outOfScope?: ReadonlyArray<string | OutOfScopeTopic>
   replies?: Partial<KnowledgeReplies>
+  /**
+   * How many answers to remember, by exact question text (least recently asked forgotten first). An answer is
+   * a pure function of the question and of what the knowledge base was built with, so a remembered one is the
+   * very answer a new search would give. Default {@link DEFAULT_ANSWER_CACHE_SIZE}; 0 turns the cache off.
+   */
+  answerCacheSize?: number
 }
 
 /** An assessed verdict (the knowledge base always assesses). */
@@ -118,6 +124,10 @@ export const FUZZY_MIN_LENGTH = 5
 export const FUZZY_DISTANCE = 1
 /** An answer quotes at most this many sentences of its chunk. */
 export const MAX_ANSWER_SENTENCES = 2
+/** Answers remembered per knowledge base by default (see {@link KnowledgeBaseOptions.answerCacheSize}). */
+export const DEFAULT_ANSWER_CACHE_SIZE = 1000
+/** Questions longer than this (characters) are never remembered: the cache stays small whatever clients send. */
+export const ANSWER_CACHE_MAX_QUESTION_LENGTH = 1000
 
 export const DEFAULT_REPLIES: Readonly<KnowledgeReplies> = Object.freeze({
   unclear: 'Could you tell me a bit more about what you would like to know?',
@@ -359,14 +369,25 @@ export class KnowledgeBase {
   readonly #index: MiniSearch<IndexedChunk>
   readonly #scope: ScopeRule[]
   readonly #replies: KnowledgeReplies
+  /** Per chunk id: its sentences and their terms, for quoting; and its citation. */
+  readonly #quotable = new Map<string, { sentences: SentenceCandidate[], citation: Citation }>()
+  /** Question text → its answer, least recently asked first. */
+  readonly #answers = new Map<string, KnowledgeAnswer>()
+  readonly #answerCacheSize: number
 
   constructor (options: KnowledgeBaseOptions) {
     validateDocuments(options.documents)
     this.#scope = scopeRules(options.outOfScope)
     this.#replies = { ...DEFAULT_REPLIES, ...options.replies }
+    const cacheSize = options.answerCacheSize ?? DEFAULT_ANSWER_CACHE_SIZE
+    if (!Number.isSafeInteger(cacheSize) || cacheSize < 0) throw new KnowledgeBaseError('answerCacheSize must be a non-negative integer')
+    this.#answerCacheSize = cacheSize
     this.documents = Object.freeze(options.documents.map((document) => ({ ...document })))
     this.chunks = Object.freeze(this.documents.flatMap(chunkDocument))
-    for (const chunk of this.chunks) this.#chunksById.set(chunk.id, chunk)
+    for (const chunk of this.chunks) {
+      this.#chunksById.set(chunk.id, chunk)
+      this.#quotable.set(chunk.id, { sentences: sentenceCandidates(chunk.text), citation: citationOf(chunk) })
+    }
     this.#index = new MiniSearch<IndexedChunk>({
       idField: 'id',
       fields: ['title', 'section', 'text'],
@@ -407,9 +428,28 @@ export class KnowledgeBase {
    * decides by the share of terms it matched: {@link ANSWERED_MIN_TERM_RATIO} → `answered` /
    * `sufficient_evidence`, {@link PARTIAL_MIN_TERM_RATIO} → `partial` / `insufficient_evidence`, less →
    * `unanswered` / `insufficient_evidence`. Only `answered` and `partial` quote text and cite the chunk.
+   *
+   * Answers are remembered by question text (see {@link KnowledgeBaseOptions.answerCacheSize}); every call
+   * returns a fresh object that the caller may change.
    */
   answer (question: string): KnowledgeAnswer {
     const text = typeof question === 'string' ? question : ''
+    if (this.#answerCacheSize === 0 || text.length > ANSWER_CACHE_MAX_QUESTION_LENGTH) return this.#search(text)
+    const remembered = this.#answers.get(text)
+    if (remembered !== undefined) {
+      // Most recently asked last: Map keeps insertion order.
+      this.#answers.delete(text)
+      this.#answers.set(text, remembered)
+      return copyAnswer(remembered)
+    }
+    const answer = this.#search(text)
+    if (this.#answers.size >= this.#answerCacheSize) this.#answers.delete(this.#answers.keys().next().value as string)
+    this.#answers.set(text, copyAnswer(answer))
+    return answer
+  }
+
+  /** {@link answer} without the cache. */
+  #search (text: string): KnowledgeAnswer {
     const ordered = questionTerms(text)
     const queryTerms = [...new Set(ordered)]
     const topic = this.#topicOf(ordered)
@@ -425,10 +465,11 @@ export class KnowledgeBase {
     if (best === undefined || ratio < PARTIAL_MIN_TERM_RATIO) {
       return verdict(this.#replies.unanswered, 'unanswered', 'insufficient_evidence', { queryTerms, matchedTerms })
     }
-    const chunk = this.#chunksById.get(best.id as string) as KnowledgeChunk
-    const evidence = { queryTerms, matchedTerms, chunkId: chunk.id, score: best.score }
-    const quote = quoteSentences(chunk.text, new Set(best.terms))
-    const citations = [citationOf(chunk)]
+    const chunkId = best.id as string
+    const quotable = this.#quotable.get(chunkId) as { sentences: SentenceCandidate[], citation: Citation }
+    const evidence = { queryTerms, matchedTerms, chunkId, score: best.score }
+    const quote = quoteCandidates(quotable.sentences, new Set(best.terms))
+    const citations = [{ ...quotable.citation }]
     return ratio >= ANSWERED_MIN_TERM_RATIO
       ? { ...verdict(quote, 'answered', 'sufficient_evidence', evidence), citations }
       : { ...verdict(`${this.#replies.partialLead}${quote}`, 'partial', 'insufficient_evidence', evidence), citations }
@@ -469,11 +510,26 @@ export function citationOf (chunk: KnowledgeChunk): Citation {
  * {@link MAX_ANSWER_SENTENCES} — the sentence adding the most matched terms the first one lacks.
  */
 export function quoteSentences (text: string, matchedTerms: ReadonlySet<string>): string {
-  const candidates = sentences(text).map((sentence, position) => ({ sentence, position, terms: new Set(terms(sentence)) }))
-  const chosen: typeof candidates = []
+  return quoteCandidates(sentenceCandidates(text), matchedTerms)
+}
+
+/** A sentence of a chunk, with its position and its search terms: computed once per chunk. */
+interface SentenceCandidate {
+  sentence: string
+  position: number
+  terms: ReadonlySet<string>
+}
+
+function sentenceCandidates (text: string): SentenceCandidate[] {
+  return sentences(text).map((sentence, position) => ({ sentence, position, terms: new Set(terms(sentence)) }))
+}
+
+/** {@link quoteSentences} over a chunk's precomputed sentences. */
+function quoteCandidates (candidates: readonly SentenceCandidate[], matchedTerms: ReadonlySet<string>): string {
+  const chosen: SentenceCandidate[] = []
   const covered = new Set<string>()
   while (chosen.length < MAX_ANSWER_SENTENCES) {
-    let next: (typeof candidates)[number] | undefined
+    let next: SentenceCandidate | undefined
     let gain = 0
     for (const candidate of candidates) {
       if (chosen.includes(candidate)) continue
@@ -490,4 +546,15 @@ export function quoteSentences (text: string, matchedTerms: ReadonlySet<string>)
   }
   if (chosen.length === 0) return candidates[0].sentence
   return chosen.sort((a, b) => a.position - b.position).map((candidate) => candidate.sentence).join(' ')
+}
+
+/** A copy of an answer that shares nothing mutable with it (remembered answers stay as they were computed). */
+function copyAnswer (answer: KnowledgeAnswer): KnowledgeAnswer {
+  const evidence = answer.evidence
+  return {
+    text: answer.text,
+    citations: answer.citations.map((citation) => ({ ...citation })),
+    coverage: { ...answer.coverage },
+    evidence: { ...evidence, queryTerms: [...evidence.queryTerms], matchedTerms: [...evidence.matchedTerms] }
+  }
 }
