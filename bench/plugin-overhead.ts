@@ -154,6 +154,8 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
     await check(contenders[2], true)
     const rows = await compare(contenders, options)
     const cpu = (row: Row) => `${(row.cpuMicrosPerRequest as number).toFixed(1)} µs`
+    // Rounds of one contender more than 1.5× apart: something else loaded the machine while measuring.
+    const noisy = rows.some((row) => Math.max(...row.samples) > 1.5 * Math.min(...row.samples))
     return {
       name,
       rows,
@@ -164,7 +166,8 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
         `CPU-based ratios (less sensitive to other load on the machine): with plugin / without = ${pairedRatio(rows, 0, 1, true).toFixed(3)}, ` +
           `control / without = ${pairedRatio(rows, 2, 1, true).toFixed(3)} (the bigger reply alone), ` +
           `with plugin / control = ${pairedRatio(rows, 0, 2, true).toFixed(3)} (the plugin's own work)`,
-        `req/s ratios: control / without = ${pairedRatio(rows, 2, 1).toFixed(3)}, with plugin / control = ${pairedRatio(rows, 0, 2).toFixed(3)}`
+        `req/s ratios: control / without = ${pairedRatio(rows, 2, 1).toFixed(3)}, with plugin / control = ${pairedRatio(rows, 0, 2).toFixed(3)}`,
+        ...(noisy ? ['WARNING: requests/s varied more than 1.5× between rounds (other load on the machine); the req/s ratio is unreliable, the CPU-based ones much less so'] : [])
       ]
     }
   } finally {
