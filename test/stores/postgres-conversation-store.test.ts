@@ -3,9 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { newConversationState, type ConversationState } from '../../src/stores/conversation-store.js'
+import type { ConversationState } from '../../src/stores/conversation-store.js'
 import type { PostgresDatabase, PostgresDatabaseOptions } from '../../src/stores/postgres/postgres-database.js'
-import { conversationStoreContract } from './conversation-store-contract.js'
 
 const url = process.env.TEST_DATABASE_URL
 
@@ -18,6 +17,8 @@ if (url === undefined) {
   const { PostgresConversationStore } = await import('../../src/stores/postgres/postgres-conversation-store.js')
   const { StoreUnavailableError } = await import('../../src/stores/errors.js')
   const { InvalidOptionError } = await import('../../src/core/errors.js')
+  const { newConversationState } = await import('../../src/stores/conversation-store.js')
+  const { conversationStoreContract } = await import('./conversation-store-contract.js')
 
   const schema = `a2a_test_${process.pid}_${randomBytes(4).toString('hex')}`
   const warnings: string[] = []
