@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
+import { Ajv } from 'ajv'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { InvalidOptionError } from '../src/core/errors.js'
 import type { Inbox } from '../src/runtime/inbox.js'
@@ -29,6 +30,12 @@ const replyBody = {
   properties: { text: { type: 'string', minLength: 1, maxLength: 20000 } }
 } as const
 
+/**
+ * Bodies and parameters are checked as sent: Fastify's default validator would turn `{"text": 42}` into "42" and
+ * drop unknown members silently; here both are a 400.
+ */
+const ajv = new Ajv({ allErrors: false, coerceTypes: false, removeAdditional: false, useDefaults: false })
+
 function digest (value: string): Buffer {
   return createHash('sha256').update(value).digest()
 }
@@ -44,6 +51,7 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
   const expected = digest(options.apiKey)
   const agents = new Set(options.agentIds)
   const { inbox } = options
+  fastify.setValidatorCompiler(({ schema }) => ajv.compile(schema))
 
   fastify.addHook('onRequest', async (request, reply) => {
     const header = request.headers.authorization

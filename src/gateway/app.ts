@@ -45,6 +45,9 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
     // Fastify takes a hop count too (proxy-addr); its types just do not say so.
     trustProxy: config.trustProxy as boolean | string[],
     bodyLimit: config.bodyLimit,
+    // Fastify's router stops at 100 characters per parameter; a client's contextId may be longer (the operator
+    // API accepts up to 256 and answers 400 beyond).
+    maxParamLength: 1024,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     return503OnClosing: true
