@@ -47,7 +47,8 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
     bodyLimit: config.bodyLimit,
     // Fastify's router stops at 100 characters per parameter; a client's contextId may be longer (the operator
     // API accepts up to 256 and answers 400 beyond).
-    maxParamLength: 1024,
+    // (Under routerOptions: the top-level option is deprecated, FSTDEP022, and warns on stderr at every start.)
+    routerOptions: { maxParamLength: 1024 },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     return503OnClosing: true
