@@ -77,6 +77,12 @@ if (url === undefined) {
     conversationStoreContract(t, { create: (options) => new PostgresConversationStore(main, options) })
   })
 
+  t.test('the ConversationStore contract, on pipelined connections', async (t) => {
+    const pipelined = open({ pipeline: true })
+    t.equal(pipelined.clientConfig.pipeline, true)
+    conversationStoreContract(t, { create: (options) => new PostgresConversationStore(pipelined, options) })
+  })
+
   t.test('options are checked', async (t) => {
     t.throws(() => new PostgresConversationStore(main, { maxTurns: 0 }), InvalidOptionError)
     t.throws(() => new PostgresConversationStore(main, { maxInbox: 1.5 }), { message: 'option "maxInbox" must be a positive integer' })
@@ -119,7 +125,7 @@ if (url === undefined) {
 
   t.test('two instances: 50 parallel updates of one conversation all land', async (t) => {
     const a = new PostgresConversationStore(open({ poolMax: 5 }), { maxTurns: 100 })
-    const b = new PostgresConversationStore(open({ poolMax: 5 }), { maxTurns: 100 })
+    const b = new PostgresConversationStore(open({ poolMax: 5, pipeline: true }), { maxTurns: 100 })
     const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => await (i % 2 === 0 ? a : b).update('two', 'counter', async (state) => {
       const next = state ?? newConversationState('two', 'counter')
       await sleep(Math.floor(Math.random() * 3)) // read, yield, write: without the row lock, updates would be lost

@@ -68,7 +68,7 @@ if (url === undefined) {
     const defaults = createPostgresDatabase({ connectionString: url })
     t.teardown(async () => { await defaults.close() })
     t.match(defaults.clientConfig, {
-      connectionString: url, connectionTimeoutMillis: 5000, statement_timeout: 30000, application_name: 'a2a-converse', keepAlive: true
+      connectionString: url, connectionTimeoutMillis: 5000, statement_timeout: 30000, application_name: 'a2a-converse', keepAlive: true, pipeline: false
     })
     t.notOk('options' in defaults.clientConfig, 'no search_path without a schema')
     t.equal(defaults.schema, undefined)
@@ -76,8 +76,9 @@ if (url === undefined) {
 
     const schema = `a2a_test_${process.pid}_${randomBytes(4).toString('hex')}`
     const custom = createPostgresDatabase({
-      connectionString: url, schema, statementTimeoutMs: 0, connectTimeoutMs: 700, poolMax: 2, applicationName: 'custom-app'
+      connectionString: url, schema, statementTimeoutMs: 0, connectTimeoutMs: 700, poolMax: 2, applicationName: 'custom-app', pipeline: true
     })
+    t.equal(custom.clientConfig.pipeline, true)
     t.teardown(async () => { await custom.close() })
     t.notOk('statement_timeout' in custom.clientConfig, '0 disables the statement timeout')
     t.equal(custom.schema, schema)

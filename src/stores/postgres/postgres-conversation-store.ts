@@ -212,8 +212,11 @@ export class PostgresConversationStore implements ConversationStore {
       throw error
     }
     try {
-      await client.query(WRITE, [agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort()])
-      await client.query('COMMIT')
+      // Sent together too: a failed write makes the COMMIT a ROLLBACK, and the write's error is the one thrown.
+      await Promise.all([
+        client.query(WRITE, [agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort()]),
+        client.query('COMMIT')
+      ])
     } catch (error) {
       // A failed write leaves the transaction aborted; a failed COMMIT leaves the connection in doubt.
       discard(client)
@@ -246,10 +249,12 @@ export class PostgresConversationStore implements ConversationStore {
  * and does nothing: the row is then committed and ours to lock on the next turn of the loop.
  */
 async function lockRow (client: pg.PoolClient, agentId: string, contextId: string): Promise<LockedRow> {
-  await client.query('BEGIN')
   const keys = [agentId, contextId]
-  for (;;) {
-    const row = (await client.query<LockedRow>(LOCK, keys)).rows[0] ?? (await client.query<LockedRow>(INSERT_PLACEHOLDER, keys)).rows[0]
-    if (row !== undefined) return row
+  // Sent together: one round trip with pipelined connections (PostgresDatabaseOptions.pipeline), else back to back.
+  const [, locked] = await Promise.all([client.query('BEGIN'), client.query<LockedRow>(LOCK, keys)])
+  let row = locked.rows[0]
+  while (row === undefined) {
+    row = (await client.query<LockedRow>(INSERT_PLACEHOLDER, keys)).rows[0] ?? (await client.query<LockedRow>(LOCK, keys)).rows[0]
   }
+  return row
 }

@@ -31,6 +31,11 @@ export interface PostgresDatabaseOptions {
   idleTimeoutMs?: number
   /** `application_name` of the connections (visible in `pg_stat_activity`). Default `a2a-converse`. */
   applicationName?: string
+  /**
+   * Pipelined connections (pg's `pipeline` mode): queries issued together go out without waiting for each other's
+   * answers, so a conversation update takes two round trips instead of four. Default false.
+   */
+  pipeline?: boolean
   /** Where connection errors are reported. Default: `console.warn`. */
   logger?: PostgresLogger
 }
@@ -97,6 +102,7 @@ export function createPostgresDatabase (options: PostgresDatabaseOptions): Postg
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
     application_name: options.applicationName ?? DEFAULT_APPLICATION_NAME,
+    pipeline: options.pipeline === true,
     ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
     ...(options.schema !== undefined ? { options: `-c search_path=${options.schema}` } : {})
   })

@@ -127,7 +127,8 @@ export class PostgresTaskEventHub implements TaskEventHub {
     this.#healthCheckTimeoutMs = nonNegativeInteger('healthCheckTimeoutMs', options.healthCheckTimeoutMs, 5000, 1)
     this.#spillRetentionMs = nonNegativeInteger('spillRetentionMs', options.spillRetentionMs, 60_000, 1)
     this.#pool = database.pool
-    this.#clientConfig = { ...database.clientConfig }
+    // One query at a time on this connection: nothing to pipeline.
+    this.#clientConfig = { ...database.clientConfig, pipeline: false }
     this.#logger = database.logger
     this.#connect()
   }
