@@ -3,10 +3,12 @@
  * tasks through @a2a-js/sdk's DatabaseTaskStore (Kysely over pg), conversations in our own tables, live task
  * events over LISTEN/NOTIFY. The schema is migrated at start (idempotent, safe when instances start together).
  */
+import { TaskState, type Task } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
+import { StoreUnavailableError } from '../stores/errors.js'
 import { toStoreError } from '../stores/postgres/connection-errors.js'
 import { migrate } from '../stores/postgres/migrations.js'
 import { PostgresConversationStore } from '../stores/postgres/postgres-conversation-store.js'
@@ -39,12 +41,41 @@ function agentScope (agentId: string) {
   return (context: ServerCallContext): string => `${agentId}:${resolveUserScope(context)}`
 }
 
-/** Connection failures become StoreUnavailableError, which the endpoint answers with -32603 and a clear message. */
+/** How the SDK words the FAILED task it makes of an executor that rejected with a StoreUnavailableError. */
+const EXECUTOR_STORE_FAILURE = `Agent execution error: ${new StoreUnavailableError().message}`
+
+/**
+ * The StoreUnavailableError behind a FAILED task the SDK made of an executor rejection, or undefined. The
+ * conversation executor's first step is its conversation update: when that finds the database unreachable, the
+ * SDK would save a FAILED task — and a task waiting for input would be over for good, for a passing outage.
+ */
+export function executorStoreFailure (task: Task): StoreUnavailableError | undefined {
+  if (task.status?.state !== TaskState.TASK_STATE_FAILED) return undefined
+  const content = task.status.message?.parts[0]?.content
+  const text = content?.$case === 'text' ? content.value : ''
+  if (!text.startsWith(EXECUTOR_STORE_FAILURE)) return undefined
+  // The driver's detail, if any, follows as ": detail"; the new error words it as the original did.
+  return new StoreUnavailableError(new Error(text.slice(EXECUTOR_STORE_FAILURE.length + 2)))
+}
+
+/**
+ * Connection failures become StoreUnavailableError, which the endpoint answers with -32603 and a clear message.
+ * The SDK's FAILED task for an executor whose conversation store was unreachable is not saved: the save rejects
+ * with that StoreUnavailableError instead, so the request fails with -32603 (stream: an error frame) and the task
+ * stays as it was — the client may send the turn again.
+ */
 class UnavailableAwareTaskStore implements TaskStore {
   readonly #inner: TaskStore
   constructor (inner: TaskStore) { this.#inner = inner }
-  save: TaskStore['save'] = async (task, context) => { try { return await this.#inner.save(task, context) } catch (error) { throw toStoreError(error) } }
+
+  save: TaskStore['save'] = async (task, context) => {
+    const failure = executorStoreFailure(task)
+    if (failure !== undefined) throw failure
+    try { return await this.#inner.save(task, context) } catch (error) { throw toStoreError(error) }
+  }
+
   load: TaskStore['load'] = async (taskId, context) => { try { return await this.#inner.load(taskId, context) } catch (error) { throw toStoreError(error) } }
+
   list: TaskStore['list'] = async (params, context) => { try { return await this.#inner.list(params, context) } catch (error) { throw toStoreError(error) } }
 }
 
