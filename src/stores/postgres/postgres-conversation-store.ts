@@ -38,8 +38,8 @@ const INSERT_PLACEHOLDER = `insert into ${CONVERSATIONS_TABLE} (agent_id, contex
   on conflict do nothing returning state, version`
 /**
  * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
- * gains (or takes over: the last writer wins) the ones it names. Ids are sorted so that two transactions
- * upserting the same ids take their row locks in the same order.
+ * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
+ * version per update). Ids are sorted so that two transactions upserting the same ids lock them in the same order.
  */
 const WRITE = `with conversation as (
     update ${CONVERSATIONS_TABLE}
@@ -52,7 +52,8 @@ const WRITE = `with conversation as (
   )
   insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
   select $1, task_id, $2 from unnest($7::text[]) as task_id
-  on conflict (agent_id, task_id) do update set context_id = excluded.context_id`
+  on conflict (agent_id, task_id) do update set context_id = excluded.context_id
+  where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id`
 
 function positiveInteger (name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
