@@ -16,6 +16,8 @@ import type { GatewayConfig } from './config.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
 import { openPostgresState, type GatewayState } from './postgres-state.js'
 
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
 export interface GatewayOptions {
   config: GatewayConfig
   /** Agents to serve; default: AGENTS_FILE, or the demo agent when that is unset. */
@@ -49,8 +51,13 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
     // API accepts up to 256 and answers 400 beyond).
     // (Under routerOptions: the top-level option is deprecated, FSTDEP022, and warns on stderr at every start.)
     routerOptions: { maxParamLength: 1024 },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // An incoming x-request-id is honoured when it looks like an id; anything else (long, odd bytes) is
+    // replaced, so a client cannot bloat or forge structure in every log line.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id']
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    },
     return503OnClosing: true
   })
   app.addHook('onRequest', async (request, reply) => { reply.header('x-request-id', request.id) })
