@@ -10,7 +10,7 @@ import { conversationExecutor } from '../../src/runtime/conversation-executor.js
 import { loadKnowledgeBase } from '../../src/runtime/load-documents.js'
 import { ConversationStoreClosedError } from '../../src/stores/conversation-store.js'
 import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
-import { Client, envelopeOf, gateway, operator, statusEnvelope, textOf } from '../fixtures/conversation-gateway.js'
+import { AUTH, Client, envelopeOf, gateway, operator, statusEnvelope, textOf } from '../fixtures/conversation-gateway.js'
 
 const AGENTS_FILE = fileURLToPath(new URL('../fixtures/conversation-agents.json', import.meta.url))
 
@@ -103,8 +103,13 @@ t.test('an unknown executor name fails the build (and what was opened is closed)
   await t.rejects(conversations.get('x', 'c'), ConversationStoreClosedError)
 })
 
-t.test('the demo agent by default', async (t) => {
-  const client = new Client(t, await gateway(t))
+t.test('the demo agent by default; a request id that looks like one is echoed, others replaced', async (t) => {
+  const app = await gateway(t)
+  const client = new Client(t, app)
   const task = await client.task('book a table')
   t.match(textOf(task.status.message), /Which date/)
+  const given = await operator(app, 'GET', `demo/conversations/${task.contextId}`, undefined, { ...AUTH, 'x-request-id': 'turn-42' })
+  t.equal(given.headers['x-request-id'], 'turn-42')
+  const odd = await operator(app, 'GET', `demo/conversations/${task.contextId}`, undefined, { ...AUTH, 'x-request-id': 'a b' })
+  t.not(odd.headers['x-request-id'], 'a b')
 })
