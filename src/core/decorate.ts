@@ -237,9 +237,27 @@ export function createEnvelopeDecorator (options: DecoratorOptions) {
 
 export type EnvelopeDecorator = ReturnType<typeof createEnvelopeDecorator>
 
+/**
+ * Valid drafts that are deep-frozen (what staticEnvelopeProvider returns, or any provider that freezes a shared
+ * envelope) cannot change, so they are validated once: the same draft object maps to the same envelope.
+ */
+const validatedFrozen = new WeakMap<object, ConverseEnvelope>()
+
+function isDeepFrozen (value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true
+  return Object.isFrozen(value) && Object.values(value).every(isDeepFrozen)
+}
+
 function validated (draft: unknown, context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope {
+  const frozen = draft !== null && typeof draft === 'object' && Object.isFrozen(draft)
+  if (frozen) {
+    const known = validatedFrozen.get(draft)
+    if (known !== undefined) return known
+  }
   const { envelope, invalid } = normalizeEnvelope(draft)
-  if (invalid !== undefined) {
+  if (invalid === undefined) {
+    if (frozen && isDeepFrozen(draft)) validatedFrozen.set(draft, Object.freeze(envelope))
+  } else {
     log?.warn({ agentId: context.agentId, kind: context.kind, members: invalid.members, errors: invalid.errors },
       'converse envelope provider returned an envelope that fails the schema; invalid members dropped')
   }

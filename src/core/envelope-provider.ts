@@ -49,5 +49,15 @@ export function functionEnvelopeProvider (
 
 /** Always the same envelope: for tests and fixed demos. */
 export function staticEnvelopeProvider (envelope: EnvelopeDraft): EnvelopeProvider {
-  return { envelope: () => envelope }
+  // A private, deep-frozen copy: it cannot change, so the decorator validates it once, not per reply.
+  const fixed = deepFreeze(structuredClone(envelope))
+  return { envelope: () => fixed }
+}
+
+function deepFreeze<T> (value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const member of Object.values(value)) deepFreeze(member)
+    Object.freeze(value)
+  }
+  return value
 }

@@ -325,7 +325,11 @@ t.test('providers', async (t) => {
   t.same(await fn.envelope({ agentId: 'h' } as EnvelopeContext), { author: 'human' })
   t.throws(() => functionEnvelopeProvider('nope' as any), TypeError)
   const fixed = staticEnvelopeProvider(FULL)
-  t.equal(fixed.envelope({} as EnvelopeContext), FULL)
+  const envelope = fixed.envelope({} as EnvelopeContext)
+  t.same(envelope, FULL, 'the same envelope…')
+  t.not(envelope, FULL, '…as a private copy')
+  t.ok(Object.isFrozen(envelope) && Object.isFrozen((envelope as typeof FULL).citations), 'deep-frozen, so it is validated once')
+  t.equal(fixed.envelope({} as EnvelopeContext), envelope, 'the same object every time')
   const attached = attachedEnvelopeProvider()
   t.equal(attached.envelope({ object: agentMessage('m') } as EnvelopeContext), undefined)
   t.equal(attached.envelope({ object: agentMessage('m', { metadata: { [URI]: FULL } }) } as EnvelopeContext), FULL)
@@ -458,4 +462,28 @@ t.test('emitted envelopes always pass validateEnvelope, whatever the provider re
     const out = await decorator.decorateResult('SendMessage', { message: agentMessage('m') }, turn) as any
     t.ok(validateEnvelope(envelopeOf(out.message)), JSON.stringify(drafts[i]) ?? 'undefined')
   }
+})
+
+t.test('a deep-frozen draft is validated once; a shallow-frozen or invalid one every time', async (t) => {
+  const decorator = createEnvelopeDecorator({ provider: staticEnvelopeProvider(FULL), timeoutMs: 100 })
+  const turn = { agentId: 'a', activated: [URI] }
+  const result = { message: agentMessage('m') }
+  const first = decorator.decorate('SendMessage', result, turn) as { message: { metadata: Record<string, unknown> } }
+  const second = decorator.decorate('SendMessage', result, turn) as { message: { metadata: Record<string, unknown> } }
+  t.equal(first.message.metadata[URI], second.message.metadata[URI], 'one envelope object shared by both replies')
+  t.ok(validateEnvelope(first.message.metadata[URI]))
+
+  const shallow = Object.freeze({ ...FULL, citations: [...(FULL.citations ?? [])] })
+  const byShallow = createEnvelopeDecorator({ provider: { envelope: () => shallow }, timeoutMs: 100 })
+  const a = byShallow.decorate('SendMessage', result, turn) as { message: { metadata: Record<string, unknown> } }
+  const b = byShallow.decorate('SendMessage', result, turn) as { message: { metadata: Record<string, unknown> } }
+  t.not(a.message.metadata[URI], b.message.metadata[URI], 'a shallow-frozen draft may change underneath: validated again')
+
+  const warnings: unknown[] = []
+  const bad = Object.freeze({ author: 'robot' })
+  const byBad = createEnvelopeDecorator({ provider: { envelope: () => bad as never }, timeoutMs: 100 })
+  const log = { warn: (entry: unknown) => { warnings.push(entry) } }
+  byBad.decorate('SendMessage', result, { ...turn, log })
+  byBad.decorate('SendMessage', result, { ...turn, log })
+  t.equal(warnings.length, 2, 'an invalid frozen draft is not cached: each reply logs its warning')
 })
