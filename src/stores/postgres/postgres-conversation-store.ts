@@ -143,6 +143,7 @@ export class PostgresConversationStore implements ConversationStore {
     this.#assertOpen()
     return await this.#withLock(keyOf(agentId, contextId), async () => {
       // The DELETE waits for the row lock of an update running on another instance; the task index follows (cascade).
+      // Run again after a lost connection it is harmless: the row is gone either way (only the answer may say false).
       const { rowCount } = await this.#query(DELETE, [agentId, contextId])
       return rowCount !== 0
     })

@@ -77,7 +77,7 @@ const SPILL = `with spilled as (
   select pg_notify($3, json_build_object('o', $4::text, 't', $1::text, 'r', id)::text) from spilled`
 const READ_SPILLED = `select event from ${TASK_EVENTS_TABLE} where id = $1`
 
-function nonNegativeInteger (name: string, value: number | undefined, fallback: number, min = 0): number {
+function integerOption (name: string, value: number | undefined, fallback: number, min = 0): number {
   if (value === undefined) return fallback
   if (!Number.isInteger(value) || value < min) {
     throw new InvalidOptionError(name, min === 0 ? 'must be a non-negative integer' : 'must be a positive integer')
@@ -121,11 +121,11 @@ export class PostgresTaskEventHub implements TaskEventHub {
     if (this.channel === '' || Buffer.byteLength(this.channel) > MAX_CHANNEL_LENGTH) {
       throw new InvalidOptionError('channel', `must be 1 to ${MAX_CHANNEL_LENGTH} bytes long`)
     }
-    this.#reconnectInitialDelayMs = nonNegativeInteger('reconnectInitialDelayMs', options.reconnectInitialDelayMs, 100, 1)
-    this.#reconnectMaxDelayMs = nonNegativeInteger('reconnectMaxDelayMs', options.reconnectMaxDelayMs, 5000, 1)
-    this.#healthCheckIntervalMs = nonNegativeInteger('healthCheckIntervalMs', options.healthCheckIntervalMs, 30_000)
-    this.#healthCheckTimeoutMs = nonNegativeInteger('healthCheckTimeoutMs', options.healthCheckTimeoutMs, 5000, 1)
-    this.#spillRetentionMs = nonNegativeInteger('spillRetentionMs', options.spillRetentionMs, 60_000, 1)
+    this.#reconnectInitialDelayMs = integerOption('reconnectInitialDelayMs', options.reconnectInitialDelayMs, 100, 1)
+    this.#reconnectMaxDelayMs = integerOption('reconnectMaxDelayMs', options.reconnectMaxDelayMs, 5000, 1)
+    this.#healthCheckIntervalMs = integerOption('healthCheckIntervalMs', options.healthCheckIntervalMs, 30_000)
+    this.#healthCheckTimeoutMs = integerOption('healthCheckTimeoutMs', options.healthCheckTimeoutMs, 5000, 1)
+    this.#spillRetentionMs = integerOption('spillRetentionMs', options.spillRetentionMs, 60_000, 1)
     this.#pool = database.pool
     // One query at a time on this connection: nothing to pipeline.
     this.#clientConfig = { ...database.clientConfig, pipeline: false }
