@@ -5,10 +5,11 @@
  */
 import { formatTable, type ScenarioResult } from './lib.js'
 import * as pluginOverhead from './plugin-overhead.js'
+import * as postgres from './postgres.js'
 
 interface Scenario { name: string, run (): Promise<ScenarioResult> }
 
-const all: Scenario[] = [pluginOverhead]
+const all: Scenario[] = [pluginOverhead, postgres]
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim()).filter((name) => name !== '')
 const scenarios = only === undefined || only.length === 0 ? all : all.filter((scenario) => only.includes(scenario.name))
 if (scenarios.length === 0) throw new Error(`BENCH_ONLY names no scenario (known: ${all.map((scenario) => scenario.name).join(', ')})`)

@@ -1,0 +1,132 @@
+/**
+ * What PostgreSQL state costs the gateway: the seed's SendMessage (A2A-Version 1.0, the converse extension
+ * requested; the demo agent answers with a Message and its envelope) on the same gateway twice, from one run —
+ * with DATABASE_URL (every turn commits the conversation to PostgreSQL before the reply goes out) and in memory.
+ * Target: PostgreSQL / memory ≥ 0.5.
+ *
+ * The database: BENCH_DATABASE_URL, else TEST_DATABASE_URL; neither set skips the scenario with a note. The run
+ * uses a schema of its own (`a2a_bench_<pid>_<random>`), dropped at the end.
+ *
+ * Each gateway runs in its own child process (child-app.ts); rounds interleave, the ratio is the median of
+ * per-round ratios. The CPU per request counts the gateway process only: the PostgreSQL server's own work (on
+ * the same cores here) shows in requests/s, not there.
+ */
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import pg from 'pg'
+import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { buildGateway } from '../src/gateway/app.js'
+import { loadConfig } from '../src/gateway/config.js'
+import { startChildApp, type ChildApp } from './child-app.js'
+import { compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
+
+export const name = 'postgres'
+/** PostgreSQL / memory. */
+export const TARGET = 0.5
+
+/** Where the parent tells the children which schema this run uses. */
+const SCHEMA_VARIABLE = 'A2A_CONVERSE_BENCH_SCHEMA'
+
+const ANSWER_TEXT = 'You can return an order within 30 days of delivery.'
+
+/** The seed's request (the curl of the converse extension spec). */
+const SEED_REQUEST = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'SendMessage',
+  params: {
+    message: {
+      messageId: '4f0c1a52-9e0b-4b8e-a7a5-0d6f0f6f2a10',
+      role: 'ROLE_USER',
+      parts: [{ text: 'How long do I have to return an order?' }]
+    }
+  }
+})
+
+const LOAD: Contender['load'] = {
+  method: 'POST',
+  path: '/a2a/demo',
+  headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI },
+  body: SEED_REQUEST
+}
+
+function databaseUrl (): string | undefined {
+  return process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
+}
+
+/** Child: the gateway with the demo agent, state on PostgreSQL. */
+export async function buildPostgresGateway (): Promise<FastifyInstance> {
+  return await buildGateway({
+    config: loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl(), DATABASE_SCHEMA: process.env[SCHEMA_VARIABLE] })
+  })
+}
+
+/** Child: the same gateway with its in-memory default. */
+export async function buildMemoryGateway (): Promise<FastifyInstance> {
+  return await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent' }) })
+}
+
+/** Sends the request once and checks the reply is the demo's answer with its envelope; returns its byte size. */
+async function checkReply (contender: Contender): Promise<number> {
+  const res = await fetch(contender.url + contender.load.path, { method: 'POST', headers: contender.load.headers, body: contender.load.body })
+  const text = await res.text()
+  const message = (JSON.parse(text) as { result?: { message?: { parts?: Array<{ text?: string }>, metadata?: Record<string, { citations?: unknown[] }> } } }).result?.message
+  const ok = res.status === 200 &&
+    res.headers.get('a2a-extensions') === CONVERSE_EXTENSION_URI &&
+    message?.parts?.[0]?.text === ANSWER_TEXT &&
+    message.metadata?.[CONVERSE_EXTENSION_URI]?.citations?.length === 1
+  if (!ok) throw new Error(`${contender.name}: unexpected reply (status ${res.status}): ${text.slice(0, 500)}`)
+  return Buffer.byteLength(text)
+}
+
+async function withClient<T> (url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+export async function run (overrides: Partial<RunOptions> = {}): Promise<ScenarioResult> {
+  const url = databaseUrl()
+  if (url === undefined) {
+    return { name, rows: [], ratios: [], notes: ['skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL database to compare'] }
+  }
+  // Few connections keep the single-threaded gateway saturated without making autocannon the bottleneck.
+  const options = runOptions({ connections: 10, ...overrides })
+  const schema = `a2a_bench_${process.pid}_${randomBytes(4).toString('hex')}`
+  process.env[SCHEMA_VARIABLE] = schema
+  const servers: ChildApp[] = []
+  try {
+    servers.push(await startChildApp(import.meta.url, 'buildPostgresGateway'))
+    servers.push(await startChildApp(import.meta.url, 'buildMemoryGateway'))
+    const [postgres, memory] = servers
+    const contenders: Contender[] = [
+      { name: 'gateway SendMessage, state on PostgreSQL', url: postgres.url, load: LOAD, usage: postgres.usage },
+      { name: 'gateway SendMessage, state in memory', url: memory.url, load: LOAD, usage: memory.usage }
+    ]
+    const sizes = [await checkReply(contenders[0]), await checkReply(contenders[1])]
+    const rows = await compare(contenders, options)
+    const conversations = await withClient(url, async (client) =>
+      Number((await client.query(`select count(*) as n from ${schema}.converse_conversations`)).rows[0].n))
+    const cpu = (row: Row) => `${(row.cpuMicrosPerRequest as number).toFixed(1)} µs`
+    const noisy = rows.some((row) => Math.max(...row.samples) > 1.5 * Math.min(...row.samples))
+    return {
+      name,
+      rows,
+      ratios: [{ description: 'PostgreSQL / memory', ratio: pairedRatio(rows, 0, 1), target: TARGET }],
+      notes: [
+        `reply bytes: PostgreSQL ${sizes[0]}, memory ${sizes[1]}; ${conversations} conversations committed to PostgreSQL (one per request)`,
+        `gateway CPU per request (median, the PostgreSQL server's work not included): PostgreSQL ${cpu(rows[0])}, memory ${cpu(rows[1])}`,
+        `each gateway in its own process, the database on ${new URL(url).host}; ${options.connections} connections, ${options.rounds} rounds of ${options.durationSec} s`,
+        ...(noisy ? ['WARNING: requests/s varied more than 1.5× between rounds (other load on the machine); the ratio is less reliable'] : [])
+      ]
+    }
+  } finally {
+    await Promise.all(servers.map(async (server) => await server.close()))
+    delete process.env[SCHEMA_VARIABLE]
+    await withClient(url, async (client) => await client.query(`drop schema if exists ${schema} cascade`))
+  }
+}
