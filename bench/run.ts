@@ -1,15 +1,16 @@
 /**
  * Runs every benchmark scenario in one process run and prints requests/s and the ratios each one is judged by.
  * Exit code 1 when a ratio misses its target. `npm run bench` builds first and runs dist/bench/run.js.
- * `BENCH_ONLY=plugin-overhead` (a comma list of scenario names) runs only those.
+ * `BENCH_ONLY=gateway,plugin-overhead` (a comma list of scenario names) runs only those.
  */
 import { formatTable, type ScenarioResult } from './lib.js'
+import * as gateway from './gateway.js'
 import * as pluginOverhead from './plugin-overhead.js'
 import * as postgres from './postgres.js'
 
 interface Scenario { name: string, run (): Promise<ScenarioResult> }
 
-const all: Scenario[] = [pluginOverhead, postgres]
+const all: Scenario[] = [pluginOverhead, gateway, postgres]
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim()).filter((name) => name !== '')
 const scenarios = only === undefined || only.length === 0 ? all : all.filter((scenario) => only.includes(scenario.name))
 if (scenarios.length === 0) throw new Error(`BENCH_ONLY names no scenario (known: ${all.map((scenario) => scenario.name).join(', ')})`)

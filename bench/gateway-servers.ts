@@ -1,0 +1,173 @@
+/**
+ * The three servers of the gateway benchmark, each answering the seed's SendMessage ("How long do I have to
+ * return an order?", A2A-Version 1.0, A2A-Extensions = the converse URI) with one agent Message of about the
+ * same size (~800 bytes):
+ *
+ * - `gateway`: the real gateway app (buildGateway, demo agent, conversation executor, converse plugin) at
+ *   POST /a2a/demo;
+ * - `express`: an @a2a-js/sdk Express server (`jsonRpcHandler` over DefaultRequestHandler and an
+ *   InMemoryTaskStore) whose echo executor replies with one Message carrying the same envelope in metadata;
+ * - `bare`: a bare Fastify route returning a canned reply of the same size (serialized per request, as any
+ *   JSON route).
+ *
+ * bench/gateway-server.ts runs one of them in a child process.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import express from 'express'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { AgentCard, Role } from '@a2a-js/sdk'
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server'
+import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
+import { buildGateway } from '../src/gateway/app.js'
+import { loadConfig } from '../src/gateway/config.js'
+import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+
+export const SERVER_KINDS = ['gateway', 'express', 'bare'] as const
+export type ServerKind = typeof SERVER_KINDS[number]
+
+/** What the gateway's demo agent answers to the seed question. */
+export const ANSWER_TEXT = 'You can return an order within 30 days of delivery.'
+
+/** The seed's request body (the curl of the converse extension spec, verbatim). */
+export const SEED_REQUEST = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'SendMessage',
+  params: {
+    message: {
+      messageId: '4f0c1a52-9e0b-4b8e-a7a5-0d6f0f6f2a10',
+      role: 'ROLE_USER',
+      parts: [{ text: 'How long do I have to return an order?' }]
+    }
+  }
+})
+
+export const SEED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'application/json',
+  'a2a-version': '1.0',
+  'a2a-extensions': CONVERSE_EXTENSION_URI
+})
+
+/** The envelope the gateway attaches to its answer (fresh turn id per reply, as the gateway does). */
+export function answerEnvelope (turnId: string, requestMessageId: string) {
+  return {
+    author: 'agent',
+    answerCoverage: {
+      availability: 'assessed',
+      coverage: 'answered',
+      reason: 'sufficient_evidence',
+      originatingTurnId: turnId,
+      originatingRequestId: requestMessageId
+    },
+    ownership: { state: 'ai_owned', suppressed: false },
+    citations: [{ documentId: 'returns-policy', chunkId: 'returns-policy#0', title: 'Returns policy' }]
+  }
+}
+
+/** The gateway's reply as it goes on the wire, with fixed ids: what the bare route answers. */
+export const CANNED_REPLY = Object.freeze({
+  jsonrpc: '2.0',
+  id: 1,
+  result: {
+    message: {
+      messageId: '710f1796-0940-4580-8dd9-ac954b18497c',
+      contextId: '97038e78-d40c-445a-8f8b-e414782974c6',
+      role: 'ROLE_AGENT',
+      parts: [{ text: ANSWER_TEXT, mediaType: 'text/plain' }],
+      metadata: { [CONVERSE_EXTENSION_URI]: answerEnvelope('26571179-cee4-49ac-b0e8-3df7ecd71389', '4f0c1a52-9e0b-4b8e-a7a5-0d6f0f6f2a10') },
+      extensions: [CONVERSE_EXTENSION_URI]
+    }
+  }
+})
+
+/** A running server: its base URL, the path to POST to, its HTTP server, and how to stop it. */
+export interface RunningServer {
+  url: string
+  path: string
+  http: Server
+  close (): Promise<void>
+}
+
+export async function startGateway (): Promise<RunningServer> {
+  const app = await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent' }) })
+  return { url: await listenFastify(app), path: '/a2a/demo', http: app.server, close: () => app.close() }
+}
+
+/**
+ * Replies to every message with one agent Message: the gateway's answer text and envelope (attached by the
+ * executor itself; there is no knowledge search and no converse plugin), and the A2A-Extensions echo.
+ */
+export const echoExecutor: AgentExecutor = {
+  async execute (requestContext, eventBus) {
+    const request = requestContext.userMessage
+    // As the gateway does: the extension was requested and this agent declares it, so the reply echoes it.
+    if (requestContext.context?.requestedExtensions?.includes(CONVERSE_EXTENSION_URI) === true) {
+      requestContext.context.addActivatedExtension(CONVERSE_EXTENSION_URI)
+    }
+    eventBus.publish(AgentEvent.message({
+      messageId: randomUUID(),
+      contextId: requestContext.contextId,
+      taskId: '',
+      role: Role.ROLE_AGENT,
+      parts: [{ content: { $case: 'text', value: ANSWER_TEXT }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+      metadata: { [CONVERSE_EXTENSION_URI]: answerEnvelope(randomUUID(), request.messageId) },
+      extensions: [CONVERSE_EXTENSION_URI],
+      referenceTaskIds: []
+    }))
+  },
+  async cancelTask () {}
+}
+
+export async function startExpress (): Promise<RunningServer> {
+  const card = AgentCard.fromJSON({
+    name: 'Echo',
+    description: 'Replies with a canned answer',
+    version: '1.0.0',
+    supportedInterfaces: [{ url: 'http://127.0.0.1/a2a/echo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    capabilities: { streaming: true, pushNotifications: false, extensions: [{ uri: CONVERSE_EXTENSION_URI, required: false }] },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: []
+  })
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), echoExecutor)
+  const app = express()
+  app.use('/a2a/echo', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
+  const server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening))
+  })
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    path: '/a2a/echo',
+    http: server,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    })
+  }
+}
+
+export async function startBare (): Promise<RunningServer> {
+  const app = Fastify({ logger: false })
+  app.post('/a2a/demo', async (_request, reply) => {
+    reply.header('a2a-extensions', CONVERSE_EXTENSION_URI)
+    return CANNED_REPLY
+  })
+  return { url: await listenFastify(app), path: '/a2a/demo', http: app.server, close: () => app.close() }
+}
+
+export function startServer (kind: ServerKind): Promise<RunningServer> {
+  switch (kind) {
+    case 'gateway': return startGateway()
+    case 'express': return startExpress()
+    case 'bare': return startBare()
+  }
+}
+
+async function listenFastify (app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as AddressInfo
+  return `http://127.0.0.1:${port}`
+}
