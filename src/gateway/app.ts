@@ -1,20 +1,19 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Writable } from 'node:stream'
-import { InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server'
+import type { TaskStore } from '@a2a-js/sdk/server'
 import { converse } from '../fastify/converse-plugin.js'
 import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
-import { MemoryTaskEventHub, type TaskEventHub } from '../events/task-event-hub.js'
+import type { TaskEventHub } from '../events/task-event-hub.js'
 import { createInbox } from '../runtime/inbox.js'
 import type { RoutineEngine } from '../runtime/routine-engine.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
-import { MemoryConversationStore } from '../stores/memory-conversation-store.js'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import operatorApi from '../../plugins/operator-api.js'
 import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
 import type { GatewayConfig } from './config.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
-import { openPostgresState, type GatewayState } from './postgres-state.js'
+import { openGatewayState, type GatewayState } from './state.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -63,16 +62,14 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
   app.addHook('onRequest', async (request, reply) => { reply.header('x-request-id', request.id) })
 
   // DATABASE_URL: tasks, conversations and live events on PostgreSQL; otherwise in this process's memory.
-  const state = config.databaseUrl === undefined
-    ? undefined
-    : await openPostgresState({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger: app.log })
-  const conversations = options.conversations ?? state?.conversations ?? new MemoryConversationStore()
-  const events = options.events ?? state?.events ?? new MemoryTaskEventHub()
+  const state = await openGatewayState(config, app.log)
+  const conversations = options.conversations ?? state.conversations
+  const events = options.events ?? state.events
   app.addHook('onClose', async () => {
-    // The state closes what it opened; stores passed in as options are closed here.
-    if (conversations !== state?.conversations) await conversations.close()
-    if (events !== state?.events) await events.close()
-    await state?.close()
+    // The state closes what it opened; stores passed in as options are closed here too.
+    await options.conversations?.close()
+    await options.events?.close()
+    await state.close()
   })
   try {
     await registerAll(app, options, definitions, { conversations, events, state })
@@ -87,7 +84,7 @@ async function registerAll (
   app: FastifyInstance,
   options: GatewayOptions,
   definitions: AgentDefinition[],
-  { conversations, events, state }: { conversations: ConversationStore, events: TaskEventHub, state: GatewayState | undefined }
+  { conversations, events, state }: { conversations: ConversationStore, events: TaskEventHub, state: GatewayState }
 ): Promise<void> {
   const { config } = options
   const factories = { ...builtInExecutors, ...options.executors }
@@ -101,14 +98,14 @@ async function registerAll (
     if (factory === undefined) {
       throw new Error(`agent "${definition.id}": unknown executor "${name}" (known: ${Object.keys(factories).join(', ')})`)
     }
-    const taskStore = options.taskStores?.[definition.id] ?? state?.taskStoreFor(definition.id) ?? new InMemoryTaskStore()
+    const taskStore = options.taskStores?.[definition.id] ?? state.taskStoreFor(definition.id)
     taskStores.set(definition.id, taskStore)
     const executor = await factory(definition, { conversations, taskStore })
     if (executor.engine !== undefined) engines.set(definition.id, executor.engine)
     endpoints.push({ id: definition.id, executor, taskStore })
   }
 
-  await app.register(health, { checks: { ...state?.readinessChecks, ...options.readinessChecks } })
+  await app.register(health, { checks: { ...state.readinessChecks, ...options.readinessChecks } })
   await app.register(converse, {
     agents: definitions.map((definition) => ({
       id: definition.id,

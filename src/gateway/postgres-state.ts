@@ -6,24 +6,13 @@
 import { TaskState, type Task } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
-import type { TaskEventHub } from '../events/task-event-hub.js'
-import type { ConversationStore } from '../stores/conversation-store.js'
 import { StoreUnavailableError } from '../stores/errors.js'
 import { toStoreError } from '../stores/postgres/connection-errors.js'
 import { migrate } from '../stores/postgres/migrations.js'
 import { PostgresConversationStore } from '../stores/postgres/postgres-conversation-store.js'
 import { createPostgresDatabase, type PostgresLogger } from '../stores/postgres/postgres-database.js'
 import { PostgresTaskEventHub } from '../stores/postgres/postgres-task-event-hub.js'
-import type { ReadinessCheck } from '../../plugins/health.js'
-
-/** Where the gateway keeps its state. */
-export interface GatewayState {
-  conversations: ConversationStore
-  events: TaskEventHub
-  taskStoreFor (agentId: string): TaskStore
-  readinessChecks: Record<string, ReadinessCheck>
-  close (): Promise<void>
-}
+import type { GatewayState } from './state.js'
 
 export interface PostgresStateOptions {
   connectionString: string

@@ -69,6 +69,9 @@ export interface OpenedStream {
 interface Capabilities { streaming?: boolean, pushNotifications?: boolean, extendedAgentCard?: boolean }
 interface ExtensionEntry { uri?: unknown, required?: unknown }
 
+/** The -32603 message when the state store (tasks, conversations) cannot be reached. */
+export const STORE_UNAVAILABLE_MESSAGE = 'the state store is unreachable; try again later'
+
 export class A2ADispatcher {
   readonly facts: AgentFacts
   readonly #handler: DefaultRequestHandler
@@ -143,8 +146,9 @@ export class A2ADispatcher {
     const mapped = fromSdkError(error, { taskId: taskIdOf(request) })
     if (mapped !== undefined) return mapped
     log?.error({ err: error, method: request.method }, 'A2A request handler failed')
-    // The state store is unreachable (StoreUnavailableError): our own message, safe to show, says what happened.
-    if ((error as { code?: unknown } | null)?.code === 'A2A_CONVERSE_STORE_UNAVAILABLE') return internalError((error as Error).message)
+    // The state store is unreachable (StoreUnavailableError): say so, but keep the driver's detail (hosts, ports)
+    // in the log above, not in the reply.
+    if ((error as { code?: unknown } | null)?.code === 'A2A_CONVERSE_STORE_UNAVAILABLE') return internalError(STORE_UNAVAILABLE_MESSAGE)
     return internalError(`Internal error while handling ${request.method}`)
   }
 

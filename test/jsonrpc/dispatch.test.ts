@@ -1,6 +1,6 @@
 import t from 'tap'
 import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server'
-import { A2ADispatcher } from '../../src/jsonrpc/dispatch.js'
+import { A2ADispatcher, STORE_UNAVAILABLE_MESSAGE } from '../../src/jsonrpc/dispatch.js'
 import { messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
 
 const card = { name: 'Bare', description: 'no capabilities at all' }
@@ -60,4 +60,17 @@ t.test('streaming methods are not answered by call()', async (t) => {
   t.match(logged, [{ method: 'SubscribeToTask', err: { message: 'SubscribeToTask is a streaming method: use open()' } }])
   t.strictSame(await dispatcher.call({ id: 2, method: 'SendStreamingMessage', params: send('x').params }, new ServerCallContext()),
     { jsonrpc: '2.0', id: 2, error: { code: -32603, message: 'Internal error while handling SendStreamingMessage' } }, 'no logger: still answered')
+})
+
+t.test('an unreachable state store: -32603 saying so, without the driver detail; the detail is logged', async (t) => {
+  const failing = new InMemoryTaskStore()
+  const unreachable = Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'A2A_CONVERSE_STORE_UNAVAILABLE' })
+  failing.load = async () => { throw unreachable }
+  const dispatcher = new A2ADispatcher({ card, executor: taskExecutor(), taskStore: failing })
+  const logged: unknown[] = []
+  const response = await dispatcher.call({ id: 7, method: 'GetTask', params: { id: 't-1' } }, new ServerCallContext(),
+    { log: { error: (entry: unknown) => { logged.push(entry) } } })
+  t.strictSame(response, { jsonrpc: '2.0', id: 7, error: { code: -32603, message: STORE_UNAVAILABLE_MESSAGE } })
+  t.equal(logged.length, 1)
+  t.match(logged[0], { err: unreachable, method: 'GetTask' })
 })

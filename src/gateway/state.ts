@@ -1,0 +1,46 @@
+/**
+ * Where the gateway keeps tasks, conversations and live task events: this process's memory, or PostgreSQL when
+ * DATABASE_URL is set (several instances, one service). The PostgreSQL layer is imported only when it is used.
+ */
+import { InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server'
+import { MemoryTaskEventHub, type TaskEventHub } from '../events/task-event-hub.js'
+import type { ConversationStore } from '../stores/conversation-store.js'
+import { MemoryConversationStore } from '../stores/memory-conversation-store.js'
+import type { PostgresLogger } from '../stores/postgres/postgres-database.js'
+import type { ReadinessCheck } from '../../plugins/health.js'
+import type { GatewayConfig } from './config.js'
+
+export interface GatewayState {
+  conversations: ConversationStore
+  events: TaskEventHub
+  taskStoreFor (agentId: string): TaskStore
+  readinessChecks: Record<string, ReadinessCheck>
+  close (): Promise<void>
+}
+
+/** One process: nothing shared, nothing to check, lost on restart. */
+export function memoryState (): GatewayState {
+  const conversations = new MemoryConversationStore()
+  const events = new MemoryTaskEventHub()
+  return {
+    conversations,
+    events,
+    taskStoreFor: () => new InMemoryTaskStore(),
+    readinessChecks: {},
+    async close () {
+      await conversations.close()
+      await events.close()
+    }
+  }
+}
+
+export async function openGatewayState (config: Pick<GatewayConfig, 'databaseUrl' | 'databaseSchema'>, logger: PostgresLogger): Promise<GatewayState> {
+  /* c8 ignore start -- the PostgreSQL path runs in the tests that need TEST_DATABASE_URL (CI sets it); without a
+     database it cannot run, and counting it there would fail `npm test` on a machine without PostgreSQL */
+  if (config.databaseUrl !== undefined) {
+    const { openPostgresState } = await import('./postgres-state.js')
+    return openPostgresState({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger })
+  }
+  /* c8 ignore stop */
+  return memoryState()
+}
