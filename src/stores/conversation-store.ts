@@ -74,6 +74,9 @@ export interface ConversationStore {
    * (agentId, contextId) run one after another, never interleaved, so none is lost. Updates of different
    * conversations do not wait for each other. When `fn` throws (or rejects), nothing is written, the error
    * propagates, and the next update of that conversation runs normally.
+   * `fn` may be called more than once (a store may try an optimistic path first); only the state returned by the
+   * last call is written, so `fn` must have no effects beyond computing the next state from its argument (closures
+   * that record the last computed plan are fine).
    * The store sets `agentId`, `contextId`, `version`, `createdAt` and `updatedAt`, and applies its limits
    * (turns, inbox, text length). Returns the stored state (a copy).
    */

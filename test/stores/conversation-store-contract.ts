@@ -206,6 +206,24 @@ export function conversationStoreContract (t: Test, subject: ConversationStoreSu
     t.equal((await slow).version, 1)
   })
 
+  t.test('fn may be called more than once: the state returned by the last call is the one written', async (t) => {
+    const store = await subject.create()
+    const demo = 'contract-rerun'
+    for (const contextId of ['new', 'new', 'other']) {
+      let calls = 0
+      let recorded: string | undefined
+      const result = await store.update(demo, contextId, (state) => {
+        calls++
+        recorded = `call ${calls}`
+        return addTurn(`${contextId}-${calls}-${state?.version ?? 0}`)(state)
+      })
+      const last = result.turns[result.turns.length - 1]
+      t.equal(last.id, `${contextId}-${calls}-${result.version - 1}`, 'the last call, on the last version, wrote')
+      t.equal(recorded, `call ${calls}`)
+      t.same(await store.get(demo, contextId), result)
+    }
+  })
+
   t.test('a throwing update leaves the state unchanged and does not poison the key', async (t) => {
     const demo = agent('demo')
     const store = await subject.create()

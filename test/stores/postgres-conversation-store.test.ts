@@ -123,7 +123,167 @@ if (url === undefined) {
     t.equal(await store.exists('sql', 'a'), true, 'the store works on')
   })
 
-  t.test('two instances: 50 parallel updates of one conversation all land', async (t) => {
+  /** A pool that records the statements sent on its connections, named by kind. */
+  const counting = (database: PostgresDatabase): { pool: pg.Pool, statements: string[] } => {
+    const statements: string[] = []
+    const kind = (text: string): string => {
+      const flat = text.replace(/\s+/g, ' ').trim()
+      if (flat.startsWith('with conversation as ( insert')) return 'insert-new'
+      if (flat.startsWith('with conversation as ( update')) return 'write'
+      if (flat.endsWith('for update')) return 'lock'
+      return flat.split(' ')[0].toLowerCase()
+    }
+    const pool = {
+      async connect () {
+        const client = await database.pool.connect()
+        return {
+          async query (text: string, values?: unknown[]) {
+            statements.push(kind(text))
+            return await client.query(text, values)
+          },
+          release: (destroy?: boolean) => { client.release(destroy) }
+        }
+      }
+    }
+    return { pool: pool as unknown as pg.Pool, statements }
+  }
+
+  t.test('a conversation not seen before: one autocommit INSERT (the optimistic path)', async (t) => {
+    const { pool, statements } = counting(main)
+    const store = new PostgresConversationStore({ pool })
+    let calls = 0
+    const created = await store.update('opt', 'new', (state) => {
+      calls++
+      t.equal(state, undefined)
+      return { ...addTurn('a')(state), routine: { routine: 'r', status: 'waiting_for_input', values: {}, stepIndex: 0, startedAt: 'x', updatedAt: 'x', taskId: 'T-opt' } }
+    })
+    t.same(statements, ['insert-new'], 'one statement, no BEGIN / COMMIT')
+    t.equal(calls, 1)
+    t.equal(created.version, 1)
+    t.equal(created.createdAt, created.updatedAt)
+    t.same(await store.get('opt', 'new'), created, 'the row as returned')
+    t.equal(await store.findContextByTaskId('opt', 'T-opt'), 'new', 'the task index rows came with it')
+    const { rows } = await main.pool.query('select version, created_at, updated_at from converse_conversations where agent_id = $1 and context_id = $2', ['opt', 'new'])
+    t.same([rows[0].version, rows[0].created_at.toISOString(), rows[0].updated_at.toISOString()], [1, created.createdAt, created.updatedAt])
+
+    statements.length = 0
+    t.equal((await store.update('opt', 'new', addTurn('b'))).version, 2)
+    t.same(statements, ['begin', 'lock', 'write', 'commit'], 'a conversation the store wrote goes straight to the locked path')
+
+    // Keys read through another store instance are remembered too.
+    for (const [read, key] of [
+      [async (other: InstanceType<typeof PostgresConversationStore>) => await other.get('opt', 'new'), 'get'],
+      [async (other: InstanceType<typeof PostgresConversationStore>) => await other.exists('opt', 'new'), 'exists'],
+      [async (other: InstanceType<typeof PostgresConversationStore>) => await other.findContextByTaskId('opt', 'T-opt'), 'findContextByTaskId']
+    ] as const) {
+      const counted = counting(main)
+      const other = new PostgresConversationStore({ pool: counted.pool })
+      await read(other)
+      counted.statements.length = 0
+      let seen = 0
+      await other.update('opt', 'new', (state) => { seen++; return addTurn(key)(state) })
+      t.same(counted.statements, ['begin', 'lock', 'write', 'commit'], `a key found by ${key} goes straight to the locked path`)
+      t.equal(seen, 1)
+    }
+    const misses = counting(main)
+    const reader = new PostgresConversationStore({ pool: misses.pool })
+    t.equal(await reader.get('opt', 'missing'), undefined)
+    t.equal(await reader.exists('opt', 'missing'), false)
+    t.equal(await reader.findContextByTaskId('opt', 'T-missing'), undefined)
+    misses.statements.length = 0
+    t.equal((await reader.update('opt', 'missing', addTurn('x'))).version, 1)
+    t.same(misses.statements, ['insert-new'], 'a key not found is still tried as new')
+
+    t.equal(await store.delete('opt', 'new'), true)
+    statements.length = 0
+    t.equal((await store.update('opt', 'new', addTurn('again'))).version, 1)
+    t.same(statements, ['insert-new'], 'a deleted key is forgotten: its next update is tried as new')
+  })
+
+  t.test('the remembered keys are bounded: the least recently used one is forgotten', async (t) => {
+    t.throws(() => new PostgresConversationStore(main, { rememberedConversations: 0 }), { message: /rememberedConversations/ })
+    const { pool, statements } = counting(main)
+    const store = new PostgresConversationStore({ pool }, { rememberedConversations: 2 })
+    for (const id of ['a', 'b']) await store.update('lru', id, addTurn(id))
+    await store.get('lru', 'a') // a is now the most recently used
+    await store.update('lru', 'c', addTurn('c')) // b is forgotten
+    statements.length = 0
+    await store.update('lru', 'a', addTurn('a2'))
+    t.same(statements, ['begin', 'lock', 'write', 'commit'], 'a is remembered')
+    statements.length = 0
+    const calls: Array<string[] | undefined> = []
+    const b = await store.update('lru', 'b', (state) => { calls.push(state?.turns.map((entry) => entry.id)); return addTurn('b2')(state) })
+    t.same(statements, ['insert-new', 'begin', 'lock', 'write', 'commit'], 'b was forgotten: tried as new, it conflicts, then the locked path')
+    t.same(calls, [undefined, ['b']], 'fn ran twice: on nothing, then on the real state')
+    t.same([b.version, b.turns.map((entry) => entry.id)], [2, ['b', 'b2']], 'the last call\'s state is written')
+  })
+
+  t.test('a conversation another instance created: the insert conflicts, fn runs again on the real state', async (t) => {
+    const a = new PostgresConversationStore(open())
+    const { pool, statements } = counting(open())
+    const b = new PostgresConversationStore({ pool })
+    await a.update('elsewhere', 'c', addTurn('from-a'))
+    const calls: Array<string[] | undefined> = []
+    let plan: string | undefined
+    const result = await b.update('elsewhere', 'c', (state) => {
+      calls.push(state?.turns.map((entry) => entry.id))
+      plan = state === undefined ? 'new' : 'existing'
+      return addTurn(`from-b-${calls.length}`)(state)
+    })
+    t.same(statements, ['insert-new', 'begin', 'lock', 'write', 'commit'])
+    t.same(calls, [undefined, ['from-a']], 'fn called twice, the second time on A\'s state')
+    t.equal(plan, 'existing', 'a closure keeps what the last call decided')
+    t.same([result.version, result.turns.map((entry) => entry.id)], [2, ['from-a', 'from-b-2']], 'no lost update; the last result written')
+    t.same(await a.get('elsewhere', 'c'), result)
+    statements.length = 0
+    await b.update('elsewhere', 'c', addTurn('again'))
+    t.same(statements, ['begin', 'lock', 'write', 'commit'], 'after the conflict the key is remembered')
+  })
+
+  t.test('fn throwing or returning nothing usable in the optimistic attempt: nothing written, the error propagates', async (t) => {
+    const { pool, statements } = counting(main)
+    const store = new PostgresConversationStore({ pool })
+    const seen: Array<ConversationState | undefined> = []
+    await t.rejects(store.update('throws', 'c', (state) => { seen.push(state); throw new Error('no') }), { message: 'no' })
+    t.same(seen, [undefined, undefined], 'tried as new, then on the locked path (the conversation does not exist either way)')
+    t.same(statements, ['begin', 'lock', 'insert', 'rollback'], 'the optimistic attempt sent nothing')
+    t.equal(await store.exists('throws', 'c'), false, 'nothing written')
+    await t.rejects(store.update('throws', 'c', () => null as unknown as ConversationState), TypeError)
+    t.equal(await store.exists('throws', 'c'), false)
+    t.equal((await store.update('throws', 'c', addTurn('ok'))).version, 1, 'the key is not poisoned')
+  })
+
+  t.test('the optimistic insert is not retried when its connection fails: the store is unavailable', async (t) => {
+    const db = open()
+    let kill = false
+    let refuse = false
+    const flaky = {
+      async connect (): Promise<pg.PoolClient> {
+        if (refuse) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
+        const client = await db.pool.connect()
+        if (kill) {
+          kill = false
+          const pid = (await client.query('select pg_backend_pid() as pid')).rows[0].pid as number
+          await admin.query('select pg_terminate_backend($1)', [pid])
+          await waitFor(async () => (await admin.query('select 1 from pg_stat_activity where pid = $1', [pid])).rows.length === 0)
+        }
+        return client
+      }
+    }
+    const store = new PostgresConversationStore({ pool: flaky as unknown as pg.Pool })
+    let calls = 0
+    kill = true
+    await t.rejects(store.update('unsure', 'c', (state) => { calls++; return addTurn('a')(state) }), StoreUnavailableError,
+      'whether it committed is unknown: no second attempt that could apply fn twice')
+    t.equal(calls, 1)
+    refuse = true
+    await t.rejects(store.update('unsure', 'd', addTurn('a')), { code: 'A2A_CONVERSE_STORE_UNAVAILABLE' }, 'no connection at all')
+    refuse = false
+    t.equal(await store.exists('unsure', 'd'), false)
+    t.equal((await store.update('unsure', 'd', addTurn('a'))).version, 1, 'and the store works on')
+  })
+
+  t.test('two instances: 50 parallel updates of one new conversation all land (one optimistic insert wins, the rest lock)', async (t) => {
     const a = new PostgresConversationStore(open({ poolMax: 5 }), { maxTurns: 100 })
     const b = new PostgresConversationStore(open({ poolMax: 5, pipeline: true }), { maxTurns: 100 })
     const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => await (i % 2 === 0 ? a : b).update('two', 'counter', async (state) => {
@@ -206,6 +366,19 @@ if (url === undefined) {
     await other.query('rollback')
     t.equal((await second).version, 1)
     t.equal(seen, undefined)
+
+    // A conversation this store remembers (so its update takes the locked path), deleted and being created again
+    // elsewhere: the placeholder insert waits for the creator, then the committed row is locked.
+    await store.update('race', 'again', addTurn('old'))
+    await other.query('delete from converse_conversations where agent_id = $1 and context_id = $2', ['race', 'again'])
+    await other.query('begin')
+    await other.query('insert into converse_conversations (agent_id, context_id, state, version) values ($1, $2, $3, 1)', ['race', 'again', state])
+    seen = null
+    const third = store.update('race', 'again', (current) => { seen = structuredClone(current); return addTurn('ours')(current) })
+    await waitFor(async () => await lockWaiters(db) === 1)
+    await other.query('commit')
+    t.equal((await third).version, 2)
+    t.same((seen as ConversationState | null)?.turns.map((entry) => entry.id), ['theirs'], 'the locked path saw their committed state')
   })
 
   t.test('a connection that died while idle is replaced once; twice is an outage', async (t) => {
@@ -282,7 +455,7 @@ if (url === undefined) {
         ['exists', async () => await store.exists('a', 'c')],
         ['list', async () => await store.list('a')],
         ['findContextByTaskId', async () => await store.findContextByTaskId('a', 't')],
-        ['update', async () => await store.update('a', 'c', () => { throw new Error('fn must not run') })],
+        ['update', async () => await store.update('a', 'c', addTurn('x'))],
         ['delete', async () => await store.delete('a', 'c')]
       ]
       for (const [name, call] of calls) {

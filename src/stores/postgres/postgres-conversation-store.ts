@@ -3,7 +3,10 @@
  * database. `update` is a transaction holding the conversation's row lock (`SELECT … FOR UPDATE`), so updates of
  * one conversation serialise across processes and none is lost; in front of it, a per-conversation promise chain
  * in each process (as in the memory store) keeps one process's updates in call order and keeps them from tying up
- * several pool connections waiting on the same row. Tables: see migrations.ts and docs/postgres.md.
+ * several pool connections waiting on the same row. A conversation this process has not seen lately is first tried
+ * as new: `fn(undefined)` written by one autocommit `INSERT … ON CONFLICT DO NOTHING` (one round trip); when the row
+ * exists (another instance made it), the locked path runs `fn` again on the real state. Tables: see migrations.ts
+ * and docs/postgres.md.
  */
 import type pg from 'pg'
 import { InvalidOptionError } from '../../core/errors.js'
@@ -19,6 +22,11 @@ import type { PostgresDatabase } from './postgres-database.js'
 export interface PostgresConversationStoreOptions extends Partial<ConversationLimits> {
   /** Clock for createdAt / updatedAt. Default: `() => new Date()`. */
   now?: () => Date
+  /**
+   * How many conversations the store remembers as existing (the most recently written or read): their updates go
+   * straight to the locked path; any other is first tried as a new conversation. Default 10 000.
+   */
+  rememberedConversations?: number
 }
 
 interface LockedRow {
@@ -36,6 +44,23 @@ const LOCK = `select state, version from ${CONVERSATIONS_TABLE} where agent_id =
 /** A row to lock for a new conversation; returns nothing when another transaction created it first. */
 const INSERT_PLACEHOLDER = `insert into ${CONVERSATIONS_TABLE} (agent_id, context_id) values ($1, $2)
   on conflict do nothing returning state, version`
+/**
+ * A new conversation in one autocommit statement: the row at version 1 and its task index rows, or nothing at all
+ * when the row exists (committed by another transaction; one still in progress is waited for). The task index
+ * takes over ids as WRITE does.
+ */
+const INSERT_NEW = `with conversation as (
+    insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at)
+    values ($1, $2, $3::jsonb, 1, $4, $5)
+    on conflict do nothing
+    returning version
+  ), indexed as (
+    insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
+    select $1, task_id, $2 from conversation, unnest($6::text[]) as task_id
+    on conflict (agent_id, task_id) do update set context_id = excluded.context_id
+    where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
+  )
+  select version from conversation`
 /**
  * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
  * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
@@ -93,6 +118,9 @@ export class PostgresConversationStore implements ConversationStore {
   readonly #now: () => Date
   /** The tail of each conversation's chain of updates in this process; absent when idle. */
   readonly #locks = new Map<string, Promise<void>>()
+  /** Keys of conversations known to exist, least recently used first (a Map keeps insertion order). */
+  readonly #known = new Map<string, true>()
+  readonly #maxKnown: number
   #closed = false
 
   /** Shares the database's pool; `close()` does not end it (the database's own `close()` does). */
@@ -102,6 +130,7 @@ export class PostgresConversationStore implements ConversationStore {
       maxInbox: positiveInteger('maxInbox', options.maxInbox, DEFAULT_CONVERSATION_LIMITS.maxInbox),
       maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
     })
+    this.#maxKnown = positiveInteger('rememberedConversations', options.rememberedConversations, 10_000)
     this.#pool = database.pool
     this.#now = options.now ?? (() => new Date())
   }
@@ -109,12 +138,14 @@ export class PostgresConversationStore implements ConversationStore {
   async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
     this.#assertOpen()
     const { rows } = await this.#query<{ state: ConversationState }>(SELECT_STATE, [agentId, contextId])
+    if (rows.length > 0) this.#remember(keyOf(agentId, contextId))
     return rows[0]?.state
   }
 
   async exists (agentId: string, contextId: string): Promise<boolean> {
     this.#assertOpen()
     const { rows } = await this.#query(SELECT_EXISTS, [agentId, contextId])
+    if (rows.length > 0) this.#remember(keyOf(agentId, contextId))
     return rows.length > 0
   }
 
@@ -131,12 +162,25 @@ export class PostgresConversationStore implements ConversationStore {
   async findContextByTaskId (agentId: string, taskId: string): Promise<string | undefined> {
     this.#assertOpen()
     const { rows } = await this.#query<{ context_id: string }>(SELECT_TASK, [agentId, taskId])
+    if (rows.length > 0) this.#remember(keyOf(agentId, rows[0].context_id))
     return rows[0]?.context_id
   }
 
   async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
     this.#assertOpen()
-    return await this.#withLock(keyOf(agentId, contextId), async () => await this.#update(agentId, contextId, fn))
+    const key = keyOf(agentId, contextId)
+    return await this.#withLock(key, async () => {
+      if (!this.#known.has(key)) {
+        const created = await this.#insertNew(agentId, contextId, fn)
+        if (created !== undefined) {
+          this.#remember(key)
+          return created
+        }
+      }
+      const state = await this.#update(agentId, contextId, fn)
+      this.#remember(key)
+      return state
+    })
   }
 
   async delete (agentId: string, contextId: string): Promise<boolean> {
@@ -144,6 +188,7 @@ export class PostgresConversationStore implements ConversationStore {
     return await this.#withLock(keyOf(agentId, contextId), async () => {
       // The DELETE waits for the row lock of an update running on another instance; the task index follows (cascade).
       // Run again after a lost connection it is harmless: the row is gone either way (only the answer may say false).
+      this.#known.delete(keyOf(agentId, contextId))
       const { rowCount } = await this.#query(DELETE, [agentId, contextId])
       return rowCount !== 0
     })
@@ -158,6 +203,65 @@ export class PostgresConversationStore implements ConversationStore {
 
   #assertOpen (): void {
     if (this.#closed) throw new ConversationStoreClosedError()
+  }
+
+  /** Marks the key most recently used; the least recently used one is forgotten beyond the bound. */
+  #remember (key: string): void {
+    this.#known.delete(key)
+    this.#known.set(key, true)
+    if (this.#known.size > this.#maxKnown) this.#known.delete(this.#known.keys().next().value as string)
+  }
+
+  /** `fn`'s result as stored: validated, cloned, the store's fields set, the limits applied; and its JSON. */
+  #next (draft: ConversationState, agentId: string, contextId: string, version: number, createdAt: string | undefined): { next: ConversationState, json: string } {
+    if (draft === null || typeof draft !== 'object') {
+      throw new TypeError('a conversation update must return the conversation state')
+    }
+    const at = this.#now().toISOString()
+    // The clone refuses what the memory store refuses (functions, symbols…) before JSON would silently drop it.
+    const next = applyConversationLimits({
+      ...structuredClone(draft),
+      agentId,
+      contextId,
+      version,
+      createdAt: createdAt ?? at,
+      updatedAt: at
+    }, this.limits)
+    return { next, json: toJson(next) }
+  }
+
+  /**
+   * The optimistic path: `fn(undefined)` inserted as a new conversation in one autocommit statement. Undefined when
+   * the conversation exists (nothing written: the locked path follows), or when `fn` threw or returned something
+   * unusable for a conversation it took as new (the locked path calls it again, on the real state if there is one,
+   * and its error is the one that propagates). The statement is not retried on a new connection: a lost connection
+   * leaves unknown whether it committed.
+   */
+  async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState | undefined> {
+    let next: ConversationState
+    let json: string
+    try {
+      ({ next, json } = this.#next(await fn(undefined), agentId, contextId, 1, undefined))
+    } catch {
+      return undefined
+    }
+    let client: pg.PoolClient
+    try {
+      client = await this.#pool.connect()
+    } catch (error) {
+      throw toStoreError(error)
+    }
+    let rows: Array<{ version: number }>
+    try {
+      rows = (await client.query<{ version: number }>(INSERT_NEW, [
+        agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort()
+      ])).rows
+    } catch (error) {
+      discard(client)
+      throw toStoreError(error)
+    }
+    client.release()
+    return rows.length === 0 ? undefined : JSON.parse(json) as ConversationState
   }
 
   async #query<R extends pg.QueryResultRow> (text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
@@ -188,27 +292,13 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async #update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
-    // Nothing has been done before the row is locked: that part may be retried; `fn` runs once.
+    // Nothing has been done before the row is locked: that part may be retried; `fn` runs once here.
     const { client, result: row } = await this.#withConnection(async (connection) => await lockRow(connection, agentId, contextId))
     let next: ConversationState
     let json: string
     try {
       const current = row.state ?? undefined
-      const draft = await fn(current)
-      if (draft === null || typeof draft !== 'object') {
-        throw new TypeError('a conversation update must return the conversation state')
-      }
-      const at = this.#now().toISOString()
-      // The clone refuses what the memory store refuses (functions, symbols…) before JSON would silently drop it.
-      next = applyConversationLimits({
-        ...structuredClone(draft),
-        agentId,
-        contextId,
-        version: row.version + 1,
-        createdAt: current?.createdAt ?? at,
-        updatedAt: at
-      }, this.limits)
-      json = toJson(next)
+      ;({ next, json } = this.#next(await fn(current), agentId, contextId, row.version + 1, current?.createdAt))
     } catch (error) {
       await rollback(client)
       throw error
