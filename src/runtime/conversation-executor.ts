@@ -179,6 +179,8 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
   function decide (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {
     const previous = lastTaskTurn(state)
     const plan = decideTurn(state, requestContext, turnId)
+    // The store may call the update more than once: only the last call's decision counts.
+    superseded.delete(requestContext.taskId)
     if (plan.kind === 'task' && previous !== undefined && previous.taskId !== requestContext.taskId) {
       superseded.set(requestContext.taskId, { taskId: previous.taskId, turnId: previous.id })
     }
@@ -383,6 +385,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       if (contextId !== undefined) {
         await store.update(agentId, contextId, (current) => {
           const state = current as ConversationState
+          routine = undefined
           if (state.routine !== undefined && state.routine.taskId === taskId && !isTerminal(state.routine)) {
             routine = { ...engine.abandon(state.routine), taskId }
             state.routine = routine

@@ -145,6 +145,7 @@ export function createInbox (options: InboxOptions): Inbox {
       // comes strictly before or after it.
       await store.update(agentId, contextId, async (current) => {
         const state = current as ConversationState
+        result = 'not_human_owned'
         if (state.ownership !== 'human_owned') return state
         const reply = { id: newId(), at: new Date().toISOString(), text }
         const taskId = await heldTask(agentId, state)
