@@ -164,7 +164,8 @@ if (url === undefined) {
     const continued = { taskId: task.id, contextId: task.contextId }
 
     conversations.failure = new StoreUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:5432'))
-    const detail = /^the conversation store is unreachable: connect ECONNREFUSED 10\.0\.0\.7:5432$/
+    // The driver's detail (host, port) stays in the log; the client reads only that the store is unreachable.
+    const detail = UNREACHABLE
     checkUnavailable(t, 'SendMessage continuing the task', await send('date=2026-12-24', continued), detail)
     checkUnavailable(t, 'SendMessage starting a task', await send('book a table'), detail)
     checkUnavailable(t, 'SendMessage answered by a Message', await send('What are your opening hours?'), detail)
@@ -175,7 +176,7 @@ if (url === undefined) {
     await stream.ended
     t.match(stream.frames, [{ error: { code: -32603, message: detail } }], 'a stream: one error frame')
     conversations.failure = new StoreUnavailableError()
-    checkUnavailable(t, 'without a driver detail', await send('date=2026-12-24', continued), /^the conversation store is unreachable$/)
+    checkUnavailable(t, 'without a driver detail', await send('date=2026-12-24', continued))
 
     const kept = (await call(base, rpc('GetTask', { id: task.id }))).value.body.result
     t.equal(kept.status.state, 'TASK_STATE_INPUT_REQUIRED', 'not FAILED: the task waits for the turn again')
