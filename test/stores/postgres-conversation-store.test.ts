@@ -137,8 +137,8 @@ if (url === undefined) {
       async connect () {
         const client = await database.pool.connect()
         return {
-          async query (text: string, values?: unknown[]) {
-            statements.push(kind(text))
+          async query (text: string | { name: string, text: string }, values?: unknown[]) {
+            statements.push(kind(typeof text === 'string' ? text : text.text))
             return await client.query(text, values)
           },
           release: (destroy?: boolean) => { client.release(destroy) }

@@ -253,7 +253,8 @@ export class PostgresConversationStore implements ConversationStore {
     }
     let rows: Array<{ version: number }>
     try {
-      rows = (await client.query<{ version: number }>(INSERT_NEW, [
+      // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
+      rows = (await client.query<{ version: number }>({ name: 'converse_insert_new', text: INSERT_NEW }, [
         agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort()
       ])).rows
     } catch (error) {
