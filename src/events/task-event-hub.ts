@@ -3,6 +3,8 @@
  * The A2A endpoint relays them to open streams on the task (SendStreamingMessage, SubscribeToTask).
  * Events are A2A 1.0 wire StreamResponse objects: { statusUpdate } | { artifactUpdate } | { task }.
  */
+import { TaskListeners } from './task-listeners.js'
+
 export type TaskStreamEvent = Record<string, unknown>
 
 export type TaskEventListener = (event: TaskStreamEvent) => void
@@ -15,25 +17,16 @@ export interface TaskEventHub {
   close (): Promise<void>
 }
 
-/** One process: a map of listener sets. No timers, nothing kept once the last listener leaves. */
+/** One process: listeners called directly. No timers, nothing kept once the last listener leaves. */
 export class MemoryTaskEventHub implements TaskEventHub {
-  readonly #listeners = new Map<string, Set<TaskEventListener>>()
+  readonly #listeners = new TaskListeners()
 
   async publish (taskId: string, event: TaskStreamEvent): Promise<void> {
-    for (const listener of this.#listeners.get(taskId) ?? []) listener(event)
+    this.#listeners.deliver(taskId, event)
   }
 
   subscribe (taskId: string, listener: TaskEventListener): () => void {
-    let set = this.#listeners.get(taskId)
-    if (set === undefined) {
-      set = new Set()
-      this.#listeners.set(taskId, set)
-    }
-    set.add(listener)
-    return () => {
-      set.delete(listener)
-      if (set.size === 0 && this.#listeners.get(taskId) === set) this.#listeners.delete(taskId)
-    }
+    return this.#listeners.add(taskId, listener)
   }
 
   /** How many tasks have subscribers (for tests and metrics). */

@@ -4,6 +4,7 @@
  * recently updated idle one is evicted first), each bounded by ConversationLimits (turns, inbox, text length).
  */
 import { InvalidOptionError } from '../core/errors.js'
+import { KeyedLock } from './keyed-lock.js'
 import {
   DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, conversationTaskIds,
   type ConversationLimits, type ConversationState, type ConversationStore, type ConversationSummary,
@@ -39,7 +40,7 @@ export class MemoryConversationStore implements ConversationStore {
   /** keyOf(agentId, taskId) → contextId. */
   readonly #tasks = new Map<string, string>()
   /** The tail of each conversation's chain of updates; absent when no update holds or waits for the key. */
-  readonly #locks = new Map<string, Promise<void>>()
+  readonly #locks = new KeyedLock()
   #closed = false
 
   constructor (options: MemoryConversationStoreOptions = {}) {
@@ -88,7 +89,7 @@ export class MemoryConversationStore implements ConversationStore {
   async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
-    return await this.#withLock(key, async () => {
+    return await this.#locks.run(key, async () => {
       const current = this.#conversations.get(key)
       const draft = await fn(current === undefined ? undefined : structuredClone(current))
       if (draft === null || typeof draft !== 'object') {
@@ -112,7 +113,7 @@ export class MemoryConversationStore implements ConversationStore {
   async delete (agentId: string, contextId: string): Promise<boolean> {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
-    return await this.#withLock(key, async () => {
+    return await this.#locks.run(key, async () => {
       const current = this.#conversations.get(key)
       if (current === undefined) return false
       this.#remove(key, current)
@@ -124,30 +125,13 @@ export class MemoryConversationStore implements ConversationStore {
   async close (): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    await Promise.all([...this.#locks.values()])
+    await this.#locks.idle()
     this.#conversations.clear()
     this.#tasks.clear()
   }
 
   #assertOpen (): void {
     if (this.#closed) throw new ConversationStoreClosedError()
-  }
-
-  /** Runs `task` once every earlier task of the key has settled; a failing task releases the key like any other. */
-  async #withLock<T> (key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.#locks.get(key)
-    let release!: () => void
-    const held = new Promise<void>((resolve) => { release = resolve })
-    // Links never reject (`held` only resolves), so one failed update cannot poison the chain.
-    const tail = previous === undefined ? held : previous.then(() => held)
-    this.#locks.set(key, tail)
-    try {
-      if (previous !== undefined) await previous
-      return await task()
-    } finally {
-      release()
-      if (this.#locks.get(key) === tail) this.#locks.delete(key)
-    }
   }
 
   #write (key: string, previous: ConversationState | undefined, next: ConversationState): void {
@@ -175,7 +159,7 @@ export class MemoryConversationStore implements ConversationStore {
     if (this.#conversations.size <= this.maxConversations) return
     for (const [key, state] of this.#conversations) {
       if (this.#conversations.size <= this.maxConversations) return
-      if (this.#locks.has(key)) continue
+      if (this.#locks.busy(key)) continue
       this.#remove(key, state)
     }
   }

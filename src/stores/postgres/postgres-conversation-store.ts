@@ -15,6 +15,7 @@ import {
   type ConversationLimits, type ConversationState, type ConversationStore, type ConversationSummary,
   type ConversationUpdate
 } from '../conversation-store.js'
+import { KeyedLock } from '../keyed-lock.js'
 import { isConnectionFailure, toStoreError } from './connection-errors.js'
 import { CONVERSATIONS_TABLE, CONVERSATION_TASKS_TABLE } from './migrations.js'
 import type { PostgresDatabase } from './postgres-database.js'
@@ -117,7 +118,7 @@ export class PostgresConversationStore implements ConversationStore {
   readonly #pool: pg.Pool
   readonly #now: () => Date
   /** The tail of each conversation's chain of updates in this process; absent when idle. */
-  readonly #locks = new Map<string, Promise<void>>()
+  readonly #locks = new KeyedLock()
   /** Keys of conversations known to exist, least recently used first (a Map keeps insertion order). */
   readonly #known = new Map<string, true>()
   readonly #maxKnown: number
@@ -169,7 +170,7 @@ export class PostgresConversationStore implements ConversationStore {
   async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
-    return await this.#withLock(key, async () => {
+    return await this.#locks.run(key, async () => {
       if (!this.#known.has(key)) {
         const created = await this.#insertNew(agentId, contextId, fn)
         if (created !== undefined) {
@@ -185,7 +186,7 @@ export class PostgresConversationStore implements ConversationStore {
 
   async delete (agentId: string, contextId: string): Promise<boolean> {
     this.#assertOpen()
-    return await this.#withLock(keyOf(agentId, contextId), async () => {
+    return await this.#locks.run(keyOf(agentId, contextId), async () => {
       // The DELETE waits for the row lock of an update running on another instance; the task index follows (cascade).
       // Run again after a lost connection it is harmless: the row is gone either way (only the answer may say false).
       this.#known.delete(keyOf(agentId, contextId))
@@ -198,7 +199,7 @@ export class PostgresConversationStore implements ConversationStore {
   async close (): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    await Promise.all([...this.#locks.values()])
+    await this.#locks.idle()
   }
 
   #assertOpen (): void {
@@ -317,22 +318,6 @@ export class PostgresConversationStore implements ConversationStore {
     }
     client.release()
     return JSON.parse(json) as ConversationState
-  }
-
-  /** Runs `task` once every earlier task of the key has settled in this process (see MemoryConversationStore). */
-  async #withLock<T> (key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.#locks.get(key)
-    let releaseKey!: () => void
-    const held = new Promise<void>((resolve) => { releaseKey = resolve })
-    const tail = previous === undefined ? held : previous.then(() => held)
-    this.#locks.set(key, tail)
-    try {
-      if (previous !== undefined) await previous
-      return await task()
-    } finally {
-      releaseKey()
-      if (this.#locks.get(key) === tail) this.#locks.delete(key)
-    }
   }
 }
 

@@ -16,6 +16,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { InvalidOptionError } from '../../core/errors.js'
 import type { TaskEventHub, TaskEventListener, TaskStreamEvent } from '../../events/task-event-hub.js'
+import { TaskListeners } from '../../events/task-listeners.js'
 import { toStoreError } from './connection-errors.js'
 import { TASK_EVENTS_TABLE } from './migrations.js'
 import type { PostgresDatabase } from './postgres-database.js'
@@ -102,7 +103,7 @@ export class PostgresTaskEventHub implements TaskEventHub {
   readonly #spillRetentionMs: number
   /** Tells this hub's notifications apart from the others'. */
   readonly #origin = randomUUID()
-  readonly #listeners = new Map<string, Set<TaskEventListener>>()
+  readonly #listeners = new TaskListeners()
   /** The LISTEN connection, connecting or connected; undefined while waiting to reconnect and once closed. */
   #client: pg.Client | undefined
   #listening = false
@@ -178,16 +179,7 @@ export class PostgresTaskEventHub implements TaskEventHub {
 
   subscribe (taskId: string, listener: TaskEventListener): () => void {
     if (this.#closed) return () => {}
-    let set = this.#listeners.get(taskId)
-    if (set === undefined) {
-      set = new Set()
-      this.#listeners.set(taskId, set)
-    }
-    set.add(listener)
-    return () => {
-      set.delete(listener)
-      if (set.size === 0 && this.#listeners.get(taskId) === set) this.#listeners.delete(taskId)
-    }
+    return this.#listeners.add(taskId, listener)
   }
 
   /** Ends the LISTEN connection and the timers, drops the subscribers. Idempotent. The pool stays open. */
@@ -295,15 +287,9 @@ export class PostgresTaskEventHub implements TaskEventHub {
 
   /** Calls the task's listeners in subscription order; a throwing listener is logged and does not stop the others. */
   #deliver (taskId: string, event: TaskStreamEvent): void {
-    const listeners = this.#listeners.get(taskId)
-    if (listeners === undefined) return
-    for (const listener of [...listeners]) {
-      try {
-        listener(event)
-      } catch (error) {
-        this.#logger.warn({ err: error, taskId }, 'task event hub: a listener threw')
-      }
-    }
+    this.#listeners.deliver(taskId, event, (error) => {
+      this.#logger.warn({ err: error, taskId }, 'task event hub: a listener threw')
+    })
   }
 }
 
