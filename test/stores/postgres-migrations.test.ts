@@ -140,4 +140,24 @@ if (url === undefined) {
     await t.rejects(migrate(open(brokenLedger).db, { schema: brokenLedger }), { message: /^migrate: the tasks schema failed: error: column "name" does not exist/ },
       'a failure outside any migration')
   })
+
+  t.test('a schema dropped elsewhere during the catalog listing is retried; our own schema missing is not', async (t) => {
+    const drop = (schema: string) => ({ error: Object.assign(new Error(`schema "${schema}" does not exist`), { code: '3F000' }) })
+    const answers = [drop('someone_else'), drop('someone_else'), { error: undefined }]
+    let calls = 0
+    const outcome = await migrations.retryOnConcurrentSchemaDrop(async () => answers[calls++], 'mine')
+    t.equal(calls, 3)
+    t.equal(outcome.error, undefined)
+
+    calls = 0
+    const ours = await migrations.retryOnConcurrentSchemaDrop(async () => { calls++; return drop('mine') }, 'mine')
+    t.equal(calls, 1, 'our own schema missing is a real failure')
+    t.match(ours.error, { code: '3F000' })
+
+    calls = 0
+    await migrations.retryOnConcurrentSchemaDrop(async () => { calls++; return drop('someone_else') }, 'mine')
+    t.equal(calls, 4, 'bounded: the first try and three more')
+    const other = await migrations.retryOnConcurrentSchemaDrop(async () => ({ error: new Error('other') }), 'mine')
+    t.match(other.error, { message: 'other' }, 'other errors are not retried')
+  })
 }

@@ -125,6 +125,24 @@ function histories (schema: string): History[] {
   ]
 }
 
+const MIGRATE_RETRIES = 3
+
+/**
+ * Kysely's Migrator looks its ledger up by listing every table of the database; a schema another client drops at
+ * that moment (3F000, invalid_schema_name, naming a schema that is not ours) fails that listing, not our
+ * migration: run it again, a few times at most.
+ */
+export async function retryOnConcurrentSchemaDrop<T extends { error?: unknown }> (run: () => Promise<T>, schema: string): Promise<T> {
+  let outcome = await run()
+  for (let retry = 0; retry < MIGRATE_RETRIES && isConcurrentSchemaDrop(outcome.error, schema); retry++) outcome = await run()
+  return outcome
+}
+
+function isConcurrentSchemaDrop (error: unknown, schema: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown, message?: unknown }
+  return code === '3F000' && typeof message === 'string' && !message.includes(`"${schema}"`)
+}
+
 /** Creates the schema if missing and applies what is pending. Throws when a migration fails (nothing of it stays). */
 export async function migrate (db: Kysely<any>, options: MigrateOptions = {}): Promise<MigrationReport> {
   let schema = options.schema
@@ -144,7 +162,7 @@ export async function migrate (db: Kysely<any>, options: MigrateOptions = {}): P
       migrationLockTableName: history.lock,
       migrationTableSchema: schema
     })
-    const { error, results = [] } = await migrator.migrateToLatest()
+    const { error, results = [] } = await retryOnConcurrentSchemaDrop(() => migrator.migrateToLatest(), schema)
     if (error !== undefined) {
       const failed = results.find((result) => result.status === 'Error')
       const where = failed === undefined ? '' : ` in "${failed.migrationName}"`
