@@ -63,6 +63,15 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
     }
   })
 
+  // The state store unreachable: 503 (try again), not a 500; the driver's detail stays in the log.
+  fastify.setErrorHandler((error: Error & { code?: string, statusCode?: number }, request, reply) => {
+    if (error.code === 'A2A_CONVERSE_STORE_UNAVAILABLE') {
+      request.log.warn({ err: error }, 'operator API: the state store is unreachable')
+      return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: 'the state store is unreachable; try again later' })
+    }
+    return reply.send(error)
+  })
+
   const notFound = (reply: FastifyReply, what: string) =>
     reply.code(404).send({ statusCode: 404, error: 'Not Found', message: what })
 

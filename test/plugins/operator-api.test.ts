@@ -151,3 +151,22 @@ t.test('the plugin refuses a short key', async (t) => {
   const inbox = {} as Inbox
   await t.rejects(async () => { await app.register(operatorApi, { apiKey: 'short', agentIds: ['demo'], inbox }) }, InvalidOptionError)
 })
+
+t.test('the state store unreachable: 503 with a JSON body, no driver detail; other errors as Fastify answers them', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  const unreachable = Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'A2A_CONVERSE_STORE_UNAVAILABLE' })
+  const inbox = {
+    view: async () => { throw unreachable },
+    takeover: async () => { throw new Error('something else') }
+  } as unknown as Inbox
+  await app.register(operatorApi, { apiKey: 'operator-key-0123456789', agentIds: ['demo'], inbox })
+  const headers = { authorization: 'Bearer operator-key-0123456789' }
+  const down = await app.inject({ url: '/api/v1/agents/demo/conversations/c-1', headers })
+  t.equal(down.statusCode, 503)
+  t.same(down.json(), { statusCode: 503, error: 'Service Unavailable', message: 'the state store is unreachable; try again later' })
+  t.notMatch(down.body, '10.0.0.7')
+  const other = await app.inject({ method: 'POST', url: '/api/v1/agents/demo/conversations/c-1/takeover', headers })
+  t.equal(other.statusCode, 500)
+  t.equal(other.json().statusCode, 500)
+})
