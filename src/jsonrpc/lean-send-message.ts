@@ -37,7 +37,7 @@ import {
   type AgentExecutionEvent, type AgentExecutor, type DefaultRequestHandler, type ExecutionEventBus,
   type ExecutionEventBusManager, type ServerCallContext
 } from '@a2a-js/sdk/server'
-import { cloneData } from './lean-copy.js'
+import { cloneData } from '../core/clone-data.js'
 
 type Entry = { kind: 'event', event: AgentExecutionEvent } | { kind: 'finished' }
 

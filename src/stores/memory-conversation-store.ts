@@ -4,6 +4,7 @@
  * recently updated idle one is evicted first), each bounded by ConversationLimits (turns, inbox, text length).
  */
 import { InvalidOptionError } from '../core/errors.js'
+import { cloneData } from '../core/clone-data.js'
 import { KeyedLock } from './keyed-lock.js'
 import {
   DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, conversationTaskIds,
@@ -61,7 +62,7 @@ export class MemoryConversationStore implements ConversationStore {
   async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
     this.#assertOpen()
     const state = this.#conversations.get(keyOf(agentId, contextId))
-    return state === undefined ? undefined : structuredClone(state)
+    return state === undefined ? undefined : cloneData(state)
   }
 
   async exists (agentId: string, contextId: string): Promise<boolean> {
@@ -91,14 +92,14 @@ export class MemoryConversationStore implements ConversationStore {
     const key = keyOf(agentId, contextId)
     return await this.#locks.run(key, async () => {
       const current = this.#conversations.get(key)
-      const draft = await fn(current === undefined ? undefined : structuredClone(current))
+      const draft = await fn(current === undefined ? undefined : cloneData(current))
       if (draft === null || typeof draft !== 'object') {
         throw new TypeError('a conversation update must return the conversation state')
       }
       const at = this.#now().toISOString()
       // The clone detaches the stored state from the caller's object (and refuses what JSON could not hold).
       const next = applyConversationLimits({
-        ...structuredClone(draft),
+        ...cloneData(draft),
         agentId,
         contextId,
         version: (current?.version ?? 0) + 1,
@@ -106,7 +107,7 @@ export class MemoryConversationStore implements ConversationStore {
         updatedAt: at
       }, this.limits)
       this.#write(key, current, next)
-      return structuredClone(next)
+      return cloneData(next)
     })
   }
 

@@ -1,5 +1,5 @@
 /**
- * `structuredClone` for the data the lean SendMessage path copies (a decoded request, an agent's Message),
+ * `structuredClone` for plain data (a decoded request, an agent's Message, a conversation state),
  * a few times faster on plain data and the same result on everything: values it does not handle itself are
  * handed to `structuredClone` whole.
  *

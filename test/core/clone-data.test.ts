@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap'
 import { Message, SendMessageRequest } from '@a2a-js/sdk'
 import { RequestContext, ServerCallContext } from '@a2a-js/sdk/server'
-import { cloneData } from '../../src/jsonrpc/lean-copy.js'
+import { cloneData } from '../../src/core/clone-data.js'
 import { requestContextOf } from '../../src/jsonrpc/lean-send-message.js'
 
 /** Same value as structuredClone gives: strict deep equality, prototypes included, and own key order. */
