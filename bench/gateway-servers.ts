@@ -22,27 +22,11 @@ import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecuto
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
+import { ANSWER_TEXT } from './lib.js'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 
 export const SERVER_KINDS = ['gateway', 'express', 'bare'] as const
 export type ServerKind = typeof SERVER_KINDS[number]
-
-/** What the gateway's demo agent answers to the seed question. */
-export const ANSWER_TEXT = 'You can return an order within 30 days of delivery.'
-
-/** The seed's request body (the curl of the converse extension spec, verbatim). */
-export const SEED_REQUEST = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'SendMessage',
-  params: {
-    message: {
-      messageId: '4f0c1a52-9e0b-4b8e-a7a5-0d6f0f6f2a10',
-      role: 'ROLE_USER',
-      parts: [{ text: 'How long do I have to return an order?' }]
-    }
-  }
-})
 
 export const SEED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'application/json',

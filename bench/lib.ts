@@ -167,3 +167,20 @@ export function formatTable (header: string[], rows: string[][]): string {
   const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n')
 }
+
+/** What the gateway's demo agent answers to the seed question. */
+export const ANSWER_TEXT = 'You can return an order within 30 days of delivery.'
+
+/** The seed's request body (the curl of the converse extension spec, verbatim). */
+export const SEED_REQUEST = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'SendMessage',
+  params: {
+    message: {
+      messageId: '4f0c1a52-9e0b-4b8e-a7a5-0d6f0f6f2a10',
+      role: 'ROLE_USER',
+      parts: [{ text: 'How long do I have to return an order?' }]
+    }
+  }
+})

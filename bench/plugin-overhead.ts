@@ -16,7 +16,7 @@ import { staticEnvelopeProvider } from '../src/core/envelope-provider.js'
 import type { EnvelopeDraft } from '../src/core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 import { startChildApp } from './child-app.js'
-import { compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
+import { SEED_REQUEST, compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
 
 export const name = 'plugin-overhead'
 export const TARGET = 0.9
@@ -51,19 +51,6 @@ const REPLY = {
   }
 }
 
-const REQUEST_BODY = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'SendMessage',
-  params: {
-    message: {
-      messageId: '4f0c1a52-9e0b-4b8e-a7a5-0d6f0f6f2a10',
-      role: 'ROLE_USER',
-      parts: [{ text: 'How long do I have to return an order?' }]
-    }
-  }
-})
-
 const CARD = { name: 'Shop assistant', description: 'Answers questions about orders.' }
 
 /** The route under test; `config.converse` marks it for the plugin (a plain app ignores the config). */
@@ -86,7 +73,7 @@ export async function buildWithoutPlugin (): Promise<FastifyInstance> {
 
 /** The plugin's decorated reply to the benchmark request, and the plain one, for the control and the notes. */
 async function replies (): Promise<{ decorated: { body: string, json: unknown }, plain: { body: string } }> {
-  const request = { method: 'POST' as const, url: load(true).path, headers: load(true).headers, payload: REQUEST_BODY }
+  const request = { method: 'POST' as const, url: load(true).path, headers: load(true).headers, payload: SEED_REQUEST }
   const withPlugin = await buildWithPlugin()
   const withoutPlugin = await buildWithoutPlugin()
   try {
@@ -117,7 +104,7 @@ const load = (extensions: boolean): Contender['load'] => ({
     'a2a-version': '1.0',
     ...(extensions ? { 'a2a-extensions': CONVERSE_EXTENSION_URI } : {})
   },
-  body: REQUEST_BODY
+  body: SEED_REQUEST
 })
 
 /** Makes sure each side answers what the comparison claims before it is measured. */

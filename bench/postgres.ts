@@ -18,7 +18,7 @@ import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { startChildApp, type ChildApp } from './child-app.js'
-import { compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
+import { ANSWER_TEXT, SEED_REQUEST, compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
 
 export const name = 'postgres'
 /** PostgreSQL / memory. */
@@ -26,22 +26,6 @@ export const TARGET = 0.5
 
 /** Where the parent tells the children which schema this run uses. */
 const SCHEMA_VARIABLE = 'A2A_CONVERSE_BENCH_SCHEMA'
-
-const ANSWER_TEXT = 'You can return an order within 30 days of delivery.'
-
-/** The seed's request (the curl of the converse extension spec). */
-const SEED_REQUEST = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'SendMessage',
-  params: {
-    message: {
-      messageId: '4f0c1a52-9e0b-4b8e-a7a5-0d6f0f6f2a10',
-      role: 'ROLE_USER',
-      parts: [{ text: 'How long do I have to return an order?' }]
-    }
-  }
-})
 
 const LOAD: Contender['load'] = {
   method: 'POST',
