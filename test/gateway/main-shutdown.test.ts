@@ -8,6 +8,7 @@ import { connect, type Socket } from 'node:net'
 import { once } from 'node:events'
 import { rpc, SEED_HEADERS, URI, userMessage } from '../fixtures/gateway-helpers.js'
 import { startMain, within, type GatewayProcess } from '../fixtures/gateway-process.js'
+import { readSse } from '../fixtures/sse-reader.js'
 
 // Every test spawns the gateway through tap's TypeScript loader: allow for slow, busy machines.
 t.setTimeout(300_000)
@@ -16,43 +17,6 @@ const KEY = 'operator-key-for-shutdown-tests'
 const SHUTDOWN_TIMEOUT_MS = 8000
 /** How long the test waits for an exit: generous, since a child writes its coverage data as it exits. */
 const EXIT_WAIT_MS = 60_000
-
-/** Reads SSE frames as they arrive; `ended` resolves when the server ends the response, rejects if it breaks. */
-function sseReader (response: Response) {
-  const frames: Array<Record<string, any>> = []
-  const waiters = new Set<() => void>()
-  let buffer = ''
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
-  const decoder = new TextDecoder()
-  const ended = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      buffer += decoder.decode(value, { stream: true })
-      let end: number
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const frame = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        const data = frame.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n')
-        frames.push(JSON.parse(data))
-        for (const waiter of waiters) waiter()
-      }
-    }
-    return buffer
-  })()
-  function waitFor (predicate: (frame: Record<string, any>) => boolean) {
-    return new Promise<Record<string, any>>((resolve, reject) => {
-      const check = () => {
-        const found = frames.find(predicate)
-        if (found !== undefined) { waiters.delete(check); resolve(found) }
-      }
-      waiters.add(check)
-      check()
-      ended.then(() => reject(new Error(`stream ended first: ${JSON.stringify(frames)}`)), reject)
-    })
-  }
-  return { frames, ended, waitFor }
-}
 
 /** A conversation taken over by a person, and a stream on its held (WORKING) task, open. */
 async function openHeldStream (base: string, contextId: string, via: 'SendStreamingMessage' | 'SubscribeToTask') {
@@ -69,7 +33,7 @@ async function openHeldStream (base: string, contextId: string, via: 'SendStream
     const held = await (await post(rpc('SendMessage', { message: userMessage('Is a person there?', { contextId }) }))).json() as Record<string, any>
     response = await post(rpc('SubscribeToTask', { id: held.result.task.id }))
   }
-  const stream = sseReader(response)
+  const stream = readSse(response)
   await stream.waitFor((frame) =>
     frame.result?.statusUpdate?.status?.state === 'TASK_STATE_WORKING' ||
     (via === 'SubscribeToTask' && frame.result?.task?.status?.state === 'TASK_STATE_WORKING'))

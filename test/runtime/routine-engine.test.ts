@@ -1,4 +1,5 @@
 import t from 'tap'
+import { bookTable, requestRefund } from '../fixtures/demo-routines.js'
 import type { RoutineDeclaration } from '../../src/core/routine-declarations.js'
 import { RoutineDeclarationError } from '../../src/core/errors.js'
 import { routineInputSchema } from '../../src/core/tool-descriptors.js'
@@ -7,29 +8,6 @@ import {
 } from '../../src/runtime/routine-engine.js'
 
 // The demo's routines (issue 4), plus a step-wise non-exposed one.
-const bookTable: RoutineDeclaration = {
-  name: 'book_table',
-  toolName: 'book_table',
-  description: 'Book a table for a date and party size.',
-  exposed: true,
-  steps: [{ id: 'details' }],
-  slots: [
-    { key: 'date', type: 'string', required: true, description: 'The date of the booking (YYYY-MM-DD).', step: 'details' },
-    { key: 'partySize', type: 'integer', required: true, description: 'How many people are coming.', step: 'details' },
-    { key: 'notes', type: 'string', description: 'Anything we should know.', step: 'details' }
-  ]
-}
-const requestRefund: RoutineDeclaration = {
-  name: 'request_refund',
-  toolName: 'request_refund',
-  description: 'Request a refund for an order.',
-  exposed: true,
-  slots: [
-    { key: 'orderId', type: 'string', required: true, description: 'The order number.' },
-    { key: 'reason', type: 'string' }
-  ],
-  approval: { prompt: 'Refund this order? Answer yes or no.' }
-}
 const collectFeedback: RoutineDeclaration = {
   name: 'collect_feedback',
   description: 'Collect feedback about the visit.',

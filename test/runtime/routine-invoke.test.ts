@@ -1,31 +1,9 @@
 import t from 'tap'
+import { bookTable, requestRefund } from '../fixtures/demo-routines.js'
 import type { RoutineDeclaration } from '../../src/core/routine-declarations.js'
 import { createRoutineEngine, type RoutineCall } from '../../src/runtime/routine-engine.js'
 
 // The demo's routines (issue 4) and an exposed routine the operator switched off.
-const bookTable: RoutineDeclaration = {
-  name: 'book_table',
-  toolName: 'book_table',
-  description: 'Book a table for a date and party size.',
-  exposed: true,
-  steps: [{ id: 'details' }],
-  slots: [
-    { key: 'date', type: 'string', required: true, description: 'The date of the booking (YYYY-MM-DD).', step: 'details' },
-    { key: 'partySize', type: 'integer', required: true, description: 'How many people are coming.', step: 'details' },
-    { key: 'notes', type: 'string', description: 'Anything we should know.', step: 'details' }
-  ]
-}
-const requestRefund: RoutineDeclaration = {
-  name: 'request_refund',
-  toolName: 'request_refund',
-  description: 'Request a refund for an order.',
-  exposed: true,
-  slots: [
-    { key: 'orderId', type: 'string', required: true, description: 'The order number.' },
-    { key: 'reason', type: 'string' }
-  ],
-  approval: {}
-}
 const collectFeedback: RoutineDeclaration = {
   name: 'collect_feedback',
   toolName: 'collect_feedback',
