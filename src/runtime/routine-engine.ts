@@ -342,11 +342,11 @@ export function createRoutineEngine (declarations: readonly RoutineDeclaration[]
       }
     }
     const values = input as Record<string, unknown>
-    if (reentering) {
-      const filled = fillValues(compiled, open, values)
+    // started and reentered answer alike: the new progress, what it still waits for, and why values were refused.
+    const progressed = (outcome: 'started' | 'reentered', filled: FillResult): InvokeResult => {
       const result: InvokeResult = {
-        outcome: 'reentered',
-        invocation: { toolName, outcome: 'reentered' },
+        outcome,
+        invocation: { toolName, outcome },
         declaration,
         progress: filled.progress,
         pendingInput: pendingInput(filled.progress)
@@ -354,15 +354,8 @@ export function createRoutineEngine (declarations: readonly RoutineDeclaration[]
       if (filled.rejected.length > 0) result.errors = filled.rejected.map((entry) => entry.reason)
       return result
     }
-    const started = start(declaration.name, values)
-    const result: InvokeResult = {
-      outcome: 'started',
-      invocation: { toolName, outcome: 'started' },
-      declaration,
-      progress: started.progress,
-      pendingInput: pendingInput(started.progress)
-    }
-    if (started.rejected.length > 0) result.errors = started.rejected.map((entry) => entry.reason)
+    if (reentering) return progressed('reentered', fillValues(compiled, open, values))
+    const result = progressed('started', start(declaration.name, values))
     if (open !== undefined) result.abandoned = abandon(open)
     return result
   }
