@@ -17,7 +17,7 @@
  * - a `message` first: the SDK would answer that message and stop reading the bus (its queue ends on a
  *   Message). The reply is a deep copy of it, taken as the SDK's ResultManager takes it (an unclonable
  *   message fails the same way); an executor failure after it is logged as the SDK logs it. Deep copies
- *   are lean-copy.ts's: structuredClone's result, faster on plain data.
+ *   are core/clone-data.ts's: structuredClone's result, faster on plain data.
  * - anything else (a task, a status update, `finished()`, the executor returning or failing without an
  *   event): hand-off. `DefaultRequestHandler.sendMessage` runs for the request after all; the handler's
  *   executor (a {@link HandoffExecutor}) recognises the request by its ServerCallContext and, instead of
