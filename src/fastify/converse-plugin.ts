@@ -8,7 +8,8 @@ import { formatExtensionsHeader, negotiate } from '../core/negotiate.js'
 import { validateRoutineDeclarations, type RoutineDeclaration } from '../core/routine-declarations.js'
 import { buildToolDescriptors, type ToolDescriptor } from '../core/tool-descriptors.js'
 import { CONVERSE_EXTENSION_URI, EXTENSIONS_HEADER } from '../core/uri.js'
-import type { WireMessage } from '../core/wire.js'
+import type { Metadata, WireMessage } from '../core/wire.js'
+import { useKnownEnvelopeJson } from './known-envelope-serializer.js'
 
 /** An agent card as the user writes it: supportedInterfaces and the converse parts are added per request. */
 export interface AgentCardInput extends CardLike {
@@ -118,6 +119,13 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   }
 
   function transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown {
+    return transform(request, method, result, undefined)
+  }
+
+  /** transformResult, optionally collecting the metadata objects that received an envelope with known JSON. */
+  function transform (
+    request: FastifyRequest, method: string, result: unknown, knownJsonHolders: Metadata[] | undefined
+  ): Promise<unknown> | unknown {
     const state = request.converse
     if (state === null || !carriesEnvelopes(method)) return result
     if (!state.active) return stripResult(method, result)
@@ -127,7 +135,8 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
       activated: state.activated,
       requestMessage: body?.params?.message,
       requestId: body?.id,
-      log: request.log
+      log: request.log,
+      knownJsonHolders
     })
   }
 
@@ -178,18 +187,22 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
 
   /** Callback style, so a reply decorated synchronously (a sync provider) costs no promise. */
   function onConverseSerialization (
-    request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void
+    request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void
   ): void {
     const response = payload as { result?: unknown } | null
     if (response === null || typeof response !== 'object' || !('result' in response)) return done(null, payload)
     const method = (request.body as { method?: unknown } | undefined)?.method
     if (typeof method !== 'string') return done(null, payload)
     const original = response.result
-    const withResult = (result: unknown) => result === original ? payload : { ...response, result }
-    const result = transformResult(request, method, original)
+    const holders: Metadata[] = []
+    const finish = (result: unknown) => {
+      if (holders.length > 0) useKnownEnvelopeJson(request, reply, holders)
+      done(null, result === original ? payload : { ...response, result })
+    }
+    const result = transform(request, method, original, holders)
     // decorate never rejects; `done` as the rejection handler only guards against the unforeseen.
-    if (result instanceof Promise) result.then((value) => done(null, withResult(value)), done)
-    else done(null, withResult(result))
+    if (result instanceof Promise) result.then(finish, done)
+    else finish(result)
   }
 
   // Opt-in per route, as @fastify/rate-limit does: routes without config.converse get no hooks at all.
