@@ -185,24 +185,29 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     }
   }
 
-  /** Callback style, so a reply decorated synchronously (a sync provider) costs no promise. */
-  function onConverseSerialization (
-    request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void
-  ): void {
-    const response = payload as { result?: unknown } | null
-    if (response === null || typeof response !== 'object' || !('result' in response)) return done(null, payload)
-    const method = (request.body as { method?: unknown } | undefined)?.method
-    if (typeof method !== 'string') return done(null, payload)
-    const original = response.result
-    const holders: Metadata[] = []
-    const finish = (result: unknown) => {
-      if (holders.length > 0) useKnownEnvelopeJson(request, reply, holders)
-      done(null, result === original ? payload : { ...response, result })
+  /**
+   * The preSerialization hook of one marked route. Callback style, so a reply decorated synchronously (a sync
+   * provider) costs no promise. Known envelope JSON is spliced in only where no response schema decides the text.
+   */
+  function converseSerializationHook (hasResponseSchema: boolean) {
+    return function onConverseSerialization (
+      request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void
+    ): void {
+      const response = payload as { result?: unknown } | null
+      if (response === null || typeof response !== 'object' || !('result' in response)) return done(null, payload)
+      const method = (request.body as { method?: unknown } | undefined)?.method
+      if (typeof method !== 'string') return done(null, payload)
+      const original = response.result
+      const holders: Metadata[] | undefined = hasResponseSchema ? undefined : []
+      const finish = (result: unknown) => {
+        if (holders !== undefined && holders.length > 0) useKnownEnvelopeJson(reply, holders)
+        done(null, result === original ? payload : { ...response, result })
+      }
+      const result = transform(request, method, original, holders)
+      // decorate never rejects; `done` as the rejection handler only guards against the unforeseen.
+      if (result instanceof Promise) result.then(finish, done)
+      else finish(result)
     }
-    const result = transform(request, method, original, holders)
-    // decorate never rejects; `done` as the rejection handler only guards against the unforeseen.
-    if (result instanceof Promise) result.then(finish, done)
-    else finish(result)
   }
 
   // Opt-in per route, as @fastify/rate-limit does: routes without config.converse get no hooks at all.
@@ -213,7 +218,7 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
       throw new InvalidOptionError(`config.converse of ${route.method} ${route.url}`, 'must be true or { agentId } naming a declared agent')
     }
     route.onRequest = [...toArray(route.onRequest), converseRequestHook(config)]
-    route.preSerialization = [...toArray(route.preSerialization), onConverseSerialization]
+    route.preSerialization = [...toArray(route.preSerialization), converseSerializationHook(route.schema?.response !== undefined)]
   })
 
   fastify.get<{ Params: { agentId: string } }>('/a2a/:agentId/.well-known/agent-card.json', async (request, reply) => {

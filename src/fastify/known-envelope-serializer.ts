@@ -1,15 +1,16 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import { stringifyWithKnownEnvelopes } from '../core/envelope-json.js'
 import type { Metadata } from '../core/wire.js'
 
 /**
  * Serializes this JSON reply with the known JSON text of its deep-frozen envelopes spliced in (see
  * src/core/envelope-json.ts); the text is what JSON.stringify gives. Only where Fastify would use JSON.stringify
- * itself: a route with a response schema, a reply serializer of the instance (setReplySerializer) or one the
- * handler gave the reply (reply.serializer) decides the text as usual.
+ * itself: a reply serializer of the instance (setReplySerializer) or one the handler gave the reply
+ * (reply.serializer) decides the text as usual. (A route with a response schema never gets here: the plugin
+ * knows its routes' schemas from registration.)
  */
-export function useKnownEnvelopeJson (request: FastifyRequest, reply: FastifyReply, holders: readonly Metadata[]): void {
-  if (request.routeOptions.schema?.response !== undefined || !serializesWithJsonStringify(reply)) return
+export function useKnownEnvelopeJson (reply: FastifyReply, holders: readonly Metadata[]): void {
+  if (!serializesWithJsonStringify(reply)) return
   reply.serializer(function serializeWithKnownEnvelopes (payload: unknown): string {
     return stringifyWithKnownEnvelopes(payload, holders, JSON.stringify) ?? JSON.stringify(payload)
   })
