@@ -23,22 +23,27 @@ import { SEED_REQUEST, compare, pairedRatio, runOptions, type Contender, type Ro
 export const name = 'plugin-overhead'
 export const TARGET = 0.9
 
-export const ENVELOPE: EnvelopeDraft = {
-  author: 'agent',
-  answerCoverage: {
-    availability: 'assessed',
-    coverage: 'answered',
-    reason: 'sufficient_evidence',
-    originatingTurnId: 'c3f1a2b4-5d6e-4f70-8a9b-0c1d2e3f4a5b',
-    originatingRequestId: 'c3f1a2b4-5d6e-4f70-8a9b-0c1d2e3f4a5c'
-  },
-  ownership: { state: 'ai_owned', suppressed: false },
-  citations: [
-    { documentId: '0c8e4b1a-77d2-4c59-9a0e-1b2c3d4e5f60', chunkId: '5d21a9e3-3c1f-4a8b-b6d7-e8f9a0b1c2d3', title: 'Returns policy', sourceUrl: 'https://shop.example.com/help/returns' },
-    { documentId: '1d9f5c2b-88e3-4d6a-8b1f-2c3d4e5f6a71', chunkId: '6e32b0f4-4d20-4b9c-a7e8-f9a0b1c2d3e4', title: 'Shipping and delivery' },
-    { documentId: '2ea06d3c-99f4-4e7b-9c2a-3d4e5f6a7b82', chunkId: '7f43c105-5e31-4cad-b8f9-a0b1c2d3e4f5', title: 'Refund timelines', sourceUrl: 'https://shop.example.com/help/refunds' }
-  ]
+/** The envelope under test, as a new object on each call (as a provider that computes its verdict per turn builds it). */
+function buildEnvelope (): EnvelopeDraft {
+  return {
+    author: 'agent',
+    answerCoverage: {
+      availability: 'assessed',
+      coverage: 'answered',
+      reason: 'sufficient_evidence',
+      originatingTurnId: 'c3f1a2b4-5d6e-4f70-8a9b-0c1d2e3f4a5b',
+      originatingRequestId: 'c3f1a2b4-5d6e-4f70-8a9b-0c1d2e3f4a5c'
+    },
+    ownership: { state: 'ai_owned', suppressed: false },
+    citations: [
+      { documentId: '0c8e4b1a-77d2-4c59-9a0e-1b2c3d4e5f60', chunkId: '5d21a9e3-3c1f-4a8b-b6d7-e8f9a0b1c2d3', title: 'Returns policy', sourceUrl: 'https://shop.example.com/help/returns' },
+      { documentId: '1d9f5c2b-88e3-4d6a-8b1f-2c3d4e5f6a71', chunkId: '6e32b0f4-4d20-4b9c-a7e8-f9a0b1c2d3e4', title: 'Shipping and delivery' },
+      { documentId: '2ea06d3c-99f4-4e7b-9c2a-3d4e5f6a7b82', chunkId: '7f43c105-5e31-4cad-b8f9-a0b1c2d3e4f5', title: 'Refund timelines', sourceUrl: 'https://shop.example.com/help/refunds' }
+    ]
+  }
 }
+
+export const ENVELOPE: EnvelopeDraft = buildEnvelope()
 
 const REPLY = {
   jsonrpc: '2.0',
@@ -70,7 +75,7 @@ export async function buildWithPlugin (): Promise<FastifyInstance> {
 /** The same, with the envelope built per call: validated and serialized for every reply. */
 export async function buildWithPluginPerCall (): Promise<FastifyInstance> {
   const app = Fastify({ logger: false })
-  await app.register(converse, { agents: [{ id: 'ag_7Qb3nT1xK9wZs2Pv0Lm4Rd', card: CARD }], provider: functionEnvelopeProvider(() => structuredClone(ENVELOPE)) })
+  await app.register(converse, { agents: [{ id: 'ag_7Qb3nT1xK9wZs2Pv0Lm4Rd', card: CARD }], provider: functionEnvelopeProvider(buildEnvelope) })
   addRoute(app)
   return app
 }
