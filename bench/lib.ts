@@ -112,7 +112,8 @@ export async function requestsPerSecond (contender: Contender, durationSec: numb
   if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
     throw new Error(`${contender.name}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx responses`)
   }
-  return result.requests.average
+  // Completed requests over the elapsed time: autocannon's per-second average would drop a partial second.
+  return result.requests.total / result.duration
 }
 
 /** Warms every contender up, then measures them in alternating order; medians per contender. */
