@@ -1,5 +1,6 @@
 import { ProviderTimeoutError } from './errors.js'
 import type { ConverseEnvelope } from './envelope.js'
+import { isDeepFrozen } from './deep-freeze.js'
 import { hasKnownJson, rememberEnvelopeJson } from './envelope-json.js'
 import type { EnvelopeContext, EnvelopeProvider } from './envelope-provider.js'
 import { FAILED_ENVELOPE, normalizeEnvelope } from './normalize-envelope.js'
@@ -255,11 +256,6 @@ export type EnvelopeDecorator = ReturnType<typeof createEnvelopeDecorator>
  */
 const validatedFrozen = new WeakMap<object, ConverseEnvelope>()
 rememberEnvelopeJson(FAILED_ENVELOPE)
-
-function isDeepFrozen (value: unknown): boolean {
-  if (value === null || typeof value !== 'object') return true
-  return Object.isFrozen(value) && Object.values(value).every(isDeepFrozen)
-}
 
 function validated (draft: unknown, context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope {
   const frozen = draft !== null && typeof draft === 'object' && Object.isFrozen(draft)

@@ -1,6 +1,7 @@
 import type { EnvelopeDraft } from './envelope.js'
 import { CONVERSE_EXTENSION_URI } from './uri.js'
 import type { EnvelopeTarget, TargetKind, WireMessage } from './wire.js'
+import { deepFreeze } from './deep-freeze.js'
 
 /** What the decorator knows about the turn when it asks for an envelope. */
 export interface EnvelopeContext {
@@ -52,12 +53,4 @@ export function staticEnvelopeProvider (envelope: EnvelopeDraft): EnvelopeProvid
   // A private, deep-frozen copy: it cannot change, so the decorator validates it once, not per reply.
   const fixed = deepFreeze(structuredClone(envelope))
   return { envelope: () => fixed }
-}
-
-function deepFreeze<T> (value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const member of Object.values(value)) deepFreeze(member)
-    Object.freeze(value)
-  }
-  return value
 }

@@ -1,4 +1,5 @@
 import type { RoutineDeclaration } from './routine-declarations.js'
+import { deepFreeze } from './deep-freeze.js'
 
 export interface ToolInputSchema {
   type: 'object'
@@ -37,12 +38,4 @@ export function buildToolDescriptors (routines: readonly RoutineDeclaration[]): 
       inputSchema: routineInputSchema(routine)
     }))
   return Object.freeze(tools)
-}
-
-function deepFreeze<T> (value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const child of Object.values(value)) deepFreeze(child)
-    Object.freeze(value)
-  }
-  return value
 }

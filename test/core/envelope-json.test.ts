@@ -6,6 +6,7 @@ import type { ConverseEnvelope, EnvelopeDraft } from '../../src/core/envelope.js
 import { FAILED_ENVELOPE } from '../../src/core/normalize-envelope.js'
 import { CONVERSE_EXTENSION_URI as URI } from '../../src/core/uri.js'
 import type { Metadata, WireMessage, WireTask } from '../../src/core/wire.js'
+import { deepFreeze } from '../../src/core/deep-freeze.js'
 
 const FULL: EnvelopeDraft = {
   author: 'agent',
@@ -15,14 +16,6 @@ const FULL: EnvelopeDraft = {
     { documentId: 'd1', chunkId: 'c1', title: 'Rückgabe "30 Tage" \\ \u2028 \n', sourceUrl: 'https://example.com/returns' },
     { documentId: 'd2', chunkId: 'c2', title: 'Shipping' }
   ]
-}
-
-function deepFreeze<T> (value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const member of Object.values(value)) deepFreeze(member)
-    Object.freeze(value)
-  }
-  return value
 }
 
 function known (draft: EnvelopeDraft): ConverseEnvelope {

@@ -6,6 +6,7 @@ import { routineInputSchema } from '../../src/core/tool-descriptors.js'
 import {
   createRoutineEngine, isTerminal, RoutineStateError, UnknownRoutineError, type RoutineProgress
 } from '../../src/runtime/routine-engine.js'
+import { deepFreeze } from '../../src/core/deep-freeze.js'
 
 // The demo's routines (issue 4), plus a step-wise non-exposed one.
 const collectFeedback: RoutineDeclaration = {
@@ -24,14 +25,6 @@ const routines = [bookTable, requestRefund, collectFeedback]
 
 let clock = 0
 const now = (): Date => new Date(Date.UTC(2026, 0, 1) + (clock++) * 1000)
-
-function deepFreeze<T> (value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const child of Object.values(value)) deepFreeze(child)
-    Object.freeze(value)
-  }
-  return value
-}
 
 t.test('creation validates the declarations and keeps a private copy', async (t) => {
   t.throws(() => createRoutineEngine([{ name: 'x' } as unknown as RoutineDeclaration]), RoutineDeclarationError)
