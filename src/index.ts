@@ -12,6 +12,7 @@ export {
   attachEnvelope, stripEnvelope, stripResult, createEnvelopeDecorator, carriesEnvelopes,
   type EnvelopeDecorator, type EnvelopeLogger, type TurnContext, type DecoratorOptions
 } from './core/decorate.js'
+export { stringifyWithKnownEnvelopes } from './core/envelope-json.js'
 export {
   validateRoutineDeclarations, TOOL_NAME_PATTERN,
   type RoutineDeclaration, type SlotDeclaration, type RoutineStepDeclaration
