@@ -126,7 +126,7 @@ export function parseSlotInput (parts: readonly unknown[] | undefined, context: 
       continue
     }
     if (typeof part.text !== 'string' || part.text.trim() === '') continue
-    const pairs = readPairs(part.text)
+    const pairs = liftIntroducedPairs(readPairs(part.text), (key) => canonical(key) !== undefined)
     if (pairs.pairs.some(([key]) => canonical(key) !== undefined)) {
       for (const [key, value] of pairs.pairs) values[canonical(key) ?? key] = value
       if (pairs.before !== '') unparsed.push(pairs.before)
@@ -150,7 +150,9 @@ function looseKey (key: string): string {
   return key.toLowerCase().replace(/[\s_-]/g, '')
 }
 
-function readPairs (text: string): { pairs: Array<[string, string]>, before: string } {
+interface PairsRead { pairs: Array<[string, string]>, before: string }
+
+function readPairs (text: string): PairsRead {
   const matches = [...text.matchAll(PAIR)]
   const pairs: Array<[string, string]> = []
   matches.forEach((match, index) => {
@@ -160,6 +162,25 @@ function readPairs (text: string): { pairs: Array<[string, string]>, before: str
   })
   const before = matches.length > 0 ? text.slice(0, matches[0].index).trim() : text.trim()
   return { pairs, before }
+}
+
+/**
+ * "book a table: date=2026-12-24, partySize=2": a key that is no slot, whose value opens with pairs of slots, is a
+ * phrase introducing them, not a pair: it joins the text before the pairs, and its value's pairs count.
+ */
+function liftIntroducedPairs (read: PairsRead, isSlot: (key: string) => boolean): PairsRead {
+  const pairs: Array<[string, string]> = []
+  const before = [read.before]
+  for (const [key, value] of read.pairs) {
+    const inner = isSlot(key) ? undefined : readPairs(value)
+    if (inner !== undefined && inner.before === '' && inner.pairs.some(([innerKey]) => isSlot(innerKey))) {
+      before.push(key)
+      pairs.push(...inner.pairs)
+    } else {
+      pairs.push([key, value])
+    }
+  }
+  return { pairs, before: before.filter((text) => text !== '').join(' ') }
 }
 
 /** The slot plain text fills: the only pending slot, else the only pending required slot, else none. */

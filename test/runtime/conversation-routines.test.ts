@@ -66,6 +66,9 @@ t.test('pairs in the opening sentence fill slots at once', async (t) => {
   const task = await client.task('book a table, date: 2026-12-24, partySize: 3')
   t.equal(task.status.state, 'TASK_STATE_COMPLETED')
   t.match(task.artifacts[0].parts[0].data.values, { date: '2026-12-24', partySize: 3 })
+  const introduced = await client.task('book a table: date=2026-12-25, party size=2')
+  t.equal(introduced.status.state, 'TASK_STATE_COMPLETED', 'the trigger phrase may introduce the pairs with a colon')
+  t.match(introduced.artifacts[0].parts[0].data.values, { date: '2026-12-25', partySize: 2 })
 })
 
 t.test('an invalid opening value is reported and its slot stays pending', async (t) => {

@@ -34,6 +34,14 @@ t.test('text pairs: key: value and key=value, comma / semicolon / newline separa
     { notes: 'arrive at 19:30', date: '2026-12-01' }, 'a colon inside a value is no pair')
   t.same(parseSlotInput([{ text: 'date: 2026-12-01\ntime: 19:00' }], { slots }).values,
     { date: '2026-12-01', time: '19:00' }, 'unknown keys are kept as received, for fill to reject')
+  t.same(parseSlotInput([{ text: 'book a table: date=2026-12-24, party size=2' }], { slots }), {
+    values: { date: '2026-12-24', partySize: '2' }, sources: ['pairs'], unparsed: 'book a table'
+  }, 'a phrase that is no slot, followed by pairs of slots, introduces them')
+  t.same(parseSlotInput([{ text: 'Hello, book a table: date=2026-12-24\nnotes: window' }], { slots }), {
+    values: { date: '2026-12-24', notes: 'window' }, sources: ['pairs'], unparsed: 'Hello book a table'
+  }, 'after other text too')
+  t.same(parseSlotInput([{ text: 'date: 2026-12-01, time: at: 19:00' }], { slots }).values,
+    { date: '2026-12-01', time: 'at: 19:00' }, 'an unknown key whose value holds no slot pair stays a pair, for fill to reject')
   t.same(parseSlotInput([{ text: 'Sure! date: 2026-12-01' }], { slots }), {
     values: {}, sources: [], unparsed: 'Sure! date: 2026-12-01'
   }, 'a pair must start the text or follow a separator')
