@@ -116,8 +116,8 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   async function stream (request: RouteRequest, reply: FastifyReply, agent: EndpointAgent, rpc: CheckedRequest, context: ServerCallContext) {
     let { source, release } = agent.dispatcher.open(rpc, context)
     if (events !== undefined) {
-      const relay = relayTaskEvents(source, events, rpc.method === 'SubscribeToTask' ? rpc.params.id as string : undefined)
       const releaseSdk = release
+      const relay = relayTaskEvents(source, events, rpc.method === 'SubscribeToTask' ? rpc.params.id as string : undefined, releaseSdk)
       source = relay.source
       release = () => {
         releaseSdk()

@@ -100,7 +100,7 @@ async function registerAll (
     }
     const taskStore = options.taskStores?.[definition.id] ?? state.taskStoreFor(definition.id)
     taskStores.set(definition.id, taskStore)
-    const executor = await factory(definition, { conversations, taskStore })
+    const executor = await factory(definition, { conversations, taskStore, events })
     if (executor.engine !== undefined) engines.set(definition.id, executor.engine)
     endpoints.push({ id: definition.id, executor, taskStore })
   }

@@ -3,6 +3,7 @@ import { loadKnowledgeBase } from '../runtime/load-documents.js'
 import { knowledgeExecutor } from '../runtime/knowledge-executor.js'
 import { conversationExecutor } from '../runtime/conversation-executor.js'
 import type { RoutineEngine } from '../runtime/routine-engine.js'
+import type { TaskEventHub } from '../events/task-event-hub.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
 import type { AgentDefinition } from './agent-definitions.js'
 
@@ -11,6 +12,8 @@ export interface ExecutorServices {
   conversations: ConversationStore
   /** The agent's task store (the one its A2A endpoint uses). */
   taskStore: TaskStore
+  /** Live task events, relayed by the A2A endpoint to open streams. */
+  events: TaskEventHub
 }
 
 /** Builds the executor that runs one declared agent (and its routine engine, when it has one). */
@@ -32,7 +35,8 @@ export const conversationExecutorFactory: ExecutorFactory = async (definition, s
     knowledgeBase,
     routines: definition.routines,
     store: services.conversations,
-    taskStore: services.taskStore
+    taskStore: services.taskStore,
+    events: services.events
   })
 }
 

@@ -9,6 +9,11 @@
  * ends on a task that is neither terminal nor INPUT_REQUIRED, yields them and every later one until an event
  * puts the task in one of those states. Message streams are left as they are. `release()` unsubscribes and
  * ends the wait at once (client gone, server closing). No timers.
+ *
+ * An event that ends the task (a terminal state) arriving while the SDK stream still runs ends the SDK stream
+ * through `stopSource`, then is yielded: a task closed from elsewhere (the conversation moved on to a new task,
+ * closing the one left INPUT_REQUIRED) would otherwise leave a SubscribeToTask stream waiting on the SDK's bus,
+ * which never hears of it.
  */
 
 /** A2A 1.0 wire StreamResponse objects: { statusUpdate } | { artifactUpdate } | { task }. */
@@ -25,10 +30,12 @@ export interface RelayedStream {
   release (): void
 }
 
-/** States after which a stream ends (§3.1.2 terminal; INPUT_REQUIRED as the SDK does). */
-const FINAL_STATES: ReadonlySet<string> = new Set([
-  'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED', 'TASK_STATE_INPUT_REQUIRED'
+/** Terminal states (§3.1.2). */
+const TERMINAL_STATES: ReadonlySet<string> = new Set([
+  'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'
 ])
+/** States after which a stream ends (terminal; INPUT_REQUIRED as the SDK does). */
+const FINAL_STATES: ReadonlySet<string> = new Set([...TERMINAL_STATES, 'TASK_STATE_INPUT_REQUIRED'])
 
 interface Observed { taskId?: string, state?: string }
 
@@ -38,17 +45,26 @@ function observe (result: unknown): Observed {
   return { state: wrapper?.statusUpdate?.status?.state }
 }
 
-export function relayTaskEvents (stream: AsyncGenerator<unknown, void, undefined>, events: TaskEventSource, taskId?: string): RelayedStream {
+export function relayTaskEvents (
+  stream: AsyncGenerator<unknown, void, undefined>, events: TaskEventSource, taskId?: string, stopSource?: () => void
+): RelayedStream {
   const held: TaskStreamEvent[] = []
   let unsubscribe: (() => void) | undefined
   let wake: (() => void) | undefined
   let released = false
+  let sourceRunning = true
+  let sourceStopped = false
 
   const listen = (id: string): void => {
     if (unsubscribe !== undefined || released) return
     unsubscribe = events.subscribe(id, (event) => {
       held.push(event)
       wake?.()
+      const state = observe(event).state
+      if (sourceRunning && stopSource !== undefined && state !== undefined && TERMINAL_STATES.has(state)) {
+        sourceStopped = true
+        stopSource()
+      }
     })
   }
   const stopListening = (): void => {
@@ -75,7 +91,8 @@ export function relayTaskEvents (stream: AsyncGenerator<unknown, void, undefined
         state = observed.state ?? state
         yield result
       }
-      if (!taskStream || (state !== undefined && FINAL_STATES.has(state))) return
+      sourceRunning = false
+      if (!sourceStopped && (!taskStream || (state !== undefined && FINAL_STATES.has(state)))) return
       while (true) {
         if (released) return
         const event = held.shift()

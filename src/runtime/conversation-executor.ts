@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk'
+import { Role, StreamResponse, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk'
 import {
   AgentEvent, ResultManager, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore
 } from '@a2a-js/sdk/server'
@@ -20,6 +20,7 @@ import {
   newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore,
   type ConversationTurn, type HumanReply
 } from '../stores/conversation-store.js'
+import type { TaskEventHub } from '../events/task-event-hub.js'
 import type { KnowledgeBase } from './knowledge-base.js'
 import { answerTurn, textPart } from './knowledge-executor.js'
 import { createRoutineEngine, isTerminal, type RoutineEngine, type RoutineEngineOptions } from './routine-engine.js'
@@ -37,6 +38,11 @@ export interface ConversationExecutorOptions {
    * instead of waiting forever.
    */
   taskStore: TaskStore
+  /**
+   * Live task events (the hub the A2A endpoint relays to open streams). The close of a task left open is published
+   * here, so a stream waiting on that task (SubscribeToTask on an INPUT_REQUIRED task) gets it and ends.
+   */
+  events?: Pick<TaskEventHub, 'publish'>
   /** Passed to the routine engine (refuse hook, other-routine rule, clock). */
   engine?: RoutineEngineOptions
   newId?: () => string
@@ -132,7 +138,7 @@ export function dataPart (data: Record<string, unknown>): Part {
 }
 
 export function conversationExecutor (options: ConversationExecutorOptions): AgentExecutor & { engine: RoutineEngine } {
-  const { agentId, knowledgeBase, store, taskStore } = options
+  const { agentId, knowledgeBase, store, taskStore, events } = options
   const newId = options.newId ?? randomUUID
   const engine = createRoutineEngine(options.routines ?? [], options.engine)
   const recognise = createTriggerMatcher(engine.declarations)
@@ -208,12 +214,14 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     const base = envelopeBase(newId(), requestContext.userMessage.messageId)
     const message = agentMessage(requestContext, [textPart(`Continued in task ${requestContext.taskId}.`)], base, old.taskId)
     message.referenceTaskIds = [requestContext.taskId]
-    await new ResultManager(taskStore, context).processEvent(AgentEvent.statusUpdate({
+    const update = {
       taskId: old.taskId,
       contextId: requestContext.contextId,
       status: { state: TaskState.TASK_STATE_CANCELED, message, timestamp: new Date().toISOString() },
       metadata: undefined
-    }))
+    }
+    await new ResultManager(taskStore, context).processEvent(AgentEvent.statusUpdate(update))
+    await events?.publish(old.taskId, StreamResponse.toJSON({ payload: { $case: 'statusUpdate', value: update } }) as Record<string, unknown>)
   }
 
   function decideTurn (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {

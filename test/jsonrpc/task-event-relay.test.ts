@@ -115,3 +115,31 @@ t.test('an SDK stream error propagates and unsubscribes', async (t) => {
   await t.rejects(collect(relayTaskEvents(sdk(), hub, 't').source), { message: 'boom' })
   t.equal(hub.listeners.size, 0)
 })
+
+t.test('a terminal event from elsewhere while the SDK stream waits: the SDK stream is stopped, the event delivered', async (t) => {
+  const hub = new TestEventHub()
+  let stop!: () => void
+  let stops = 0
+  // The SDK's SubscribeToTask on an INPUT_REQUIRED task: the snapshot, then a wait on a bus that stays quiet.
+  async function * sdk () {
+    yield task('t', 'TASK_STATE_INPUT_REQUIRED')
+    await new Promise<void>((resolve) => { stop = resolve })
+  }
+  const relay = relayTaskEvents(sdk(), hub, 't', () => { stops++; stop() })
+  t.match((await relay.source.next()).value, task('t', 'TASK_STATE_INPUT_REQUIRED'))
+  const pending = relay.source.next()
+  await new Promise((resolve) => setImmediate(resolve))
+  hub.publish('t', statusEvent('t', 'TASK_STATE_WORKING', 'not an end: held'))
+  t.equal(stops, 0, 'a state that does not end the task leaves the SDK stream running')
+  hub.publish('t', statusEvent('t', 'TASK_STATE_CANCELED', 'continued elsewhere'))
+  t.equal(stops, 1, 'the end of the task stops the SDK stream')
+  t.match((await pending).value, statusEvent('t', 'TASK_STATE_WORKING', 'not an end: held'))
+  t.match((await relay.source.next()).value, statusEvent('t', 'TASK_STATE_CANCELED', 'continued elsewhere'))
+  t.equal((await relay.source.next()).done, true)
+  t.equal(hub.count('t'), 0, 'unsubscribed')
+
+  const after = relayTaskEvents(from(task('u', 'TASK_STATE_COMPLETED')), hub, 'u', () => { stops++ })
+  t.strictSame(await collect(after.source), [task('u', 'TASK_STATE_COMPLETED')])
+  hub.publish('u', statusEvent('u', 'TASK_STATE_CANCELED'))
+  t.equal(stops, 1, 'nothing to stop once the SDK stream is over')
+})

@@ -1,7 +1,7 @@
 /** Routines through the gateway's A2A endpoint: slots, approval, abandon, continuation by taskId or contextId. */
 import t from 'tap'
 import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
-import { Client, envelopeOf, gateway, statusEnvelope, textOf } from '../fixtures/conversation-gateway.js'
+import { Client, envelopeOf, gateway, statusEnvelope, stream, textOf } from '../fixtures/conversation-gateway.js'
 
 const BOOK_PENDING = [
   { key: 'date', type: 'string', required: true, description: 'The date of the booking, e.g. 2026-12-24.' },
@@ -59,6 +59,27 @@ t.test('book by contextId only, in one turn of key=value pairs: the task it left
   t.strictSame(left.status.message.referenceTaskIds, [done.id])
   t.equal(left.history.at(-1).messageId, left.status.message.messageId, 'the note is in its history too')
   t.strictSame(statusEnvelope(t, left).ownership, { state: 'ai_owned', suppressed: false })
+})
+
+t.test('a SubscribeToTask stream on the task the conversation left is told it ended, and ends', async (t) => {
+  const app = await gateway(t)
+  const base = await app.listen({ port: 0, host: '127.0.0.1' })
+  const client = new Client(t, app)
+  const first = await client.task('Can I reserve a table?')
+  t.equal(first.status.state, 'TASK_STATE_INPUT_REQUIRED')
+  const subscriber = stream(base, 'SubscribeToTask', { id: first.id })
+  t.teardown(() => subscriber.close())
+  await subscriber.next((event) => event.result?.task !== undefined)
+
+  const done = await client.task('date=2026-12-31, partySize=2', { contextId: first.contextId })
+  const closed = await subscriber.next((event) => event.result?.statusUpdate !== undefined)
+  t.equal(closed.result.statusUpdate.taskId, first.id)
+  t.equal(closed.result.statusUpdate.status.state, 'TASK_STATE_CANCELED')
+  t.equal(textOf(closed.result.statusUpdate.status.message), `Continued in task ${done.id}.`)
+  t.strictSame(statusEnvelope(t, { status: closed.result.statusUpdate.status }).ownership, { state: 'ai_owned', suppressed: false },
+    'decorated like every status message')
+  await subscriber.done
+  t.equal(subscriber.events.length, 2, 'the snapshot, the close, then the end of the stream')
 })
 
 t.test('pairs in the opening sentence fill slots at once', async (t) => {
