@@ -34,6 +34,24 @@ if (url === undefined) {
     t.equal(approved.status.state, 'TASK_STATE_COMPLETED')
   })
 
+  t.test('a task closed on one instance ends a SubscribeToTask stream open on another', async (t) => {
+    const env = { DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url) }
+    const a = await gateway(t, { env })
+    const b = await gateway(t, { env })
+    const baseA = await a.listen({ port: 0, host: '127.0.0.1' })
+    const first = await new Client(t, a).task("I'd like to book a table")
+    t.equal(first.status.state, 'TASK_STATE_INPUT_REQUIRED')
+    const subscriber = stream(baseA, 'SubscribeToTask', { id: first.id })
+    t.teardown(() => subscriber.close())
+    await subscriber.next((event) => event.result?.task !== undefined)
+    const done = await new Client(t, b).task('date=2026-12-24, partySize=4', { contextId: first.contextId })
+    t.equal(done.status.state, 'TASK_STATE_COMPLETED')
+    const closed = await subscriber.next((event) => event.result?.statusUpdate !== undefined)
+    t.equal(closed.result.statusUpdate.status.state, 'TASK_STATE_CANCELED')
+    t.equal(textOf(closed.result.statusUpdate.status.message), `Continued in task ${done.id}.`)
+    await subscriber.done
+  })
+
   t.test('takeover → suppressed turn → reply pushed to SubscribeToTask → release', async (t) => {
     const app = await onPostgres(t)
     const base = await app.listen({ port: 0, host: '127.0.0.1' })
