@@ -43,7 +43,7 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   const resolved = resolveEndpointOptions(options, fastify.hasDecorator('converse') ? fastify.converse : undefined)
   const events = resolved.events
   const agents = new Map<string, EndpointAgent>(resolved.agents.map((agent) => [agent.id, {
-    dispatcher: new A2ADispatcher({ card: agent.card, executor: agent.executor, taskStore: agent.taskStore }),
+    dispatcher: new A2ADispatcher({ card: agent.card, executor: agent.executor, taskStore: agent.taskStore, events }),
     extendedCard: agent.extendedCard
   }]))
   const streams = new Set<SseStream>()

@@ -13,6 +13,7 @@
  * fetching the bus and before the executor runs. `abort(context)` calls that listener: the queue stops,
  * removes its listeners, and the SDK generator completes. Everything else is delegated unchanged.
  */
+import type { TaskState } from '@a2a-js/sdk'
 import {
   DefaultExecutionEventBusManager,
   type AgentExecutionEvent, type EventListener, type ExecutionEventBus, type ExecutionEventBusManager,
@@ -52,6 +53,10 @@ export class AbortableBusManager implements ExecutionEventBusManager {
 
   cleanupByTaskId (taskId: string, context?: ServerCallContext): void {
     this.#inner.cleanupByTaskId(taskId, context)
+  }
+
+  settleByTaskId (taskId: string, eventBus: ExecutionEventBus, lastState: TaskState | undefined, context: ServerCallContext): boolean {
+    return this.#inner.settleByTaskId?.(taskId, eventBus, lastState, context) ?? false
   }
 
   #view (bus: ExecutionEventBus, context: ServerCallContext | undefined): ExecutionEventBus {

@@ -17,10 +17,12 @@ import {
   ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig
 } from '@a2a-js/sdk'
 import {
-  DefaultRequestHandler, InMemoryTaskStore, ServerCallContext, STATE_HEADERS_KEY,
+  DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext, STATE_HEADERS_KEY,
   type AgentExecutor, type TaskStore
 } from '@a2a-js/sdk/server'
 import { AbortableBusManager } from './abortable-bus-manager.js'
+import { KeptBusRelease } from './kept-bus-release.js'
+import type { TaskEventSource } from './task-event-relay.js'
 import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from './lean-send-message.js'
 import { checkRequest, type AgentFacts, type CheckedRequest, type CheckResult, type RequestFacts } from './check-request.js'
 import {
@@ -44,6 +46,11 @@ export interface DispatcherOptions {
    * false sends every SendMessage through DefaultRequestHandler.sendMessage.
    */
   leanSendMessage?: boolean
+  /**
+   * Task events published from elsewhere (the hub the endpoint relays). With it, the SDK's bus kept alive for an
+   * interrupted task is released when an event ends that task (see kept-bus-release.ts).
+   */
+  events?: TaskEventSource
 }
 
 export interface CallOptions {
@@ -75,7 +82,7 @@ export const STORE_UNAVAILABLE_MESSAGE = 'the state store is unreachable; try ag
 export class A2ADispatcher {
   readonly facts: AgentFacts
   readonly #handler: DefaultRequestHandler
-  readonly #buses = new AbortableBusManager()
+  readonly #buses: AbortableBusManager
   readonly #lean: LeanSendMessage | undefined
 
   constructor (options: DispatcherOptions) {
@@ -92,6 +99,9 @@ export class A2ADispatcher {
     }
     const card = AgentCard.fromJSON(options.card)
     const taskStore = options.taskStore ?? new InMemoryTaskStore()
+    this.#buses = new AbortableBusManager(options.events === undefined
+      ? undefined
+      : new KeptBusRelease(new DefaultExecutionEventBusManager(), options.events))
     if (options.leanSendMessage === false) {
       this.#handler = new DefaultRequestHandler(card, taskStore, options.executor, this.#buses)
       return

@@ -31,7 +31,7 @@
  * at hand-off instead of before the executor runs is not observable.
  */
 import { randomUUID } from 'node:crypto'
-import type { AgentCard, Message, SendMessageRequest, Task } from '@a2a-js/sdk'
+import type { AgentCard, Message, SendMessageRequest, Task, TaskState } from '@a2a-js/sdk'
 import {
   DefaultExecutionEventBus, RequestContext,
   type AgentExecutionEvent, type AgentExecutor, type DefaultRequestHandler, type ExecutionEventBus,
@@ -139,6 +139,10 @@ export class HandoffBusManager implements ExecutionEventBusManager {
 
   cleanupByTaskId (taskId: string, context?: ServerCallContext): void {
     this.#inner.cleanupByTaskId(this.#registry.get(context)?.taskId ?? taskId, context)
+  }
+
+  settleByTaskId (taskId: string, eventBus: ExecutionEventBus, lastState: TaskState | undefined, context: ServerCallContext): boolean {
+    return this.#inner.settleByTaskId?.(this.#registry.get(context)?.taskId ?? taskId, eventBus, lastState, context) ?? false
   }
 }
 
