@@ -14,12 +14,10 @@
  */
 import { TaskState } from '@a2a-js/sdk'
 import type { ExecutionEventBus, ExecutionEventBusManager, ServerCallContext } from '@a2a-js/sdk/server'
-import type { TaskEventSource, TaskStreamEvent } from './task-event-relay.js'
+import { endsTask, type TaskEventSource, type TaskStreamEvent } from './task-event-relay.js'
 
 /** The states the SDK keeps a bus alive in (its INTERRUPTED_STATE_LIST). */
 const INTERRUPTED: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED])
-/** Terminal states (§3.1.2), as the wire writes them. */
-const TERMINAL: ReadonlySet<string> = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'])
 
 export class KeptBusRelease implements ExecutionEventBusManager {
   readonly #inner: ExecutionEventBusManager
@@ -60,8 +58,7 @@ export class KeptBusRelease implements ExecutionEventBusManager {
   #watch (taskId: string, context: ServerCallContext): void {
     this.#unwatch(taskId)
     const unsubscribe = this.#events.subscribe(taskId, (event: TaskStreamEvent) => {
-      const state = (event.statusUpdate as { status?: { state?: string } } | undefined)?.status?.state
-      if (state === undefined || !TERMINAL.has(state)) return
+      if (!endsTask(event)) return
       this.#unwatch(taskId)
       this.#inner.getByTaskId(taskId, context)?.finished()
       this.#inner.cleanupByTaskId(taskId, context)

@@ -30,7 +30,7 @@ export interface RelayedStream {
   release (): void
 }
 
-/** Terminal states (§3.1.2). */
+/** Terminal states (§3.1.2), as the wire writes them. */
 const TERMINAL_STATES: ReadonlySet<string> = new Set([
   'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'
 ])
@@ -38,6 +38,12 @@ const TERMINAL_STATES: ReadonlySet<string> = new Set([
 const FINAL_STATES: ReadonlySet<string> = new Set([...TERMINAL_STATES, 'TASK_STATE_INPUT_REQUIRED'])
 
 interface Observed { taskId?: string, state?: string }
+
+/** Whether a task event (wire StreamResponse) puts its task in a terminal state. */
+export function endsTask (event: TaskStreamEvent): boolean {
+  const state = observe(event).state
+  return state !== undefined && TERMINAL_STATES.has(state)
+}
 
 function observe (result: unknown): Observed {
   const wrapper = result as { task?: { id?: string, status?: { state?: string } }, statusUpdate?: { status?: { state?: string } } }
@@ -60,8 +66,7 @@ export function relayTaskEvents (
     unsubscribe = events.subscribe(id, (event) => {
       held.push(event)
       wake?.()
-      const state = observe(event).state
-      if (sourceRunning && stopSource !== undefined && state !== undefined && TERMINAL_STATES.has(state)) {
+      if (sourceRunning && stopSource !== undefined && endsTask(event)) {
         sourceStopped = true
         stopSource()
       }
