@@ -1,6 +1,7 @@
 /**
  * Everything decided from the request alone, before any lookup, in this order:
- *   JSON-RPC envelope (-32600) → A2A-Version (-32009) → method (-32601) → params (-32602)
+ *   JSON-RPC envelope (-32600) → A2A-Version (-32009) → method (-32601) → nesting depth (-32602 inside params,
+ *   -32600 elsewhere) → params (-32602) → a typed converse call, when the request activated the extension (-32602)
  *   → required extensions (-32008) → capability gates (-32004 streaming / extended card, -32003 push).
  * Batches are not served: an array body (empty or not) is answered with one -32600 error.
  */
@@ -8,7 +9,10 @@ import {
   errorResponse, extensionSupportRequired, invalidParams, invalidRequest, methodNotFound, pushNotificationNotSupported,
   unsupportedOperation, type FieldViolation, type JsonRpcErrorResponse, type JsonRpcId
 } from './errors.js'
+import { readTypedCall } from '../core/typed-call.js'
+import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { isA2AMethod, PUSH_CONFIG_METHODS, STREAMING_METHODS, type A2AMethod } from './methods.js'
+import { MAX_NESTING_DEPTH, fieldPath, tooDeepPath } from './nesting-depth.js'
 import { validateParams } from './params.js'
 import { checkVersion } from './version.js'
 
@@ -80,13 +84,28 @@ export function checkRequest (body: unknown, agent: AgentFacts, facts: RequestFa
   const versionError = checkVersion(facts.version)
   if (versionError !== undefined) return fail(id, versionError)
   if (!isA2AMethod(method)) return fail(id, methodNotFound(method))
-  const violations = validateParams(method, params)
+  const tooDeep = tooDeepPath(body)
+  if (tooDeep !== undefined) {
+    const description = `nests deeper than ${MAX_NESTING_DEPTH} levels`
+    return fail(id, tooDeep[0] === 'params'
+      ? invalidParams([{ field: fieldPath(tooDeep.slice(1)), description }])
+      : invalidRequest([{ field: fieldPath(tooDeep), description }]))
+  }
+  const violations = validateParams(method, params) ?? typedCallViolations(method, params, facts.activated)
   if (violations !== undefined) return fail(id, invalidParams(violations))
   const missing = agent.requiredExtensions.filter((uri) => !facts.activated.includes(uri))
   if (missing.length > 0) return fail(id, extensionSupportRequired(missing))
   const gate = capabilityGate(method, agent.capabilities)
   if (gate !== undefined) return fail(id, gate)
   return { ok: true, request: { id, method, params: (params ?? {}) as Record<string, unknown> } }
+}
+
+/** A message that carries a converse typed call must carry a well-formed one (see core/typed-call.ts). */
+function typedCallViolations (method: A2AMethod, params: unknown, activated: readonly string[]): FieldViolation[] | undefined {
+  if (method !== 'SendMessage' && method !== 'SendStreamingMessage') return undefined
+  const message = (params as { message: Record<string, unknown> }).message
+  const reading = readTypedCall(message, activated.includes(CONVERSE_EXTENSION_URI))
+  return reading.kind === 'invalid' ? [{ field: `message.${reading.field}`, description: reading.description }] : undefined
 }
 
 function capabilityGate (method: A2AMethod, capabilities: AgentFacts['capabilities']) {

@@ -15,6 +15,8 @@ import {
 } from '@a2a-js/sdk/server'
 import type { ConverseEnvelope, Invocation, OwnershipState } from '../core/envelope.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
+import { readTypedCall, type TypedCall } from '../core/typed-call.js'
+export type { TypedCall } from '../core/typed-call.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import {
   newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore,
@@ -48,12 +50,6 @@ export interface ConversationExecutorOptions {
   newId?: () => string
 }
 
-/** A typed routine call as a message carries it: `metadata[URI].call = { toolName, arguments }`. */
-export interface TypedCall {
-  toolName: string
-  arguments: unknown
-}
-
 /** What a turn answers, decided under the conversation lock and published after it committed. */
 type Plan =
   | { kind: 'message', parts: Part[], envelope: ConverseEnvelope }
@@ -67,7 +63,6 @@ type Plan =
     replies?: HumanReply[]
   }
 
-const MAX_TOOL_NAME = 256
 /** How long a turn waits for a parallel turn's events to be persisted before closing that turn's task. */
 const SETTLE_POLL_MS = 5
 const SETTLE_ATTEMPTS = 200
@@ -118,13 +113,14 @@ export function humanMessage (contextId: string, taskId: string | undefined, rep
   }
 }
 
-/** The typed call of a message, when the request activated the extension and the message lists it. */
+/**
+ * The typed call of a message, when the request activated the extension and the message lists it. A malformed
+ * call never reaches here through the A2A endpoint (its request check answers -32602); behind another endpoint
+ * it counts as no call, so the turn is a plain message and no envelope names an invalid toolName.
+ */
 export function typedCallOf (message: Pick<Message, 'extensions' | 'metadata'>, activated: boolean): TypedCall | undefined {
-  if (!activated || !Array.isArray(message.extensions) || !message.extensions.includes(CONVERSE_EXTENSION_URI)) return undefined
-  const entry = message.metadata?.[CONVERSE_EXTENSION_URI] as { call?: { toolName?: unknown, arguments?: unknown } } | undefined
-  const call = entry?.call
-  if (call === null || typeof call !== 'object' || typeof call.toolName !== 'string') return undefined
-  return { toolName: call.toolName.slice(0, MAX_TOOL_NAME), arguments: call.arguments ?? {} }
+  const reading = readTypedCall(message, activated)
+  return reading.kind === 'call' ? reading.call : undefined
 }
 
 /** Whether the request that runs this turn activated the converse extension (the gateway always declares it). */

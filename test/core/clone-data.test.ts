@@ -152,3 +152,13 @@ t.test('requestContextOf builds what new RequestContext builds', async (t) => {
   ;(actual.userMessage.metadata as Record<string, unknown>).trace = 'changed'
   t.equal((request.message?.metadata as Record<string, unknown>).trace, 'abc', 'changing it leaves the original alone')
 })
+
+t.test('values nested deeper than MAX_COPY_DEPTH go through structuredClone: same copy, no unbounded recursion here', async (t) => {
+  const { MAX_COPY_DEPTH } = await import('../../src/core/clone-data.js')
+  let deep: unknown = { leaf: true }
+  for (let level = 0; level < MAX_COPY_DEPTH + 10; level++) deep = level % 2 === 0 ? { a: deep } : [deep]
+  t.strictSame(cloneData(deep), structuredClone(deep))
+  let tooDeep: unknown = 'x'
+  for (let level = 0; level < 200_000; level++) tooDeep = { a: tooDeep }
+  t.throws(() => cloneData(tooDeep), RangeError, "too deep for any copy: structuredClone's RangeError, not a crash")
+})

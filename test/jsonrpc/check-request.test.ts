@@ -114,3 +114,72 @@ t.test('params are checked before anything looks anything up', async (t) => {
     }
   })
 })
+
+/** `{ key: { key: … value } }`, `levels` objects deep. */
+function nested (levels: number, key = 'a', leaf: unknown = 'x'): unknown {
+  let value: unknown = leaf
+  for (let level = 0; level < levels; level++) value = { [key]: value }
+  return value
+}
+
+t.test('nesting deeper than MAX_NESTING_DEPTH is -32602 naming where (inside params), -32600 elsewhere', async (t) => {
+  const { MAX_NESTING_DEPTH } = await import('../../src/jsonrpc/nesting-depth.js')
+  t.equal(MAX_NESTING_DEPTH, 64)
+  const send = (message: Record<string, unknown>) =>
+    checkRequest({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { ...sendParams.message, ...message } } }, agent, facts)
+  // body 1, params 2, message 3, metadata 4: metadata may nest 61 objects deep (levels 4 to 64).
+  t.equal(send({ metadata: nested(61) }).ok, true, 'exactly 64 levels pass')
+  const deepMetadata = errorOf(send({ metadata: nested(62) }))
+  t.equal(deepMetadata?.error.code, -32602)
+  t.equal(deepMetadata?.id, 7)
+  t.strictSame(deepMetadata?.error.data?.[0], {
+    '@type': 'type.googleapis.com/google.rpc.BadRequest',
+    fieldViolations: [{ field: `message.metadata${'.a'.repeat(61)}`, description: 'nests deeper than 64 levels' }]
+  })
+  for (const [where, message, field] of [
+    ['metadata, 3,000 levels', { metadata: nested(3000) }, 'message.metadata.a.a'],
+    ['parts[].data', { parts: [{ text: 'hi' }, { data: nested(3000) }] }, 'message.parts[1].data.a'],
+    ['arrays count too', { metadata: { list: nested(3000, 'b', []) } }, 'message.metadata.list.b']
+  ] as const) {
+    const response = errorOf(send(message))
+    t.equal(response?.error.code, -32602, where)
+    const violation = (response?.error.data?.[0] as { fieldViolations: Array<{ field: string }> }).fieldViolations[0]
+    t.ok(violation.field.startsWith(field), `${where}: ${violation.field.slice(0, 40)}…`)
+  }
+  const outside = errorOf(checkRequest({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 't' }, extra: [nested(3000)] }, agent, facts))
+  t.equal(outside?.error.code, -32600, 'a member outside params')
+  t.match((outside?.error.data?.[0] as { fieldViolations: Array<{ field: string }> }).fieldViolations[0].field, /^extra\[0\]\.a\.a/)
+  t.equal(errorOf(checkRequest({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 't' } }, agent, { ...facts, version: '0.3' }))?.error.code,
+    -32009, 'the version is checked first')
+})
+
+t.test('a typed converse call with an empty or non-string toolName is -32602 naming metadata[URI].call.toolName', async (t) => {
+  const URI = 'https://docs.radioso.ai/reference/a2a-converse-extension/v1'
+  const active = { version: '1.0', activated: [URI] }
+  const withCall = (call: unknown, extra: Record<string, unknown> = {}) => ({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'SendMessage',
+    params: { message: { ...sendParams.message, extensions: [URI], metadata: { [URI]: { call } }, ...extra } }
+  })
+  for (const [call, field, description] of [
+    [{ toolName: '', arguments: {} }, 'call.toolName', 'must be a non-empty string'],
+    [{ toolName: 42 }, 'call.toolName', 'must be a non-empty string'],
+    [{ arguments: {} }, 'call.toolName', 'must be a non-empty string'],
+    [null, 'call', 'must be an object with toolName and arguments'],
+    ['book_table', 'call', 'must be an object with toolName and arguments'],
+    [['book_table'], 'call', 'must be an object with toolName and arguments']
+  ] as const) {
+    const response = errorOf(checkRequest(withCall(call), agent, active))
+    t.equal(response?.error.code, -32602, JSON.stringify(call))
+    t.strictSame((response?.error.data?.[0] as { fieldViolations: unknown[] }).fieldViolations,
+      [{ field: `message.metadata[${URI}].${field}`, description }])
+    const streaming = errorOf(checkRequest({ ...withCall(call), method: 'SendStreamingMessage' }, agent, active))
+    t.equal(streaming?.error.code, -32602, 'SendStreamingMessage too')
+  }
+  t.equal(checkRequest(withCall({ toolName: '' }), agent, facts).ok, true, 'not activated: no typed call, nothing to check')
+  t.equal(checkRequest(withCall({ toolName: '' }, { extensions: [] }), agent, active).ok, true, 'URI not listed: no typed call')
+  t.equal(checkRequest(withCall({ toolName: 'book_table' }), agent, active).ok, true, 'a well-formed call passes')
+  t.equal(checkRequest({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 't', message: { extensions: [URI], metadata: { [URI]: { call: null } } } } }, agent, active).ok,
+    true, 'only SendMessage and SendStreamingMessage carry calls')
+})

@@ -174,21 +174,31 @@ t.test('a typed call is not honoured when the request did not activate the exten
   t.equal(statusEnvelope(t, stored).invocation, undefined)
 })
 
-t.test('only a message that lists the URI and holds a well-formed call is a typed call', async (t) => {
+t.test('only a message that lists the URI and holds a call is a typed call; a malformed call is -32602', async (t) => {
   const client = new Client(t, await gateway(t))
-  const variants: Array<Record<string, unknown>> = [
+  const plain: Array<Record<string, unknown>> = [
     { metadata: { [URI]: { call: BOOK } } }, // URI not listed in extensions
     { extensions: [URI] }, // listed, no metadata
     { extensions: [URI], metadata: { other: true } },
-    { extensions: [URI], metadata: { [URI]: { call: null } } },
-    { extensions: [URI], metadata: { [URI]: { call: 'book_table' } } },
-    { extensions: [URI], metadata: { [URI]: { call: { toolName: 42, arguments: {} } } } }
+    { extensions: [URI], metadata: { [URI]: { note: 'no call member' } } }
   ]
-  for (const extra of variants) {
+  for (const extra of plain) {
     const message = { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'What are your opening hours?' }], ...extra }
     const body = await client.call('SendMessage', { message })
     t.ok(body.result.message, `plain: ${JSON.stringify(extra)}`)
     t.equal(envelopeOf(t, body.result.message).invocation, undefined)
+  }
+  const malformed: Array<[unknown, string]> = [
+    [null, 'call'],
+    ['book_table', 'call'],
+    [{ toolName: 42, arguments: {} }, 'call.toolName'],
+    [{ toolName: '', arguments: {} }, 'call.toolName']
+  ]
+  for (const [call, field] of malformed) {
+    const message = { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'x' }], extensions: [URI], metadata: { [URI]: { call } } }
+    const body = await client.call('SendMessage', { message })
+    t.equal(body.error?.code, -32602, `malformed: ${JSON.stringify(call)}`)
+    t.equal(body.error?.data[0].fieldViolations[0].field, `message.metadata[${URI}].${field}`)
   }
 })
 
