@@ -4,8 +4,10 @@
  * requests it served, so a scenario can give CPU µs per request, a figure that other load on the machine
  * disturbs far less than requests/s.
  *
- * Parent: `startChildApp(moduleUrl, exportName)`; the export is an async function returning a Fastify app
- * that is not listening yet. Child: this same file, run with `--serve <moduleUrl> <exportName>`.
+ * Parent: `startChildApp(moduleUrl, exportName, spawn?)`; the export is an async function returning a Fastify
+ * app that is not listening yet; `spawn` adds Node options and environment variables to the child. When the
+ * module also exports `benchCounters()`, its counts come back with every usage report. Child: this same file,
+ * run with `--serve <moduleUrl> <exportName>`.
  */
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
@@ -15,18 +17,31 @@ import type { Usage } from './lib.js'
 
 export interface ChildApp {
   url: string
-  usage (): Promise<Usage>
+  /** CPU time and requests served, plus the module's `benchCounters()` when it has them. */
+  usage (): Promise<Usage & { counters?: Record<string, number> }>
   close (): Promise<void>
 }
 
-type ToParent = { type: 'listening', url: string } | { type: 'usage', id: number, usage: Usage }
+type CountedUsage = Usage & { counters?: Record<string, number> }
+type ToParent = { type: 'listening', url: string } | { type: 'usage', id: number, usage: CountedUsage }
 type ToChild = { type: 'usage', id: number }
 
-export async function startChildApp (moduleUrl: string, exportName: string): Promise<ChildApp> {
-  const child = fork(new URL(import.meta.url), ['--serve', moduleUrl, exportName], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+export interface SpawnOptions {
+  /** Node options of the child (e.g. `--import` of a module that must load first). */
+  execArgv?: string[]
+  /** Variables added to the parent's environment. */
+  env?: Record<string, string>
+}
+
+export async function startChildApp (moduleUrl: string, exportName: string, spawn: SpawnOptions = {}): Promise<ChildApp> {
+  const child = fork(new URL(import.meta.url), ['--serve', moduleUrl, exportName], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: spawn.execArgv ?? [],
+    env: { ...process.env, ...spawn.env }
+  })
   const exited = once(child, 'exit').then(([code]) => { throw new Error(`${exportName} server exited with code ${String(code)}`) })
   exited.catch(() => {})
-  const pending = new Map<number, (usage: Usage) => void>()
+  const pending = new Map<number, (usage: CountedUsage) => void>()
   let nextId = 0
   const url = await Promise.race([exited, new Promise<string>((resolve) => {
     child.on('message', (message: ToParent) => {
@@ -38,7 +53,7 @@ export async function startChildApp (moduleUrl: string, exportName: string): Pro
     url,
     usage () {
       const id = nextId++
-      return new Promise<Usage>((resolve) => {
+      return new Promise<CountedUsage>((resolve) => {
         pending.set(id, (usage) => { pending.delete(id); resolve(usage) })
         child.send({ type: 'usage', id } satisfies ToChild)
       })
@@ -52,7 +67,7 @@ export async function startChildApp (moduleUrl: string, exportName: string): Pro
 }
 
 async function serve (moduleUrl: string, exportName: string): Promise<void> {
-  const module = await import(moduleUrl) as Record<string, () => Promise<FastifyInstance>>
+  const module = await import(moduleUrl) as Record<string, () => Promise<FastifyInstance>> & { benchCounters?: () => Record<string, number> }
   const app = await module[exportName]()
   let requests = 0
   app.server.on('request', () => { requests++ })
@@ -60,7 +75,8 @@ async function serve (moduleUrl: string, exportName: string): Promise<void> {
   const { port } = app.server.address() as AddressInfo
   process.on('message', (message: ToChild) => {
     const { user, system } = process.cpuUsage()
-    process.send?.({ type: 'usage', id: message.id, usage: { cpuMicros: user + system, requests } } satisfies ToParent)
+    const counters = module.benchCounters?.()
+    process.send?.({ type: 'usage', id: message.id, usage: { cpuMicros: user + system, requests, ...(counters === undefined ? {} : { counters }) } } satisfies ToParent)
   })
   process.on('SIGTERM', () => { app.close().then(() => process.exit(0), () => process.exit(1)) })
   // The parent is gone (crashed or killed): do not linger.
