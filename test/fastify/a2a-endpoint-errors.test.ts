@@ -1,7 +1,7 @@
 /** a2aEndpoint: HTTP-level failures always answer with a JSON-RPC error body, never Fastify's default one. */
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
-import { a2aEndpoint, converse } from '../../src/index.js'
+import { a2aEndpoint, converse } from '../../src/fastify.js'
 import { buildApp, logCapture, userMessage, V1 } from '../fixtures/a2a-app.js'
 import { messageExecutor } from '../fixtures/a2a-executors.js'
 

@@ -1,0 +1,15 @@
+/**
+ * a2a-converse/fastify: the Fastify door. `converse` decorates your own JSON-RPC route (and serves the cards and
+ * the tools route); `a2aEndpoint` is a complete A2A 1.0 JSON-RPC endpoint for any @a2a-js/sdk AgentExecutor.
+ */
+export {
+  converse, type ConversePluginOptions, type ConverseAgentOptions, type AgentCardInput, type ConverseApi,
+  type ConverseRequestState, type ConverseRouteConfig, type ResolvedAgent, type UrlOption
+} from './fastify/converse-plugin.js'
+export {
+  a2aEndpoint, InvalidJsonBodyError, ACCEPTED_CONTENT_TYPES,
+  type A2AEndpointOptions, type A2AEndpointAgentOptions, type A2AEndpointCapabilities
+} from './fastify/a2a-endpoint.js'
+// What `a2aEndpoint`'s `events` option takes.
+export type { TaskEventSource, TaskStreamEvent } from './jsonrpc/task-event-relay.js'
+export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'

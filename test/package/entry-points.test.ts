@@ -1,0 +1,50 @@
+/**
+ * Subpath exports by door: what each entry point loads. The root (core + providers) must load neither a web
+ * framework, nor the SDK, nor the gateway's YAML parser, MiniSearch or a database driver; the Fastify door none of
+ * the runtime's or the gateway's packages. Each entry is imported in a fresh process that records resolutions.
+ */
+import t from 'tap'
+import { pathToFileURL } from 'node:url'
+import { packageOf, packagesLoaded } from '../fixtures/load-recorder.js'
+import { ROOT } from '../fixtures/gateway-process.js'
+
+// Each child loads the sources through tap's TypeScript loader, which takes a while on a busy machine.
+t.setTimeout(120_000)
+
+const entry = (name: string) => pathToFileURL(`${ROOT}src/${name}.ts`).href
+
+t.test('packageOf names the package of a node_modules URL (scoped, nested) and nothing else', async (t) => {
+  t.equal(packageOf('file:///a/node_modules/ajv/dist/ajv.js'), 'ajv')
+  t.equal(packageOf('file:///a/node_modules/@a2a-js/sdk/dist/index.js'), '@a2a-js/sdk')
+  t.equal(packageOf('file:///a/node_modules/x/node_modules/cookie/index.js'), 'cookie')
+  t.equal(packageOf('file:///a/src/index.ts'), undefined)
+  t.equal(packageOf('node:fs'), undefined)
+})
+
+t.test('the root entry loads ajv and nothing else', async (t) => {
+  const report = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('index')] })
+  t.equal(report.code, 0, report.stderr)
+  t.same(report.packages, ['ajv'])
+})
+
+t.test('the Fastify door loads its plugin helpers and the SDK, not the runtime, the gateway or a database driver', async (t) => {
+  const report = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('fastify')] })
+  t.equal(report.code, 0, report.stderr)
+  t.ok(report.packages.includes('fastify-plugin'), report.packages.join(', '))
+  t.ok(report.packages.includes('@a2a-js/sdk'))
+  for (const heavy of ['yaml', 'minisearch', 'pg', 'kysely', 'env-schema']) {
+    t.notOk(report.packages.includes(heavy), `no ${heavy}`)
+  }
+})
+
+t.test('only the PostgreSQL entry loads pg and Kysely', async (t) => {
+  const runtime = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('runtime'), entry('gateway')] })
+  t.equal(runtime.code, 0, runtime.stderr)
+  t.ok(runtime.packages.includes('minisearch'))
+  t.notOk(runtime.packages.includes('pg'))
+  t.notOk(runtime.packages.includes('kysely'))
+  const postgres = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('postgres')] })
+  t.equal(postgres.code, 0, postgres.stderr)
+  t.ok(postgres.packages.includes('pg'))
+  t.ok(postgres.packages.includes('kysely'))
+})
