@@ -3,6 +3,7 @@
  */
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import type { FastifyRequest } from 'fastify'
+import type { A2ABackend } from '../a2a/backend.js'
 import { InvalidOptionError } from '../core/errors.js'
 import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
 import type { ConverseApi } from './converse-plugin.js'
@@ -17,8 +18,10 @@ export interface A2AEndpointCapabilities {
 export interface A2AEndpointAgentOptions {
   /** An agent id declared to the `converse` plugin: the agent answers at POST /a2a/:id. */
   id: string
-  /** Any @a2a-js/sdk AgentExecutor. */
-  executor: AgentExecutor
+  /** Any @a2a-js/sdk AgentExecutor (answered through the SDK's request handler). */
+  executor?: AgentExecutor
+  /** Or any other source of replies (an upstream agent, say): takes the place of `executor`. */
+  backend?: A2ABackend
   /** Where tasks live. Default: a new InMemoryTaskStore per agent. */
   taskStore?: TaskStore
   capabilities?: A2AEndpointCapabilities
@@ -49,6 +52,7 @@ export interface ResolvedEndpointOptions {
 export interface ResolvedEndpointAgent {
   id: string
   executor: AgentExecutor
+  backend?: A2ABackend
   taskStore?: TaskStore
   card: Record<string, unknown>
   extendedCard?: A2AEndpointAgentOptions['extendedCard']
@@ -82,8 +86,14 @@ export function resolveEndpointOptions (options: A2AEndpointOptions, converse: C
     }
     if (seen.has(agent.id)) throw new InvalidOptionError(`${where}.id`, `"${agent.id}" is served twice`)
     seen.add(agent.id)
-    const executor = agent.executor
-    if (executor === null || typeof executor !== 'object' ||
+    const { executor, backend } = agent
+    if (backend !== undefined) {
+      if (executor !== undefined) throw new InvalidOptionError(`${where}.backend`, 'takes the place of executor: give one of them')
+      if (backend === null || typeof backend !== 'object' || typeof backend.call !== 'function' ||
+        typeof backend.stream !== 'function' || typeof backend.toError !== 'function' || typeof backend.facts !== 'object') {
+        throw new InvalidOptionError(`${where}.backend`, 'must be an A2ABackend (facts, call, stream and toError)')
+      }
+    } else if (executor === null || typeof executor !== 'object' ||
       typeof executor.execute !== 'function' || typeof executor.cancelTask !== 'function') {
       throw new InvalidOptionError(`${where}.executor`, 'must be an AgentExecutor (execute and cancelTask methods)')
     }
@@ -95,7 +105,7 @@ export function resolveEndpointOptions (options: A2AEndpointOptions, converse: C
     if (agent.extendedCard !== undefined && typeof agent.extendedCard !== 'function') {
       throw new InvalidOptionError(`${where}.extendedCard`, 'must be a function of the request')
     }
-    const card = declared.cardFor(PLACEHOLDER_BASE, PLACEHOLDER_BASE)
+    const card = declared.cardFor({ publicUrl: PLACEHOLDER_BASE })
     // The converse plugin's cards always carry capabilities (it adds its extension entry there).
     const cardCapabilities = card.capabilities as Record<string, unknown>
     const wanted = agent.capabilities === undefined ? {} : agent.capabilities
@@ -109,7 +119,8 @@ export function resolveEndpointOptions (options: A2AEndpointOptions, converse: C
     }
     return {
       id: agent.id,
-      executor,
+      executor: executor as AgentExecutor,
+      backend,
       taskStore: store,
       card: { ...card, capabilities },
       extendedCard: agent.extendedCard

@@ -1,28 +1,21 @@
 /**
- * `a2aEndpoint`: A2A 1.0 JSON-RPC at POST /a2a/:agentId, any @a2a-js/sdk AgentExecutor behind it.
+ * `a2aEndpoint`: the Fastify door of the A2A service — A2A 1.0 JSON-RPC at POST <prefix>/a2a/:agentId.
  *
- * Encapsulated on purpose (not fastify-plugin wrapped): its JSON body parser and error handler apply to its
- * own route only, so malformed JSON, a wrong Content-Type or an oversized body get JSON-RPC error bodies here
- * without changing how the rest of the app answers. Needs the `converse` plugin registered first: the route
- * is marked `config: { converse: true }`, so negotiation, the A2A-Extensions echo and the decoration of JSON
- * replies come from there; SSE frames are decorated here through `fastify.converse.transformResult`.
+ * It only does I/O: reads the body (JSON, its limit, its media type), hands the request to the service
+ * (src/a2a/service.ts: negotiation, checks, the agent's backend, decoration, the echo header) and writes the
+ * JSON reply or the SSE frames. Encapsulated on purpose (not fastify-plugin wrapped): its body parser and
+ * error handler apply to its own route only. Needs the `converse` plugin registered first (the agents, their
+ * cards and the envelope provider come from there).
  */
 import createError from '@fastify/error'
+import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { A2ADispatcher } from '../jsonrpc/dispatch.js'
-import type { CheckedRequest } from '../jsonrpc/check-request.js'
-import {
-  contentTypeNotSupported, errorResponse, internalError, invalidRequest, parseError
-} from '../jsonrpc/errors.js'
-import { STREAMING_METHODS } from '../jsonrpc/methods.js'
-import { relayTaskEvents } from '../jsonrpc/task-event-relay.js'
-import { A2A_VERSION_HEADER, requestedVersion } from '../jsonrpc/version.js'
-import type { ServerCallContext } from '@a2a-js/sdk/server'
-import { openSseStream, type SseStream } from './a2a-endpoint-sse.js'
-import {
-  resolveEndpointOptions, type A2AEndpointAgentOptions, type A2AEndpointOptions
-} from './a2a-endpoint-options.js'
-import type { ConverseRequestState } from './converse-plugin.js'
+import { localBackend } from '../a2a/local-backend.js'
+import { writeStream } from '../a2a/node-stream-writer.js'
+import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
+import type { A2ABackend } from '../a2a/backend.js'
+import { errorResponse, internalError, invalidRequest } from '../jsonrpc/errors.js'
+import { resolveEndpointOptions, type A2AEndpointOptions } from './a2a-endpoint-options.js'
 
 export type { A2AEndpointOptions, A2AEndpointAgentOptions, A2AEndpointCapabilities } from './a2a-endpoint-options.js'
 
@@ -32,21 +25,24 @@ export const InvalidJsonBodyError = createError('A2A_CONVERSE_INVALID_JSON', 'In
 /** The JSON-RPC request media types accepted (application/a2a+json leniently, see docs/a2a-endpoint.md). */
 export const ACCEPTED_CONTENT_TYPES: readonly string[] = Object.freeze(['application/json', 'application/a2a+json'])
 
-interface EndpointAgent {
-  dispatcher: A2ADispatcher
-  extendedCard?: A2AEndpointAgentOptions['extendedCard']
-}
-
 type RouteRequest = FastifyRequest<{ Params: { agentId: string } }>
 
 async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpointOptions): Promise<void> {
-  const resolved = resolveEndpointOptions(options, fastify.hasDecorator('converse') ? fastify.converse : undefined)
-  const events = resolved.events
-  const agents = new Map<string, EndpointAgent>(resolved.agents.map((agent) => [agent.id, {
-    dispatcher: new A2ADispatcher({ card: agent.card, executor: agent.executor, taskStore: agent.taskStore, events }),
-    extendedCard: agent.extendedCard
-  }]))
-  const streams = new Set<SseStream>()
+  const converse = fastify.hasDecorator('converse') ? fastify.converse : undefined
+  const resolved = resolveEndpointOptions(options, converse)
+  const backends = new Map<string, A2ABackend>(resolved.agents.map((agent) => {
+    const extendedCard = agent.extendedCard
+    return [agent.id, agent.backend ?? localBackend({
+      card: agent.card,
+      executor: agent.executor,
+      taskStore: agent.taskStore,
+      events: resolved.events,
+      extendedCard: extendedCard === undefined ? undefined : (context) => extendedCard(context.doorRequest as FastifyRequest)
+    })]
+  }))
+  const service = createA2AService({ extension: fastify.converse.extension, backends })
+  /** Open streams, so that closing the app ends them (and close() can finish). */
+  const streams = new Map<AbortController, Promise<void>>()
 
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser([...ACCEPTED_CONTENT_TYPES], { parseAs: 'string' }, (_request, body, done) => {
@@ -61,16 +57,9 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     done(null, parsed)
   })
 
-  fastify.setErrorHandler((error: FastifyError, request, reply) => {
-    switch (error.code) {
-      case 'A2A_CONVERSE_INVALID_JSON':
-        return reply.code(400).send(errorResponse(null, parseError()))
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return reply.code(415).send(errorResponse(null, contentTypeNotSupported(request.headers['content-type'])))
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.code(413).send(errorResponse(null, invalidRequest(
-          [{ field: 'request', description: `must not exceed ${request.routeOptions.bodyLimit} bytes` }], 'Request payload too large')))
-    }
+  fastify.setErrorHandler((error: FastifyError, request: RouteRequest, reply) => {
+    const body = bodyError(error, request)
+    if (body !== undefined) return answer(request, reply, body)
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {
       // A client error raised elsewhere (an auth hook, a bad Content-Length): its status, a JSON-RPC body.
@@ -80,72 +69,65 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     return reply.code(500).send(errorResponse(null, internalError()))
   })
 
-  // Open streams end cleanly when the app closes, so close() (and the process) can finish.
   fastify.addHook('preClose', async () => {
     const open = [...streams]
-    for (const stream of open) stream.close()
-    await Promise.all(open.map((stream) => stream.done))
+    for (const [controller] of open) controller.abort()
+    await Promise.all(open.map(([, done]) => done))
   })
 
-  async function requireAgent (request: RouteRequest, reply: FastifyReply): Promise<unknown> {
-    const agentId = request.params.agentId
-    if (agents.has(agentId)) return undefined
-    return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `unknown agent "${agentId.slice(0, 128)}"` })
-  }
-
-  async function handle (request: RouteRequest, reply: FastifyReply): Promise<unknown> {
-    const agent = agents.get(request.params.agentId) as EndpointAgent
-    if (request.body === undefined) {
-      // POST without Content-Type and without a body: nothing to parse.
-      return reply.code(400).send(errorResponse(null, parseError()))
-    }
-    const state = request.converse as ConverseRequestState
-    const version = requestedVersion(request.headers['a2a-version'], (request.query as Record<string, unknown>)[A2A_VERSION_HEADER])
-    const checked = agent.dispatcher.check(request.body, { version, activated: state.activated })
-    if (!checked.ok) return checked.response
-    const rpc = checked.request
-    const context = agent.dispatcher.createContext(rpc, { requestedExtensions: state.requested, version, headers: request.headers })
-    if (STREAMING_METHODS.has(rpc.method)) return stream(request, reply, agent, rpc, context)
-    const extendedCard = agent.extendedCard
-    return agent.dispatcher.call(rpc, context, {
+  async function answer (request: RouteRequest, reply: FastifyReply, body: RequestBody): Promise<unknown> {
+    const controller = new AbortController()
+    const result = await service.handle({
+      agentId: request.params.agentId,
+      headers: request.headers,
+      query: request.query as Record<string, unknown>,
+      body,
+      signal: controller.signal,
       log: request.log,
-      extendedCard: extendedCard === undefined ? undefined : () => extendedCard(request)
+      doorRequest: request
     })
-  }
-
-  async function stream (request: RouteRequest, reply: FastifyReply, agent: EndpointAgent, rpc: CheckedRequest, context: ServerCallContext) {
-    let { source, release } = agent.dispatcher.open(rpc, context)
-    if (events !== undefined) {
-      const releaseSdk = release
-      const relay = relayTaskEvents(source, events, rpc.method === 'SubscribeToTask' ? rpc.params.id as string : undefined, releaseSdk)
-      source = relay.source
-      release = () => {
-        releaseSdk()
-        relay.release()
-      }
-    }
+    if (result.kind === 'json') return reply.code(result.status).headers(result.headers).send(result.body)
     reply.hijack()
-    const sse = openSseStream({
-      raw: reply.raw,
-      headers: reply.getHeaders(),
-      id: rpc.id,
-      source,
-      release,
-      transform: (result) => fastify.converse.transformResult(request, rpc.method, result),
-      toError: (error) => agent.dispatcher.toError(error, rpc, request.log)
-    })
-    streams.add(sse)
-    await sse.done
-    streams.delete(sse)
+    // Headers set on the reply (a request id, say) are not written by Fastify once hijacked.
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[])
+    }
+    const done = writeStream(reply.raw, result, controller)
+    streams.set(controller, done)
+    await done
+    streams.delete(controller)
+    return reply
   }
 
   fastify.post<{ Params: { agentId: string } }>('/a2a/:agentId', {
-    config: { converse: true },
     bodyLimit: options.bodyLimit,
-    onRequest: requireAgent
-  }, handle)
+    // Unknown agents are answered before the body is read.
+    onRequest: async (request, reply) => {
+      if (!service.serves(request.params.agentId)) return reply.code(404).send(unknownAgentBody(request.params.agentId))
+    }
+  }, (request, reply) => answer(request, reply, request.body === undefined ? { kind: 'absent' } : { kind: 'json', value: request.body }))
 }
 
-/** Register after `converse`: `app.register(a2aEndpoint, { agents: [{ id: 'demo', executor }] })`. */
-export const a2aEndpoint = a2aEndpointPlugin
+/** The body errors Fastify raises before the handler, as the service's RequestBody. */
+function bodyError (error: FastifyError, request: RouteRequest): RequestBody | undefined {
+  switch (error.code) {
+    case 'A2A_CONVERSE_INVALID_JSON':
+      return { kind: 'invalid_json' }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { kind: 'unsupported_media_type', contentType: request.headers['content-type'] }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { kind: 'too_large', limit: request.routeOptions.bodyLimit }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Register after `converse`: `app.register(a2aEndpoint, { agents: [{ id: 'demo', executor }] })`. Named for
+ * Fastify's dependency checks, and still encapsulated (its parser and error handler stay its own; a `prefix`
+ * applies).
+ */
+export const a2aEndpoint = fp(a2aEndpointPlugin, {
+  fastify: '5.x', name: 'a2a-converse-endpoint', dependencies: ['a2a-converse'], encapsulate: true
+})
 export default a2aEndpoint

@@ -1,44 +1,32 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { augmentAgentCard, type AgentExtensionEntry, type CardLike } from '../core/card.js'
-import { carriesEnvelopes, createEnvelopeDecorator, stripResult, type EnvelopeDecorator } from '../core/decorate.js'
-import { attachedEnvelopeProvider, type EnvelopeProvider } from '../core/envelope-provider.js'
+import {
+  createConverseExtension, normalizeMountPath,
+  type ConverseExtension, type ConverseExtensionOptions, type ResolvedAgent
+} from '../core/converse-extension.js'
+import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
-import { formatExtensionsHeader, negotiate } from '../core/negotiate.js'
-import { validateRoutineDeclarations, type RoutineDeclaration } from '../core/routine-declarations.js'
-import { buildToolDescriptors, type ToolDescriptor } from '../core/tool-descriptors.js'
-import { CONVERSE_EXTENSION_URI, EXTENSIONS_HEADER } from '../core/uri.js'
-import type { Metadata, WireMessage } from '../core/wire.js'
+import { EXTENSIONS_HEADER } from '../core/uri.js'
+import type { Metadata } from '../core/wire.js'
+import { unknownAgentBody } from '../a2a/service.js'
 import { useKnownEnvelopeJson } from './known-envelope-serializer.js'
 
-/** An agent card as the user writes it: supportedInterfaces and the converse parts are added per request. */
-export interface AgentCardInput extends CardLike {
-  name: string
-  description: string
-  version?: string
-}
-
-export interface ConverseAgentOptions {
-  /** Path segment: the agent answers at /a2a/:id. */
-  id: string
-  card: AgentCardInput
-  routines?: RoutineDeclaration[]
-}
+export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
 
 export type UrlOption = string | ((request: FastifyRequest) => string)
 
-export interface ConversePluginOptions {
-  agents: ConverseAgentOptions[]
-  /** Where envelopes come from. Default: the envelope the agent attached under metadata[URI]. */
-  provider?: EnvelopeProvider
-  /** Per-object time budget of an async provider, in ms. Default 1000. */
-  providerTimeoutMs?: number
+export interface ConversePluginOptions extends ConverseExtensionOptions {
   /** Public base URL written into cards. Default: the request's protocol and host (trustProxy-aware). */
   publicUrl?: UrlOption
   /** Base URL of the MCP door: an agent's mcp.url is `<mcpPublicUrl>/mcp/a/<id>`. Default: publicUrl. */
   mcpPublicUrl?: UrlOption
-  /** Serve the first agent's card at /.well-known/agent-card.json too. Default true. */
+  /** Serve the first agent's card at <prefix>/.well-known/agent-card.json too. Default true. */
   defaultAgentCard?: boolean
+  /**
+   * Fastify's register option: the plugin's routes (cards, tools) and the URLs its cards name (A2A endpoint,
+   * MCP door) move under it. Register `a2aEndpoint` with the same prefix.
+   */
+  prefix?: string
 }
 
 /** Per-request negotiation result, on `request.converse` for routes marked `config: { converse }`. */
@@ -53,15 +41,6 @@ export interface ConverseRequestState {
 /** What a route puts in `config.converse`: true (agent from `:agentId`) or a fixed agent. */
 export type ConverseRouteConfig = true | { agentId: string }
 
-export interface ResolvedAgent {
-  id: string
-  routines: readonly RoutineDeclaration[]
-  tools: readonly ToolDescriptor[]
-  declared: ReadonlySet<string>
-  /** The augmented card for these base URLs (cached per distinct pair). */
-  cardFor (publicUrl: string, mcpPublicUrl: string): Record<string, unknown>
-}
-
 export interface ConverseApi {
   agents: ReadonlyMap<string, ResolvedAgent>
   defaultAgentId: string
@@ -71,6 +50,10 @@ export interface ConverseApi {
   transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown
   /** The envelope decorator built from the plugin's provider and timeout. */
   decorator: EnvelopeDecorator
+  /** The framework-free extension (negotiation, cards, decoration) every door of this app shares. */
+  extension: ConverseExtension
+  /** The prefix the plugin was registered with ('' when none). */
+  mountPath: string
 }
 
 declare module 'fastify' {
@@ -79,43 +62,20 @@ declare module 'fastify' {
   interface FastifyContextConfig { converse?: ConverseRouteConfig }
 }
 
-const AGENT_ID = /^[A-Za-z0-9_-]{1,128}$/
-const CARD_CACHE_LIMIT = 32
-/** Distinct A2A-Extensions values remembered per agent, and the longest value remembered. */
-const NEGOTIATION_CACHE_LIMIT = 64
-const NEGOTIATION_KEY_LIMIT = 1024
-
-interface Negotiated {
-  requested: readonly string[]
-  activated: readonly string[]
-  active: boolean
-  /** The response header value; undefined when nothing was activated. */
-  echo: string | undefined
-}
-
 const NOT_ACTIVE: Omit<ConverseRequestState, 'agentId'> = Object.freeze({ requested: [], activated: [], active: false })
 
 async function conversePlugin (fastify: FastifyInstance, options: ConversePluginOptions): Promise<void> {
-  const agents = resolveAgents(options)
-  // Only an absent provider gets the default; null is rejected like every other option of the wrong type.
-  const provider = options.provider === undefined ? attachedEnvelopeProvider() : options.provider
-  if (provider === null || typeof provider !== 'object' || typeof provider.envelope !== 'function') {
-    throw new InvalidOptionError('provider', 'must be an object with an envelope(context) method')
-  }
-  const timeoutMs = options.providerTimeoutMs ?? 1000
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) {
-    throw new InvalidOptionError('providerTimeoutMs', 'must be an integer between 1 and 60000')
-  }
+  const extension = createConverseExtension(options)
+  const { agents, decorator, defaultAgentId } = extension
+  const mountPath = normalizeMountPath('prefix', options.prefix)
   const publicUrl = urlOption('publicUrl', options.publicUrl, requestBaseUrl)
   const mcpPublicUrl = urlOption('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
   if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
     throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
   }
-  const decorator = createEnvelopeDecorator({ provider, timeoutMs })
-  const defaultAgentId = options.agents[0].id
 
   function cardFor (agentId: string, request: FastifyRequest): Record<string, unknown> | undefined {
-    return agents.get(agentId)?.cardFor(publicUrl(request), mcpPublicUrl(request))
+    return agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath })
   }
 
   function transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown {
@@ -127,58 +87,26 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     request: FastifyRequest, method: string, result: unknown, knownJsonHolders: Metadata[] | undefined
   ): Promise<unknown> | unknown {
     const state = request.converse
-    if (state === null || !carriesEnvelopes(method)) return result
-    if (!state.active) return stripResult(method, result)
-    const body = request.body as { id?: string | number | null, params?: { message?: WireMessage } } | undefined
-    return decorator.decorate(method, result, {
-      agentId: state.agentId,
-      activated: state.activated,
-      requestMessage: body?.params?.message,
-      requestId: body?.id,
-      log: request.log,
-      knownJsonHolders
+    if (state === null) return result
+    return extension.transform(method, result, {
+      agentId: state.agentId, negotiated: state, body: request.body, log: request.log, knownJsonHolders
     })
   }
 
-  fastify.decorate('converse', { agents, defaultAgentId, cardFor, transformResult, decorator })
+  fastify.decorate('converse', { agents, defaultAgentId, cardFor, transformResult, decorator, extension, mountPath })
   fastify.decorateRequest('converse', null)
-
-  /**
-   * Negotiation outcomes per agent and raw header value. Clients send the same few values, so the parse, the
-   * intersection and the echo are computed once per distinct value (bounded: header values are client-chosen).
-   */
-  const negotiations = new Map<string, Map<string, Negotiated>>([...agents.keys()].map((id) => [id, new Map()]))
-
-  function negotiated (agent: ResolvedAgent, header: string | string[] | undefined): Negotiated {
-    const cache = negotiations.get(agent.id) as Map<string, Negotiated>
-    const cacheable = typeof header === 'string' && header.length <= NEGOTIATION_KEY_LIMIT
-    if (cacheable) {
-      const cached = cache.get(header)
-      if (cached !== undefined) return cached
-    }
-    const { requested, activated } = negotiate(header, agent.declared)
-    // Frozen: a cached outcome is shared by every request that sent the same value.
-    const outcome: Negotiated = {
-      requested: Object.freeze(requested),
-      activated: Object.freeze(activated),
-      active: activated.includes(CONVERSE_EXTENSION_URI),
-      echo: formatExtensionsHeader(activated)
-    }
-    if (cacheable && cache.size < NEGOTIATION_CACHE_LIMIT) cache.set(header, outcome)
-    return outcome
-  }
 
   /** The onRequest hook of one marked route: its config is read once, here, not per request. */
   function converseRequestHook (config: ConverseRouteConfig) {
     const fixedAgentId = config === true ? undefined : config.agentId
     return function onConverseRequest (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
       const agentId = fixedAgentId ?? String((request.params as { agentId?: string }).agentId ?? defaultAgentId)
-      const agent = agents.get(agentId)
-      if (agent === undefined) {
+      const negotiated = extension.negotiate(agentId, request.headers['a2a-extensions'])
+      if (negotiated === undefined) {
         request.converse = { agentId, ...NOT_ACTIVE }
         return done()
       }
-      const { requested, activated, active, echo } = negotiated(agent, request.headers['a2a-extensions'])
+      const { requested, activated, active, echo } = negotiated
       request.converse = { agentId, requested, activated, active }
       if (echo !== undefined) reply.header(EXTENSIONS_HEADER, echo)
       done()
@@ -221,24 +149,20 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     route.preSerialization = [...toArray(route.preSerialization), converseSerializationHook(route.schema?.response !== undefined)]
   })
 
-  fastify.get<{ Params: { agentId: string } }>('/a2a/:agentId/.well-known/agent-card.json', async (request, reply) => {
+  fastify.get<{ Params: { agentId: string } }>(`${mountPath}/a2a/:agentId/.well-known/agent-card.json`, async (request, reply) => {
     const card = cardFor(request.params.agentId, request)
-    if (card === undefined) return reply.code(404).send(unknownAgent(request.params.agentId))
+    if (card === undefined) return reply.code(404).send(unknownAgentBody(request.params.agentId))
     return card
   })
   if (options.defaultAgentCard !== false) {
-    fastify.get('/.well-known/agent-card.json', async (request) => cardFor(defaultAgentId, request))
+    fastify.get(`${mountPath}/.well-known/agent-card.json`, async (request) => cardFor(defaultAgentId, request))
   }
-  fastify.get<{ Querystring: { agentId?: string } }>('/api/v1/mcp/converse/tools', async (request, reply) => {
+  fastify.get<{ Querystring: { agentId?: string } }>(`${mountPath}/api/v1/mcp/converse/tools`, async (request, reply) => {
     const agentId = request.query.agentId ?? defaultAgentId
     const agent = agents.get(agentId)
-    if (agent === undefined) return reply.code(404).send(unknownAgent(agentId))
+    if (agent === undefined) return reply.code(404).send(unknownAgentBody(agentId))
     return { tools: agent.tools }
   })
-}
-
-function unknownAgent (agentId: string) {
-  return { statusCode: 404, error: 'Not Found', message: `unknown agent "${agentId.slice(0, 128)}"` }
 }
 
 function toArray<T> (value: T | T[] | undefined): T[] {
@@ -257,59 +181,6 @@ function urlOption (name: string, value: UrlOption | undefined, fallback: (reque
   }
   const base = value.replace(/\/+$/, '')
   return () => base
-}
-
-function resolveAgents (options: ConversePluginOptions): Map<string, ResolvedAgent> {
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object')
-  if (!Array.isArray(options.agents) || options.agents.length === 0) {
-    throw new InvalidOptionError('agents', 'must be a non-empty array')
-  }
-  const agents = new Map<string, ResolvedAgent>()
-  options.agents.forEach((agent, index) => {
-    const where = `agents[${index}]`
-    if (agent === null || typeof agent !== 'object') throw new InvalidOptionError(where, 'must be an object')
-    if (typeof agent.id !== 'string' || !AGENT_ID.test(agent.id)) {
-      throw new InvalidOptionError(`${where}.id`, 'must match ^[A-Za-z0-9_-]{1,128}$')
-    }
-    if (agents.has(agent.id)) throw new InvalidOptionError(`${where}.id`, `"${agent.id}" is declared twice`)
-    const card = agent.card
-    if (card === null || typeof card !== 'object' || typeof card.name !== 'string' || typeof card.description !== 'string') {
-      throw new InvalidOptionError(`${where}.card`, 'must be an object with name and description strings')
-    }
-    const routines = agent.routines ?? []
-    validateRoutineDeclarations(routines)
-    agents.set(agent.id, resolveAgent(agent.id, card, routines))
-  })
-  return agents
-}
-
-function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclaration[]): ResolvedAgent {
-  const tools = buildToolDescriptors(routines)
-  const others: AgentExtensionEntry[] = card.capabilities?.extensions ?? []
-  const declared = new Set([...others.map((entry) => entry.uri), CONVERSE_EXTENSION_URI])
-  const cache = new Map<string, Record<string, unknown>>()
-  return {
-    id,
-    routines,
-    tools,
-    declared,
-    cardFor (publicUrl, mcpPublicUrl) {
-      const key = `${publicUrl} ${mcpPublicUrl}`
-      const cached = cache.get(key)
-      if (cached !== undefined) return cached
-      const built = augmentAgentCard({
-        version: '1.0.0',
-        defaultInputModes: ['text/plain', 'application/json'],
-        defaultOutputModes: ['text/plain', 'application/json'],
-        ...card,
-        supportedInterfaces: card.supportedInterfaces ??
-          [{ url: `${publicUrl}/a2a/${id}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]
-      }, { mcpUrl: `${mcpPublicUrl}/mcp/a/${id}`, tools, routines })
-      // Host headers are client-chosen: cache a bounded number of distinct bases, build the rest each time.
-      if (cache.size < CARD_CACHE_LIMIT) cache.set(key, built)
-      return built
-    }
-  }
 }
 
 export const converse = fp(conversePlugin, { fastify: '5.x', name: 'a2a-converse' })

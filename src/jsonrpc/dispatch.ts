@@ -135,7 +135,7 @@ export class A2ADispatcher {
       return errorResponse(request.id, extendedAgentCardNotConfigured())
     }
     try {
-      return successResponse(request.id, await this.#invoke(request, context, options))
+      return successResponse(request.id, await this.invoke(request, context, options))
     } catch (error) {
       return errorResponse(request.id, this.toError(error, request, options.log))
     }
@@ -162,7 +162,8 @@ export class A2ADispatcher {
     return internalError(`Internal error while handling ${request.method}`)
   }
 
-  async #invoke (request: CheckedRequest, context: ServerCallContext, options: CallOptions): Promise<unknown> {
+  /** Answers a non-streaming method with its JSON-RPC `result`; rejects with what the handler threw (see toError). */
+  async invoke (request: CheckedRequest, context: ServerCallContext, options: CallOptions = {}): Promise<unknown> {
     const handler = this.#handler
     const params = request.params
     switch (request.method) {

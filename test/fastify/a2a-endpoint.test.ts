@@ -45,7 +45,17 @@ t.test('registration checks its options and names them', async (t) => {
     await t.rejects(register(options), { name: 'InvalidOptionError', message }, message)
   }
   await t.rejects(register({ agents: [{ id: 'demo', executor }] }, false),
+    { code: 'FST_ERR_PLUGIN_DEPENDENCY_NOT_REGISTERED', message: /'a2a-converse' of plugin 'a2a-converse-endpoint'/ },
+    'fastify-plugin metadata: the converse plugin is a declared dependency')
+  t.throws(() => resolveEndpointOptions({ agents: [{ id: 'demo', executor }] }, undefined),
     new InvalidOptionError('agents', 'need the converse plugin: register it before a2aEndpoint'))
+  const backend = { facts: { capabilities: {}, requiredExtensions: [] }, call () {}, stream () {}, toError () {} }
+  await t.rejects(register({ agents: [{ id: 'demo', executor, backend }] }),
+    { message: 'option "agents[0].backend" takes the place of executor: give one of them' })
+  await t.rejects(register({ agents: [{ id: 'demo', backend: { facts: {} } }] }),
+    { message: 'option "agents[0].backend" must be an A2ABackend (facts, call, stream and toError)' })
+  await t.rejects(register({ agents: [{ id: 'demo', backend: null }] }),
+    { message: 'option "agents[0].backend" must be an A2ABackend (facts, call, stream and toError)' })
   t.throws(() => resolveEndpointOptions(null as unknown as A2AEndpointOptions, { agents: new Map() } as never),
     { message: 'option "options" must be an object' })
 })

@@ -184,16 +184,16 @@ t.test('public URLs: from options (strings or functions) or the request', async 
 t.test('cards are cached per base URL, and bounded', async (t) => {
   const app = await build(t)
   const agent = app.converse.agents.get('demo')
-  const a = agent?.cardFor('http://a', 'http://m')
-  t.equal(agent?.cardFor('http://a', 'http://m'), a, 'same bases: the cached card')
-  t.not(agent?.cardFor('http://b', 'http://m'), a)
+  const a = agent?.cardFor({ publicUrl: 'http://a', mcpPublicUrl: 'http://m' })
+  t.equal(agent?.cardFor({ publicUrl: 'http://a', mcpPublicUrl: 'http://m' }), a, 'same bases: the cached card')
+  t.not(agent?.cardFor({ publicUrl: 'http://b', mcpPublicUrl: 'http://m' }), a)
   for (let i = 0; i < 40; i++) {
     const res = await app.inject({ url: '/a2a/demo/.well-known/agent-card.json', headers: { host: `host${i}.example` } })
     t.equal(res.json().supportedInterfaces[0].url, `http://host${i}.example/a2a/demo`, `host ${i}`)
   }
-  const late = agent?.cardFor('http://late', 'http://m')
-  t.not(agent?.cardFor('http://late', 'http://m'), late, 'past the cache limit: built each time')
-  t.same(agent?.cardFor('http://late', 'http://m'), late, 'but the same content')
+  const late = agent?.cardFor({ publicUrl: 'http://late', mcpPublicUrl: 'http://m' })
+  t.not(agent?.cardFor({ publicUrl: 'http://late', mcpPublicUrl: 'http://m' }), late, 'past the cache limit: built each time')
+  t.same(agent?.cardFor({ publicUrl: 'http://late', mcpPublicUrl: 'http://m' }), late, 'but the same content')
 })
 
 t.test('routine declaration errors at registration name the routine and the field', async (t) => {

@@ -1,0 +1,77 @@
+/**
+ * The local backend: an @a2a-js/sdk AgentExecutor in this process, answered through the SDK's request handler
+ * (jsonrpc/dispatch.ts). With a task event source, streams also carry task events written from outside an
+ * execution (a person's reply, a cancel, a superseding turn) and end when one of them ends the task.
+ */
+import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
+import { A2ADispatcher } from '../jsonrpc/dispatch.js'
+import { extendedAgentCardNotConfigured, type JsonRpcError } from '../jsonrpc/errors.js'
+import { relayTaskEvents, type TaskEventSource } from '../jsonrpc/task-event-relay.js'
+import type { A2ABackend, BackendContext } from './backend.js'
+
+export interface LocalBackendOptions {
+  /** The agent card (ProtoJSON) the SDK's request handler gets: its capabilities are what the agent serves. */
+  card: Record<string, unknown>
+  executor: AgentExecutor
+  /** Default: a new InMemoryTaskStore. */
+  taskStore?: TaskStore
+  /** Task events published from outside an execution; relayed to open streams of the task. */
+  events?: TaskEventSource
+  /** Answers GetExtendedAgentCard (when the card declares it); without it such a request is -32007. */
+  extendedCard?: (context: BackendContext) => unknown
+  /** See DispatcherOptions.leanSendMessage. Default true. */
+  leanSendMessage?: boolean
+}
+
+/** An A2A error decided by a backend itself (not thrown by the SDK). */
+export class A2AReplyError extends Error {
+  readonly error: JsonRpcError
+
+  constructor (error: JsonRpcError) {
+    super(error.message)
+    this.name = 'A2AReplyError'
+    this.error = error
+  }
+}
+
+export function localBackend (options: LocalBackendOptions): A2ABackend {
+  const { events, extendedCard } = options
+  const dispatcher = new A2ADispatcher({
+    card: options.card, executor: options.executor, taskStore: options.taskStore, events, leanSendMessage: options.leanSendMessage
+  })
+
+  function sdkContext (request: Parameters<A2ABackend['call']>[0], context: BackendContext) {
+    return dispatcher.createContext(request, {
+      requestedExtensions: context.requestedExtensions, version: context.version, headers: context.headers as Record<string, string>
+    })
+  }
+
+  return {
+    facts: dispatcher.facts,
+    async call (request, context) {
+      if (request.method === 'GetExtendedAgentCard') {
+        if (extendedCard === undefined) throw new A2AReplyError(extendedAgentCardNotConfigured())
+        return await extendedCard(context)
+      }
+      return await dispatcher.invoke(request, sdkContext(request, context), { log: context.log })
+    },
+    stream (request, context) {
+      let { source, release } = dispatcher.open(request, sdkContext(request, context))
+      if (events !== undefined) {
+        const releaseSdk = release
+        const relay = relayTaskEvents(source, events, request.method === 'SubscribeToTask' ? request.params.id as string : undefined, releaseSdk)
+        source = relay.source
+        release = () => {
+          releaseSdk()
+          relay.release()
+        }
+      }
+      // The SDK's generators finish a return() only after their pending wait: stop that wait now.
+      context.signal.addEventListener('abort', release, { once: true })
+      return source
+    },
+    toError (error, request, log) {
+      return error instanceof A2AReplyError ? error.error : dispatcher.toError(error, request, log)
+    }
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * The A2A service: one function from a transport-neutral request to a JSON reply or a stream of SSE frames.
+ * Every door (Fastify, Express, MCP) parses bytes and writes what this answers; everything A2A happens here,
+ * once, for JSON and SSE alike, in this order:
+ *
+ *   agent (404) → A2A-Extensions negotiation (the echo header goes on every reply of a known agent)
+ *   → body (-32700 / 413 / 415) → JSON-RPC and A2A checks (check-request.ts: -32600 -32009 -32601 -32602
+ *   -32008 -32004 -32003) → the agent's backend → each outgoing result decorated or stripped.
+ *
+ * Streams: `frames` yields `data: <JSON-RPC response>\n\n` per result and one `event: error` frame for a
+ * failure; it ends when the backend's stream ends or when the request's signal aborts (client gone, server
+ * closing) — the door aborts the signal, never needs to interrupt the iteration itself.
+ */
+import type { ConverseExtension, Negotiated } from '../core/converse-extension.js'
+import { EXTENSIONS_HEADER } from '../core/uri.js'
+import { checkRequest, type CheckedRequest } from '../jsonrpc/check-request.js'
+import {
+  contentTypeNotSupported, errorResponse, invalidRequest, parseError, successResponse,
+  type JsonRpcError, type JsonRpcResponse
+} from '../jsonrpc/errors.js'
+import { STREAMING_METHODS } from '../jsonrpc/methods.js'
+import { A2A_VERSION_HEADER, requestedVersion } from '../jsonrpc/version.js'
+import type { A2ABackend, BackendContext, Caller, ServiceLogger } from './backend.js'
+import { errorFrame, frame, SSE_HEADERS } from './sse.js'
+
+/** The request body as the door read it. */
+export type RequestBody =
+  /** Parsed JSON (any JSON value: the checks decide). */
+  | { kind: 'json', value: unknown }
+  /** No body and no Content-Type. */
+  | { kind: 'absent' }
+  /** Not JSON. */
+  | { kind: 'invalid_json' }
+  /** Larger than the body limit. */
+  | { kind: 'too_large', limit: number }
+  /** A Content-Type other than application/json or application/a2a+json. */
+  | { kind: 'unsupported_media_type', contentType: string | undefined }
+
+export interface A2AServiceRequest {
+  agentId: string
+  /** Lower-case header names, as Node gives them. */
+  headers: Readonly<Record<string, string | string[] | undefined>>
+  /** The query string's parameters (only `A2A-Version` is read). */
+  query?: Readonly<Record<string, unknown>>
+  body: RequestBody
+  /** Aborted by the door when the client goes away or the server closes; streams end with it. */
+  signal: AbortSignal
+  caller?: Caller
+  log?: ServiceLogger
+  /** The door's own request object (Fastify, Express), handed to user callbacks such as `extendedCard`. */
+  doorRequest?: unknown
+}
+
+export interface JsonReply {
+  kind: 'json'
+  status: number
+  headers: Record<string, string>
+  body: JsonRpcResponse | NotFoundBody
+}
+
+export interface StreamReply {
+  kind: 'stream'
+  status: 200
+  headers: Record<string, string>
+  /** SSE text, one complete frame per item. */
+  frames: AsyncIterable<string>
+}
+
+export type A2AReply = JsonReply | StreamReply
+
+/** The body of a 404 for an unknown agent (Fastify's not-found shape). */
+export interface NotFoundBody {
+  statusCode: 404
+  error: 'Not Found'
+  message: string
+}
+
+export interface A2AServiceOptions {
+  extension: ConverseExtension
+  /** The backend of every agent the service serves (each must be declared to the extension). */
+  backends: ReadonlyMap<string, A2ABackend>
+}
+
+export interface A2AService {
+  /** Whether an agent is served (doors may answer 404 before reading a body). */
+  serves (agentId: string): boolean
+  /** Never rejects. */
+  handle (request: A2AServiceRequest): Promise<A2AReply>
+}
+
+const STOPPED = Symbol('stopped')
+
+export function unknownAgentBody (agentId: string): NotFoundBody {
+  return { statusCode: 404, error: 'Not Found', message: `unknown agent "${agentId.slice(0, 128)}"` }
+}
+
+export function createA2AService (options: A2AServiceOptions): A2AService {
+  const { extension, backends } = options
+
+  function json (status: number, headers: Record<string, string>, body: JsonRpcResponse | NotFoundBody): JsonReply {
+    return { kind: 'json', status, headers, body }
+  }
+
+  function bodyError (body: Exclude<RequestBody, { kind: 'json' }>): { status: number, error: JsonRpcError } {
+    switch (body.kind) {
+      case 'too_large':
+        return {
+          status: 413,
+          error: invalidRequest([{ field: 'request', description: `must not exceed ${body.limit} bytes` }], 'Request payload too large')
+        }
+      case 'unsupported_media_type':
+        return { status: 415, error: contentTypeNotSupported(body.contentType) }
+      default:
+        return { status: 400, error: parseError() }
+    }
+  }
+
+  async function handle (request: A2AServiceRequest): Promise<A2AReply> {
+    const backend = backends.get(request.agentId)
+    const negotiated = backend === undefined ? undefined : extension.negotiate(request.agentId, request.headers['a2a-extensions'])
+    if (backend === undefined || negotiated === undefined) return json(404, {}, unknownAgentBody(request.agentId))
+    const headers: Record<string, string> = negotiated.echo === undefined ? {} : { [EXTENSIONS_HEADER]: negotiated.echo }
+    const body = request.body
+    if (body.kind !== 'json') {
+      const { status, error } = bodyError(body)
+      logError(request.log, undefined, error)
+      return json(status, headers, errorResponse(null, error))
+    }
+    const version = requestedVersion(request.headers['a2a-version'], request.query?.[A2A_VERSION_HEADER])
+    const checked = checkRequest(body.value, backend.facts, { version, activated: negotiated.activated })
+    if (!checked.ok) {
+      logError(request.log, (body.value as { method?: unknown } | null)?.method, checked.response.error)
+      return json(200, headers, checked.response)
+    }
+    const rpc = checked.request
+    const context: BackendContext = {
+      agentId: request.agentId,
+      requestedExtensions: negotiated.requested,
+      activated: negotiated.activated,
+      version,
+      headers: request.headers,
+      signal: request.signal,
+      caller: request.caller,
+      log: request.log,
+      doorRequest: request.doorRequest
+    }
+    if (STREAMING_METHODS.has(rpc.method)) {
+      return { kind: 'stream', status: 200, headers: { ...headers, ...SSE_HEADERS }, frames: frames(backend, rpc, context, negotiated, body.value) }
+    }
+    let response: JsonRpcResponse
+    try {
+      const result = await backend.call(rpc, context)
+      response = successResponse(rpc.id, await extension.transform(rpc.method, result, {
+        agentId: request.agentId, negotiated, body: body.value, log: request.log
+      }))
+    } catch (error) {
+      response = errorResponse(rpc.id, backend.toError(error, rpc, request.log))
+      logError(request.log, rpc.method, response.error)
+    }
+    return json(200, headers, response)
+  }
+
+  async function * frames (
+    backend: A2ABackend, rpc: CheckedRequest, context: BackendContext, negotiated: Negotiated, body: unknown
+  ): AsyncGenerator<string, void, undefined> {
+    const { signal, log } = context
+    const source = backend.stream(rpc, context)
+    let finished = false
+    try {
+      while (!signal.aborted) {
+        const next = await nextOrStop(source, signal)
+        if (next === STOPPED) break
+        if (next.done === true) {
+          finished = true
+          break
+        }
+        const result = await extension.transform(rpc.method, next.value, { agentId: context.agentId, negotiated, body, log })
+        if (signal.aborted) break
+        yield frame(rpc.id, result)
+      }
+    } catch (error) {
+      if (!signal.aborted) {
+        const rpcError = backend.toError(error, rpc, log)
+        logError(log, rpc.method, rpcError)
+        yield errorFrame(rpc.id, rpcError)
+      }
+    } finally {
+      // A source still waiting is told to stop; its rejection, if any, is of no interest any more.
+      if (!finished) source.return?.().then(undefined, noop)
+    }
+  }
+
+  return { serves: (agentId) => backends.has(agentId), handle }
+}
+
+/**
+ * The next result, or STOPPED as soon as the signal aborts. A fresh listener per call (removed when it
+ * settles), so a long stream keeps no reaction per event alive.
+ */
+function nextOrStop (source: AsyncIterator<unknown, void, undefined>, signal: AbortSignal): Promise<IteratorResult<unknown, void> | typeof STOPPED> {
+  return new Promise((resolve, reject) => {
+    const stop = (): void => resolve(STOPPED)
+    signal.addEventListener('abort', stop, { once: true })
+    source.next().then((result) => {
+      signal.removeEventListener('abort', stop)
+      resolve(result)
+    }, (error: unknown) => {
+      signal.removeEventListener('abort', stop)
+      reject(error)
+    })
+  })
+}
+
+/** A JSON-RPC error reply is logged with its method and code (never the message text). */
+function logError (log: ServiceLogger | undefined, method: unknown, error: JsonRpcError): void {
+  log?.info({ method: typeof method === 'string' ? method.slice(0, 64) : undefined, code: error.code }, 'A2A error reply')
+}
+
+function noop (): void {}
+
