@@ -217,4 +217,3 @@ function logError (log: ServiceLogger | undefined, method: unknown, error: JsonR
 }
 
 function noop (): void {}
-
