@@ -12,6 +12,7 @@
  * closing) — the door aborts the signal, never needs to interrupt the iteration itself.
  */
 import type { ConverseExtension, Negotiated } from '../core/converse-extension.js'
+import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import { checkRequest, type CheckedRequest } from '../jsonrpc/check-request.js'
 import {
@@ -96,6 +97,9 @@ export function unknownAgentBody (agentId: string): NotFoundBody {
 
 export function createA2AService (options: A2AServiceOptions): A2AService {
   const { extension, backends } = options
+  for (const agentId of backends.keys()) {
+    if (!extension.agents.has(agentId)) throw new InvalidOptionError('backends', `"${agentId}" is not an agent declared to the extension`)
+  }
 
   function json (status: number, headers: Record<string, string>, body: JsonRpcResponse | NotFoundBody): JsonReply {
     return { kind: 'json', status, headers, body }
@@ -117,8 +121,9 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
 
   async function handle (request: A2AServiceRequest): Promise<A2AReply> {
     const backend = backends.get(request.agentId)
-    const negotiated = backend === undefined ? undefined : extension.negotiate(request.agentId, request.headers['a2a-extensions'])
-    if (backend === undefined || negotiated === undefined) return json(404, {}, unknownAgentBody(request.agentId))
+    if (backend === undefined) return json(404, {}, unknownAgentBody(request.agentId))
+    // Every backend's agent is declared to the extension (checked above).
+    const negotiated = extension.negotiate(request.agentId, request.headers['a2a-extensions']) as Negotiated
     const headers: Record<string, string> = negotiated.echo === undefined ? {} : { [EXTENSIONS_HEADER]: negotiated.echo }
     const body = request.body
     if (body.kind !== 'json') {

@@ -24,9 +24,9 @@ import { AbortableBusManager } from './abortable-bus-manager.js'
 import { KeptBusRelease } from './kept-bus-release.js'
 import type { TaskEventSource } from './task-event-relay.js'
 import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from './lean-send-message.js'
-import { checkRequest, type AgentFacts, type CheckedRequest, type CheckResult, type RequestFacts } from './check-request.js'
+import type { AgentFacts, CheckedRequest } from './check-request.js'
 import {
-  errorResponse, extendedAgentCardNotConfigured, internalError, successResponse, type JsonRpcError, type JsonRpcResponse
+  errorResponse, internalError, successResponse, type JsonRpcError, type JsonRpcResponse
 } from './errors.js'
 import { fromSdkError } from './sdk-errors.js'
 
@@ -55,8 +55,6 @@ export interface DispatcherOptions {
 
 export interface CallOptions {
   log?: ErrorLogger
-  /** Answers GetExtendedAgentCard when the card declares `capabilities.extendedAgentCard`; else -32007. */
-  extendedCard?: () => unknown
 }
 
 export interface ContextInit {
@@ -113,11 +111,6 @@ export class A2ADispatcher {
     this.#lean = new LeanSendMessage({ card, executor: options.executor, handler: this.#handler, registry })
   }
 
-  /** Everything decided from the request alone (see check-request.ts). */
-  check (body: unknown, facts: RequestFacts): CheckResult {
-    return checkRequest(body, this.facts, facts)
-  }
-
   /** The SDK call context of one request: tenant from params, the requested extensions, the headers. */
   createContext (request: CheckedRequest, init: ContextInit): ServerCallContext {
     const tenant = request.params.tenant
@@ -131,9 +124,6 @@ export class A2ADispatcher {
 
   /** Answers a non-streaming method. Never rejects. */
   async call (request: CheckedRequest, context: ServerCallContext, options: CallOptions = {}): Promise<JsonRpcResponse> {
-    if (request.method === 'GetExtendedAgentCard' && options.extendedCard === undefined) {
-      return errorResponse(request.id, extendedAgentCardNotConfigured())
-    }
     try {
       return successResponse(request.id, await this.invoke(request, context, options))
     } catch (error) {
@@ -201,10 +191,9 @@ export class A2ADispatcher {
       case 'DeleteTaskPushNotificationConfig':
         await handler.deleteTaskPushNotificationConfig(DeleteTaskPushNotificationConfigRequest.fromJSON(params), context)
         return {} // google.protobuf.Empty
-      case 'GetExtendedAgentCard':
-        return await (options.extendedCard as () => unknown)()
       default:
-        throw new Error(`${request.method} is a streaming method: use open()`)
+        // Streaming methods are open()'s; GetExtendedAgentCard is the backend's (local-backend.ts).
+        throw new Error(`${request.method} is not answered by the dispatcher`)
     }
   }
 }
