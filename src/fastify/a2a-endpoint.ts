@@ -28,8 +28,8 @@ export const ACCEPTED_CONTENT_TYPES: readonly string[] = Object.freeze(['applica
 type RouteRequest = FastifyRequest<{ Params: { agentId: string } }>
 
 async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpointOptions): Promise<void> {
-  const converse = fastify.hasDecorator('converse') ? fastify.converse : undefined
-  const resolved = resolveEndpointOptions(options, converse)
+  // fastify-plugin's dependency check has made sure the converse plugin is there.
+  const resolved = resolveEndpointOptions(options, fastify.converse)
   const backends = new Map<string, A2ABackend>(resolved.agents.map((agent) => {
     const extendedCard = agent.extendedCard
     return [agent.id, agent.backend ?? localBackend({

@@ -14,12 +14,14 @@
 import {
   AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
   GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
-  ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig
+  ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig, TaskState
 } from '@a2a-js/sdk'
 import {
-  DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext, STATE_HEADERS_KEY,
-  type AgentExecutor, type TaskStore
+  DefaultExecutionEventBus, DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext,
+  STATE_HEADERS_KEY, type AgentExecutionEvent, type AgentExecutor, type TaskStore
 } from '@a2a-js/sdk/server'
+import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
+import type { TaskEventHub } from '../events/task-event-hub.js'
 import { AbortableBusManager } from './abortable-bus-manager.js'
 import { KeptBusRelease } from './kept-bus-release.js'
 import type { TaskEventSource } from './task-event-relay.js'
@@ -48,9 +50,10 @@ export interface DispatcherOptions {
   leanSendMessage?: boolean
   /**
    * Task events published from elsewhere (the hub the endpoint relays). With it, the SDK's bus kept alive for an
-   * interrupted task is released when an event ends that task (see kept-bus-release.ts).
+   * interrupted task is released when an event ends that task (see kept-bus-release.ts); with its `publish`, a
+   * cancel is published too, so every open stream of the task ends with it.
    */
-  events?: TaskEventSource
+  events?: TaskEventSource & Partial<Pick<TaskEventHub, 'publish'>>
 }
 
 export interface CallOptions {
@@ -82,6 +85,10 @@ export class A2ADispatcher {
   readonly #handler: DefaultRequestHandler
   readonly #buses: AbortableBusManager
   readonly #lean: LeanSendMessage | undefined
+  readonly #executor: AgentExecutor
+  readonly #taskStore: TaskStore
+  readonly #writer: TaskWriter
+  readonly #events: Pick<TaskEventHub, 'publish'> | undefined
 
   constructor (options: DispatcherOptions) {
     const capabilities = (options.card.capabilities ?? {}) as Capabilities & { extensions?: ExtensionEntry[] }
@@ -97,6 +104,10 @@ export class A2ADispatcher {
     }
     const card = AgentCard.fromJSON(options.card)
     const taskStore = options.taskStore ?? new InMemoryTaskStore()
+    this.#executor = options.executor
+    this.#taskStore = taskStore
+    this.#events = typeof options.events?.publish === 'function' ? options.events as Pick<TaskEventHub, 'publish'> : undefined
+    this.#writer = createTaskWriter(taskStore, this.#events)
     this.#buses = new AbortableBusManager(options.events === undefined
       ? undefined
       : new KeptBusRelease(new DefaultExecutionEventBusManager(), options.events))
@@ -152,6 +163,36 @@ export class A2ADispatcher {
     return internalError(`Internal error while handling ${request.method}`)
   }
 
+  /**
+   * CancelTask. With no execution of the task on this instance (its executor returned and left it WORKING —
+   * a turn waiting for a person — or it ran elsewhere), the SDK would write a generic CANCELED status and tell
+   * nobody: instead the agent's own cancelTask runs on a bus of its own and what it publishes is written
+   * through the task writer (stored, published: every open stream of the task ends with it). Everything else
+   * (not found, already over, a running execution) is the SDK's; a cancel the SDK writes is published too.
+   */
+  async #cancel (request: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    const taskId = request.id
+    let written = false
+    if (taskId !== '' && this.#buses.getByTaskId(taskId, context) === undefined) {
+      const task = await this.#taskStore.load(taskId, context)
+      if (task !== undefined && !TERMINAL.has(task.status?.state)) {
+        const bus = new DefaultExecutionEventBus()
+        const published: AgentExecutionEvent[] = []
+        bus.on('event', (event) => { published.push(event) })
+        await this.#executor.cancelTask(taskId, bus)
+        await this.#writer.writeEvents(published, context)
+        written = published.length > 0
+      }
+    }
+    const canceled = await this.#handler.cancelTask(request, context)
+    if (!written && this.#events !== undefined) {
+      await this.#events.publish(taskId, StreamResponse.toJSON({
+        payload: { $case: 'statusUpdate', value: { taskId, contextId: canceled.contextId, status: canceled.status, metadata: undefined } }
+      }) as Record<string, unknown>)
+    }
+    return canceled
+  }
+
   /** Answers a non-streaming method with its JSON-RPC `result`; rejects with what the handler threw (see toError). */
   async invoke (request: CheckedRequest, context: ServerCallContext, options: CallOptions = {}): Promise<unknown> {
     const handler = this.#handler
@@ -175,7 +216,7 @@ export class A2ADispatcher {
         return { tasks: listed.tasks ?? [], nextPageToken: listed.nextPageToken ?? '', pageSize: listed.pageSize ?? 0, totalSize: listed.totalSize ?? 0 }
       }
       case 'CancelTask':
-        return Task.toJSON(await handler.cancelTask(CancelTaskRequest.fromJSON(params), context))
+        return Task.toJSON(await this.#cancel(CancelTaskRequest.fromJSON(params), context))
       case 'CreateTaskPushNotificationConfig':
         return TaskPushNotificationConfig.toJSON(
           await handler.createTaskPushNotificationConfig(TaskPushNotificationConfig.fromJSON(params), context))
@@ -197,6 +238,10 @@ export class A2ADispatcher {
     }
   }
 }
+
+const TERMINAL: ReadonlySet<TaskState | undefined> = new Set([
+  TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED
+])
 
 async function * toProtoJson (events: AsyncGenerator<StreamResponse, void, undefined>): AsyncGenerator<unknown, void, undefined> {
   for await (const event of events) yield StreamResponse.toJSON(event)

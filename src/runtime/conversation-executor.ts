@@ -9,10 +9,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Role, StreamResponse, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk'
-import {
-  AgentEvent, ResultManager, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore
-} from '@a2a-js/sdk/server'
+import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk'
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from '@a2a-js/sdk/server'
+import { createTaskWriter } from '../a2a/task-writer.js'
 import type { ConverseEnvelope, Invocation, OwnershipState } from '../core/envelope.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 import { readTypedCall, type TypedCall } from '../core/typed-call.js'
@@ -134,7 +133,8 @@ export function dataPart (data: Record<string, unknown>): Part {
 }
 
 export function conversationExecutor (options: ConversationExecutorOptions): AgentExecutor & { engine: RoutineEngine } {
-  const { agentId, knowledgeBase, store, taskStore, events } = options
+  const { agentId, knowledgeBase, store, taskStore } = options
+  const writer = createTaskWriter(taskStore, options.events)
   const newId = options.newId ?? randomUUID
   const engine = createRoutineEngine(options.routines ?? [], options.engine)
   const recognise = createTriggerMatcher(engine.declarations)
@@ -193,7 +193,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
    * Closes the task the conversation left open when this turn answers in a new one: CANCELED, pointing to the new
    * task. The SDK persists a turn's events after the executor published them, so a parallel turn may still be
    * writing that task: wait (at most about a second) until it holds that turn's reply, then write through a
-   * ResultManager (the SDK's per-task write lock; a task already over is left as it is).
+   * task writer (stored — a task already over is left as it is — and published to its open streams).
    */
   async function closeSuperseded (requestContext: RequestContext): Promise<void> {
     const old = superseded.get(requestContext.taskId)
@@ -216,8 +216,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       status: { state: TaskState.TASK_STATE_CANCELED, message, timestamp: new Date().toISOString() },
       metadata: undefined
     }
-    await new ResultManager(taskStore, context).processEvent(AgentEvent.statusUpdate(update))
-    await events?.publish(old.taskId, StreamResponse.toJSON({ payload: { $case: 'statusUpdate', value: update } }) as Record<string, unknown>)
+    await writer.write(update, context)
   }
 
   function decideTurn (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {

@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Role, StreamResponse, TaskState, type Message } from '@a2a-js/sdk'
-import { AgentEvent, ResultManager, ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
+import { ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
+import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
 import type { OwnershipState, RoutineState } from '../core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
@@ -56,6 +57,7 @@ export interface InboxOptions {
 
 export function createInbox (options: InboxOptions): Inbox {
   const { store, taskStores, events } = options
+  const writers = new Map([...taskStores].map(([agentId, taskStore]) => [agentId, createTaskWriter(taskStore, events)]))
   const newId = options.newId ?? randomUUID
   const recent = options.recentTurns ?? 20
 
@@ -80,16 +82,12 @@ export function createInbox (options: InboxOptions): Inbox {
   }
 
   /**
-   * Sets the held task's status (and appends the message to its history) through a ResultManager — the SDK's
-   * per-task write lock, and a task already over stays over — then tells open streams.
+   * Sets the held task's status (and appends the message to its history) through the task writer: stored (a task
+   * already over stays over), then published to open streams on every instance.
    */
   async function updateTask (agentId: string, contextId: string, taskId: string, state: TaskState, message: Message): Promise<void> {
-    const taskStore = taskStores.get(agentId) as TaskStore
     const status = { state, message, timestamp: new Date().toISOString() }
-    await new ResultManager(taskStore, new ServerCallContext()).processEvent(AgentEvent.statusUpdate({ taskId, contextId, status, metadata: undefined }))
-    await events.publish(taskId, StreamResponse.toJSON({
-      payload: { $case: 'statusUpdate', value: { taskId, contextId, status, metadata: undefined } }
-    }) as Record<string, unknown>)
+    await (writers.get(agentId) as TaskWriter).write({ taskId, contextId, status, metadata: undefined })
   }
 
   async function setOwnership (agentId: string, contextId: string, ownership: OwnershipState) {

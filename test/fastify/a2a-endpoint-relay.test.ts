@@ -64,3 +64,17 @@ t.test('closing the app ends a relaying stream and unsubscribes', async (t) => {
   t.equal(parseSse((await response).body).length, 2, 'what the SDK sent, nothing more')
   t.equal(hub.listeners.size, 0)
 })
+
+t.test('CancelTask on a waiting task whose agent publishes nothing on cancel: the SDK\'s CANCELED ends open streams', async (t) => {
+  const hub = new TestEventHub()
+  const app = await buildApp(waitingExecutor(), { events: hub })
+  t.teardown(() => app.close())
+  const task = (await rpc(app, 'SendMessage', { message: userMessage('help') })).json().result.task
+  const response = rpc(app, 'SubscribeToTask', { id: task.id }, { id: 'sub' })
+  await until(() => hub.count(task.id) === 1)
+  const canceled = (await rpc(app, 'CancelTask', { id: task.id })).json().result
+  t.equal(canceled.status.state, 'TASK_STATE_CANCELED')
+  const events = parseSse((await response).body)
+  t.equal(events.at(-1)?.data.result.statusUpdate.status.state, 'TASK_STATE_CANCELED', 'published on the hub: the stream ends with it')
+  t.equal(hub.listeners.size, 0)
+})

@@ -171,6 +171,22 @@ if (url === undefined) {
     t.ok((await send(B, 'What are your opening hours?', { contextId })).message, 'the agent answers again')
   })
 
+  t.test('CancelTask through A on a held task ends a SubscribeToTask stream open on B', async (t) => {
+    const contextId = randomUUID()
+    await send(A, 'What are your opening hours?', { contextId })
+    t.equal((await operator(A, 'POST', `${contextId}/takeover`)).status, 200)
+    const held = (await send(A, 'Is a person there?', { contextId })).task
+    t.equal(held.status.state, 'TASK_STATE_WORKING')
+    const response = await fetch(`${B}/a2a/demo`, { method: 'POST', headers: headers(), body: rpc('SubscribeToTask', { id: held.id }) })
+    const stream = readSse(response)
+    await stream.waitFor((frame) => frame.result?.task?.status?.state === 'TASK_STATE_WORKING', 'the task')
+    const canceled = await call(A, 'CancelTask', { id: held.id })
+    t.equal(canceled.result.status.state, 'TASK_STATE_CANCELED')
+    t.equal(await stream.ended, '', 'the stream on B ends on a frame boundary')
+    t.equal(stream.frames.at(-1)?.result?.statusUpdate?.status?.state, 'TASK_STATE_CANCELED', 'with the final status')
+    t.equal((await call(B, 'GetTask', { id: held.id })).result.status.state, 'TASK_STATE_CANCELED')
+  })
+
   t.test('concurrent turns of one conversation, alternating A and B: every turn is kept', async (t) => {
     const contextId = randomUUID()
     for (const round of [1, 2]) {

@@ -57,7 +57,7 @@ t.test('streaming methods are not answered by call()', async (t) => {
   const response = await dispatcher.call({ id: 1, method: 'SubscribeToTask', params: { id: 't' } }, new ServerCallContext(),
     { log: { error: (object) => { logged.push(object) } } })
   t.strictSame(response, { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Internal error while handling SubscribeToTask' } })
-  t.match(logged, [{ method: 'SubscribeToTask', err: { message: 'SubscribeToTask is a streaming method: use open()' } }])
+  t.match(logged, [{ method: 'SubscribeToTask', err: { message: 'SubscribeToTask is not answered by the dispatcher' } }])
   t.strictSame(await dispatcher.call({ id: 2, method: 'SendStreamingMessage', params: send('x').params }, new ServerCallContext()),
     { jsonrpc: '2.0', id: 2, error: { code: -32603, message: 'Internal error while handling SendStreamingMessage' } }, 'no logger: still answered')
 })
