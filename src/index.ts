@@ -18,6 +18,11 @@ export {
 } from './core/decorate.js'
 export { stringifyWithKnownEnvelopes } from './core/envelope-json.js'
 export {
+  createConverseExtension, normalizeMountPath,
+  type ConverseExtension, type ConverseExtensionOptions, type ConverseAgentOptions, type AgentCardInput,
+  type CardUrls, type Negotiated, type ResolvedAgent, type ResultContext
+} from './core/converse-extension.js'
+export {
   validateRoutineDeclarations, TOOL_NAME_PATTERN,
   type RoutineDeclaration, type SlotDeclaration, type RoutineStepDeclaration
 } from './core/routine-declarations.js'

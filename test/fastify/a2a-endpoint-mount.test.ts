@@ -2,7 +2,8 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import type { A2ABackend } from '../../src/a2a/backend.js'
-import { a2aEndpoint, converse, CONVERSE_EXTENSION_URI } from '../../src/index.js'
+import { CONVERSE_EXTENSION_URI } from '../../src/index.js'
+import { a2aEndpoint, converse } from '../../src/fastify.js'
 import { messageExecutor } from '../fixtures/a2a-executors.js'
 
 const routines = [{

@@ -37,6 +37,15 @@ t.test('the Fastify door loads its plugin helpers and the SDK, not the runtime, 
   }
 })
 
+t.test('the service entry loads the SDK and no web framework, runtime or database driver', async (t) => {
+  const report = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('service')] })
+  t.equal(report.code, 0, report.stderr)
+  t.ok(report.packages.includes('@a2a-js/sdk'), report.packages.join(', '))
+  for (const heavy of ['fastify', 'fastify-plugin', 'express', 'yaml', 'minisearch', 'pg', 'kysely']) {
+    t.notOk(report.packages.includes(heavy), `no ${heavy}`)
+  }
+})
+
 t.test('only the PostgreSQL entry loads pg and Kysely', async (t) => {
   const runtime = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('runtime'), entry('gateway')] })
   t.equal(runtime.code, 0, runtime.stderr)

@@ -1,0 +1,18 @@
+/**
+ * a2a-converse/service: the framework-free A2A service every door is built on — one function from a
+ * transport-neutral request to a JSON reply or a stream of SSE frames — with the backend interface, the local
+ * @a2a-js/sdk backend, the task writer and the Node stream writer. For writing a door (or a backend) of your own;
+ * loads the SDK, no web framework.
+ */
+export {
+  createA2AService, unknownAgentBody,
+  type A2AService, type A2AServiceOptions, type A2AServiceRequest, type A2AReply, type JsonReply, type StreamReply,
+  type RequestBody, type NotFoundBody
+} from './a2a/service.js'
+export type { A2ABackend, BackendContext, Caller, ServiceLogger } from './a2a/backend.js'
+export { localBackend, A2AReplyError, type LocalBackendOptions } from './a2a/local-backend.js'
+export { createTaskWriter, type TaskWriter } from './a2a/task-writer.js'
+export { writeStream } from './a2a/node-stream-writer.js'
+export { frame, errorFrame, SSE_HEADERS } from './a2a/sse.js'
+export type { AgentFacts, CheckedRequest } from './jsonrpc/check-request.js'
+export type { JsonRpcError, JsonRpcErrorResponse, JsonRpcResponse, JsonRpcId } from './jsonrpc/errors.js'
