@@ -16,7 +16,7 @@ export function initialize (data: Switches): void {
 
 /** [importer, imported, replacement], by the end of their URLs (src/ under dist/ once built). */
 const REDIRECTS: ReadonlyArray<readonly [keyof Switches, string, string, string]> = [
-  ['lean', '/src/fastify/a2a-endpoint.js', '/src/jsonrpc/dispatch.js', './dispatch-without-lean.js'],
+  ['lean', '/src/a2a/local-backend.js', '/src/jsonrpc/dispatch.js', './dispatch-without-lean.js'],
   ['splice', '/src/fastify/converse-plugin.js', '/src/fastify/known-envelope-serializer.js', './serializer-without-splice.js']
 ]
 

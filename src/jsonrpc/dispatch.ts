@@ -7,7 +7,7 @@
  * answered with a bare -32603. A web framework adapter supplies the body, the negotiated facts and a way to
  * write JSON or SSE.
  *
- * SendMessage requests that cannot involve a task up front take a lean path (lean-send-message.ts): when the
+ * SendMessage requests that cannot involve a task up front take a lean path (src/a2a/sdk-internals.ts): when the
  * agent answers with a Message, the reply is the SDK's without its task machinery; anything else is handed
  * to DefaultRequestHandler.sendMessage, which then runs as usual.
  */
@@ -22,10 +22,10 @@ import {
 } from '@a2a-js/sdk/server'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
-import { AbortableBusManager } from './abortable-bus-manager.js'
-import { KeptBusRelease } from './kept-bus-release.js'
+import {
+  AbortableBusManager, HandoffBusManager, HandoffExecutor, HandoffRegistry, KeptBusRelease, LeanSendMessage
+} from '../a2a/sdk-internals.js'
 import type { TaskEventSource } from './task-event-relay.js'
-import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from './lean-send-message.js'
 import type { AgentFacts, CheckedRequest } from './check-request.js'
 import {
   errorResponse, internalError, successResponse, type JsonRpcError, type JsonRpcResponse
@@ -44,13 +44,13 @@ export interface DispatcherOptions {
   /** Default: a new InMemoryTaskStore. */
   taskStore?: TaskStore
   /**
-   * The lean SendMessage path for Message replies (same results, see lean-send-message.ts). Default true;
+   * The lean SendMessage path for Message replies (same results, see src/a2a/sdk-internals.ts). Default true;
    * false sends every SendMessage through DefaultRequestHandler.sendMessage.
    */
   leanSendMessage?: boolean
   /**
    * Task events published from elsewhere (the hub the endpoint relays). With it, the SDK's bus kept alive for an
-   * interrupted task is released when an event ends that task (see kept-bus-release.ts); with its `publish`, a
+   * interrupted task is released when an event ends that task (see src/a2a/sdk-internals.ts); with its `publish`, a
    * cancel is published too, so every open stream of the task ends with it.
    */
   events?: TaskEventSource & Partial<Pick<TaskEventHub, 'publish'>>

@@ -1,5 +1,5 @@
 /**
- * cloneData (src/jsonrpc/lean-copy.ts) must give structuredClone's result for every value: the same data,
+ * cloneData (src/core/clone-data.ts) must give structuredClone's result for every value: the same data,
  * prototypes, shared references and cycles, and the same DataCloneError; and requestContextOf must build
  * what `new RequestContext` builds.
  */
@@ -7,7 +7,7 @@ import t, { type Test } from 'tap'
 import { Message, SendMessageRequest } from '@a2a-js/sdk'
 import { RequestContext, ServerCallContext } from '@a2a-js/sdk/server'
 import { cloneData } from '../../src/core/clone-data.js'
-import { requestContextOf } from '../../src/jsonrpc/lean-send-message.js'
+import { requestContextOf } from '../../src/a2a/sdk-internals.js'
 
 /** Same value as structuredClone gives: strict deep equality, prototypes included, and own key order. */
 function sameAsStructuredClone (t: Test, value: unknown, name: string): unknown {

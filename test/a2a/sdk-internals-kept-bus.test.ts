@@ -2,7 +2,7 @@ import t from 'tap'
 import { TaskState } from '@a2a-js/sdk'
 import { DefaultExecutionEventBusManager, ServerCallContext, type ExecutionEventBusManager } from '@a2a-js/sdk/server'
 import { A2ADispatcher } from '../../src/jsonrpc/dispatch.js'
-import { KeptBusRelease } from '../../src/jsonrpc/kept-bus-release.js'
+import { KeptBusRelease } from '../../src/a2a/sdk-internals.js'
 import { inputRequiredExecutor } from '../fixtures/a2a-executors.js'
 import { statusEvent, TestEventHub } from '../fixtures/task-events.js'
 

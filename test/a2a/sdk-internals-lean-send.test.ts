@@ -1,5 +1,5 @@
 /**
- * The lean SendMessage path (src/jsonrpc/lean-send-message.ts) against DefaultRequestHandler.sendMessage:
+ * The lean SendMessage path (src/a2a/sdk-internals.ts) against DefaultRequestHandler.sendMessage:
  * every scenario runs through a dispatcher with the lean path (the default) and one without it
  * (`leanSendMessage: false`), and the JSON-RPC responses, what the agent saw, what the task store holds and
  * what was logged must be the same (generated UUIDs and timestamps compared by position). Task replies must
@@ -14,7 +14,7 @@ import {
 } from '@a2a-js/sdk/server'
 import { A2ADispatcher, type DispatcherOptions } from '../../src/jsonrpc/dispatch.js'
 import type { CheckedRequest } from '../../src/jsonrpc/check-request.js'
-import { HandoffBusManager, HandoffRegistry, LeanSendMessage } from '../../src/jsonrpc/lean-send-message.js'
+import { HandoffBusManager, HandoffRegistry, LeanSendMessage } from '../../src/a2a/sdk-internals.js'
 
 type Behaviour = (context: RequestContext, bus: ExecutionEventBus) => Promise<void>
 

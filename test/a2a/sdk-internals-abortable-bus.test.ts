@@ -3,7 +3,7 @@ import { Message } from '@a2a-js/sdk'
 import {
   AgentEvent, DefaultExecutionEventBusManager, ExecutionEventQueue, ServerCallContext, type ExecutionEventBus
 } from '@a2a-js/sdk/server'
-import { AbortableBusManager } from '../../src/jsonrpc/abortable-bus-manager.js'
+import { AbortableBusManager } from '../../src/a2a/sdk-internals.js'
 
 const message = AgentEvent.message(Message.fromJSON({ messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'x' }] }))
 
