@@ -372,7 +372,8 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         const taskId = plan.kind === 'task' ? requestContext.taskId : undefined
         state.turns.push({ id: turnId, at, role: 'user', text: messageText(toWireParts(message.parts)), taskId, messageId: message.messageId })
         if (!plan.envelope.ownership?.suppressed) {
-          state.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId })
+          // The envelope goes with the turn: the inbox's trace shows what the client was told.
+          state.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId, envelope: plan.envelope })
         }
         return state
       })

@@ -4,7 +4,7 @@
  * implementation (one row per conversation, `SELECT … FOR UPDATE` in a transaction around `update`) can replace
  * the in-memory one without changing callers. Tasks themselves stay in the SDK's TaskStore.
  */
-import type { OwnershipState } from '../core/envelope.js'
+import type { ConverseEnvelope, OwnershipState } from '../core/envelope.js'
 import { ConverseError } from '../core/errors.js'
 import type { RoutineProgress } from '../runtime/routine-engine.js'
 
@@ -18,6 +18,8 @@ export interface ConversationTurn {
   text: string
   taskId?: string
   messageId?: string
+  /** An agent turn's envelope as the client received it (the inbox's trace shows it). */
+  envelope?: ConverseEnvelope
 }
 
 /** A person's reply (operator API) waiting to be delivered to a task / stream. */
@@ -47,6 +49,8 @@ export interface ConversationState {
   turns: ConversationTurn[]
   /** Undelivered human replies, oldest first; bounded (see ConversationLimits.maxInbox). */
   inbox: HumanReply[]
+  /** Set by the store on every write (see needsPersonReasons): why the conversation waits for a person, if it does. */
+  needsPerson?: NeedsPersonReason[]
   /** Set by the store: 1 on creation, +1 on every update. A PostgreSQL store may use it for optimistic checks. */
   version: number
   /** Set by the store (ISO 8601). */
@@ -54,13 +58,42 @@ export interface ConversationState {
   updatedAt: string
 }
 
+/**
+ * Why a conversation needs a person (the inbox's filter):
+ * - `waiting_for_approval`: its routine waits for a yes or no;
+ * - `unanswered`: the agent's last answer was `unanswered` / `insufficient_evidence`;
+ * - `scope_boundary`: the agent's last answer was an `intentional_scope_boundary`;
+ * - `waiting_for_reply`: a person owns it and the caller's last turn (suppressed) has no reply yet.
+ */
+export const NEEDS_PERSON_REASONS = ['waiting_for_approval', 'unanswered', 'scope_boundary', 'waiting_for_reply'] as const
+export type NeedsPersonReason = typeof NEEDS_PERSON_REASONS[number]
+
+/** Characters of the last turn's text a listing shows. */
+export const SUMMARY_TEXT_LENGTH = 200
+
 /** A conversation in a listing. */
 export interface ConversationSummary {
   agentId: string
   contextId: string
   ownership: OwnershipState
   version: number
+  /** ISO 8601: the last activity (a turn, a reply, a takeover or release). */
   updatedAt: string
+  /** Where it stands in the store's write order (higher: more recent); a listing continues below it (`before`). */
+  position: number
+  needsPerson: NeedsPersonReason[]
+  /** The last turn, its text cut to SUMMARY_TEXT_LENGTH characters. */
+  lastTurn?: { role: TurnRole, at: string, text: string }
+}
+
+export interface ConversationListOptions {
+  /** At most this many (rounded up); default: all. */
+  limit?: number
+  /** Only conversations written before this position (a previous page's last `position`). */
+  before?: number
+  ownership?: OwnershipState
+  /** true: only conversations that need a person; false: only those that do not. */
+  needsPerson?: boolean
 }
 
 export type ConversationUpdate = (state: ConversationState | undefined) => Promise<ConversationState> | ConversationState
@@ -83,8 +116,8 @@ export interface ConversationStore {
   update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState>
   /** True when the conversation exists. */
   exists (agentId: string, contextId: string): Promise<boolean>
-  /** Conversations of an agent, most recently updated first. */
-  list (agentId: string, options?: { limit?: number }): Promise<ConversationSummary[]>
+  /** Conversations of an agent, most recently updated first, filtered and paged as the options say. */
+  list (agentId: string, options?: ConversationListOptions): Promise<ConversationSummary[]>
   /** The contextId of the conversation that holds the task (its routine's or a turn's taskId), or undefined. */
   findContextByTaskId (agentId: string, taskId: string): Promise<string | undefined>
   /** Removes the conversation; true when it existed. Serialised with updates of the same conversation. */
@@ -116,17 +149,66 @@ export function newConversationState (agentId: string, contextId: string, at: Da
 
 /**
  * The state with the limits applied: only the last `maxTurns` turns and `maxInbox` replies, texts cut to
- * `maxTextLength`. Returns a new object (entries that needed no cut are shared); every store implementation
- * applies it on write. Tolerates a state without `turns` / `inbox` (they become []).
+ * `maxTextLength`, and `needsPerson` derived from the result. Returns a new object (entries that needed no cut
+ * are shared); every store implementation applies it on write. Tolerates a state without `turns` / `inbox` (they become []).
  */
 export function applyConversationLimits (state: ConversationState, limits: ConversationLimits = DEFAULT_CONVERSATION_LIMITS): ConversationState {
   const cut = <T extends { text: string }>(entry: T): T =>
     entry.text.length > limits.maxTextLength ? { ...entry, text: entry.text.slice(0, limits.maxTextLength) } : entry
-  return {
+  const stored = {
     ...state,
     turns: last(state.turns ?? [], limits.maxTurns).map(cut),
     inbox: last(state.inbox ?? [], limits.maxInbox).map(cut)
   }
+  stored.needsPerson = needsPersonReasons(stored)
+  return stored
+}
+
+/**
+ * Why the conversation waits for a person (empty: it does not). The verdicts count while the agent's answer is the
+ * conversation's last word (a person's reply after it settles them).
+ */
+export function needsPersonReasons (state: Pick<ConversationState, 'ownership' | 'routine' | 'turns'>): NeedsPersonReason[] {
+  const reasons: NeedsPersonReason[] = []
+  if (state.routine?.status === 'waiting_for_approval') reasons.push('waiting_for_approval')
+  const turns = state.turns ?? []
+  const lastAnswer = turns.findLast((turn) => turn.role !== 'user')
+  const coverage = lastAnswer?.role === 'agent' ? lastAnswer.envelope?.answerCoverage : undefined
+  if (coverage?.coverage === 'unanswered' && coverage.reason === 'insufficient_evidence') reasons.push('unanswered')
+  if (coverage?.reason === 'intentional_scope_boundary') reasons.push('scope_boundary')
+  if (state.ownership === 'human_owned' && turns.at(-1)?.role === 'user') reasons.push('waiting_for_reply')
+  return reasons
+}
+
+/** The listing's view of a stored state. */
+export function conversationSummary (state: ConversationState, position: number): ConversationSummary {
+  const summary: ConversationSummary = {
+    agentId: state.agentId,
+    contextId: state.contextId,
+    ownership: state.ownership,
+    version: state.version,
+    updatedAt: state.updatedAt,
+    position,
+    needsPerson: state.needsPerson ?? []
+  }
+  const lastTurn = state.turns.at(-1)
+  if (lastTurn !== undefined) summary.lastTurn = { role: lastTurn.role, at: lastTurn.at, text: lastTurn.text.slice(0, SUMMARY_TEXT_LENGTH) }
+  return summary
+}
+
+/** Refuses a `before` that is not a positive safe integer (both stores take the same cursors). */
+export function assertListOptions (options: ConversationListOptions): void {
+  if (options.before !== undefined && (!Number.isSafeInteger(options.before) || options.before < 1)) {
+    throw new RangeError('a listing\'s `before` must be a positive integer (a previous summary\'s position)')
+  }
+}
+
+/** Whether a summary passes a listing's filters (position, owner, needs a person). */
+export function matchesListOptions (summary: Pick<ConversationSummary, 'position' | 'ownership' | 'needsPerson'>, options: ConversationListOptions): boolean {
+  if (options.before !== undefined && summary.position >= options.before) return false
+  if (options.ownership !== undefined && summary.ownership !== options.ownership) return false
+  if (options.needsPerson !== undefined && (summary.needsPerson.length > 0) !== options.needsPerson) return false
+  return true
 }
 
 function last<T> (entries: readonly T[], count: number): T[] {

@@ -7,9 +7,9 @@ import { InvalidOptionError } from '../core/errors.js'
 import { cloneData } from '../core/clone-data.js'
 import { KeyedLock } from './keyed-lock.js'
 import {
-  DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, conversationTaskIds,
-  type ConversationLimits, type ConversationState, type ConversationStore, type ConversationSummary,
-  type ConversationUpdate
+  DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, assertListOptions, conversationSummary,
+  conversationTaskIds, matchesListOptions, type ConversationLimits, type ConversationListOptions, type ConversationState,
+  type ConversationStore, type ConversationSummary, type ConversationUpdate
 } from './conversation-store.js'
 
 export interface MemoryConversationStoreOptions extends Partial<ConversationLimits> {
@@ -38,6 +38,9 @@ export class MemoryConversationStore implements ConversationStore {
   readonly #now: () => Date
   /** Insertion order is update order: the first entry is the least recently updated. */
   readonly #conversations = new Map<string, ConversationState>()
+  /** Each conversation's position in the write order (a listing's cursor), from #writes. */
+  readonly #positions = new Map<string, number>()
+  #writes = 0
   /** keyOf(agentId, taskId) → contextId. */
   readonly #tasks = new Map<string, string>()
   /** The tail of each conversation's chain of updates; absent when no update holds or waits for the key. */
@@ -70,14 +73,16 @@ export class MemoryConversationStore implements ConversationStore {
     return this.#conversations.has(keyOf(agentId, contextId))
   }
 
-  async list (agentId: string, options: { limit?: number } = {}): Promise<ConversationSummary[]> {
+  async list (agentId: string, options: ConversationListOptions = {}): Promise<ConversationSummary[]> {
     this.#assertOpen()
+    assertListOptions(options)
     const limit = options.limit ?? Number.POSITIVE_INFINITY
     const out: ConversationSummary[] = []
-    for (const state of [...this.#conversations.values()].reverse()) {
+    for (const [key, state] of [...this.#conversations].reverse()) {
       if (out.length >= limit) break
       if (state.agentId !== agentId) continue
-      out.push({ agentId, contextId: state.contextId, ownership: state.ownership, version: state.version, updatedAt: state.updatedAt })
+      const summary = conversationSummary(state, this.#positions.get(key) as number)
+      if (matchesListOptions(summary, options)) out.push(summary)
     }
     return out
   }
@@ -128,6 +133,7 @@ export class MemoryConversationStore implements ConversationStore {
     this.#closed = true
     await this.#locks.idle()
     this.#conversations.clear()
+    this.#positions.clear()
     this.#tasks.clear()
   }
 
@@ -139,6 +145,7 @@ export class MemoryConversationStore implements ConversationStore {
     if (previous !== undefined) this.#unindex(previous)
     this.#conversations.delete(key) // re-inserted last: most recently updated
     this.#conversations.set(key, next)
+    this.#positions.set(key, ++this.#writes)
     for (const taskId of conversationTaskIds(next)) this.#tasks.set(keyOf(next.agentId, taskId), next.contextId)
     this.#evict()
   }
@@ -146,6 +153,7 @@ export class MemoryConversationStore implements ConversationStore {
   #remove (key: string, state: ConversationState): void {
     this.#unindex(state)
     this.#conversations.delete(key)
+    this.#positions.delete(key)
   }
 
   #unindex (state: ConversationState): void {

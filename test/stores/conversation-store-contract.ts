@@ -93,9 +93,19 @@ export function conversationStoreContract (t: Test, subject: ConversationStoreSu
     await store.update(other, 'c9', addTurn('a'))
     await store.update(demo, 'c2', addTurn('b'))
     t.same((await store.list(demo)).map((entry) => entry.contextId), ['c2', 'c3', 'c1'], 'most recently updated first')
-    t.same(await store.list(demo, { limit: 1 }), [{
-      agentId: demo, contextId: 'c2', ownership: 'ai_owned', version: 2, updatedAt: (await store.get(demo, 'c2'))?.updatedAt
-    }])
+    const [first, ...rest] = await store.list(demo, { limit: 1 })
+    t.same(rest, [], 'limit 1')
+    t.same(first, {
+      agentId: demo,
+      contextId: 'c2',
+      ownership: 'ai_owned',
+      version: 2,
+      updatedAt: (await store.get(demo, 'c2'))?.updatedAt,
+      position: first.position,
+      needsPerson: [],
+      lastTurn: { role: 'user', at: '2026-01-01T00:00:00.000Z', text: 'b' }
+    })
+    t.ok(Number.isSafeInteger(first.position) && first.position > 0, 'a position')
     t.same((await store.list(demo, { limit: 10 })).length, 3, 'a limit above the count')
     t.same(await store.list(demo, { limit: 0 }), [], 'limit 0')
     t.same((await store.list(other)).map((entry) => entry.contextId), ['c9'], 'per agent')
@@ -107,6 +117,72 @@ export function conversationStoreContract (t: Test, subject: ConversationStoreSu
     t.equal(await store.exists(demo, 'c3'), false)
     const again = await store.update(demo, 'c3', addTurn('new'))
     t.equal(again.version, 1, 'a deleted conversation starts over')
+  })
+
+  t.test('list: needsPerson derived on write, filters by owner and needs a person, pages by position', async (t) => {
+    const demo = agent('inbox')
+    const store = await subject.create()
+    const write = async (contextId: string, change: (state: ConversationState) => void) =>
+      await store.update(demo, contextId, (state) => {
+        const next = state ?? newConversationState(demo, contextId)
+        change(next)
+        return next
+      })
+    const answered = (coverage: string, reason: string) => ({
+      id: 'a',
+      at: '2026-01-01T00:00:01.000Z',
+      role: 'agent' as const,
+      text: 'answer',
+      envelope: { author: 'agent' as const, answerCoverage: { availability: 'assessed' as const, coverage, reason } as never }
+    })
+    await write('plain', (state) => { state.turns.push(turn('q'), answered('answered', 'sufficient_evidence')) })
+    const unanswered = await write('unanswered', (state) => { state.turns.push(turn('q'), answered('unanswered', 'insufficient_evidence')) })
+    t.same(unanswered.needsPerson, ['unanswered'], 'an unanswered / insufficient_evidence answer')
+    await write('scope', (state) => { state.turns.push(turn('q'), answered('unanswered', 'intentional_scope_boundary')) })
+    await write('approval', (state) => {
+      state.routine = { routine: 'refund', status: 'waiting_for_approval', values: {} } as never
+    })
+    await write('held', (state) => {
+      state.ownership = 'human_owned'
+      state.turns.push(turn('help', 'x'.repeat(300)))
+    })
+    await write('replied', (state) => {
+      state.ownership = 'human_owned'
+      state.turns.push(turn('q'), answered('unanswered', 'insufficient_evidence'), { id: 'h', at: 'later', role: 'human', text: 'a person answers' })
+    })
+
+    const all = await store.list(demo)
+    t.same(all.map((entry) => entry.contextId), ['replied', 'held', 'approval', 'scope', 'unanswered', 'plain'])
+    t.same(all.map((entry) => entry.needsPerson), [[], ['waiting_for_reply'], ['waiting_for_approval'], ['scope_boundary'], ['unanswered'], []])
+    t.equal(all[1].lastTurn?.text, 'x'.repeat(200), 'the last turn cut to 200 characters')
+    t.same(all[2].lastTurn, undefined, 'no turn, no lastTurn')
+    t.same(all[0].lastTurn, { role: 'human', at: 'later', text: 'a person answers' })
+    t.ok(all.every((entry, index) => index === 0 || entry.position < all[index - 1].position), 'positions fall')
+
+    t.same((await store.list(demo, { needsPerson: true })).map((entry) => entry.contextId), ['held', 'approval', 'scope', 'unanswered'])
+    t.same((await store.list(demo, { needsPerson: false })).map((entry) => entry.contextId), ['replied', 'plain'])
+    t.same((await store.list(demo, { ownership: 'human_owned' })).map((entry) => entry.contextId), ['replied', 'held'])
+    t.same((await store.list(demo, { ownership: 'ai_owned', needsPerson: true, limit: 2 })).map((entry) => entry.contextId), ['approval', 'scope'])
+
+    const pages: string[][] = []
+    let before: number | undefined
+    for (;;) {
+      const page = await store.list(demo, { limit: 4, before })
+      if (page.length === 0) break
+      pages.push(page.map((entry) => entry.contextId))
+      before = page[page.length - 1].position
+    }
+    t.same(pages, [['replied', 'held', 'approval', 'scope'], ['unanswered', 'plain']], 'paged by position')
+    t.same((await store.list(demo, { before: all[4].position, needsPerson: true })).map((entry) => entry.contextId), [], 'filters and a cursor together')
+
+    await write('plain', (state) => { state.turns.push(turn('again')) })
+    const moved = await store.list(demo, { limit: 1 })
+    t.equal(moved[0].contextId, 'plain', 'an update moves the conversation to the top')
+    t.ok(moved[0].position > all[0].position, 'with a new position')
+
+    for (const before of [0, -1, 1.5, Number.NaN, 2 ** 53]) {
+      await t.rejects(store.list(demo, { before }), RangeError, `before ${before} is refused`)
+    }
   })
 
   t.test('keys are compared exactly', async (t) => {

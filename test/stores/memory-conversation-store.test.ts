@@ -118,9 +118,19 @@ t.test('get / update / exists / list / delete', async (t) => {
   await store.update('other', 'c9', addTurn('a'))
   await store.update('demo', 'c2', addTurn('b'))
   t.same((await store.list('demo')).map((entry) => entry.contextId), ['c2', 'c3', 'c1'], 'most recently updated first')
-  t.same(await store.list('demo', { limit: 1 }), [{
-    agentId: 'demo', contextId: 'c2', ownership: 'ai_owned', version: 2, updatedAt: (await store.get('demo', 'c2'))?.updatedAt
-  }])
+  const [first, ...rest] = await store.list('demo', { limit: 1 })
+  t.same(rest, [], 'limit 1')
+  t.same(first, {
+    agentId: 'demo',
+    contextId: 'c2',
+    ownership: 'ai_owned',
+    version: 2,
+    updatedAt: (await store.get('demo', 'c2'))?.updatedAt,
+    position: first.position,
+    needsPerson: [],
+    lastTurn: { role: 'user', at: '2026-01-01T00:00:00.000Z', text: 'b' }
+  })
+  t.ok(Number.isSafeInteger(first.position) && first.position > 0, 'a position')
   t.same(await store.list('nobody'), [])
 
   t.equal(await store.delete('demo', 'c3'), true)

@@ -11,9 +11,9 @@
 import type pg from 'pg'
 import { InvalidOptionError } from '../../core/errors.js'
 import {
-  DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, conversationTaskIds,
-  type ConversationLimits, type ConversationState, type ConversationStore, type ConversationSummary,
-  type ConversationUpdate
+  DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, SUMMARY_TEXT_LENGTH, applyConversationLimits, assertListOptions,
+  conversationTaskIds, type ConversationLimits, type ConversationListOptions, type ConversationState,
+  type ConversationStore, type ConversationSummary, type ConversationTurn, type ConversationUpdate
 } from '../conversation-store.js'
 import { KeyedLock } from '../keyed-lock.js'
 import { isConnectionFailure, toStoreError } from './connection-errors.js'
@@ -37,8 +37,32 @@ interface LockedRow {
 
 const SELECT_STATE = `select state from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 and state is not null`
 const SELECT_EXISTS = `select 1 from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 and state is not null`
-const SELECT_LIST = `select context_id, state->>'ownership' as ownership, version, state->>'updatedAt' as updated_at
-  from ${CONVERSATIONS_TABLE} where agent_id = $1 and state is not null order by write_seq desc limit $2`
+/**
+ * A page of an agent's conversations, newest write first, with the listing's filters (a NULL parameter: no filter);
+ * only the summary's members leave the database. The filters read the stored state (`needsPerson` is written with
+ * it), so both stores filter on the same data.
+ */
+const SELECT_LIST = `select context_id, state->>'ownership' as ownership, version, state->>'updatedAt' as updated_at,
+    write_seq, coalesce(state->'needsPerson', '[]'::jsonb) as needs_person,
+    (state->'turns'->-1) - 'text' - 'envelope' as last_turn, left(state->'turns'->-1->>'text', ${SUMMARY_TEXT_LENGTH}) as last_text
+  from ${CONVERSATIONS_TABLE}
+  where agent_id = $1 and state is not null
+    and ($3::bigint is null or write_seq < $3)
+    and ($4::text is null or state->>'ownership' = $4)
+    and ($5::boolean is null or (jsonb_array_length(coalesce(state->'needsPerson', '[]'::jsonb)) > 0) = $5)
+  order by write_seq desc limit $2`
+
+interface ListRow {
+  context_id: string
+  ownership: ConversationSummary['ownership']
+  version: number
+  updated_at: string
+  write_seq: string
+  needs_person: ConversationSummary['needsPerson']
+  last_turn: ConversationTurn | null
+  last_text: string | null
+}
+
 const SELECT_TASK = `select context_id from ${CONVERSATION_TASKS_TABLE} where agent_id = $1 and task_id = $2`
 const DELETE = `delete from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2`
 const LOCK = `select state, version from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 for update`
@@ -150,14 +174,28 @@ export class PostgresConversationStore implements ConversationStore {
     return rows.length > 0
   }
 
-  async list (agentId: string, options: { limit?: number } = {}): Promise<ConversationSummary[]> {
+  async list (agentId: string, options: ConversationListOptions = {}): Promise<ConversationSummary[]> {
     this.#assertOpen()
+    assertListOptions(options)
     const limit = options.limit === undefined || options.limit === Number.POSITIVE_INFINITY
       ? null
       : Math.max(0, Math.ceil(options.limit))
-    const { rows } = await this.#query<{ context_id: string, ownership: ConversationSummary['ownership'], version: number, updated_at: string }>(
-      SELECT_LIST, [agentId, limit])
-    return rows.map((row) => ({ agentId, contextId: row.context_id, ownership: row.ownership, version: row.version, updatedAt: row.updated_at }))
+    const { rows } = await this.#query<ListRow>(SELECT_LIST, [
+      agentId, limit, options.before ?? null, options.ownership ?? null, options.needsPerson ?? null
+    ])
+    return rows.map((row) => {
+      const summary: ConversationSummary = {
+        agentId,
+        contextId: row.context_id,
+        ownership: row.ownership,
+        version: row.version,
+        updatedAt: row.updated_at,
+        position: Number(row.write_seq),
+        needsPerson: row.needs_person
+      }
+      if (row.last_turn !== null) summary.lastTurn = { role: row.last_turn.role, at: row.last_turn.at, text: row.last_text as string }
+      return summary
+    })
   }
 
   async findContextByTaskId (agentId: string, taskId: string): Promise<string | undefined> {
