@@ -1,6 +1,9 @@
 import type { TaskEventListener, TaskStreamEvent } from './task-event-hub.js'
 
-/** The subscribers of each task: what every TaskEventHub keeps, whatever carries the events between instances. */
+/**
+ * The subscribers of each task (or of each agent's conversations): what every TaskEventHub keeps, whatever carries
+ * the events between instances.
+ */
 export class TaskListeners {
   readonly #byTask = new Map<string, Set<TaskEventListener>>()
 

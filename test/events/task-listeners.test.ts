@@ -39,3 +39,22 @@ t.test('the last listener takes the task entry with it', async (t) => {
   t.equal(events.length, 1)
   await hub.close()
 })
+
+t.test('the agent-level channel: conversation events per agent, apart from task events', async (t) => {
+  const hub = new MemoryTaskEventHub()
+  const seen: unknown[] = []
+  const taskSeen: unknown[] = []
+  const off = hub.subscribeConversations('demo', (event) => { seen.push(event) })
+  hub.subscribe('demo', (event) => { taskSeen.push(event) })
+  await hub.publishConversation('demo', { conversation: { contextId: 'c1' } })
+  await hub.publishConversation('other', { conversation: { contextId: 'c2' } })
+  t.same(seen, [{ conversation: { contextId: 'c1' } }], 'the agent\'s events only')
+  t.same(taskSeen, [], 'a task subscriber of the same id hears nothing')
+  off()
+  await hub.publishConversation('demo', { conversation: { contextId: 'c3' } })
+  t.equal(seen.length, 1, 'unsubscribed')
+  hub.subscribeConversations('demo', (event) => { seen.push(event) })
+  await hub.close()
+  await hub.publishConversation('demo', { conversation: { contextId: 'c4' } })
+  t.equal(seen.length, 1, 'close drops the subscribers')
+})

@@ -160,7 +160,7 @@ if (url === undefined) {
     await hub.ready()
     const heard = collect(hub, 'T')
     const before = warnings.length
-    for (const payload of ['not json', '1', 'null', '{}', '{"t":"T"}', '{"t":"T","e":null}', '{"t":"T","r":"1"}']) {
+    for (const payload of ['not json', '1', 'null', '{}', '{"t":"T"}', '{"t":"T","e":null}', '{"t":"T","r":"1"}', '{"t":"T","a":"A","e":{}}']) {
       await admin.query('select pg_notify($1, $2)', [hub.channel, payload])
     }
     await admin.query('select pg_notify($1, $2)', [hub.channel, '{"o":"elsewhere","t":"T","r":987654321}'])
@@ -168,11 +168,38 @@ if (url === undefined) {
     await waitUntil(() => heard.events.length === 1, 'the valid event')
     t.same(heard.events, [{ statusUpdate: { ok: true } }], 'only the valid event, after the missing one was skipped')
     const mine = warnings.slice(before).map((warning) => warning.msg)
-    t.equal(mine.filter((msg) => /not a task event/.test(msg)).length, 7)
+    t.equal(mine.filter((msg) => /not a task event/.test(msg)).length, 8)
     t.equal(mine.filter((msg) => /could not read a spilled task event/.test(msg)).length, 1)
     await admin.query('select pg_notify($1, $2)', [hub.channel, '{"o":"elsewhere","t":"nobody-listens","r":1}'])
     await sleep(50)
-    t.equal(warnings.length, before + 8, 'an event nobody here follows is not even read')
+    t.equal(warnings.length, before + 9, 'an event nobody here follows is not even read')
+  })
+
+  t.test('the agent-level channel: conversation events across hubs, large ones through the table', async (t) => {
+    const a = newHub()
+    const b = newHub()
+    await Promise.all([a.ready(), b.ready()])
+    const onB: TaskStreamEvent[] = []
+    const onA: TaskStreamEvent[] = []
+    const stop = b.subscribeConversations('agent-1', (event) => { onB.push(event) })
+    a.subscribeConversations('agent-1', (event) => { onA.push(event) })
+    const taskSide = collect(b, 'agent-1')
+    const big = { conversation: { contextId: 'c2', text: 'é'.repeat(6000) } }
+    await a.publishConversation('agent-1', { conversation: { contextId: 'c1' } })
+    await a.publishConversation('agent-1', big)
+    await a.publishConversation('agent-2', { conversation: { contextId: 'other agent' } })
+    t.equal(onA.length, 2, 'local subscribers at once')
+    await waitUntil(() => onB.length === 2, 'B to receive both')
+    t.same(onB, [{ conversation: { contextId: 'c1' } }, big], 'in order, the big one read back')
+    await sleep(50)
+    t.equal(onB.length, 2, 'not the other agent\'s')
+    t.same(taskSide.events, [], 'a task of the same id hears nothing')
+    stop()
+    t.equal(b.subscribeConversations('agent-1', () => {}) !== undefined, true)
+    const closed = newHub()
+    await closed.close()
+    await closed.publishConversation('agent-1', { conversation: {} })
+    closed.subscribeConversations('agent-1', () => { t.fail('a closed hub delivers nothing') })()
   })
 
   t.test('a throwing listener is logged; the others still get the event', async (t) => {

@@ -5,8 +5,11 @@
  * subscribers of that task. The publishing hub delivers to its own subscribers directly (in publish order) and
  * ignores its echo.
  *
- * NOTIFY payloads must stay under 8000 bytes: a bigger event is written to `converse_task_events` and only its id
- * is notified; receivers read it back (rows older than `spillRetentionMs` are pruned by later spills).
+ * The agent-level channel (conversation events) travels the same way, its notifications keyed by agent instead of
+ * task.
+ *
+ * NOTIFY payloads must stay under 8000 bytes: a bigger event is written to `converse_task_events` (its `task_id`
+ * column holds the agent id for a conversation event) and only its id is notified; receivers read it back (rows older than `spillRetentionMs` are pruned by later spills).
  *
  * Delivery is at most once and only while connected: LISTEN/NOTIFY keeps nothing for a hub that is not listening.
  * The listening connection is re-opened with exponential backoff when it drops (server restart, terminated
@@ -53,18 +56,24 @@ export function taskEventChannel (schema?: string): string {
   return `${TASK_EVENT_CHANNEL}:${createHash('sha256').update(schema).digest('hex').slice(0, 32)}`
 }
 
-/** What travels in a notification: origin hub, task, and the event or the id of its spilled row. */
+/**
+ * What travels in a notification: origin hub, the task (`t`) or the agent whose conversations it concerns (`a`),
+ * and the event or the id of its spilled row.
+ */
 interface Envelope {
   o: string
-  t: string
+  t?: string
+  a?: string
   e?: TaskStreamEvent
   r?: number
 }
 
+type Channel = 't' | 'a'
+
 function parseEnvelope (payload: string | undefined): Envelope | undefined {
   try {
     const value = JSON.parse(String(payload)) as Partial<Envelope> | null
-    if (typeof value === 'object' && value !== null && typeof value.t === 'string' &&
+    if (typeof value === 'object' && value !== null && (typeof value.t === 'string') !== (typeof value.a === 'string') &&
       ((typeof value.e === 'object' && value.e !== null) || typeof value.r === 'number')) return value as Envelope
   } catch {}
   return undefined
@@ -75,7 +84,7 @@ const SPILL = `with spilled as (
   ), pruned as (
     delete from ${TASK_EVENTS_TABLE} where created_at < now() - make_interval(secs => $5::double precision / 1000)
   )
-  select pg_notify($3, json_build_object('o', $4::text, 't', $1::text, 'r', id)::text) from spilled`
+  select pg_notify($3, json_build_object('o', $4::text, $6::text, $1::text, 'r', id)::text) from spilled`
 const READ_SPILLED = `select event from ${TASK_EVENTS_TABLE} where id = $1`
 
 function integerOption (name: string, value: number | undefined, fallback: number, min = 0): number {
@@ -104,6 +113,7 @@ export class PostgresTaskEventHub implements TaskEventHub {
   /** Tells this hub's notifications apart from the others'. */
   readonly #origin = randomUUID()
   readonly #listeners = new TaskListeners()
+  readonly #agentListeners = new TaskListeners()
   /** The LISTEN connection, connecting or connected; undefined while waiting to reconnect and once closed. */
   #client: pg.Client | undefined
   #listening = false
@@ -162,24 +172,38 @@ export class PostgresTaskEventHub implements TaskEventHub {
    * the hub is closed (as the memory hub does).
    */
   async publish (taskId: string, event: TaskStreamEvent): Promise<void> {
-    if (this.#closed) return
-    const eventJson = JSON.stringify(event)
-    const payload = `{"o":${JSON.stringify(this.#origin)},"t":${JSON.stringify(taskId)},"e":${eventJson}}`
-    try {
-      if (Buffer.byteLength(payload) <= MAX_NOTIFY_PAYLOAD_BYTES) {
-        await this.#pool.query('select pg_notify($1, $2)', [this.channel, payload])
-      } else {
-        await this.#pool.query(SPILL, [taskId, eventJson, this.channel, this.#origin, this.#spillRetentionMs])
-      }
-    } catch (error) {
-      throw toStoreError(error)
-    }
-    this.#deliver(taskId, event)
+    await this.#publish('t', taskId, event)
   }
 
   subscribe (taskId: string, listener: TaskEventListener): () => void {
     if (this.#closed) return () => {}
     return this.#listeners.add(taskId, listener)
+  }
+
+  /** As `publish`, on the agent-level channel. */
+  async publishConversation (agentId: string, event: TaskStreamEvent): Promise<void> {
+    await this.#publish('a', agentId, event)
+  }
+
+  subscribeConversations (agentId: string, listener: TaskEventListener): () => void {
+    if (this.#closed) return () => {}
+    return this.#agentListeners.add(agentId, listener)
+  }
+
+  async #publish (channel: Channel, key: string, event: TaskStreamEvent): Promise<void> {
+    if (this.#closed) return
+    const eventJson = JSON.stringify(event)
+    const payload = `{"o":${JSON.stringify(this.#origin)},"${channel}":${JSON.stringify(key)},"e":${eventJson}}`
+    try {
+      if (Buffer.byteLength(payload) <= MAX_NOTIFY_PAYLOAD_BYTES) {
+        await this.#pool.query('select pg_notify($1, $2)', [this.channel, payload])
+      } else {
+        await this.#pool.query(SPILL, [key, eventJson, this.channel, this.#origin, this.#spillRetentionMs, channel])
+      }
+    } catch (error) {
+      throw toStoreError(error)
+    }
+    this.#deliver(channel, key, event)
   }
 
   /** Ends the LISTEN connection and the timers, drops the subscribers. Idempotent. The pool stays open. */
@@ -189,6 +213,7 @@ export class PostgresTaskEventHub implements TaskEventHub {
     clearTimeout(this.#reconnectTimer)
     clearTimeout(this.#healthTimer)
     this.#listeners.clear()
+    this.#agentListeners.clear()
     this.#listening = false
     this.#backendPid = undefined
     for (const waiter of this.#waiters.splice(0)) waiter.reject(new Error('the task event hub is closed'))
@@ -266,12 +291,18 @@ export class PostgresTaskEventHub implements TaskEventHub {
       this.#logger.warn({ channel: message.channel }, 'task event hub: ignored a notification that is not a task event')
       return
     }
-    // Our own publish delivered it already; nobody here follows the task: nothing to do (not even a read).
-    if (envelope.o === this.#origin || !this.#listeners.has(envelope.t)) return
+    const channel: Channel = envelope.t !== undefined ? 't' : 'a'
+    const key = (envelope.t ?? envelope.a) as string
+    // Our own publish delivered it already; nobody here follows the task (agent): nothing to do (not even a read).
+    if (envelope.o === this.#origin || !this.#listenersOf(channel).has(key)) return
     this.#delivery = this.#delivery.then(async () => {
       const event = envelope.e ?? await this.#readSpilled(envelope.r as number)
-      if (event !== undefined) this.#deliver(envelope.t, event)
+      if (event !== undefined) this.#deliver(channel, key, event)
     })
+  }
+
+  #listenersOf (channel: Channel): TaskListeners {
+    return channel === 't' ? this.#listeners : this.#agentListeners
   }
 
   async #readSpilled (id: number): Promise<TaskStreamEvent | undefined> {
@@ -285,10 +316,10 @@ export class PostgresTaskEventHub implements TaskEventHub {
     }
   }
 
-  /** Calls the task's listeners in subscription order; a throwing listener is logged and does not stop the others. */
-  #deliver (taskId: string, event: TaskStreamEvent): void {
-    this.#listeners.deliver(taskId, event, (error) => {
-      this.#logger.warn({ err: error, taskId }, 'task event hub: a listener threw')
+  /** Calls the task's (agent's) listeners in subscription order; a throwing listener is logged and does not stop the others. */
+  #deliver (channel: Channel, key: string, event: TaskStreamEvent): void {
+    this.#listenersOf(channel).deliver(key, event, (error) => {
+      this.#logger.warn({ err: error, [channel === 't' ? 'taskId' : 'agentId']: key }, 'task event hub: a listener threw')
     })
   }
 }
