@@ -2,7 +2,11 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { Ajv } from 'ajv'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { InvalidOptionError } from '../src/core/errors.js'
+import { OWNERSHIP_STATES, type OwnershipState } from '../src/core/envelope.js'
 import type { Inbox } from '../src/runtime/inbox.js'
+import {
+  DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BUFFERED_BYTES, followConversations, type ConversationStreams
+} from './operator-events.js'
 
 export interface OperatorApiOptions {
   /** Bearer token operators send; compared in constant time. */
@@ -10,9 +14,40 @@ export interface OperatorApiOptions {
   /** Agent ids served by this gateway (unknown ids answer 404). */
   agentIds: readonly string[]
   inbox: Inbox
+  /** Live streams (GET …/events) open at once; one more answers 503. Default 100. */
+  maxStreams?: number
+  /** How often an idle live stream gets a keep-alive comment. Default 25000 ms. */
+  keepAliveMs?: number
+  /** A live stream whose client left more than this unread is ended. Default 1 MiB. */
+  maxBufferedBytes?: number
 }
 
 interface ConversationParams { agentId: string, contextId: string }
+interface AgentParams { agentId: string }
+interface ListQuery { limit?: string, cursor?: string, owner?: OwnershipState, needsPerson?: 'true' | 'false' }
+
+/** Conversations per page of the list: default and most. */
+export const DEFAULT_PAGE_SIZE = 20
+export const MAX_PAGE_SIZE = 100
+
+const agentParams = {
+  type: 'object',
+  required: ['agentId'],
+  properties: { agentId: { type: 'string', maxLength: 128 } }
+} as const
+
+/** Query values arrive as strings; they are checked as strings (no coercion), then read. */
+const listQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$' },
+    // A previous page's `next`: a position in the store's write order.
+    cursor: { type: 'string', pattern: '^[1-9][0-9]{0,14}$' },
+    owner: { type: 'string', enum: OWNERSHIP_STATES },
+    needsPerson: { type: 'string', enum: ['true', 'false'] }
+  }
+} as const
 
 const params = {
   type: 'object',
@@ -36,13 +71,20 @@ const replyBody = {
  */
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, removeAdditional: false, useDefaults: false })
 
+function positiveInteger (name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(name, 'must be a positive integer')
+  return value
+}
+
 function digest (value: string): Buffer {
   return createHash('sha256').update(value).digest()
 }
 
 /**
- * The human-takeover API under /api/v1/agents/:agentId/conversations/:contextId. Encapsulated: its auth hook
- * guards only these routes. Register it only when an operator key is configured.
+ * The operator API under /api/v1/agents/:agentId: human takeover of a conversation, the list of conversations, one
+ * conversation's trace and the live stream of conversation events (what the inbox page uses). Encapsulated: its auth
+ * hook guards only these routes. Register it only when an operator key is configured.
  */
 export default async function operatorApi (fastify: FastifyInstance, options: OperatorApiOptions): Promise<void> {
   if (typeof options.apiKey !== 'string' || options.apiKey.length < 16) {
@@ -53,9 +95,17 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
   const { inbox } = options
   fastify.setValidatorCompiler(({ schema }) => ajv.compile(schema))
 
+  const maxStreams = positiveInteger('maxStreams', options.maxStreams, 100)
+  const keepAliveMs = positiveInteger('keepAliveMs', options.keepAliveMs, DEFAULT_KEEP_ALIVE_MS)
+  const maxBufferedBytes = positiveInteger('maxBufferedBytes', options.maxBufferedBytes, DEFAULT_MAX_BUFFERED_BYTES)
+  const streams: ConversationStreams = new Set()
+  // Open live streams end when the server closes (they would hold it open).
+  fastify.addHook('preClose', async () => { for (const stream of streams) stream.close() })
+
   fastify.addHook('onRequest', async (request, reply) => {
     const header = request.headers.authorization
-    const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : undefined
+    // The scheme word is case-insensitive (RFC 9110 §11.1); the token is compared as sent.
+    const token = typeof header === 'string' && header.slice(0, 7).toLowerCase() === 'bearer ' ? header.slice(7) : undefined
     // Hash both sides so the comparison is constant-time whatever the token's length.
     if (token === undefined || !timingSafeEqual(digest(token), expected)) {
       reply.header('www-authenticate', 'Bearer')
@@ -76,6 +126,42 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
     reply.code(404).send({ statusCode: 404, error: 'Not Found', message: what })
 
   const base = '/api/v1/agents/:agentId/conversations/:contextId'
+
+  // The agents an operator can pick (and a cheap way for the inbox to check its key).
+  const agentList = { agents: options.agentIds.map((id) => ({ id })) }
+  fastify.get('/api/v1/agents', async () => agentList)
+
+  fastify.get<{ Params: AgentParams, Querystring: ListQuery }>('/api/v1/agents/:agentId/conversations', {
+    schema: { params: agentParams, querystring: listQuery }
+  }, async (request, reply) => {
+    const { agentId } = request.params
+    if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
+    const { limit, cursor, owner, needsPerson } = request.query
+    const page = await inbox.list(agentId, {
+      limit: limit === undefined ? DEFAULT_PAGE_SIZE : Number(limit),
+      before: cursor === undefined ? undefined : Number(cursor),
+      ownership: owner,
+      needsPerson: needsPerson === undefined ? undefined : needsPerson === 'true'
+    })
+    return { conversations: page.conversations, ...(page.next !== undefined ? { next: String(page.next) } : {}) }
+  })
+
+  fastify.get<{ Params: AgentParams }>('/api/v1/agents/:agentId/events', { schema: { params: agentParams } }, async (request, reply) => {
+    const { agentId } = request.params
+    if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
+    if (streams.size >= maxStreams) {
+      return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: `too many open inbox streams (${maxStreams}); try again later` })
+    }
+    reply.hijack()
+    followConversations({ raw: reply.raw, agentId, inbox, streams, headers: reply.getHeaders(), keepAliveMs, maxBufferedBytes })
+  })
+
+  fastify.get<{ Params: ConversationParams }>(`${base}/trace`, { schema: { params } }, async (request, reply) => {
+    const { agentId, contextId } = request.params
+    if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
+    const trace = await inbox.trace(agentId, contextId)
+    return trace ?? notFound(reply, `unknown conversation "${contextId}"`)
+  })
 
   fastify.get<{ Params: ConversationParams }>(base, { schema: { params } }, async (request, reply) => {
     const { agentId, contextId } = request.params

@@ -1,18 +1,22 @@
 import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { converse } from '../fastify/converse-plugin.js'
 import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
+import { ConversationFeedStore } from '../runtime/conversation-feed.js'
 import { createInbox } from '../runtime/inbox.js'
 import type { RoutineEngine } from '../runtime/routine-engine.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
+import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
 import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
 import type { GatewayConfig } from './config.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
+import { packageRoot } from './package-root.js'
 import { openGatewayState, type GatewayState } from './state.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -63,8 +67,10 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
 
   // DATABASE_URL: tasks, conversations and live events on PostgreSQL; otherwise in this process's memory.
   const state = await openGatewayState(config, app.log)
-  const conversations = options.conversations ?? state.conversations
   const events = options.events ?? state.events
+  const stored = options.conversations ?? state.conversations
+  // With the operator API on, every committed change of a conversation is also published for the inbox's live list.
+  const conversations = config.operatorApiKey !== undefined ? new ConversationFeedStore(stored, events, app.log) : stored
   app.addHook('onClose', async () => {
     // The state closes what it opened; stores passed in as options are closed here too.
     await options.conversations?.close()
@@ -122,11 +128,34 @@ async function registerAll (
     providerTimeoutMs: config.providerTimeoutMs
   })
   await app.register(a2aEndpoint, { agents: endpoints, bodyLimit: config.bodyLimit, events })
-  if (config.operatorApiKey !== undefined) {
+  const operatorOn = config.operatorApiKey !== undefined
+  if (operatorOn) {
     await app.register(operatorApi, {
-      apiKey: config.operatorApiKey,
+      apiKey: config.operatorApiKey as string,
       agentIds: definitions.map((definition) => definition.id),
       inbox: createInbox({ store: conversations, taskStores, events, engines })
     })
+    const root = packageRoot()
+    await app.register(inboxPage, { pageDir: join(root, 'web', 'inbox'), scriptDir: join(root, 'dist', 'web', 'inbox') })
+  } else {
+    await app.register(operatorApiOff)
+  }
+  app.log.info({
+    agents: definitions.map((definition) => definition.id),
+    stateStore: state.kind,
+    operatorApi: operatorOn,
+    inbox: operatorOn ? '/inbox' : false
+  }, 'gateway configured')
+}
+
+/** Without OPERATOR_API_KEY the operator paths say so (404, JSON), rather than a bare route-not-found. */
+async function operatorApiOff (app: FastifyInstance): Promise<void> {
+  const off = {
+    statusCode: 404,
+    error: 'Not Found',
+    message: 'the operator API and the inbox are off: start the gateway with OPERATOR_API_KEY set to switch them on'
+  }
+  for (const url of ['/api/v1/agents', '/api/v1/agents/*', '/inbox', '/inbox/*']) {
+    app.all(url, async (_request, reply) => await reply.code(404).send(off))
   }
 }

@@ -79,6 +79,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
   const conversations = new PostgresConversationStore(database)
   const events = new PostgresTaskEventHub(database)
   return {
+    kind: 'postgresql',
     conversations,
     events,
     taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new DatabaseTaskStore(database.db, { ownerResolver: agentScope(agentId) })),

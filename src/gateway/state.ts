@@ -11,6 +11,8 @@ import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
 
 export interface GatewayState {
+  /** Where the state lives (the start-up log says it). */
+  kind: 'memory' | 'postgresql'
   conversations: ConversationStore
   events: TaskEventHub
   taskStoreFor (agentId: string): TaskStore
@@ -23,6 +25,7 @@ export function memoryState (): GatewayState {
   const conversations = new MemoryConversationStore()
   const events = new MemoryTaskEventHub()
   return {
+    kind: 'memory',
     conversations,
     events,
     taskStoreFor: () => new InMemoryTaskStore(),

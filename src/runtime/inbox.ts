@@ -9,10 +9,13 @@ import { randomUUID } from 'node:crypto'
 import { Role, StreamResponse, TaskState, type Message } from '@a2a-js/sdk'
 import { ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
-import type { OwnershipState, RoutineState } from '../core/envelope.js'
+import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import type { TaskEventHub } from '../events/task-event-hub.js'
-import type { ConversationState, ConversationStore, ConversationTurn } from '../stores/conversation-store.js'
+import type { TaskEventHub, TaskEventListener } from '../events/task-event-hub.js'
+import type {
+  ConversationListOptions, ConversationState, ConversationStore, ConversationSummary, ConversationTurn, NeedsPersonReason,
+  TurnRole
+} from '../stores/conversation-store.js'
 import { humanMessage, lastTaskTurn } from './conversation-executor.js'
 import { textPart } from './knowledge-executor.js'
 import type { RoutineEngine } from './routine-engine.js'
@@ -36,10 +39,56 @@ export interface HumanReplyResult {
   message: Record<string, unknown>
 }
 
+/** A conversation in the inbox's list (and in its live events). */
+export interface InboxEntry {
+  contextId: string
+  ownership: OwnershipState
+  /** ISO 8601: the last turn, reply, takeover or release. */
+  lastActivityAt: string
+  /** Why it waits for a person; empty when it does not. */
+  needsPerson: NeedsPersonReason[]
+  /** The last turn, its text cut short. */
+  lastTurn?: { role: TurnRole, at: string, text: string }
+  /** Grows with every change: of two entries for one conversation, the higher is the newer. */
+  version: number
+}
+
+export interface InboxPage {
+  conversations: InboxEntry[]
+  /** Pass as `before` for the next page; absent on the last page. */
+  next?: number
+}
+
+/** One turn of the trace: who wrote it and, for the agent's turns, the envelope the client received. */
+export interface TraceTurn extends ConversationTurn {
+  /** `agent` or `human` for the answering side; absent for the caller's turns. */
+  author?: 'agent' | 'human'
+  envelope?: ConverseEnvelope
+}
+
+export interface ConversationTrace {
+  agentId: string
+  contextId: string
+  ownership: OwnershipState
+  ownershipChangedAt?: string
+  lastActivityAt: string
+  needsPerson: NeedsPersonReason[]
+  routine?: RoutineState
+  /** Every turn the store keeps (ConversationLimits.maxTurns), oldest first. */
+  turns: TraceTurn[]
+  version: number
+}
+
 export interface Inbox {
   view (agentId: string, contextId: string): Promise<ConversationView | undefined>
+  /** A page of the agent's conversations, newest activity first. */
+  list (agentId: string, options: Omit<ConversationListOptions, 'limit'> & { limit: number }): Promise<InboxPage>
+  /** The conversation's turns with the agent turns' envelopes; undefined: unknown conversation. */
+  trace (agentId: string, contextId: string): Promise<ConversationTrace | undefined>
   takeover (agentId: string, contextId: string): Promise<ConversationView | undefined>
   release (agentId: string, contextId: string): Promise<ConversationView | undefined>
+  /** Follows the agent's conversation events (runtime/conversation-feed.ts); returns the unsubscribe function. */
+  follow (agentId: string, listener: TaskEventListener): () => void
   /** undefined: unknown conversation; 'not_human_owned': take it over first. */
   reply (agentId: string, contextId: string, text: string): Promise<HumanReplyResult | 'not_human_owned' | undefined>
 }
@@ -53,6 +102,19 @@ export interface InboxOptions {
   engines?: ReadonlyMap<string, RoutineEngine>
   recentTurns?: number
   newId?: () => string
+}
+
+/** A listing's summary as the inbox shows it. */
+export function inboxEntry (summary: Pick<ConversationSummary, 'contextId' | 'ownership' | 'updatedAt' | 'needsPerson' | 'lastTurn' | 'version'>): InboxEntry {
+  const entry: InboxEntry = {
+    contextId: summary.contextId,
+    ownership: summary.ownership,
+    lastActivityAt: summary.updatedAt,
+    needsPerson: summary.needsPerson,
+    version: summary.version
+  }
+  if (summary.lastTurn !== undefined) entry.lastTurn = summary.lastTurn
+  return entry
 }
 
 export function createInbox (options: InboxOptions): Inbox {
@@ -129,11 +191,40 @@ export function createInbox (options: InboxOptions): Inbox {
     return toView(state)
   }
 
+  function toTrace (state: ConversationState): ConversationTrace {
+    const trace: ConversationTrace = {
+      agentId: state.agentId,
+      contextId: state.contextId,
+      ownership: state.ownership,
+      lastActivityAt: state.updatedAt,
+      needsPerson: state.needsPerson ?? [],
+      turns: state.turns.map((turn) => turn.role === 'user' ? turn : { ...turn, author: turn.role }),
+      version: state.version
+    }
+    if (state.ownershipChangedAt !== undefined) trace.ownershipChangedAt = state.ownershipChangedAt
+    const engine = options.engines?.get(state.agentId)
+    if (state.routine !== undefined && engine !== undefined) trace.routine = engine.routineState(state.routine)
+    return trace
+  }
+
   return {
     async view (agentId, contextId) {
       const state = await store.get(agentId, contextId)
       return state === undefined ? undefined : toView(state)
     },
+    async list (agentId, listOptions) {
+      // One more than asked: whether a next page exists, without a count.
+      const summaries = await store.list(agentId, { ...listOptions, limit: listOptions.limit + 1 })
+      const page = summaries.slice(0, listOptions.limit)
+      const result: InboxPage = { conversations: page.map(inboxEntry) }
+      if (summaries.length > listOptions.limit) result.next = page[page.length - 1].position
+      return result
+    },
+    async trace (agentId, contextId) {
+      const state = await store.get(agentId, contextId)
+      return state === undefined ? undefined : toTrace(state)
+    },
+    follow: (agentId, listener) => events.subscribeConversations(agentId, listener),
     takeover: (agentId, contextId) => setOwnership(agentId, contextId, 'human_owned'),
     release: (agentId, contextId) => setOwnership(agentId, contextId, 'ai_owned'),
     async reply (agentId, contextId, text) {

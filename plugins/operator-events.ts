@@ -1,0 +1,73 @@
+/**
+ * The operator API's live stream (GET /api/v1/agents/:agentId/events) as Server-Sent Events on a hijacked reply:
+ *
+ * - `event: ready` once the subscription is in place (a client that loads the list after it misses nothing);
+ * - `event: conversation` with an inbox entry (see runtime/conversation-feed.ts) whenever one of the agent's
+ *   conversations changes, `event: removed` with `{ "contextId" }` when one is deleted;
+ * - a `: keep-alive` comment every `keepAliveMs`, so proxies do not close an idle stream.
+ *
+ * Bounded: a client that reads slower than events come (more than `maxBufferedBytes` waiting) is cut off; it
+ * reconnects and reloads the list. The stream ends when the client goes or the server closes.
+ */
+import type { ServerResponse } from 'node:http'
+import type { Inbox } from '../src/runtime/inbox.js'
+
+export const DEFAULT_KEEP_ALIVE_MS = 25_000
+export const DEFAULT_MAX_BUFFERED_BYTES = 1 << 20
+
+export interface ConversationStream {
+  close (): void
+}
+
+export type ConversationStreams = Set<ConversationStream>
+
+export interface FollowOptions {
+  raw: ServerResponse
+  agentId: string
+  inbox: Pick<Inbox, 'follow'>
+  /** Where the open streams are kept (the plugin ends them on close); the stream removes itself when it ends. */
+  streams: ConversationStreams
+  /** Headers already set on the reply (request id): hijacked replies lose them. */
+  headers: Record<string, number | string | readonly string[] | undefined>
+  keepAliveMs: number
+  maxBufferedBytes: number
+}
+
+export function followConversations (options: FollowOptions): void {
+  const { raw, streams } = options
+  for (const [name, value] of Object.entries(options.headers)) {
+    if (value !== undefined) raw.setHeader(name, value as string | number | string[])
+  }
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-store',
+    'x-accel-buffering': 'no'
+  })
+
+  let ended = false
+  const stream: ConversationStream = { close: end }
+  const unsubscribe = options.inbox.follow(options.agentId, (event) => {
+    const name = 'removed' in event ? 'removed' : 'conversation'
+    write(`event: ${name}\ndata: ${JSON.stringify(event[name])}\n\n`)
+  })
+  const keepAlive = setInterval(() => { write(': keep-alive\n\n') }, options.keepAliveMs)
+  keepAlive.unref()
+  streams.add(stream)
+  raw.on('close', end)
+  write('event: ready\ndata: {}\n\n')
+
+  function write (chunk: string): void {
+    if (ended) return
+    raw.write(chunk)
+    if (raw.writableLength > options.maxBufferedBytes) end()
+  }
+
+  function end (): void {
+    if (ended) return
+    ended = true
+    unsubscribe()
+    clearInterval(keepAlive)
+    streams.delete(stream)
+    raw.end()
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The inbox's live feed: a ConversationStore that, after each committed change, publishes the conversation's new
+ * list entry on the task event hub's agent-level channel (on every instance, for a PostgreSQL hub). Whatever
+ * changed the conversation — a client's turn, a takeover, a person's reply — the wrapper sees it, so none of those
+ * paths needs to know about the inbox.
+ *
+ * Events (wire JSON): `{ "conversation": InboxEntry }` after an update, `{ "removed": { "contextId" } }` after a
+ * delete. They are sent without waiting (a turn's answer does not wait for the inbox) and may arrive out of order
+ * across instances: of two entries for one conversation the higher `version` is the newer. A publish that fails
+ * (the database unreachable) is logged and dropped: the store's write stands, and the list is right on the next
+ * read.
+ */
+import type { TaskEventHub } from '../events/task-event-hub.js'
+import {
+  conversationSummary, type ConversationListOptions, type ConversationState, type ConversationStore,
+  type ConversationSummary, type ConversationUpdate
+} from '../stores/conversation-store.js'
+import { inboxEntry } from './inbox.js'
+
+export interface ConversationFeedLogger {
+  warn (object: Record<string, unknown>, message: string): void
+}
+
+export class ConversationFeedStore implements ConversationStore {
+  readonly #store: ConversationStore
+  readonly #events: Pick<TaskEventHub, 'publishConversation'>
+  readonly #logger: ConversationFeedLogger
+
+  constructor (store: ConversationStore, events: Pick<TaskEventHub, 'publishConversation'>, logger: ConversationFeedLogger) {
+    this.#store = store
+    this.#events = events
+    this.#logger = logger
+  }
+
+  async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
+    return await this.#store.get(agentId, contextId)
+  }
+
+  async exists (agentId: string, contextId: string): Promise<boolean> {
+    return await this.#store.exists(agentId, contextId)
+  }
+
+  async list (agentId: string, options?: ConversationListOptions): Promise<ConversationSummary[]> {
+    return await this.#store.list(agentId, options)
+  }
+
+  async findContextByTaskId (agentId: string, taskId: string): Promise<string | undefined> {
+    return await this.#store.findContextByTaskId(agentId, taskId)
+  }
+
+  async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+    const state = await this.#store.update(agentId, contextId, fn)
+    // The position is the store's business (listings); a live entry replaces the one with the same contextId.
+    this.#publish(agentId, { conversation: inboxEntry(conversationSummary(state, 0)) })
+    return state
+  }
+
+  async delete (agentId: string, contextId: string): Promise<boolean> {
+    const deleted = await this.#store.delete(agentId, contextId)
+    if (deleted) this.#publish(agentId, { removed: { contextId } })
+    return deleted
+  }
+
+  async close (): Promise<void> {
+    await this.#store.close()
+  }
+
+  #publish (agentId: string, event: Record<string, unknown>): void {
+    this.#events.publishConversation(agentId, event).catch((error: unknown) => {
+      this.#logger.warn({ err: error, agentId }, 'inbox feed: a conversation event was not published')
+    })
+  }
+}
