@@ -45,7 +45,7 @@ export function followConversations (options: FollowOptions): void {
   })
 
   let ended = false
-  const stream: ConversationStream = { close: end }
+  const stream: ConversationStream = { close: () => { end() } }
   const unsubscribe = options.inbox.follow(options.agentId, (event) => {
     const name = 'removed' in event ? 'removed' : 'conversation'
     write(`event: ${name}\ndata: ${JSON.stringify(event[name])}\n\n`)
@@ -53,21 +53,23 @@ export function followConversations (options: FollowOptions): void {
   const keepAlive = setInterval(() => { write(': keep-alive\n\n') }, options.keepAliveMs)
   keepAlive.unref()
   streams.add(stream)
-  raw.on('close', end)
+  raw.on('close', () => { end() })
   write('event: ready\ndata: {}\n\n')
 
   function write (chunk: string): void {
     if (ended) return
     raw.write(chunk)
-    if (raw.writableLength > options.maxBufferedBytes) end()
+    // The client does not read: drop the connection (ending it politely would wait for the same client).
+    if (raw.writableLength > options.maxBufferedBytes) end(true)
   }
 
-  function end (): void {
+  function end (abort = false): void {
     if (ended) return
     ended = true
     unsubscribe()
     clearInterval(keepAlive)
     streams.delete(stream)
-    raw.end()
+    if (abort) raw.destroy()
+    else raw.end()
   }
 }
