@@ -1,0 +1,61 @@
+/**
+ * The inbox across two gateway instances on one PostgreSQL database: a conversation a caller holds with one
+ * instance shows in the other's list and trace, and reaches a live stream open on the other; a takeover on either
+ * is seen on both. Both instances list the same pages.
+ */
+import t from 'tap'
+import { Client, OPERATOR_KEY, URI } from '../fixtures/conversation-gateway.js'
+import { startGateway } from '../fixtures/gateway-helpers.js'
+import { InboxEvents } from '../fixtures/inbox-events.js'
+import { testSchema } from '../fixtures/test-schema.js'
+
+const url = process.env.TEST_DATABASE_URL
+const AUTH = { authorization: `Bearer ${OPERATOR_KEY}` }
+
+async function operator (base: string, method: 'GET' | 'POST', path: string): Promise<{ status: number, body: any }> {
+  const response = await fetch(`${base}/api/v1/agents/demo/${path}`, { method, headers: AUTH })
+  return { status: response.status, body: await response.json() }
+}
+
+if (url === undefined) {
+  t.test('the inbox on two instances', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+} else {
+  // Dropped when the file's tests are over, after the gateways of the test were closed.
+  const schema = testSchema(t, url)
+  t.test('the inbox on two instances sharing one PostgreSQL database', async (t) => {
+    const env = { DATABASE_URL: url, DATABASE_SCHEMA: schema, OPERATOR_API_KEY: OPERATOR_KEY }
+    const [a, b] = await Promise.all([startGateway(t, env), startGateway(t, env)])
+    const onB = new InboxEvents(b.base, 'demo', `Bearer ${OPERATOR_KEY}`)
+    const onA = new InboxEvents(a.base, 'demo', `Bearer ${OPERATOR_KEY}`)
+    await Promise.all([onA.ready(), onB.ready()])
+
+    const caller = new Client(t, a.app)
+    const answer = await caller.send('Should I sue the courier?', { contextId: 'pg-inbox-1' })
+    const seen = await onB.conversation('pg-inbox-1')
+    t.match(seen, { ownership: 'ai_owned', needsPerson: ['scope_boundary'], lastTurn: { role: 'agent' } }, 'A\'s conversation reaches B\'s stream')
+
+    const trace = await operator(b.base, 'GET', 'conversations/pg-inbox-1/trace')
+    t.equal(trace.status, 200)
+    t.same(trace.body.turns[1].envelope, answer.message.metadata[URI], 'B\'s trace holds the envelope A sent')
+
+    t.equal((await operator(b.base, 'POST', 'conversations/pg-inbox-1/takeover')).status, 200)
+    t.match(await onA.conversation('pg-inbox-1', (entry) => entry.ownership === 'human_owned'), { version: seen.version + 1 }, 'B\'s takeover reaches A\'s stream')
+
+    for (let n = 2; n <= 5; n++) await new Client(t, n % 2 === 0 ? b.app : a.app).send('When are you open on Saturday?', { contextId: `pg-inbox-${n}` })
+    for (const query of ['', '?limit=2', '?owner=human_owned', '?needsPerson=false']) {
+      const fromA = await operator(a.base, 'GET', `conversations${query}`)
+      const fromB = await operator(b.base, 'GET', `conversations${query}`)
+      t.same(fromA, fromB, `the same list from both instances (${query || 'no query'})`)
+    }
+    const first = await operator(a.base, 'GET', 'conversations?limit=2')
+    t.same(first.body.conversations.map((entry: any) => entry.contextId), ['pg-inbox-5', 'pg-inbox-4'])
+    const second = await operator(b.base, 'GET', `conversations?limit=2&cursor=${first.body.next as string}`)
+    t.same(second.body.conversations.map((entry: any) => entry.contextId), ['pg-inbox-3', 'pg-inbox-2'], 'a cursor from A pages on B')
+    const last = await operator(b.base, 'GET', `conversations?limit=2&cursor=${second.body.next as string}`)
+    t.same(last.body, { conversations: [last.body.conversations[0]] })
+    t.equal(last.body.conversations[0].contextId, 'pg-inbox-1')
+    // Closing an instance ends its stream.
+    await Promise.all([a.app.close(), b.app.close()])
+    await Promise.all([onA.ended, onB.ended])
+  })
+}
