@@ -8,6 +8,7 @@ COPY src ./src
 COPY plugins ./plugins
 COPY examples ./examples
 COPY bench ./bench
+COPY web ./web
 RUN npm run build
 
 FROM node:20-bookworm-slim
@@ -18,6 +19,8 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # Demo documents and declaration are read at run time (Markdown and JSON are not compiled).
 COPY examples ./examples
+# The inbox page's HTML and CSS (its script is compiled into dist/web/inbox).
+COPY web/inbox/index.html web/inbox/inbox.css ./web/inbox/
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 \

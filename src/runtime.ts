@@ -16,10 +16,15 @@ export {
 export { parseSlotInput, detectApproval, detectCancel, interpretRoutineMessage, toWireParts } from './runtime/slot-input.js'
 export { createTriggerMatcher, recognizeRoutine } from './runtime/routine-triggers.js'
 export { conversationExecutor, typedCallOf, type ConversationExecutorOptions, type TypedCall } from './runtime/conversation-executor.js'
-export { createInbox, type Inbox, type InboxOptions, type ConversationView, type HumanReplyResult } from './runtime/inbox.js'
 export {
-  newConversationState, ConversationStoreClosedError,
-  type ConversationStore, type ConversationState, type ConversationTurn, type ConversationRoutine
+  createInbox, inboxEntry, type Inbox, type InboxOptions, type ConversationView, type HumanReplyResult, type InboxEntry,
+  type InboxPage, type ConversationTrace, type TraceTurn
+} from './runtime/inbox.js'
+export { ConversationFeedStore } from './runtime/conversation-feed.js'
+export {
+  newConversationState, needsPersonReasons, ConversationStoreClosedError, NEEDS_PERSON_REASONS,
+  type ConversationStore, type ConversationState, type ConversationTurn, type ConversationRoutine,
+  type ConversationSummary, type ConversationListOptions, type NeedsPersonReason
 } from './stores/conversation-store.js'
 export { MemoryConversationStore, type MemoryConversationStoreOptions } from './stores/memory-conversation-store.js'
 export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'
