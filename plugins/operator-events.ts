@@ -56,8 +56,8 @@ export function followConversations (options: FollowOptions): void {
   raw.on('close', () => { end() })
   write('event: ready\ndata: {}\n\n')
 
+  // Never called once the stream ended: the listener is gone and the timer cleared.
   function write (chunk: string): void {
-    if (ended) return
     raw.write(chunk)
     // The client does not read: drop the connection (ending it politely would wait for the same client).
     if (raw.writableLength > options.maxBufferedBytes) end(true)

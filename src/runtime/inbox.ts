@@ -12,9 +12,9 @@ import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
 import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { TaskEventHub, TaskEventListener } from '../events/task-event-hub.js'
-import type {
-  ConversationListOptions, ConversationState, ConversationStore, ConversationSummary, ConversationTurn, NeedsPersonReason,
-  TurnRole
+import {
+  needsPersonReasons, type ConversationListOptions, type ConversationState, type ConversationStore,
+  type ConversationSummary, type ConversationTurn, type NeedsPersonReason, type TurnRole
 } from '../stores/conversation-store.js'
 import { humanMessage, lastTaskTurn } from './conversation-executor.js'
 import { textPart } from './knowledge-executor.js'
@@ -197,7 +197,7 @@ export function createInbox (options: InboxOptions): Inbox {
       contextId: state.contextId,
       ownership: state.ownership,
       lastActivityAt: state.updatedAt,
-      needsPerson: state.needsPerson ?? [],
+      needsPerson: needsPersonReasons(state),
       turns: state.turns.map((turn) => turn.role === 'user' ? turn : { ...turn, author: turn.role }),
       version: state.version
     }

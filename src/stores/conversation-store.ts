@@ -171,7 +171,7 @@ export function applyConversationLimits (state: ConversationState, limits: Conve
 export function needsPersonReasons (state: Pick<ConversationState, 'ownership' | 'routine' | 'turns'>): NeedsPersonReason[] {
   const reasons: NeedsPersonReason[] = []
   if (state.routine?.status === 'waiting_for_approval') reasons.push('waiting_for_approval')
-  const turns = state.turns ?? []
+  const turns = state.turns
   const lastAnswer = turns.findLast((turn) => turn.role !== 'user')
   const coverage = lastAnswer?.role === 'agent' ? lastAnswer.envelope?.answerCoverage : undefined
   if (coverage?.coverage === 'unanswered' && coverage.reason === 'insufficient_evidence') reasons.push('unanswered')
@@ -189,7 +189,7 @@ export function conversationSummary (state: ConversationState, position: number)
     version: state.version,
     updatedAt: state.updatedAt,
     position,
-    needsPerson: state.needsPerson ?? []
+    needsPerson: needsPersonReasons(state)
   }
   const lastTurn = state.turns.at(-1)
   if (lastTurn !== undefined) summary.lastTurn = { role: lastTurn.role, at: lastTurn.at, text: lastTurn.text.slice(0, SUMMARY_TEXT_LENGTH) }

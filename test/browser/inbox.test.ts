@@ -4,7 +4,8 @@
  * next turn is suppressed; the person's reply reaches the caller's SubscribeToTask stream; hand back; a message
  * whose text is HTML shows as text. Without a browser the test reports a skip with the reason.
  *
- * Code that runs in the page is written as strings (this file is type-checked for Node, without DOM types).
+ * Code that runs in the page reaches the DOM through `globalThis` (this file is type-checked for Node, without DOM
+ * types); it is passed as functions, since the page's CSP refuses what a string would need (eval).
  * CHROMIUM_PATH overrides /usr/bin/chromium. INBOX_SCREENSHOT=<file> saves a screenshot of the page at the end
  * (docs/inbox.png was made so).
  */
@@ -16,6 +17,7 @@ import { promisify } from 'node:util'
 import { OPERATOR_KEY, stream, statusMessageOf, URI } from '../fixtures/conversation-gateway.js'
 import { rpc, startGateway, userMessage } from '../fixtures/gateway-helpers.js'
 import { ROOT } from '../fixtures/gateway-process.js'
+import type { Page } from 'playwright-core'
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARGS = [
@@ -24,6 +26,11 @@ const ARGS = [
 ]
 
 type Json = Record<string, any>
+
+/** Waits until the element's text is `expected`. */
+async function untilText (page: Page, id: string, expected: string): Promise<void> {
+  await page.waitForFunction(([id, expected]) => (globalThis as any).document.getElementById(id)?.textContent === expected, [id, expected])
+}
 
 async function send (base: string, text: string, contextId: string): Promise<Json> {
   const response = await fetch(`${base}/a2a/demo`, {
@@ -64,16 +71,16 @@ if (!existsSync(chromiumPath)) {
     await page.goto(`${base}/inbox`)
     await page.getByLabel('Operator key').fill('wrong-key-0123456789')
     await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.waitForFunction('document.getElementById("sign-in-error")?.textContent === "The key was refused."')
+    await untilText(page, 'sign-in-error', 'The key was refused.')
     t.equal(await page.isHidden('#workspace'), true, 'a wrong key is refused')
-    t.equal(await page.evaluate('sessionStorage.length'), 0, 'and not kept')
+    t.equal(await page.evaluate(() => (globalThis as any).sessionStorage.length), 0, 'and not kept')
 
     // Signing in with the keyboard: type the key, Enter.
     await page.getByLabel('Operator key').fill(OPERATOR_KEY)
     await page.getByLabel('Operator key').press('Enter')
-    await page.waitForFunction('document.getElementById("live")?.textContent === "Live"')
+    await untilText(page, 'live', 'Live')
     t.same(await page.locator('#agent option').allTextContents(), ['demo'], 'the agents to pick from')
-    t.equal(await page.evaluate('Object.values(sessionStorage).length'), 1, 'the key is in sessionStorage')
+    t.equal(await page.evaluate(() => Object.values((globalThis as any).sessionStorage).length), 1, 'the key is in sessionStorage')
     t.equal(await page.getByLabel('Operator key').inputValue(), '', 'and not left in the form')
 
     // A caller starts a conversation over A2A: it appears in the list without a reload.
@@ -82,20 +89,20 @@ if (!existsSync(chromiumPath)) {
     await entry.waitFor()
     t.match(await entry.textContent(), /browser-1.*assistant/, 'live, owned by the assistant')
     await entry.click()
-    await page.waitForFunction('document.getElementById("conversation-title")?.textContent === "Conversation browser-1"')
+    await untilText(page, 'conversation-title', 'Conversation browser-1')
     t.same(await page.locator('#turns .who').allTextContents().then((all) => all.map((who) => who.split(' · ')[0])), ['Caller', 'Assistant'])
     t.match(await page.locator('#turns .turn.agent .meta').first().textContent(), /^Coverage: /, 'the agent turn"s coverage verdict')
     t.equal(await page.isDisabled('#send'), true, 'no reply before a takeover')
 
     await page.getByRole('button', { name: 'Take over' }).click()
-    await page.waitForFunction('document.getElementById("owner-state")?.textContent === "a person"')
+    await untilText(page, 'owner-state', 'a person')
     t.equal(await page.isEnabled('#send'), true)
 
     // The caller's next turn is suppressed: the task waits for a person; the page says so, live.
     const held = await send(base, 'Can a person help me?', 'browser-1')
     t.equal(held.task.status.state, 'TASK_STATE_WORKING')
     t.same(statusMessageOf({ result: { statusUpdate: { status: held.task.status } } }).metadata[URI].ownership, { state: 'human_owned', suppressed: true })
-    await page.waitForFunction('document.getElementById("needs")?.textContent === "waits for a reply"')
+    await untilText(page, 'needs', 'waits for a reply')
     t.match(await page.locator('#turns').textContent(), /The assistant did not answer this turn/)
 
     // The reply reaches the caller's SubscribeToTask stream, written by a person.
@@ -107,12 +114,12 @@ if (!existsSync(chromiumPath)) {
     const replied = statusMessageOf(await subscription.next((event) => statusMessageOf(event)?.metadata?.[URI]?.author === 'human'))
     t.equal(replied.parts[0].text, 'Hi, Sam here. It left the warehouse today.', 'the caller"s stream gets the reply')
     t.equal(replied.role, 'ROLE_AGENT')
-    await page.waitForFunction('document.querySelectorAll("#turns .turn.human").length === 1')
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#turns .turn.human').length === 1)
     t.equal(await page.getByLabel('Reply as a person').inputValue(), '', 'the form is cleared')
 
     // Hand back: the held task ends, the caller's stream with it.
     await page.getByRole('button', { name: 'Hand back to the assistant' }).click()
-    await page.waitForFunction('document.getElementById("owner-state")?.textContent === "the assistant"')
+    await untilText(page, 'owner-state', 'the assistant')
     await subscription.done
     t.equal(statusMessageOf(subscription.events.at(-1))?.metadata?.[URI]?.ownership?.state, 'ai_owned', 'the stream ends with the hand-back')
 
@@ -120,15 +127,15 @@ if (!existsSync(chromiumPath)) {
     const markup = '<img src=x onerror=alert(1)>'
     await send(base, markup, 'browser-2')
     await page.locator('[data-context-id="browser-2"]').click()
-    await page.waitForFunction(`document.querySelector('#turns .turn.user .text')?.textContent === ${JSON.stringify(markup)}`)
+    await page.waitForFunction((text) => (globalThis as any).document.querySelector('#turns .turn.user .text')?.textContent === text, markup)
     t.equal(await page.locator('#turns img, #conversations img').count(), 0, 'no element made from the text')
 
     // A narrow window: nothing wider than the viewport.
     await page.setViewportSize({ width: 360, height: 800 })
-    t.equal(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'), true, 'no horizontal scrolling at 360 px')
+    t.equal(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth), true, 'no horizontal scrolling at 360 px')
     await page.setViewportSize({ width: 1200, height: 900 })
     await page.locator('[data-context-id="browser-1"]').click()
-    await page.waitForFunction('document.getElementById("conversation-title")?.textContent === "Conversation browser-1"')
+    await untilText(page, 'conversation-title', 'Conversation browser-1')
     if (process.env.INBOX_SCREENSHOT !== undefined) await page.screenshot({ path: process.env.INBOX_SCREENSHOT, fullPage: true })
 
     // (The browser logs every failed response as an error too: those are checked one by one.)

@@ -181,6 +181,8 @@ if (url === undefined) {
     await Promise.all([a.ready(), b.ready()])
     const onB: TaskStreamEvent[] = []
     const onA: TaskStreamEvent[] = []
+    const before = warnings.length
+    b.subscribeConversations('agent-1', () => { throw new Error('listener bug') })
     const stop = b.subscribeConversations('agent-1', (event) => { onB.push(event) })
     a.subscribeConversations('agent-1', (event) => { onA.push(event) })
     const taskSide = collect(b, 'agent-1')
@@ -191,6 +193,7 @@ if (url === undefined) {
     t.equal(onA.length, 2, 'local subscribers at once')
     await waitUntil(() => onB.length === 2, 'B to receive both')
     t.same(onB, [{ conversation: { contextId: 'c1' } }, big], 'in order, the big one read back')
+    t.match(warnings.slice(before), [{ obj: { agentId: 'agent-1' }, msg: 'task event hub: a listener threw' }], 'a throwing listener is logged with its agent')
     await sleep(50)
     t.equal(onB.length, 2, 'not the other agent\'s')
     t.same(taskSide.events, [], 'a task of the same id hears nothing')
