@@ -69,7 +69,8 @@ t.test('npm pack ships the built package, the demo agent and the documents, noth
   const [packed] = JSON.parse(stdout) as Array<{ filename: string, files: Array<{ path: string }> }>
   const paths = packed.files.map((file) => file.path)
   t.ok(existsSync(join(scratch, packed.filename)), 'the tarball')
-  for (const expected of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'examples/demo/agent.json', 'dist/plugins/health.js']) {
+  for (const expected of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'examples/demo/agent.json', 'dist/plugins/health.js',
+    'dist/web/inbox/inbox.js', 'web/inbox/index.html', 'web/inbox/inbox.css']) {
     t.ok(paths.includes(expected), expected)
   }
   for (const target of Object.values(manifest.exports as Record<string, string | Record<string, string>>)) {
@@ -77,7 +78,7 @@ t.test('npm pack ships the built package, the demo agent and the documents, noth
       t.ok(paths.includes(file.replace(/^\.\//, '')), `exported ${file}`)
     }
   }
-  t.same(paths.filter((path) => !/^(dist\/(src|plugins)\/.*\.(js|d\.ts)|examples\/demo\/.*|package\.json|README\.md|LICENSE|CHANGELOG\.md)$/.test(path)), [],
+  t.same(paths.filter((path) => !/^(dist\/(src|plugins)\/.*\.(js|d\.ts)|dist\/web\/inbox\/inbox\.js|web\/inbox\/(index\.html|inbox\.css)|examples\/demo\/.*|package\.json|README\.md|LICENSE|CHANGELOG\.md)$/.test(path)), [],
     'no sources, tests, source maps, bench or deploy files')
 
   mkdirSync(consumer)
