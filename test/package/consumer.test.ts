@@ -130,6 +130,17 @@ t.test('the gateway runs from the installed files: the demo agent answers the RE
   t.equal(reply.result.message.metadata[URI].citations[0].title, 'Returns policy')
 })
 
+t.test('the gateway serves the inbox page from the installed files', async (t) => {
+  const base = await serve(t, [join(installed, 'dist', 'src', 'gateway', 'main.js')], {
+    HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', OPERATOR_API_KEY: 'operator-key-0123456789'
+  })
+  for (const [path, type] of [['/inbox', 'text/html'], ['/inbox/inbox.css', 'text/css'], ['/inbox/inbox.js', 'text/javascript']]) {
+    const response = await fetch(`${base}${path}`)
+    t.equal(response.status, 200, path)
+    t.match(response.headers.get('content-type'), type, path)
+  }
+})
+
 t.test('the installed root entry loads ajv only; the Fastify entry no YAML, MiniSearch or pg', async (t) => {
   const root = await packagesLoaded({ cwd: consumer, ownDir: installed, specifiers: ['a2a-converse'] })
   t.equal(root.code, 0, root.stderr)
