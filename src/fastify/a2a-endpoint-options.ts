@@ -37,6 +37,11 @@ export interface A2AEndpointOptions {
   /** Largest accepted request body in bytes. Default: the Fastify instance's bodyLimit (1 MiB). */
   bodyLimit?: number
   /**
+   * Also answer this agent's JSON-RPC at POST <prefix>/ — for clients that post to the very URL they are given (the
+   * A2A TCK, say). Default: none (only POST <prefix>/a2a/:agentId).
+   */
+  rootAgentId?: string
+  /**
    * Task events published after the executor returned (a person's reply, say): relayed to open streams on
    * the task, which then stay open while the task is SUBMITTED or WORKING. Default: none.
    */
@@ -45,6 +50,7 @@ export interface A2AEndpointOptions {
 
 export interface ResolvedEndpointOptions {
   agents: ResolvedEndpointAgent[]
+  rootAgentId?: string
   events?: TaskEventSource
 }
 
@@ -126,7 +132,11 @@ export function resolveEndpointOptions (options: A2AEndpointOptions, converse: C
       extendedCard: agent.extendedCard
     }
   })
-  return { agents, events }
+  const rootAgentId = options.rootAgentId
+  if (rootAgentId !== undefined && !seen.has(rootAgentId)) {
+    throw new InvalidOptionError('rootAgentId', 'must name one of the agents served here')
+  }
+  return { agents, events, rootAgentId }
 }
 
 function capability (where: string, name: string, option: unknown, onCard: unknown, fallback: boolean): boolean {

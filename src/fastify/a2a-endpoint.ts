@@ -25,7 +25,7 @@ export const InvalidJsonBodyError = createError('A2A_CONVERSE_INVALID_JSON', 'In
 /** The JSON-RPC request media types accepted (application/a2a+json leniently, see docs/a2a-endpoint.md). */
 export const ACCEPTED_CONTENT_TYPES: readonly string[] = Object.freeze(['application/json', 'application/a2a+json'])
 
-type RouteRequest = FastifyRequest<{ Params: { agentId: string } }>
+type RouteRequest = FastifyRequest<{ Params: { agentId?: string } }>
 
 async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpointOptions): Promise<void> {
   // fastify-plugin's dependency check has made sure the converse plugin is there.
@@ -75,10 +75,13 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     await Promise.all(open.map(([, done]) => done))
   })
 
+  /** The agent a request is for: the path's, or the root endpoint's. */
+  const agentOf = (request: RouteRequest): string => request.params.agentId ?? resolved.rootAgentId as string
+
   async function answer (request: RouteRequest, reply: FastifyReply, body: RequestBody): Promise<unknown> {
     const controller = new AbortController()
     const result = await service.handle({
-      agentId: request.params.agentId,
+      agentId: agentOf(request),
       headers: request.headers,
       query: request.query as Record<string, unknown>,
       body,
@@ -99,13 +102,16 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     return reply
   }
 
+  const handler = (request: RouteRequest, reply: FastifyReply) =>
+    answer(request, reply, request.body === undefined ? { kind: 'absent' } : { kind: 'json', value: request.body })
   fastify.post<{ Params: { agentId: string } }>('/a2a/:agentId', {
     bodyLimit: options.bodyLimit,
     // Unknown agents are answered before the body is read.
     onRequest: async (request, reply) => {
       if (!service.serves(request.params.agentId)) return reply.code(404).send(unknownAgentBody(request.params.agentId))
     }
-  }, (request, reply) => answer(request, reply, request.body === undefined ? { kind: 'absent' } : { kind: 'json', value: request.body }))
+  }, handler)
+  if (resolved.rootAgentId !== undefined) fastify.post('/', { bodyLimit: options.bodyLimit }, handler)
 }
 
 /** The body errors Fastify raises before the handler, as the service's RequestBody. */

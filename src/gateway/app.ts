@@ -127,7 +127,9 @@ async function registerAll (
     mcpPublicUrl: config.mcpPublicUrl,
     providerTimeoutMs: config.providerTimeoutMs
   })
-  await app.register(a2aEndpoint, { agents: endpoints, bodyLimit: config.bodyLimit, events })
+  await app.register(a2aEndpoint, {
+    agents: endpoints, bodyLimit: config.bodyLimit, events, rootAgentId: config.rootEndpoint ? definitions[0].id : undefined
+  })
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {
     await app.register(operatorApi, {

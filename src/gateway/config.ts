@@ -20,6 +20,8 @@ export interface GatewayConfig {
   databaseSchema?: string
   providerTimeoutMs: number
   shutdownTimeoutMs: number
+  /** The default agent's JSON-RPC endpoint also at POST / (for clients that post to the URL they are given). */
+  rootEndpoint: boolean
 }
 
 /** Thrown when a variable is invalid; the message names the variable. */
@@ -50,7 +52,8 @@ export const configSchema = {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     DATABASE_SCHEMA: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' },
     PROVIDER_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 1000 },
-    SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 }
+    SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
+    A2A_ROOT_ENDPOINT: { type: 'boolean', default: false }
   }
 } as const
 
@@ -68,6 +71,7 @@ interface RawConfig {
   DATABASE_SCHEMA?: string
   PROVIDER_TIMEOUT_MS: number
   SHUTDOWN_TIMEOUT_MS: number
+  A2A_ROOT_ENDPOINT: boolean
 }
 
 /** Validates the environment once; an invalid value throws a ConfigError naming the variable. */
@@ -103,7 +107,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     databaseUrl: raw.DATABASE_URL,
     databaseSchema: raw.DATABASE_SCHEMA,
     providerTimeoutMs: raw.PROVIDER_TIMEOUT_MS,
-    shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS
+    shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
+    rootEndpoint: raw.A2A_ROOT_ENDPOINT
   }
 }
 

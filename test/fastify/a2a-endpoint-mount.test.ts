@@ -58,3 +58,25 @@ t.test('an agent answered by a backend instead of an executor', async (t) => {
   })
   t.strictSame(sent.json().result.message.parts, [{ text: 'SendMessage for up' }])
 })
+
+t.test('rootAgentId: the agent also answers at POST <prefix>/', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(converse, { agents: [{ id: 'demo', card: { name: 'Demo', description: 'd' } }], prefix: '/v1' })
+  await app.register(a2aEndpoint, { agents: [{ id: 'demo', executor: messageExecutor() }], prefix: '/v1', rootAgentId: 'demo' })
+  const payload = { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'hi' }] } } }
+  const headers = { 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI }
+  const atRoot = await app.inject({ method: 'POST', url: '/v1', headers, payload })
+  t.equal(atRoot.statusCode, 200)
+  t.equal(atRoot.headers['a2a-extensions'], CONVERSE_EXTENSION_URI)
+  t.strictSame(atRoot.json().result.message.parts, [{ text: 'echo: hi' }])
+  const invalid = await app.inject({ method: 'POST', url: '/v1', headers: { ...headers, 'content-type': 'application/json' }, payload: '{' })
+  t.equal(invalid.statusCode, 400)
+  t.equal(invalid.json().error.code, -32700, 'body errors at the root are JSON-RPC errors too')
+
+  const bad = Fastify()
+  t.teardown(() => bad.close())
+  await bad.register(converse, { agents: [{ id: 'demo', card: { name: 'Demo', description: 'd' } }] })
+  await t.rejects(async () => await bad.register(a2aEndpoint, { agents: [{ id: 'demo', executor: messageExecutor() }], rootAgentId: 'other' }),
+    { name: 'InvalidOptionError', message: 'option "rootAgentId" must name one of the agents served here' })
+})

@@ -233,3 +233,18 @@ t.test('agents and executors given as options replace AGENTS_FILE and extend the
   t.same(calls, [{ id: 'custom', services: ['conversations', 'events', 'taskStore'] }])
   t.equal((await app.inject('/.well-known/agent-card.json')).json().name, 'Custom')
 })
+
+t.test('A2A_ROOT_ENDPOINT=true: the default agent also answers JSON-RPC posted to / (off by default)', async (t) => {
+  const body = rpc('SendMessage', { message: userMessage('How long do I have to return an order?') })
+  const headers = { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': URI }
+  const off = await gateway(t)
+  t.equal((await off.inject({ method: 'POST', url: '/', headers, payload: body })).statusCode, 404, 'off by default')
+  const on = await gateway(t, { A2A_ROOT_ENDPOINT: 'true' })
+  const base = await on.listen({ port: 0, host: '127.0.0.1' })
+  const response = await fetch(`${base}/`, { method: 'POST', headers, body })
+  t.equal(response.status, 200)
+  t.equal(response.headers.get('a2a-extensions'), URI)
+  const answer = await response.json() as Card
+  t.match(answer.result.message.parts[0].text, /30 days/)
+  t.equal(answer.result.message.metadata[URI].answerCoverage.coverage, 'answered')
+})

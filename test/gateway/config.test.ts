@@ -15,7 +15,8 @@ t.test('defaults with no configuration at all', async (t) => {
     operatorApiKey: undefined,
     databaseUrl: undefined,
     providerTimeoutMs: 1000,
-    shutdownTimeoutMs: 10000
+    shutdownTimeoutMs: 10000,
+    rootEndpoint: false
   })
 })
 
