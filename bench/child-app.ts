@@ -5,9 +5,8 @@
  * disturbs far less than requests/s.
  *
  * Parent: `startChildApp(moduleUrl, exportName, spawn?)`; the export is an async function returning a Fastify
- * app that is not listening yet; `spawn` adds Node options and environment variables to the child. When the
- * module also exports `benchCounters()`, its counts come back with every usage report. Child: this same file,
- * run with `--serve <moduleUrl> <exportName>`.
+ * app that is not listening yet; `spawn` adds Node options and environment variables to the child. Child: this same
+ * file, run with `--serve <moduleUrl> <exportName>`.
  */
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
@@ -17,13 +16,12 @@ import type { Usage } from './lib.js'
 
 export interface ChildApp {
   url: string
-  /** CPU time and requests served, plus the module's `benchCounters()` when it has them. */
-  usage (): Promise<Usage & { counters?: Record<string, number> }>
+  /** CPU time and requests served. */
+  usage (): Promise<Usage>
   close (): Promise<void>
 }
 
-type CountedUsage = Usage & { counters?: Record<string, number> }
-type ToParent = { type: 'listening', url: string } | { type: 'usage', id: number, usage: CountedUsage }
+type ToParent = { type: 'listening', url: string } | { type: 'usage', id: number, usage: Usage }
 type ToChild = { type: 'usage', id: number }
 
 export interface SpawnOptions {
@@ -41,7 +39,7 @@ export async function startChildApp (moduleUrl: string, exportName: string, spaw
   })
   const exited = once(child, 'exit').then(([code]) => { throw new Error(`${exportName} server exited with code ${String(code)}`) })
   exited.catch(() => {})
-  const pending = new Map<number, (usage: CountedUsage) => void>()
+  const pending = new Map<number, (usage: Usage) => void>()
   let nextId = 0
   const url = await Promise.race([exited, new Promise<string>((resolve) => {
     child.on('message', (message: ToParent) => {
@@ -53,7 +51,7 @@ export async function startChildApp (moduleUrl: string, exportName: string, spaw
     url,
     usage () {
       const id = nextId++
-      return new Promise<CountedUsage>((resolve) => {
+      return new Promise<Usage>((resolve) => {
         pending.set(id, (usage) => { pending.delete(id); resolve(usage) })
         child.send({ type: 'usage', id } satisfies ToChild)
       })
@@ -67,7 +65,7 @@ export async function startChildApp (moduleUrl: string, exportName: string, spaw
 }
 
 async function serve (moduleUrl: string, exportName: string): Promise<void> {
-  const module = await import(moduleUrl) as Record<string, () => Promise<FastifyInstance>> & { benchCounters?: () => Record<string, number> }
+  const module = await import(moduleUrl) as Record<string, () => Promise<FastifyInstance>>
   const app = await module[exportName]()
   let requests = 0
   app.server.on('request', () => { requests++ })
@@ -75,8 +73,7 @@ async function serve (moduleUrl: string, exportName: string): Promise<void> {
   const { port } = app.server.address() as AddressInfo
   process.on('message', (message: ToChild) => {
     const { user, system } = process.cpuUsage()
-    const counters = module.benchCounters?.()
-    process.send?.({ type: 'usage', id: message.id, usage: { cpuMicros: user + system, requests, ...(counters === undefined ? {} : { counters }) } } satisfies ToParent)
+    process.send?.({ type: 'usage', id: message.id, usage: { cpuMicros: user + system, requests } } satisfies ToParent)
   })
   process.on('SIGTERM', () => { app.close().then(() => process.exit(0), () => process.exit(1)) })
   // The parent is gone (crashed or killed): do not linger.

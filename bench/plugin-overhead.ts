@@ -6,8 +6,8 @@
  *
  * Two informative contenders (not judged): a plain app returning the plugin's decorated reply, byte for byte,
  * with the echo header (what the extension puts on the wire, serialized by Fastify as usual), and the plugin with
- * a provider that builds the same envelope anew for every object (no envelope JSON known in advance: see
- * src/core/envelope-json.ts), the case of providers that compute a verdict per turn.
+ * a provider that builds the same envelope anew for every object (validated per reply, where the static
+ * provider's frozen envelope is validated once), the case of providers that compute a verdict per turn.
  *
  * Each server runs in its own child process (child-app.ts), which also reports the server's CPU time per
  * request: on a shared machine requests/s swing with other load, CPU µs per request much less.

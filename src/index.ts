@@ -16,7 +16,6 @@ export {
   attachEnvelope, stripEnvelope, stripResult, createEnvelopeDecorator, carriesEnvelopes,
   type EnvelopeDecorator, type EnvelopeLogger, type TurnContext, type DecoratorOptions
 } from './core/decorate.js'
-export { stringifyWithKnownEnvelopes } from './core/envelope-json.js'
 export {
   createConverseExtension, normalizeMountPath,
   type ConverseExtension, type ConverseExtensionOptions, type ConverseAgentOptions, type AgentCardInput,

@@ -13,7 +13,7 @@ import { formatExtensionsHeader, negotiate } from './negotiate.js'
 import { validateRoutineDeclarations, type RoutineDeclaration } from './routine-declarations.js'
 import { buildToolDescriptors, type ToolDescriptor } from './tool-descriptors.js'
 import { CONVERSE_EXTENSION_URI } from './uri.js'
-import type { Metadata, WireMessage } from './wire.js'
+import type { WireMessage } from './wire.js'
 
 /** An agent card as the user writes it: supportedInterfaces and the converse parts are added per base URL. */
 export interface AgentCardInput extends CardLike {
@@ -74,8 +74,6 @@ export interface ResultContext {
   /** The JSON-RPC request (its id and params.message reach the provider). */
   body?: unknown
   log?: EnvelopeLogger
-  /** See TurnContext.knownJsonHolders. */
-  knownJsonHolders?: Metadata[]
 }
 
 export interface ConverseExtension {
@@ -142,8 +140,7 @@ export function createConverseExtension (options: ConverseExtensionOptions): Con
       activated: context.negotiated.activated,
       requestMessage: body?.params?.message,
       requestId: body?.id,
-      log: context.log,
-      knownJsonHolders: context.knownJsonHolders
+      log: context.log
     })
   }
 

@@ -1,7 +1,6 @@
 import { ProviderTimeoutError } from './errors.js'
 import type { ConverseEnvelope } from './envelope.js'
 import { isDeepFrozen } from './deep-freeze.js'
-import { hasKnownJson, rememberEnvelopeJson } from './envelope-json.js'
 import type { EnvelopeContext, EnvelopeProvider } from './envelope-provider.js'
 import { FAILED_ENVELOPE, normalizeEnvelope } from './normalize-envelope.js'
 import { CONVERSE_EXTENSION_URI } from './uri.js'
@@ -21,11 +20,6 @@ export interface TurnContext {
   requestMessage?: WireMessage
   requestId?: string | number | null
   log?: EnvelopeLogger
-  /**
-   * When given, every metadata object that receives an envelope whose JSON text is known (a deep-frozen one,
-   * see envelope-json.ts) is pushed here, for stringifyWithKnownEnvelopes.
-   */
-  knownJsonHolders?: Metadata[]
 }
 
 export interface DecoratorOptions {
@@ -223,21 +217,15 @@ export function createEnvelopeDecorator (options: DecoratorOptions) {
       }, turn.log)
       envelopes.push(envelope)
       if (envelope instanceof Promise) async = true
-      return async ? object : attach(object, envelope as ConverseEnvelope, turn)
+      return async ? object : attachEnvelope(object, envelope as ConverseEnvelope)
     })
     if (!async) return decorated
     // Some envelope is pending: wait for all, then attach them in the same walk order to the original result.
     return Promise.all(envelopes).then((settled) => {
       let index = 0
       return walkResult(method, result, (object, _kind, _ids, agentAuthored) =>
-        agentAuthored ? attach(object, settled[index++], turn) : object)
+        agentAuthored ? attachEnvelope(object, settled[index++]) : object)
     })
-  }
-
-  function attach<T extends EnvelopeTarget> (object: T, envelope: ConverseEnvelope, turn: TurnContext): T {
-    const attached = attachEnvelope(object, envelope)
-    if (turn.knownJsonHolders !== undefined && hasKnownJson(envelope)) turn.knownJsonHolders.push(attached.metadata as Metadata)
-    return attached
   }
 
   /** `decorate`, always as a promise. */
@@ -255,7 +243,6 @@ export type EnvelopeDecorator = ReturnType<typeof createEnvelopeDecorator>
  * envelope) cannot change, so they are validated once: the same draft object maps to the same envelope.
  */
 const validatedFrozen = new WeakMap<object, ConverseEnvelope>()
-rememberEnvelopeJson(FAILED_ENVELOPE)
 
 function validated (draft: unknown, context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope {
   const frozen = draft !== null && typeof draft === 'object' && Object.isFrozen(draft)
@@ -266,7 +253,7 @@ function validated (draft: unknown, context: EnvelopeContext, log: EnvelopeLogge
   const { envelope, invalid } = normalizeEnvelope(draft)
   if (invalid === undefined) {
     // Its members are the draft's own (deep-frozen) objects, so the envelope is deep-frozen once frozen itself.
-    if (frozen && isDeepFrozen(draft)) validatedFrozen.set(draft, rememberEnvelopeJson(Object.freeze(envelope)))
+    if (frozen && isDeepFrozen(draft)) validatedFrozen.set(draft, Object.freeze(envelope))
   } else {
     log?.warn({ agentId: context.agentId, kind: context.kind, members: invalid.members, errors: invalid.errors },
       'converse envelope provider returned an envelope that fails the schema; invalid members dropped')

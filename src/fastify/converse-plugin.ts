@@ -7,9 +7,7 @@ import {
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import type { Metadata } from '../core/wire.js'
 import { unknownAgentBody } from '../a2a/service.js'
-import { useKnownEnvelopeJson } from './known-envelope-serializer.js'
 
 export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
 
@@ -79,18 +77,9 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   }
 
   function transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown {
-    return transform(request, method, result, undefined)
-  }
-
-  /** transformResult, optionally collecting the metadata objects that received an envelope with known JSON. */
-  function transform (
-    request: FastifyRequest, method: string, result: unknown, knownJsonHolders: Metadata[] | undefined
-  ): Promise<unknown> | unknown {
     const state = request.converse
     if (state === null) return result
-    return extension.transform(method, result, {
-      agentId: state.agentId, negotiated: state, body: request.body, log: request.log, knownJsonHolders
-    })
+    return extension.transform(method, result, { agentId: state.agentId, negotiated: state, body: request.body, log: request.log })
   }
 
   fastify.decorate('converse', { agents, defaultAgentId, cardFor, transformResult, decorator, extension, mountPath })
@@ -114,28 +103,22 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   }
 
   /**
-   * The preSerialization hook of one marked route. Callback style, so a reply decorated synchronously (a sync
-   * provider) costs no promise. Known envelope JSON is spliced in only where no response schema decides the text.
+   * The preSerialization hook of the marked routes. Callback style, so a reply decorated synchronously (a sync
+   * provider) costs no promise.
    */
-  function converseSerializationHook (hasResponseSchema: boolean) {
-    return function onConverseSerialization (
-      request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void
-    ): void {
-      const response = payload as { result?: unknown } | null
-      if (response === null || typeof response !== 'object' || !('result' in response)) return done(null, payload)
-      const method = (request.body as { method?: unknown } | undefined)?.method
-      if (typeof method !== 'string') return done(null, payload)
-      const original = response.result
-      const holders: Metadata[] | undefined = hasResponseSchema ? undefined : []
-      const finish = (result: unknown) => {
-        if (holders !== undefined && holders.length > 0) useKnownEnvelopeJson(reply, holders)
-        done(null, result === original ? payload : { ...response, result })
-      }
-      const result = transform(request, method, original, holders)
-      // decorate never rejects; `done` as the rejection handler only guards against the unforeseen.
-      if (result instanceof Promise) result.then(finish, done)
-      else finish(result)
-    }
+  function onConverseSerialization (
+    request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void
+  ): void {
+    const response = payload as { result?: unknown } | null
+    if (response === null || typeof response !== 'object' || !('result' in response)) return done(null, payload)
+    const method = (request.body as { method?: unknown } | undefined)?.method
+    if (typeof method !== 'string') return done(null, payload)
+    const original = response.result
+    const finish = (result: unknown) => done(null, result === original ? payload : { ...response, result })
+    const result = transformResult(request, method, original)
+    // decorate never rejects; `done` as the rejection handler only guards against the unforeseen.
+    if (result instanceof Promise) result.then(finish, done)
+    else finish(result)
   }
 
   // Opt-in per route, as @fastify/rate-limit does: routes without config.converse get no hooks at all.
@@ -146,7 +129,7 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
       throw new InvalidOptionError(`config.converse of ${route.method} ${route.url}`, 'must be true or { agentId } naming a declared agent')
     }
     route.onRequest = [...toArray(route.onRequest), converseRequestHook(config)]
-    route.preSerialization = [...toArray(route.preSerialization), converseSerializationHook(route.schema?.response !== undefined)]
+    route.preSerialization = [...toArray(route.preSerialization), onConverseSerialization]
   })
 
   fastify.get<{ Params: { agentId: string } }>(`${mountPath}/a2a/:agentId/.well-known/agent-card.json`, async (request, reply) => {
