@@ -54,7 +54,8 @@ const params = {
   required: ['agentId', 'contextId'],
   properties: {
     agentId: { type: 'string', maxLength: 128 },
-    contextId: { type: 'string', minLength: 1, maxLength: 256 }
+    // The A2A request check's id limit (MAX_ID_LENGTH) and no U+0000: no conversation can have another contextId.
+    contextId: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[^\\u0000]*$' }
   }
 } as const
 

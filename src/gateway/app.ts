@@ -51,7 +51,7 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
     trustProxy: config.trustProxy as boolean | string[],
     bodyLimit: config.bodyLimit,
     // Fastify's router stops at 100 characters per parameter; a client's contextId may be longer (the operator
-    // API accepts up to 256 and answers 400 beyond).
+    // API accepts up to 128 and answers 400 beyond).
     // (Under routerOptions: the top-level option is deprecated, FSTDEP022, and warns on stderr at every start.)
     routerOptions: { maxParamLength: 1024 },
     // An incoming x-request-id is honoured when it looks like an id; anything else (long, odd bytes) is

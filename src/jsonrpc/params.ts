@@ -17,6 +17,13 @@ import { A2A_METHODS, type A2AMethod } from './methods.js'
 /** At most this many violations are reported: a request with 10 000 bad parts gets a bounded answer. */
 export const MAX_VIOLATIONS = 20
 
+/**
+ * The longest identifier a request may carry (contextId, taskId, messageId, referenceTaskIds[], a push config id,
+ * tenant), in UTF-16 code units as JavaScript counts them: the same limit for the memory and the PostgreSQL stores
+ * (whose id columns are text), so both accept exactly the same requests. A realistic `session-<uuid>` is 44.
+ */
+export const MAX_ID_LENGTH = 128
+
 export const PART_MEMBERS = Object.freeze(['text', 'raw', 'url', 'data'])
 export const ROLES = Object.freeze(['ROLE_USER', 'ROLE_AGENT'])
 export const TASK_STATES = Object.freeze([
@@ -40,8 +47,14 @@ export function isRfc3339Timestamp (value: string): boolean {
 const string = { type: 'string' } as const
 const struct = { type: 'object' } as const
 const stringList = { type: 'array', items: string } as const
-/** An identifier: a string with at least one non-space character. */
-const id = { type: 'string', pattern: '\\S', a2aMessage: 'must not be empty' } as const
+/**
+ * An identifier that may be empty (the SDK makes one): at most MAX_ID_LENGTH characters, no U+0000 (PostgreSQL
+ * text cannot hold it, so neither store takes it).
+ */
+const optionalId = { type: 'string', maxLength: MAX_ID_LENGTH, a2aNoNul: true } as const
+/** An identifier: as optionalId, with at least one non-space character. */
+const id = { ...optionalId, pattern: '\\S', a2aMessage: 'must not be empty' } as const
+const idList = { type: 'array', items: optionalId } as const
 const int32NonNegative = { type: 'integer', minimum: 0, maximum: 2147483647 } as const
 const httpUrl = { type: 'string', pattern: '^https?://\\S+$', a2aMessage: 'must be an absolute http(s) URL' } as const
 
@@ -63,13 +76,13 @@ const message = {
   required: ['messageId', 'role', 'parts'],
   properties: {
     messageId: id,
-    contextId: string,
-    taskId: string,
+    contextId: optionalId,
+    taskId: optionalId,
     role: { enum: [...ROLES, 1, 2] },
     parts: { type: 'array', minItems: 1, items: part },
     metadata: struct,
     extensions: stringList,
-    referenceTaskIds: stringList
+    referenceTaskIds: idList
   }
 } as const
 
@@ -80,9 +93,9 @@ const authentication = {
 } as const
 
 const pushConfigMembers = {
-  tenant: string,
-  id: string,
-  taskId: string,
+  tenant: optionalId,
+  id: optionalId,
+  taskId: optionalId,
   url: httpUrl,
   token: string,
   authentication
@@ -92,7 +105,7 @@ const sendMessage = {
   type: 'object',
   required: ['message'],
   properties: {
-    tenant: string,
+    tenant: optionalId,
     message,
     configuration: {
       type: 'object',
@@ -110,13 +123,13 @@ const sendMessage = {
 const taskById = (extra: Record<string, unknown> = {}) => ({
   type: 'object',
   required: ['id'],
-  properties: { tenant: string, id, ...extra }
+  properties: { tenant: optionalId, id, ...extra }
 })
 
 const pushConfigById = {
   type: 'object',
   required: ['taskId', 'id'],
-  properties: { tenant: string, taskId: id, id }
+  properties: { tenant: optionalId, taskId: id, id }
 } as const
 
 const SCHEMAS: Record<A2AMethod, object> = {
@@ -126,8 +139,8 @@ const SCHEMAS: Record<A2AMethod, object> = {
   ListTasks: {
     type: 'object',
     properties: {
-      tenant: string,
-      contextId: string,
+      tenant: optionalId,
+      contextId: optionalId,
       status: { enum: [...TASK_STATES, 0, 1, 2, 3, 4, 5, 6, 7, 8] },
       pageSize: { type: 'integer', minimum: 1, maximum: 100 },
       pageToken: string,
@@ -148,9 +161,9 @@ const SCHEMAS: Record<A2AMethod, object> = {
   ListTaskPushNotificationConfigs: {
     type: 'object',
     required: ['taskId'],
-    properties: { tenant: string, taskId: id, pageSize: { type: 'integer', minimum: 0, maximum: 100 }, pageToken: string }
+    properties: { tenant: optionalId, taskId: id, pageSize: { type: 'integer', minimum: 0, maximum: 100 }, pageToken: string }
   },
-  GetExtendedAgentCard: { type: 'object', properties: { tenant: string } }
+  GetExtendedAgentCard: { type: 'object', properties: { tenant: optionalId } }
 }
 
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true })
@@ -161,6 +174,12 @@ ajv.addKeyword({
   schemaType: 'array',
   validate: (members: readonly string[], data: Record<string, unknown>) =>
     members.filter((member) => Object.hasOwn(data, member)).length === 1
+})
+ajv.addKeyword({
+  keyword: 'a2aNoNul',
+  type: 'string',
+  schemaType: 'boolean',
+  validate: (_schema: boolean, data: string) => !data.includes('\0')
 })
 ajv.addKeyword({
   keyword: 'a2aTimestamp',
@@ -216,6 +235,10 @@ function describe (error: ErrorObject): FieldViolation {
         ? `must have exactly one of ${PART_MEMBERS.join(', ')}; it has none`
         : `must have exactly one of ${PART_MEMBERS.join(', ')}; it has ${present.join(', ')}`)
     }
+    case 'maxLength':
+      return at(field, `must be at most ${String(params.limit)} characters`)
+    case 'a2aNoNul':
+      return at(field, 'must not contain U+0000')
     case 'a2aTimestamp':
       return at(field, 'must be an RFC 3339 timestamp such as 2026-01-01T00:00:00.000Z')
     default:

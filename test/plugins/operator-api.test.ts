@@ -90,8 +90,10 @@ t.test('malformed bodies and parameters: 400 with a JSON body', async (t) => {
   t.equal(noBody.statusCode, 400)
   t.match(noBody.json(), { statusCode: 400 })
 
-  const longContext = await operator(app, 'GET', `demo/conversations/${'c'.repeat(257)}`)
-  t.equal(longContext.statusCode, 400)
+  const longContext = await operator(app, 'GET', `demo/conversations/${'c'.repeat(129)}`)
+  t.equal(longContext.statusCode, 400, 'a contextId over 128 characters (no conversation can have one)')
+  const nulContext = await operator(app, 'GET', 'demo/conversations/a%00b')
+  t.equal(nulContext.statusCode, 400, 'a contextId with U+0000')
   const longAgent = await operator(app, 'GET', `${'a'.repeat(129)}/conversations/${contextId}`)
   t.equal(longAgent.statusCode, 400)
   t.match(longAgent.json(), { statusCode: 400, error: 'Bad Request' })

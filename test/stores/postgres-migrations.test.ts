@@ -60,14 +60,14 @@ if (url === undefined) {
     const b = open(schema)
     const [first, second] = await Promise.all([migrate(a.db, { schema }), migrate(b.db, { schema })])
     t.equal(first.schema, schema)
-    t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
+    t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
     t.same(await tablesOf(schema), [
       'a2a_migrations_lock', 'a2a_tasks_migrations', 'converse_conversation_tasks', 'converse_conversations',
       'converse_migrations', 'converse_migrations_lock', 'converse_task_events', 'tasks'
     ])
     t.same(await migrate(a.db, { schema }), { schema, applied: [] }, 'nothing left to do')
     t.same((await admin.query(`select name from ${schema}.a2a_tasks_migrations`)).rows, [{ name: '0001_create_tasks' }], 'recorded in the SDK CLI\'s ledger')
-    t.same((await admin.query(`select name from ${schema}.converse_migrations`)).rows, [{ name: '0001_converse_tables' }])
+    t.same((await admin.query(`select name from ${schema}.converse_migrations order by name`)).rows, [{ name: '0001_converse_tables' }, { name: '0002_wide_task_ids' }])
 
     const conversations = await shapeOf(schema, migrations.CONVERSATIONS_TABLE) as { columns: Array<{ column_name: string }>, indexes: unknown[], constraints: unknown[] }
     t.same(conversations.columns.map((column) => column.column_name), ['agent_id', 'context_id', 'state', 'version', 'created_at', 'updated_at', 'write_seq'])
@@ -96,11 +96,19 @@ if (url === undefined) {
     const ours = newSchema()
     const database = open(ours)
     await migrate(database.db, { schema: ours })
-    t.same(await shapeOf(ours, TASK_TABLE), await shapeOf(reference, TASK_TABLE), 'same columns, types, collations, primary key and indexes')
     t.same(await shapeOf(ours, migrations.TASK_MIGRATION_TABLE), await shapeOf(reference, migrations.TASK_MIGRATION_TABLE), 'same ledger')
+    const sdkShape = await shapeOf(reference, TASK_TABLE)
 
     const onSdkSchema = await migrate(open(reference).db, { schema: reference })
-    t.same(onSdkSchema.applied, ['converse/0001_converse_tables'], 'a schema the SDK CLI migrated: only our tables are added')
+    t.same(onSdkSchema.applied, ['converse/0001_converse_tables', 'converse/0002_wide_task_ids'],
+      'a schema the SDK CLI migrated: our tables are added and its id columns widened')
+    t.same(await shapeOf(ours, TASK_TABLE), await shapeOf(reference, TASK_TABLE), 'then the same columns, types, collations, primary key and indexes')
+    const { columns, ...keys } = sdkShape as { columns: Array<{ column_name: string, data_type: string, character_maximum_length: number | null }> }
+    const { columns: ourColumns, ...ourKeys } = await shapeOf(ours, TASK_TABLE) as typeof sdkShape & { columns: typeof columns }
+    t.same(ourKeys, keys, 'the SDK\'s primary key and indexes')
+    t.same(ourColumns, columns.map((column) => ['id', 'context_id'].includes(column.column_name)
+      ? { ...column, data_type: 'text', character_maximum_length: null }
+      : column), 'the SDK\'s columns, with id and context_id as text (collate "C") instead of varchar(36)')
 
     const store = new DatabaseTaskStore(database.db)
     const context = new ServerCallContext()
@@ -114,9 +122,13 @@ if (url === undefined) {
     }
     await store.save(task, context)
     t.match(await store.load('task-1', context), { id: 'task-1', contextId: 'ctx-1', metadata: { a: 1 } })
+    const longIds = { ...task, id: `task-${'t'.repeat(123)}`, contextId: `session-${'c'.repeat(120)}` }
+    await store.save(longIds, context)
+    t.match(await store.load(longIds.id, context), { id: longIds.id, contextId: longIds.contextId }, 'ids of 128 characters fit')
+    await store.save({ ...longIds, id: 'task-2' }, new ServerCallContext({ tenant: 'x'.repeat(128) }))
     const listed = await store.list({ tenant: '', contextId: 'ctx-1', status: 0 as never, pageToken: '', statusTimestampAfter: undefined }, context)
     t.same(listed.tasks.map((entry) => entry.id), ['task-1'])
-    t.equal((await admin.query(`select count(*)::int as n from ${ours}.tasks`)).rows[0].n, 1, 'in our schema')
+    t.equal((await admin.query(`select count(*)::int as n from ${ours}.tasks`)).rows[0].n, 3, 'in our schema')
   })
 
   t.test('the schema: default, validation, failures', async (t) => {

@@ -111,6 +111,23 @@ function createConverseTables (schema: string): Migration {
   }
 }
 
+/**
+ * The SDK's task table keeps ids and contextIds in varchar(36) (a UUID): a client's `session-<uuid>` (44) would
+ * be refused there while memory takes it. Both become text (a metadata-only change, no table rewrite); the
+ * request check bounds every id at MAX_ID_LENGTH (128), the same for every store. In our history (the SDK's
+ * ledger must only hold the SDK's migrations), after the task table exists.
+ */
+function widenTaskIds (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      await sql.raw(`alter table ${TASK_TABLE}
+        alter column id type text collate "C",
+        alter column context_id type text collate "C"`).execute(db)
+    }
+  }
+}
+
 interface History {
   name: string
   ledger: string
@@ -121,7 +138,15 @@ interface History {
 function histories (schema: string): History[] {
   return [
     { name: 'tasks', ledger: TASK_MIGRATION_TABLE, lock: TASK_MIGRATION_LOCK_TABLE, migrations: { '0001_create_tasks': createTasks(schema) } },
-    { name: 'converse', ledger: CONVERSE_MIGRATION_TABLE, lock: CONVERSE_MIGRATION_LOCK_TABLE, migrations: { '0001_converse_tables': createConverseTables(schema) } }
+    {
+      name: 'converse',
+      ledger: CONVERSE_MIGRATION_TABLE,
+      lock: CONVERSE_MIGRATION_LOCK_TABLE,
+      migrations: {
+        '0001_converse_tables': createConverseTables(schema),
+        '0002_wide_task_ids': widenTaskIds(schema)
+      }
+    }
   ]
 }
 
