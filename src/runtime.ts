@@ -27,4 +27,5 @@ export {
   type ConversationSummary, type ConversationListOptions, type NeedsPersonReason
 } from './stores/conversation-store.js'
 export { MemoryConversationStore, type MemoryConversationStoreOptions } from './stores/memory-conversation-store.js'
+export { BoundedMemoryTaskStore, type MemoryTaskStoreOptions } from './stores/memory-task-store.js'
 export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'

@@ -29,7 +29,7 @@ export interface GatewayOptions {
   executors?: Record<string, ExecutorFactory>
   /** Where conversations live. Default: in memory (one instance). */
   conversations?: ConversationStore
-  /** Task store per agent id. Default: one InMemoryTaskStore per agent. */
+  /** Task store per agent id. Default: one per agent, bounded in memory (MEMORY_MAX_TASKS …) or on PostgreSQL. */
   taskStores?: Record<string, TaskStore>
   /** Live task events (a person's replies to open streams). Default: in memory. */
   events?: TaskEventHub
@@ -61,8 +61,21 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
       const incoming = request.headers['x-request-id']
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
     },
-    return503OnClosing: true
+    return503OnClosing: true,
+    // A slow client cannot hold a connection forever: the whole request (headers and body) within
+    // requestTimeout, the headers within headersTimeout (408 and close otherwise; checked every second at
+    // most). Replies and SSE streams are not bounded by these. Idle keep-alive connections close after
+    // keepAliveTimeout, longer than a load balancer's idle timeout so that the balancer closes first.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs)
+    }
   })
+  // Beyond this many open connections, a new one is closed at once (Node's server.maxConnections).
+  app.server.maxConnections = config.maxConnections
   app.addHook('onRequest', async (request, reply) => { reply.header('x-request-id', request.id) })
 
   // DATABASE_URL: tasks, conversations and live events on PostgreSQL; otherwise in this process's memory.

@@ -21,7 +21,21 @@ export interface GatewayConfig {
   providerTimeoutMs: number
   shutdownTimeoutMs: number
   /** The default agent's JSON-RPC endpoint also at POST / (for clients that post to the URL they are given). */
-  rootEndpoint: boolean
+  rootEndpoint: boolean,
+  /** Without DATABASE_URL: tasks each agent keeps in memory at most (finished ones are evicted first). */
+  memoryMaxTasks: number
+  /** Without DATABASE_URL: how long a finished task stays in memory. */
+  memoryFinishedTaskTtlMs: number
+  /** Without DATABASE_URL: conversations kept in memory at most (the least recently updated is evicted). */
+  memoryMaxConversations: number
+  /** Time to receive a whole request (headers and body); a slower one gets 408 and the connection closes. */
+  requestTimeoutMs: number
+  /** Time to receive a request's headers. At most requestTimeoutMs. */
+  headersTimeoutMs: number
+  /** How long an idle keep-alive connection stays open: longer than a load balancer's idle timeout. */
+  keepAliveTimeoutMs: number
+  /** Open connections at most; further ones are closed at once. */
+  maxConnections: number
 }
 
 /** Thrown when a variable is invalid; the message names the variable. */
@@ -53,7 +67,14 @@ export const configSchema = {
     DATABASE_SCHEMA: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' },
     PROVIDER_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 1000 },
     SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
-    A2A_ROOT_ENDPOINT: { type: 'boolean', default: false }
+    A2A_ROOT_ENDPOINT: { type: 'boolean', default: false },
+    MEMORY_MAX_TASKS: { type: 'integer', minimum: 1, maximum: 10000000, default: 10000 },
+    MEMORY_FINISHED_TASK_TTL_MS: { type: 'integer', minimum: 1000, maximum: 2592000000, default: 3600000 },
+    MEMORY_MAX_CONVERSATIONS: { type: 'integer', minimum: 1, maximum: 10000000, default: 10000 },
+    REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 30000 },
+    HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 10000 },
+    KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 72000 },
+    MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1000000, default: 10000 }
   }
 } as const
 
@@ -71,7 +92,14 @@ interface RawConfig {
   DATABASE_SCHEMA?: string
   PROVIDER_TIMEOUT_MS: number
   SHUTDOWN_TIMEOUT_MS: number
-  A2A_ROOT_ENDPOINT: boolean
+  A2A_ROOT_ENDPOINT: boolean,
+  MEMORY_MAX_TASKS: number
+  MEMORY_FINISHED_TASK_TTL_MS: number
+  MEMORY_MAX_CONVERSATIONS: number
+  REQUEST_TIMEOUT_MS: number
+  HEADERS_TIMEOUT_MS: number
+  KEEP_ALIVE_TIMEOUT_MS: number
+  MAX_CONNECTIONS: number
 }
 
 /** Validates the environment once; an invalid value throws a ConfigError naming the variable. */
@@ -93,6 +121,9 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     const variable = first.instancePath.replace(/^\//, '')
     throw new ConfigError(variable, first.message)
   }
+  if (raw.HEADERS_TIMEOUT_MS > raw.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS', `must be at most REQUEST_TIMEOUT_MS (${raw.REQUEST_TIMEOUT_MS})`)
+  }
   const publicUrl = raw.PUBLIC_URL?.replace(/\/+$/, '')
   return {
     port: raw.PORT,
@@ -108,7 +139,14 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     databaseSchema: raw.DATABASE_SCHEMA,
     providerTimeoutMs: raw.PROVIDER_TIMEOUT_MS,
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
-    rootEndpoint: raw.A2A_ROOT_ENDPOINT
+    rootEndpoint: raw.A2A_ROOT_ENDPOINT,
+    memoryMaxTasks: raw.MEMORY_MAX_TASKS,
+    memoryFinishedTaskTtlMs: raw.MEMORY_FINISHED_TASK_TTL_MS,
+    memoryMaxConversations: raw.MEMORY_MAX_CONVERSATIONS,
+    requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: raw.HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: raw.KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: raw.MAX_CONNECTIONS
   }
 }
 

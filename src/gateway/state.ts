@@ -2,10 +2,11 @@
  * Where the gateway keeps tasks, conversations and live task events: this process's memory, or PostgreSQL when
  * DATABASE_URL is set (several instances, one service). The PostgreSQL layer is imported only when it is used.
  */
-import { InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server'
+import type { TaskStore } from '@a2a-js/sdk/server'
 import { MemoryTaskEventHub, type TaskEventHub } from '../events/task-event-hub.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
 import { MemoryConversationStore } from '../stores/memory-conversation-store.js'
+import { BoundedMemoryTaskStore } from '../stores/memory-task-store.js'
 import type { PostgresLogger } from '../stores/postgres/postgres-database.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
@@ -20,15 +21,18 @@ export interface GatewayState {
   close (): Promise<void>
 }
 
-/** One process: nothing shared, nothing to check, lost on restart. */
-export function memoryState (): GatewayState {
-  const conversations = new MemoryConversationStore()
+/** The memory bounds (MEMORY_* variables); the stores' defaults where a field is absent. */
+export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations'>>
+
+/** One process: nothing shared, nothing to check, lost on restart; bounded (tasks per agent, conversations). */
+export function memoryState (bounds: MemoryBounds = {}): GatewayState {
+  const conversations = new MemoryConversationStore({ maxConversations: bounds.memoryMaxConversations })
   const events = new MemoryTaskEventHub()
   return {
     kind: 'memory',
     conversations,
     events,
-    taskStoreFor: () => new InMemoryTaskStore(),
+    taskStoreFor: () => new BoundedMemoryTaskStore({ maxTasks: bounds.memoryMaxTasks, finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs }),
     readinessChecks: {},
     async close () {
       await conversations.close()
@@ -37,7 +41,7 @@ export function memoryState (): GatewayState {
   }
 }
 
-export async function openGatewayState (config: Pick<GatewayConfig, 'databaseUrl' | 'databaseSchema'>, logger: PostgresLogger): Promise<GatewayState> {
+export async function openGatewayState (config: Pick<GatewayConfig, 'databaseUrl' | 'databaseSchema'> & MemoryBounds, logger: PostgresLogger): Promise<GatewayState> {
   /* c8 ignore start -- the PostgreSQL path runs in the tests that need TEST_DATABASE_URL (CI sets it); without a
      database it cannot run, and counting it there would fail `npm test` on a machine without PostgreSQL */
   if (config.databaseUrl !== undefined) {
@@ -45,5 +49,5 @@ export async function openGatewayState (config: Pick<GatewayConfig, 'databaseUrl
     return openPostgresState({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger })
   }
   /* c8 ignore stop */
-  return memoryState()
+  return memoryState(config)
 }

@@ -16,7 +16,14 @@ t.test('defaults with no configuration at all', async (t) => {
     databaseUrl: undefined,
     providerTimeoutMs: 1000,
     shutdownTimeoutMs: 10000,
-    rootEndpoint: false
+    rootEndpoint: false,
+    memoryMaxTasks: 10000,
+    memoryFinishedTaskTtlMs: 3600000,
+    memoryMaxConversations: 10000,
+    requestTimeoutMs: 30000,
+    headersTimeoutMs: 10000,
+    keepAliveTimeoutMs: 72000,
+    maxConnections: 10000
   })
 })
 
@@ -33,6 +40,13 @@ t.test('every variable is read and typed', async (t) => {
     DATABASE_URL: 'postgres://u@db/app',
     PROVIDER_TIMEOUT_MS: '250',
     SHUTDOWN_TIMEOUT_MS: '5000',
+    MEMORY_MAX_TASKS: '500',
+    MEMORY_FINISHED_TASK_TTL_MS: '60000',
+    MEMORY_MAX_CONVERSATIONS: '300',
+    REQUEST_TIMEOUT_MS: '20000',
+    HEADERS_TIMEOUT_MS: '5000',
+    KEEP_ALIVE_TIMEOUT_MS: '65000',
+    MAX_CONNECTIONS: '100',
     UNRELATED: 'ignored'
   })
   t.equal(config.port, 9090)
@@ -44,6 +58,8 @@ t.test('every variable is read and typed', async (t) => {
   t.equal(config.databaseUrl, 'postgres://u@db/app')
   t.equal(config.providerTimeoutMs, 250)
   t.equal(config.shutdownTimeoutMs, 5000)
+  t.strictSame([config.memoryMaxTasks, config.memoryFinishedTaskTtlMs, config.memoryMaxConversations], [500, 60000, 300])
+  t.strictSame([config.requestTimeoutMs, config.headersTimeoutMs, config.keepAliveTimeoutMs, config.maxConnections], [20000, 5000, 65000, 100])
   t.equal(loadConfig({ PUBLIC_URL: 'http://a.example', MCP_PUBLIC_URL: 'https://mcp.example/' }).mcpPublicUrl, 'https://mcp.example')
 })
 
@@ -63,7 +79,14 @@ t.test('an invalid value names the variable', async (t) => {
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ TRUST_PROXY: 'sometimes' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '0' }, 'TRUST_PROXY'],
-    [{ SHUTDOWN_TIMEOUT_MS: '1' }, 'SHUTDOWN_TIMEOUT_MS']
+    [{ SHUTDOWN_TIMEOUT_MS: '1' }, 'SHUTDOWN_TIMEOUT_MS'],
+    [{ MEMORY_MAX_TASKS: '0' }, 'MEMORY_MAX_TASKS'],
+    [{ MEMORY_FINISHED_TASK_TTL_MS: '10' }, 'MEMORY_FINISHED_TASK_TTL_MS'],
+    [{ MEMORY_MAX_CONVERSATIONS: 'many' }, 'MEMORY_MAX_CONVERSATIONS'],
+    [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
+    [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS'],
+    [{ KEEP_ALIVE_TIMEOUT_MS: '5' }, 'KEEP_ALIVE_TIMEOUT_MS'],
+    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS']
   ]
   for (const [env, variable] of cases) {
     let caught: unknown

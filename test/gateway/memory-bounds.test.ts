@@ -1,0 +1,50 @@
+/**
+ * Memory mode levels off (issue 10, defect 3): routine turns with fresh contextIds, each leaving a task, keep at
+ * most MEMORY_MAX_TASKS tasks per agent and MEMORY_MAX_CONVERSATIONS conversations; the oldest finished task goes
+ * first, and an evicted task is -32001 like any unknown one.
+ */
+import t from 'tap'
+import { Client, gateway } from '../fixtures/conversation-gateway.js'
+
+const CAP = 20
+
+t.test('fresh contexts: the number of tasks and conversations stays at the caps, whatever the number of turns', async (t) => {
+  const app = await gateway(t, { env: { MEMORY_MAX_TASKS: String(CAP), MEMORY_MAX_CONVERSATIONS: String(CAP) } })
+  const client = new Client(t, app)
+  const metadata = { padding: 'x'.repeat(50_000) }
+  const first: string[] = []
+  let lastTask = ''
+  for (let turn = 0; turn < 3 * CAP; turn++) {
+    const contextId = `fresh-${turn}`
+    // Half the routines finish at once (a typed call with every slot), half wait for input.
+    const reply = turn % 2 === 0
+      ? await client.call('SendMessage', { message: { messageId: `m-${turn}`, contextId, role: 'ROLE_USER', parts: [{ text: 'book a table' }], metadata } })
+      : await client.call('SendMessage', {
+        message: {
+          messageId: `m-${turn}`,
+          contextId,
+          role: 'ROLE_USER',
+          parts: [{ text: 'call' }],
+          extensions: [client.headers()['a2a-extensions']],
+          metadata: { ...metadata, [client.headers()['a2a-extensions']]: { call: { toolName: 'book_table', arguments: { date: '2026-12-24', partySize: 2 } } } }
+        }
+      })
+    lastTask = reply.result.task.id
+    if (turn < 4) first.push(lastTask)
+    const listed = await client.call('ListTasks', { pageSize: 1 })
+    if (listed.result.totalSize > CAP) t.fail(`${listed.result.totalSize} tasks after turn ${turn}`)
+  }
+  t.equal((await client.call('ListTasks', { pageSize: 1 })).result.totalSize, CAP, 'levels off at MEMORY_MAX_TASKS')
+  const byState = await client.call('ListTasks', { status: 'TASK_STATE_INPUT_REQUIRED', pageSize: 100 })
+  // The last turn finished its task: the task just saved is never evicted, every earlier finished one was.
+  t.equal(byState.result.totalSize, CAP - 1, 'finished tasks went first: the open ones are what is left, and the latest')
+  for (const id of first) {
+    const evicted = await client.call('GetTask', { id })
+    t.equal(evicted.error?.code, -32001, 'an evicted task is unknown (-32001)')
+  }
+  t.equal((await client.getTask(lastTask)).id, lastTask, 'the latest task is there')
+  const operator = await app.inject({ method: 'GET', url: '/api/v1/agents/demo/conversations/fresh-0', headers: { authorization: 'Bearer operator-key-0123456789' } })
+  t.equal(operator.statusCode, 404, 'the oldest conversation was evicted (MEMORY_MAX_CONVERSATIONS)')
+  const latest = await app.inject({ method: 'GET', url: `/api/v1/agents/demo/conversations/fresh-${3 * CAP - 1}`, headers: { authorization: 'Bearer operator-key-0123456789' } })
+  t.equal(latest.statusCode, 200)
+})
