@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify'
 import { buildGateway } from './app.js'
 import { ConfigError, configWarnings, loadConfig, type GatewayConfig } from './config.js'
+import { routeConsoleToLogger } from './console-to-log.js'
 
 /**
  * Drains on the first SIGTERM or SIGINT: /health/ready turns 503, no new connections, in-flight requests
@@ -46,6 +47,8 @@ function closeFailed (app: FastifyInstance, error: unknown): void {
 async function main (): Promise<void> {
   const config = loadConfig(process.env)
   const app = await buildGateway({ config })
+  // The SDK's console lines go through pino: every stdout line is JSON.
+  routeConsoleToLogger(app.log)
   for (const warning of configWarnings(config)) app.log.warn(warning)
   drainOnSignals(app, config)
   await app.listen({ port: config.port, host: config.host })
