@@ -190,6 +190,13 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
     if (result === 'not_human_owned') {
       return reply.code(409).send({ statusCode: 409, error: 'Conflict', message: 'take the conversation over before replying' })
     }
+    if (result === 'inbox_full') {
+      return reply.code(409).send({
+        statusCode: 409,
+        error: 'Conflict',
+        message: 'the conversation already holds the most undelivered replies it can keep; they reach the client with its next message'
+      })
+    }
     return reply.code(201).send(result)
   })
 }

@@ -21,7 +21,7 @@ export interface GatewayConfig {
   providerTimeoutMs: number
   shutdownTimeoutMs: number
   /** The default agent's JSON-RPC endpoint also at POST / (for clients that post to the URL they are given). */
-  rootEndpoint: boolean,
+  rootEndpoint: boolean
   /** Without DATABASE_URL: tasks each agent keeps in memory at most (finished ones are evicted first). */
   memoryMaxTasks: number
   /** Without DATABASE_URL: how long a finished task stays in memory. */
@@ -92,7 +92,7 @@ interface RawConfig {
   DATABASE_SCHEMA?: string
   PROVIDER_TIMEOUT_MS: number
   SHUTDOWN_TIMEOUT_MS: number
-  A2A_ROOT_ENDPOINT: boolean,
+  A2A_ROOT_ENDPOINT: boolean
   MEMORY_MAX_TASKS: number
   MEMORY_FINISHED_TASK_TTL_MS: number
   MEMORY_MAX_CONVERSATIONS: number

@@ -89,8 +89,12 @@ export interface Inbox {
   release (agentId: string, contextId: string): Promise<ConversationView | undefined>
   /** Follows the agent's conversation events (runtime/conversation-feed.ts); returns the unsubscribe function. */
   follow (agentId: string, listener: TaskEventListener): () => void
-  /** undefined: unknown conversation; 'not_human_owned': take it over first. */
-  reply (agentId: string, contextId: string, text: string): Promise<HumanReplyResult | 'not_human_owned' | undefined>
+  /**
+   * undefined: unknown conversation; 'not_human_owned': take it over first; 'inbox_full': no task waits for a
+   * person and the conversation already keeps the most undelivered replies it can (the store's maxInbox) — the
+   * reply is refused rather than accepted and dropped.
+   */
+  reply (agentId: string, contextId: string, text: string): Promise<HumanReplyResult | 'not_human_owned' | 'inbox_full' | undefined>
 }
 
 export interface InboxOptions {
@@ -229,7 +233,7 @@ export function createInbox (options: InboxOptions): Inbox {
     release: (agentId, contextId) => setOwnership(agentId, contextId, 'ai_owned'),
     async reply (agentId, contextId, text) {
       if (!await store.exists(agentId, contextId)) return undefined
-      let result: HumanReplyResult | 'not_human_owned' = 'not_human_owned'
+      let result: HumanReplyResult | 'not_human_owned' | 'inbox_full' = 'not_human_owned'
       // Delivered under the conversation's lock, so a client turn that moves the conversation to a new task
       // comes strictly before or after it.
       await store.update(agentId, contextId, async (current) => {
@@ -238,6 +242,10 @@ export function createInbox (options: InboxOptions): Inbox {
         if (state.ownership !== 'human_owned') return state
         const reply = { id: newId(), at: new Date().toISOString(), text }
         const taskId = await heldTask(agentId, state)
+        if (taskId === undefined && state.inbox.length >= store.limits.maxInbox) {
+          result = 'inbox_full'
+          return state
+        }
         state.turns.push({ ...reply, role: 'human', taskId })
         const message = humanMessage(contextId, taskId, reply, newId)
         if (taskId !== undefined) await updateTask(agentId, contextId, taskId, TaskState.TASK_STATE_WORKING, message)

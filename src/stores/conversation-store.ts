@@ -99,6 +99,8 @@ export interface ConversationListOptions {
 export type ConversationUpdate = (state: ConversationState | undefined) => Promise<ConversationState> | ConversationState
 
 export interface ConversationStore {
+  /** What the store keeps of each conversation (turns, undelivered replies, text length). */
+  readonly limits: Readonly<ConversationLimits>
   /** The conversation, or undefined. The result is a copy: changing it changes nothing stored. */
   get (agentId: string, contextId: string): Promise<ConversationState | undefined>
   /**

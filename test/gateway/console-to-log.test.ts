@@ -17,7 +17,7 @@ t.test('routeConsoleToLogger: console methods become log calls; the originals co
     info: (object: object, message: string) => calls.push(['info', object, message]),
     debug: (object: object, message: string) => calls.push(['debug', object, message])
   }
-  const original = () => {}
+  const original = (..._args: unknown[]): void => {}
   const target = { error: original, warn: original, info: original, log: original, debug: original }
   const restore = routeConsoleToLogger(logger, target)
   const failure = new Error('boom')

@@ -172,3 +172,24 @@ t.test('the state store unreachable: 503 with a JSON body, no driver detail; oth
   t.equal(other.statusCode, 500)
   t.equal(other.json().statusCode, 500)
 })
+
+t.test('replies while no task waits: up to maxInbox (50) wait and all reach the next task; the 51st is 409, not dropped', async (t) => {
+  const { app, client, contextId } = await withConversation(t)
+  await operator(app, 'POST', `demo/conversations/${contextId}/takeover`)
+  const path = `demo/conversations/${contextId}/messages`
+  for (let index = 1; index <= 50; index++) {
+    const res = await operator(app, 'POST', path, { text: `reply ${index}` })
+    if (res.statusCode !== 201 || res.json().delivered !== false) t.fail(`reply ${index}: ${res.statusCode}`)
+  }
+  const refused = await operator(app, 'POST', path, { text: 'reply 51' })
+  t.equal(refused.statusCode, 409)
+  t.match(refused.json(), { statusCode: 409, error: 'Conflict', message: /most undelivered replies/ })
+  const next = await client.task('is anyone there?', { contextId })
+  const stored = await client.getTask(next.id)
+  const human = stored.history.filter((message: any) => message.metadata?.['https://docs.radioso.ai/reference/a2a-converse-extension/v1']?.author === 'human')
+  const texts = human.map((message: any) => message.parts[0].text)
+  if (stored.status.message.metadata?.['https://docs.radioso.ai/reference/a2a-converse-extension/v1']?.author === 'human') texts.push(stored.status.message.parts[0].text)
+  t.strictSame(texts.filter((text: string) => text.startsWith('reply ')), Array.from({ length: 50 }, (_, index) => `reply ${index + 1}`),
+    'every accepted reply reached the task, in order; the refused one did not')
+  t.equal((await operator(app, 'POST', path, { text: 'reply 52' })).statusCode, 201, 'room again once delivered')
+})
