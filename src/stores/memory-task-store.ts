@@ -140,10 +140,9 @@ export class BoundedMemoryTaskStore implements TaskStore {
       if (this.#bySave.size <= this.maxTasks) return
       if (entry !== keep) this.#remove(entry)
     }
-    for (const entry of this.#bySave) {
-      if (this.#bySave.size <= this.maxTasks) return
-      if (entry !== keep) this.#remove(entry)
-    }
+    // `keep` was saved last: every entry before it goes before the cap (at least 1) could reach it.
+    const leastRecent = this.#bySave.values()
+    while (this.#bySave.size > this.maxTasks) this.#remove(leastRecent.next().value as Entry)
   }
 
   #remove (entry: Entry): void {

@@ -129,3 +129,21 @@ t.test('fresh contexts level off: 5,000 turns with 900 KB-style metadata keep at
   t.equal(store.size, 100)
   t.equal((await store.list(listRequest(), context)).totalSize, 100)
 })
+
+t.test('edges as the SDK: an empty scope, a task without status; a scope whose last task went is empty again', async (t) => {
+  const ours = new BoundedMemoryTaskStore({ finishedTaskTtlMs: 1000, now: () => now })
+  const sdk = new InMemoryTaskStore()
+  let now = 0
+  const nobody = new ServerCallContext({ tenant: 'nobody' })
+  t.strictSame(await ours.list(listRequest(), nobody), await sdk.list(listRequest(), nobody), 'nothing in that scope')
+  const bare = { ...task('bare', TaskState.TASK_STATE_WORKING), status: undefined }
+  for (const store of [ours, sdk]) {
+    await store.save(bare, context)
+    await store.save(task('dated', TaskState.TASK_STATE_WORKING, { timestamp: '2026-12-01T09:00:00.000Z' }), context)
+  }
+  t.strictSame(await ours.list(listRequest(), context), await sdk.list(listRequest(), context), 'a task without status sorts last')
+  const alone = new ServerCallContext({ tenant: 'alone' })
+  await ours.save(task('only', TaskState.TASK_STATE_COMPLETED), alone)
+  now += 1000
+  t.strictSame((await ours.list(listRequest(), alone)).tasks, [], 'expired: the scope is empty')
+})
