@@ -51,7 +51,15 @@ export interface ConversationExecutorOptions {
 
 /** What a turn answers, decided under the conversation lock and published after it committed. */
 type Plan =
-  | { kind: 'message', parts: Part[], envelope: ConverseEnvelope }
+  | {
+    kind: 'message'
+    parts: Part[]
+    envelope: ConverseEnvelope
+    /** The message's referenceTaskIds. */
+    references?: string[]
+    /** A repeated messageId: nothing is decided or recorded, the first turn stands. */
+    repeat?: true
+  }
   | {
     kind: 'task'
     state: TaskState
@@ -80,6 +88,14 @@ export function lastTaskTurn (state: Pick<ConversationState, 'turns'>): (Convers
     if (turn.role === 'user' && turn.taskId !== undefined) return turn as ConversationTurn & { taskId: string }
   }
   return undefined
+}
+
+/**
+ * The user turn that carried this messageId, among the turns the conversation keeps (the most recent
+ * ConversationLimits.maxTurns, 50 by default: about 25 messages and their replies).
+ */
+export function firstTurnOf (state: Pick<ConversationState, 'turns'>, messageId: string): ConversationTurn | undefined {
+  return state.turns.find((turn) => turn.role === 'user' && turn.messageId === messageId)
 }
 
 /** Whether the task holds the reply of the turn `turnId` (its envelope's originatingTurnId), or is over. */
@@ -179,14 +195,34 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
 
   /** Decides the turn and updates the conversation state in place (the store commits it). */
   function decide (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {
-    const previous = lastTaskTurn(state)
-    const plan = decideTurn(state, requestContext, turnId)
     // The store may call the update more than once: only the last call's decision counts.
     superseded.delete(requestContext.taskId)
+    const first = firstTurnOf(state, requestContext.userMessage.messageId)
+    if (first !== undefined) return repeatPlan(state, first)
+    const previous = lastTaskTurn(state)
+    const plan = decideTurn(state, requestContext, turnId)
     if (plan.kind === 'task' && previous !== undefined && previous.taskId !== requestContext.taskId) {
       superseded.set(requestContext.taskId, { taskId: previous.taskId, turnId: previous.id })
     }
     return plan
+  }
+
+  /**
+   * A message whose messageId the conversation already holds is a retry (a client that lost the reply): it must
+   * not run again (a second booking). It is answered with a Message that says so and names the task holding the
+   * first reply (referenceTaskIds), if any; GetTask on it shows the first result. Under the conversation's lock,
+   * so parallel copies and copies sent to other instances (PostgreSQL's row lock) see the first one.
+   */
+  function repeatPlan (state: ConversationState, first: ConversationTurn): Plan {
+    const messageId = first.messageId as string
+    const where = first.taskId === undefined ? 'answered' : `answered in task ${first.taskId}`
+    return {
+      kind: 'message',
+      repeat: true,
+      parts: [textPart(`Message ${messageId} was already received and ${where}.`)],
+      envelope: envelopeBase(first.id, messageId, state.ownership),
+      references: first.taskId === undefined ? [] : [first.taskId]
+    }
   }
 
   /**
@@ -313,7 +349,9 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
   function publish (plan: Plan, requestContext: RequestContext, eventBus: ExecutionEventBus): void {
     const { taskId, contextId } = requestContext
     if (plan.kind === 'message') {
-      eventBus.publish(AgentEvent.message(agentMessage(requestContext, plan.parts, plan.envelope, requestContext.task?.id)))
+      const message = agentMessage(requestContext, plan.parts, plan.envelope, requestContext.task?.id)
+      message.referenceTaskIds = plan.references ?? []
+      eventBus.publish(AgentEvent.message(message))
       return
     }
     const timestamp = new Date().toISOString()
@@ -367,6 +405,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       await store.update(agentId, requestContext.contextId, (current) => {
         const state = current ?? newConversationState(agentId, requestContext.contextId)
         plan = decide(state, requestContext, turnId)
+        if (plan.kind === 'message' && plan.repeat === true) return state
         const at = new Date().toISOString()
         // A turn names its task only when its reply went into that task (a Message reply is in no task).
         const taskId = plan.kind === 'task' ? requestContext.taskId : undefined
