@@ -32,6 +32,11 @@ export class ConversationFeedStore implements ConversationStore {
     this.#logger = logger
   }
 
+  /** The wrapped store's limits. */
+  get limits (): ConversationStore['limits'] {
+    return this.#store.limits
+  }
+
   async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
     return await this.#store.get(agentId, contextId)
   }
