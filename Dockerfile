@@ -1,5 +1,6 @@
 # The gateway image: build with dev dependencies, run with production ones only.
-FROM node:20-bookworm-slim AS build
+# Node 24: the active LTS line (.ci/run smoke-tests it; the full suite runs on Node 20 and 22 is smoke-tested too).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -11,7 +12,7 @@ COPY bench ./bench
 COPY web ./web
 RUN npm run build
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

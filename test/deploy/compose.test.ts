@@ -53,6 +53,11 @@ t.test('the load balancer is SSE-friendly', async (t) => {
   t.match(nginx, /X-Forwarded-Proto/)
 })
 
+t.test('the image is built and run on an active LTS Node line', async (t) => {
+  const images = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((match) => match[1])
+  t.same(images, ['node:24-bookworm-slim', 'node:24-bookworm-slim'])
+})
+
 t.test('the image runs the built gateway as a non-root user', async (t) => {
   t.match(dockerfile, /CMD \["node", "dist\/src\/gateway\/main\.js"\]/)
   t.match(dockerfile, /USER node/)
