@@ -26,6 +26,7 @@ import {
   AbortableBusManager, HandoffBusManager, HandoffExecutor, HandoffRegistry, KeptBusRelease, LeanSendMessage
 } from '../a2a/sdk-internals.js'
 import type { TaskEventSource } from './task-event-relay.js'
+import { withoutUnsetStatusFilter } from './params.js'
 import type { AgentFacts, CheckedRequest } from './check-request.js'
 import {
   errorResponse, internalError, successResponse, type JsonRpcError, type JsonRpcResponse
@@ -209,7 +210,7 @@ export class A2ADispatcher {
       case 'GetTask':
         return Task.toJSON(await handler.getTask(GetTaskRequest.fromJSON(params), context))
       case 'ListTasks': {
-        const listed = ListTasksResponse.toJSON(await handler.listTasks(ListTasksRequest.fromJSON(params), context)) as {
+        const listed = ListTasksResponse.toJSON(await handler.listTasks(ListTasksRequest.fromJSON(withoutUnsetStatusFilter(params)), context)) as {
           tasks?: unknown[], nextPageToken?: string, pageSize?: number, totalSize?: number
         }
         // ListTasksResponse members are all REQUIRED (§3.1.4): emit them despite ProtoJSON default omission.

@@ -32,6 +32,20 @@ export const TASK_STATES = Object.freeze([
   'TASK_STATE_AUTH_REQUIRED'
 ])
 
+/**
+ * What the official @a2a-js/sdk client sends as ListTasks `status` when the caller gave none (its generated
+ * toJSON of an unset enum). Accepted, like `TASK_STATE_UNSPECIFIED`, as "no status filter".
+ */
+export const UNRECOGNIZED_STATUS = 'UNRECOGNIZED'
+
+/** ListTasks params with an unset status filter (unspecified or unrecognized, by name or number) removed. */
+export function withoutUnsetStatusFilter (params: Record<string, unknown>): Record<string, unknown> {
+  const status = params.status
+  if (status !== UNRECOGNIZED_STATUS && status !== 'TASK_STATE_UNSPECIFIED' && status !== 0) return params
+  const { status: _unset, ...rest } = params
+  return rest
+}
+
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/
 
 /** RFC 3339 date-time with a real calendar date (no 2026-02-30), as google.protobuf.Timestamp accepts it. */
@@ -141,7 +155,7 @@ const SCHEMAS: Record<A2AMethod, object> = {
     properties: {
       tenant: optionalId,
       contextId: optionalId,
-      status: { enum: [...TASK_STATES, 0, 1, 2, 3, 4, 5, 6, 7, 8] },
+      status: { enum: [...TASK_STATES, 0, 1, 2, 3, 4, 5, 6, 7, 8, UNRECOGNIZED_STATUS] },
       pageSize: { type: 'integer', minimum: 1, maximum: 100 },
       pageToken: string,
       historyLength: int32NonNegative,
@@ -220,7 +234,8 @@ function describe (error: ErrorObject): FieldViolation {
     case 'type':
       return at(field, `must be ${withArticle(String(params.type))}`)
     case 'enum':
-      return at(field, `must be one of ${(params.allowedValues as unknown[]).filter((v) => typeof v === 'string').join(', ')}`)
+      // Names only; "UNRECOGNIZED" is tolerated for the official client, not a value to advertise.
+      return at(field, `must be one of ${(params.allowedValues as unknown[]).filter((v) => typeof v === 'string' && v !== UNRECOGNIZED_STATUS).join(', ')}`)
     case 'minItems':
       // Every minItems here is 1: REQUIRED arrays must not be empty (§5.7).
       return at(field, 'must have at least one item')
