@@ -6,5 +6,5 @@ export { createPostgresDatabase, type PostgresDatabase, type PostgresDatabaseOpt
 export { migrate, type MigrateOptions, type MigrationReport } from './stores/postgres/migrations.js'
 export { PostgresConversationStore, type PostgresConversationStoreOptions } from './stores/postgres/postgres-conversation-store.js'
 export { PostgresTaskEventHub, type PostgresTaskEventHubOptions } from './stores/postgres/postgres-task-event-hub.js'
-export { openPostgresState, type PostgresStateOptions } from './gateway/postgres-state.js'
+export { openPostgresState, DatabaseUnreachableError, type PostgresStateOptions, type StateLogger } from './gateway/postgres-state.js'
 export { StoreUnavailableError } from './stores/errors.js'

@@ -115,11 +115,13 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     raw = envSchema<RawConfig>({ schema: structuredClone(configSchema) as never, data, env: false })
   } catch (error) {
     // env-schema throws ajv's errors (each with its message), first one first.
-    const first = (error as { errors?: Array<{ instancePath: string, message: string }> }).errors?.[0]
+    const first = (error as { errors?: Array<{ instancePath: string, message: string, keyword: string, params: { allowedValues?: unknown[] } }> }).errors?.[0]
     /* c8 ignore next -- env-schema always reports ajv errors; the fallback only guards its contract */
     if (first === undefined) throw error
     const variable = first.instancePath.replace(/^\//, '')
-    throw new ConfigError(variable, first.message)
+    // ajv's "must be equal to one of the allowed values" does not say which: list them.
+    const problem = first.keyword === 'enum' ? `must be one of ${(first.params.allowedValues as unknown[]).join(', ')}` : first.message
+    throw new ConfigError(variable, problem)
   }
   if (raw.HEADERS_TIMEOUT_MS > raw.REQUEST_TIMEOUT_MS) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must be at most REQUEST_TIMEOUT_MS (${raw.REQUEST_TIMEOUT_MS})`)

@@ -20,16 +20,38 @@ export interface ExecutorServices {
 export type ExecutorFactory = (definition: AgentDefinition, services: ExecutorServices) =>
   (AgentExecutor & { engine?: RoutineEngine }) | Promise<AgentExecutor & { engine?: RoutineEngine }>
 
+/** An agent's `documents` folder is missing or not a folder: names the agent, the folder and where it is resolved. */
+export class DocumentsFolderError extends Error {
+  constructor (agentId: string, folder: string, code: string) {
+    super(`agent "${agentId}": documents folder ${folder} is missing or not a folder (${code}); ` +
+      '"documents" in the agents file is a folder of Markdown files, relative to the agents file\'s own folder')
+    this.name = 'DocumentsFolderError'
+  }
+}
+
+/** The agent's knowledge base, with a start-up error that says what to fix when its folder is not there. */
+async function agentKnowledgeBase (definition: AgentDefinition) {
+  try {
+    // `documents` is already absolute (resolved against the agents file), so the base folder does not matter.
+    return await loadKnowledgeBase(definition, '/')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if ((code === 'ENOENT' || code === 'ENOTDIR') && definition.documents !== undefined) {
+      throw new DocumentsFolderError(definition.id, definition.documents, code)
+    }
+    throw error
+  }
+}
+
 /** Knowledge answers only: citations and an honest coverage verdict from `documents` and `outOfScope`. */
 export const knowledgeExecutorFactory: ExecutorFactory = async (definition) => {
-  // `documents` is already absolute (resolved against the agents file), so the base folder does not matter.
-  const knowledgeBase = await loadKnowledgeBase(definition, '/')
+  const knowledgeBase = await agentKnowledgeBase(definition)
   return knowledgeExecutor({ knowledgeBase })
 }
 
 /** Knowledge answers, routines with slots, typed routine calls and human takeover. */
 export const conversationExecutorFactory: ExecutorFactory = async (definition, services) => {
-  const knowledgeBase = await loadKnowledgeBase(definition, '/')
+  const knowledgeBase = await agentKnowledgeBase(definition)
   return conversationExecutor({
     agentId: definition.id,
     knowledgeBase,

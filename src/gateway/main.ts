@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import { buildGateway } from './app.js'
 import { ConfigError, configWarnings, loadConfig, type GatewayConfig } from './config.js'
 import { routeConsoleToLogger } from './console-to-log.js'
+import { helpText, wantsHelp } from './help.js'
+import { startupSummary } from './startup-summary.js'
 
 /**
  * Drains on the first SIGTERM or SIGINT: /health/ready turns 503, no new connections, in-flight requests
@@ -45,13 +47,19 @@ function closeFailed (app: FastifyInstance, error: unknown): void {
 /* c8 ignore stop */
 
 async function main (): Promise<void> {
+  if (wantsHelp(process.argv.slice(2))) {
+    process.stdout.write(helpText())
+    return
+  }
   const config = loadConfig(process.env)
   const app = await buildGateway({ config })
   // The SDK's console lines go through pino: every stdout line is JSON.
   routeConsoleToLogger(app.log)
   for (const warning of configWarnings(config)) app.log.warn(warning)
   drainOnSignals(app, config)
-  await app.listen({ port: config.port, host: config.host })
+  const address = await app.listen({ port: config.port, host: config.host })
+  const { summary, msg } = startupSummary([...app.converse.agents.keys()], config, new URL(address))
+  app.log.info(summary, msg)
 }
 
 // Everything that stops the start (an invalid variable, a bad AGENTS_FILE or document, a port in use) ends

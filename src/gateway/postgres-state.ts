@@ -7,18 +7,49 @@ import { TaskState, type Task } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
 import { StoreUnavailableError } from '../stores/errors.js'
-import { toStoreError } from '../stores/postgres/connection-errors.js'
+import { isUnavailable, toStoreError } from '../stores/postgres/connection-errors.js'
 import { migrate } from '../stores/postgres/migrations.js'
 import { PostgresConversationStore } from '../stores/postgres/postgres-conversation-store.js'
 import { createPostgresDatabase, type PostgresLogger } from '../stores/postgres/postgres-database.js'
 import { PostgresTaskEventHub } from '../stores/postgres/postgres-task-event-hub.js'
 import type { GatewayState } from './state.js'
 
+/** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
+export interface StateLogger extends PostgresLogger {
+  info (obj: Record<string, unknown>, msg: string): void
+}
+
 export interface PostgresStateOptions {
   connectionString: string
   /** Schema holding every table (created by the migration). Default: the server's search path. */
   schema?: string
-  logger: PostgresLogger
+  logger: StateLogger
+}
+
+/** The database named by DATABASE_URL cannot be reached at start; the message names the variable, never credentials. */
+export class DatabaseUnreachableError extends Error {
+  constructor (connectionString: string, cause: unknown) {
+    super(`DATABASE_URL: PostgreSQL at ${hostOf(connectionString)} is unreachable (${reasonOf(cause)}); ` +
+      'start the server or fix DATABASE_URL')
+    this.name = 'DatabaseUnreachableError'
+    this.cause = cause
+  }
+}
+
+function hostOf (connectionString: string): string {
+  try {
+    const url = new URL(connectionString)
+    return url.host === '' ? 'the default host' : url.host
+  } catch {
+    return 'the configured host'
+  }
+}
+
+/** The driver's code (ECONNREFUSED, ENOTFOUND, 57P03, …), the first of an AggregateError's, else its message. */
+function reasonOf (error: unknown): string {
+  const first = error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error
+  const code = (first as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : String((first as Error).message)
 }
 
 /**
@@ -70,12 +101,15 @@ class UnavailableAwareTaskStore implements TaskStore {
 
 export async function openPostgresState (options: PostgresStateOptions): Promise<GatewayState> {
   const database = createPostgresDatabase({ connectionString: options.connectionString, schema: options.schema, logger: options.logger })
+  let report
   try {
-    await migrate(database.db, { schema: options.schema })
+    report = await migrate(database.db, { schema: options.schema })
   } catch (error) {
     await database.close()
-    throw error
+    throw isUnavailable(error) ? new DatabaseUnreachableError(options.connectionString, error) : error
   }
+  for (const migration of report.applied) options.logger.info({ schema: report.schema, migration }, `migration applied: ${migration}`)
+  if (report.applied.length === 0) options.logger.info({ schema: report.schema }, 'database schema up to date')
   const conversations = new PostgresConversationStore(database)
   const events = new PostgresTaskEventHub(database)
   return {

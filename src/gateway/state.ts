@@ -7,7 +7,7 @@ import { MemoryTaskEventHub, type TaskEventHub } from '../events/task-event-hub.
 import type { ConversationStore } from '../stores/conversation-store.js'
 import { MemoryConversationStore } from '../stores/memory-conversation-store.js'
 import { BoundedMemoryTaskStore } from '../stores/memory-task-store.js'
-import type { PostgresLogger } from '../stores/postgres/postgres-database.js'
+import type { StateLogger } from './postgres-state.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
 
@@ -41,7 +41,7 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
   }
 }
 
-export async function openGatewayState (config: Pick<GatewayConfig, 'databaseUrl' | 'databaseSchema'> & MemoryBounds, logger: PostgresLogger): Promise<GatewayState> {
+export async function openGatewayState (config: Pick<GatewayConfig, 'databaseUrl' | 'databaseSchema'> & MemoryBounds, logger: StateLogger): Promise<GatewayState> {
   /* c8 ignore start -- the PostgreSQL path runs in the tests that need TEST_DATABASE_URL (CI sets it); without a
      database it cannot run, and counting it there would fail `npm test` on a machine without PostgreSQL */
   if (config.databaseUrl !== undefined) {

@@ -1,0 +1,49 @@
+/**
+ * `node dist/src/gateway/main.js --help` (`npm start -- --help`): the environment variables the gateway reads,
+ * with their defaults, from the same schema loadConfig validates against.
+ */
+import { configSchema } from './config.js'
+
+type Variable = keyof typeof configSchema.properties
+
+/** What each variable does, one line each; the README's table says the same at more length. */
+export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
+  PORT: 'listen port',
+  HOST: 'listen address',
+  PUBLIC_URL: 'base URL written into cards (<PUBLIC_URL>/a2a/<agentId>); default: from the request',
+  MCP_PUBLIC_URL: "base of an agent's mcp.url (<MCP_PUBLIC_URL>/mcp/a/<agentId>); default: PUBLIC_URL",
+  TRUST_PROXY: 'true, false, a hop count, or a comma list of proxy addresses/CIDRs (Fastify trustProxy)',
+  LOG_LEVEL: 'pino level: fatal, error, warn, info, debug, trace, silent',
+  BODY_LIMIT: 'largest request body in bytes (larger: HTTP 413 with a JSON-RPC error)',
+  AGENTS_FILE: 'JSON or YAML agents file; default: the demo agent (examples/demo/agent.json)',
+  OPERATOR_API_KEY: 'at least 16 characters; turns the operator (human takeover) API on; default: off',
+  DATABASE_URL: 'postgres://… for tasks, conversations and live events on PostgreSQL; default: in memory',
+  DATABASE_SCHEMA: "schema holding every table, created and migrated at start; default: the server's search path",
+  PROVIDER_TIMEOUT_MS: 'envelope provider budget per object, in ms',
+  SHUTDOWN_TIMEOUT_MS: 'SIGTERM/SIGINT drain budget before the process exits anyway, in ms'
+})
+
+/** True when the command line asks for help rather than a start. */
+export function wantsHelp (args: readonly string[]): boolean {
+  return args.includes('--help') || args.includes('-h')
+}
+
+/** The help text: usage, then one line per variable with its default. */
+export function helpText (): string {
+  const names = Object.keys(VARIABLE_HELP) as Variable[]
+  const width = Math.max(...names.map((name) => name.length))
+  const lines = names.map((name) => {
+    const schema = configSchema.properties[name] as { default?: unknown }
+    const fallback = schema.default === undefined ? '' : ` (default ${String(schema.default)})`
+    return `  ${name.padEnd(width)}  ${VARIABLE_HELP[name]}${fallback}`
+  })
+  return [
+    'a2a-converse gateway: serves A2A agents with the converse extension.',
+    '',
+    'Usage: node dist/src/gateway/main.js   (npm start; npm start -- --help for this text)',
+    '',
+    'Configured by environment variables (blank counts as unset):',
+    ...lines,
+    ''
+  ].join('\n')
+}

@@ -1,0 +1,127 @@
+/**
+ * Start-up errors that name their cause (a missing documents folder, an unreachable DATABASE_URL, an invalid
+ * LOG_LEVEL), the --help text, the start-up summary line and the migrations' log lines.
+ */
+import t from 'tap'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { buildGateway } from '../../src/gateway/app.js'
+import { ConfigError, configSchema, loadConfig } from '../../src/gateway/config.js'
+import { DocumentsFolderError } from '../../src/gateway/executors.js'
+import { helpText, VARIABLE_HELP, wantsHelp } from '../../src/gateway/help.js'
+import { DatabaseUnreachableError } from '../../src/gateway/postgres-state.js'
+import { startupSummary } from '../../src/gateway/startup-summary.js'
+import { logLines } from '../fixtures/gateway-helpers.js'
+import { ROOT } from '../fixtures/gateway-process.js'
+import { testSchema } from '../fixtures/test-schema.js'
+
+const agent = { id: 'shop', name: 'Shop', description: 'Answers shop questions.' }
+
+async function startFailure (env: Record<string, string>): Promise<Error> {
+  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env })
+  return buildGateway({ config }).then(async (app) => { await app.close(); throw new Error('it started') }, (error: Error) => error)
+}
+
+t.test('a missing documents folder names the agent, the folder and how it is resolved (both executors)', async (t) => {
+  const dir = t.testdir({
+    'missing.json': JSON.stringify({ ...agent, documents: './nope' }),
+    'file.json': JSON.stringify({ ...agent, executor: 'knowledge', documents: './file.json' }),
+    'bad.json': JSON.stringify({ ...agent, documents: './bad' }),
+    bad: { 'broken.md': 'no front matter' }
+  })
+  const missing = await startFailure({ AGENTS_FILE: join(dir, 'missing.json') })
+  t.ok(missing instanceof DocumentsFolderError)
+  t.equal(missing.message, `agent "shop": documents folder ${join(dir, 'nope')} is missing or not a folder (ENOENT); ` +
+    '"documents" in the agents file is a folder of Markdown files, relative to the agents file\'s own folder')
+  const file = await startFailure({ AGENTS_FILE: join(dir, 'file.json') })
+  t.match(file.message, /^agent "shop": documents folder .*file\.json is missing or not a folder \(ENOTDIR\)/)
+  const bad = await startFailure({ AGENTS_FILE: join(dir, 'bad.json') })
+  t.match(bad, { name: 'KnowledgeBaseError', message: /broken\.md: missing front matter/ }, 'other document errors pass as they are')
+})
+
+t.test('an invalid LOG_LEVEL lists the allowed values', async (t) => {
+  t.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), new ConfigError('LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent'))
+})
+
+t.test('an unreachable database at start names DATABASE_URL and the host, never the password', async (t) => {
+  // A port that was free a moment ago: connecting is refused at once.
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  const error = await startFailure({ DATABASE_URL: `postgres://converse:s3cret@127.0.0.1:${port}/converse` })
+  t.ok(error instanceof DatabaseUnreachableError)
+  t.equal(error.message, `DATABASE_URL: PostgreSQL at 127.0.0.1:${port} is unreachable (ECONNREFUSED); start the server or fix DATABASE_URL`)
+  t.notMatch(error.message, 's3cret')
+})
+
+t.test("the unreachable message's host and reason in every shape the driver reports", async (t) => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED ::1:5432'), { code: 'ECONNREFUSED' })
+  t.match(new DatabaseUnreachableError('postgres:///db', new AggregateError([refused])).message,
+    /^DATABASE_URL: PostgreSQL at the default host is unreachable \(ECONNREFUSED\)/)
+  t.match(new DatabaseUnreachableError('postgres://h:5/db', new Error('Connection terminated unexpectedly')).message,
+    /at h:5 is unreachable \(Connection terminated unexpectedly\)/)
+  t.match(new DatabaseUnreachableError('postgres://[bad', refused).message, /at the configured host is unreachable/)
+})
+
+t.test('--help lists every variable with its default; the README table lists the same variables', async (t) => {
+  t.ok(wantsHelp(['--help']))
+  t.ok(wantsHelp(['-h']))
+  t.notOk(wantsHelp([]))
+  const text = helpText()
+  t.match(text, /^a2a-converse gateway/)
+  t.match(text, /npm start -- --help/)
+  t.same(Object.keys(VARIABLE_HELP).sort(), Object.keys(configSchema.properties).sort())
+  t.match(text, /\n {2}PORT +listen port \(default 8080\)\n/)
+  t.match(text, /\n {2}DATABASE_URL +postgres:\/\/… [^\n]*in memory\n/, 'no default printed when there is none')
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  for (const variable of Object.keys(VARIABLE_HELP)) t.match(readme, `| \`${variable}\` |`, `README documents ${variable}`)
+})
+
+t.test('the start-up summary: agents, card URLs, state store, optional APIs', async (t) => {
+  const memory = startupSummary(['demo', 'shop'], loadConfig({}), new URL('http://0.0.0.0:8080'))
+  t.same(memory.summary, {
+    agents: ['demo', 'shop'],
+    cards: [
+      'http://localhost:8080/.well-known/agent-card.json',
+      'http://localhost:8080/a2a/demo/.well-known/agent-card.json',
+      'http://localhost:8080/a2a/shop/.well-known/agent-card.json'
+    ],
+    stateStore: 'memory',
+    operatorApi: false
+  })
+  t.equal(memory.msg, 'serving demo, shop; cards at http://localhost:8080/.well-known/agent-card.json ' +
+    'http://localhost:8080/a2a/demo/.well-known/agent-card.json http://localhost:8080/a2a/shop/.well-known/agent-card.json; ' +
+    'state: memory; operator API: off')
+  const deployed = startupSummary(['demo'], loadConfig({
+    PUBLIC_URL: 'https://agents.example.com/',
+    DATABASE_URL: 'postgres://u:secret@db:5432/x',
+    DATABASE_SCHEMA: 'converse',
+    OPERATOR_API_KEY: 'operator-key-0123456789'
+  }), new URL('http://[::]:8080'))
+  t.same(deployed.summary.cards, ['https://agents.example.com/.well-known/agent-card.json', 'https://agents.example.com/a2a/demo/.well-known/agent-card.json'])
+  t.equal(deployed.summary.stateStore, 'postgresql (db:5432, schema converse)')
+  t.equal(deployed.summary.operatorApi, true)
+  t.notMatch(deployed.msg, 'secret')
+  const local = startupSummary(['demo'], loadConfig({ DATABASE_URL: 'postgres:///x' }), new URL('http://127.0.0.1:9'))
+  t.equal(local.summary.stateStore, 'postgresql (localhost, schema from the search path)')
+  t.equal(local.summary.cards[0], 'http://127.0.0.1:9/.well-known/agent-card.json')
+})
+
+const url = process.env.TEST_DATABASE_URL
+t.test('migrations are logged: each one applied on a new schema, then "up to date"', { skip: url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {
+  const schema = testSchema(t, url as string)
+  const env = { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: url as string, DATABASE_SCHEMA: schema }
+  const first = logLines()
+  await (await buildGateway({ config: loadConfig(env), loggerStream: first.stream })).close()
+  const applied = first.lines.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('migration applied: '))
+  t.ok(applied.length >= 1, 'at least one migration on a new schema')
+  for (const line of applied) t.match(line, { level: 30, schema, migration: /\S/ })
+  t.notOk(first.lines.some((line) => line.msg === 'database schema up to date'))
+
+  const second = logLines()
+  await (await buildGateway({ config: loadConfig(env), loggerStream: second.stream })).close()
+  t.same(second.lines.filter((line) => /^migration applied|^database schema/.test(line.msg)).map((line) => [line.msg, line.schema]),
+    [['database schema up to date', schema]])
+})
