@@ -5,7 +5,7 @@ import { configSchema } from '../../src/gateway/config.js'
 
 // Docker is not available where the tests run: check the deployment files' structure instead.
 const compose = parse(readFileSync('docker-compose.yml', 'utf8'))
-const nginx = readFileSync('deploy/nginx.conf', 'utf8')
+const nginx = readFileSync('deploy/nginx.conf.template', 'utf8')
 const dockerfile = readFileSync('Dockerfile', 'utf8')
 
 t.test('a load balancer, two or more gateway replicas and PostgreSQL with a volume', async (t) => {
@@ -13,7 +13,7 @@ t.test('a load balancer, two or more gateway replicas and PostgreSQL with a volu
   const { lb, gateway, postgres } = compose.services
   t.match(lb.image, /^nginx:/)
   t.same(lb.ports, ['$' + '{LB_PORT:-8080}:80'])
-  t.ok(lb.volumes.some((volume: string) => volume.startsWith('./deploy/nginx.conf:')))
+  t.same(lb.volumes, ['./deploy/nginx.conf.template:/etc/nginx/templates/default.conf.template:ro'])
   t.equal(lb.depends_on.gateway.condition, 'service_healthy')
   t.equal(gateway.build, '.')
   t.match(gateway.deploy.replicas, /^\$\{GATEWAY_REPLICAS:-([2-9]|\d\d+)\}$/)
@@ -43,6 +43,16 @@ t.test('every gateway setting comes from the environment', async (t) => {
     if (name === 'PORT' || name === 'HOST') continue
     t.match(value, new RegExp(`^\\$\\{${name}:-`), `${name} is overridable`)
   }
+})
+
+t.test("the load balancer's body limit and the cards' URL follow the gateway's settings", async (t) => {
+  const { lb, gateway } = compose.services
+  t.equal(lb.environment.BODY_LIMIT, gateway.environment.BODY_LIMIT, 'the same variable and default on both')
+  t.match(nginx, /\n {2}client_max_body_size \$\{BODY_LIMIT\};\n/, 'the template takes it as is (bytes)')
+  t.notMatch(nginx, /client_max_body_size \d/, 'no fixed cap')
+  t.match(nginx, /error_page 413 = @payload_too_large;[\s\S]*"code":-32600/, 'a JSON-RPC error body, as the gateway answers')
+  t.equal(gateway.environment.PUBLIC_URL, '$' + '{PUBLIC_URL:-http://localhost:$' + '{LB_PORT:-8080}}', 'cards point at the published port')
+  t.same(lb.ports, ['$' + '{LB_PORT:-8080}:80'])
 })
 
 t.test('the load balancer is SSE-friendly', async (t) => {
