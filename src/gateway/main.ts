@@ -7,7 +7,7 @@ import { buildGateway } from './app.js'
 import { ConfigError, configWarnings, loadConfig, type GatewayConfig } from './config.js'
 import { routeConsoleToLogger } from './console-to-log.js'
 import { helpText, wantsHelp } from './help.js'
-import { startupSummary } from './startup-summary.js'
+import { cardUrls } from './card-urls.js'
 
 /**
  * Drains on the first SIGTERM or SIGINT: /health/ready turns 503, no new connections, in-flight requests
@@ -58,8 +58,8 @@ async function main (): Promise<void> {
   for (const warning of configWarnings(config)) app.log.warn(warning)
   drainOnSignals(app, config)
   const address = await app.listen({ port: config.port, host: config.host })
-  const { summary, msg } = startupSummary([...app.converse.agents.keys()], config, new URL(address))
-  app.log.info(summary, msg)
+  const cards = cardUrls([...app.converse.agents.keys()], config, new URL(address))
+  app.log.info({ cards }, `agent cards: ${cards.join(' ')}`)
 }
 
 // Everything that stops the start (an invalid variable, a bad AGENTS_FILE or document, a port in use) ends

@@ -1,4 +1,4 @@
-/** The real entry as a process: --help prints the variables and does not start; a start logs its summary line. */
+/** The real entry as a process: --help prints the variables and does not start; a start logs where the cards are. */
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { helpText } from '../../src/gateway/help.js'
@@ -17,17 +17,13 @@ t.test('--help prints the environment variables and exits 0 without starting', a
   t.equal(run.stderr, '')
 })
 
-t.test('a start logs the agents, their card URLs, the state store and the operator API', async (t) => {
-  const child = startMain(t, { LOG_LEVEL: 'info', OPERATOR_API_KEY: 'operator-key-0123456789' })
+t.test('a start logs where the cards are, after the configured line', async (t) => {
+  const child = startMain(t, { LOG_LEVEL: 'info' })
   const base = await child.listening()
-  const line = await child.waitForLine((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('serving '), 'the summary')
-  t.match(line, {
-    level: 30,
-    agents: ['demo'],
-    cards: [`${base}/.well-known/agent-card.json`, `${base}/a2a/demo/.well-known/agent-card.json`],
-    stateStore: 'memory',
-    operatorApi: true
-  })
+  const line = await child.waitForLine((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('agent cards: '), 'the cards line')
+  t.match(line, { level: 30, cards: [`${base}/.well-known/agent-card.json`, `${base}/a2a/demo/.well-known/agent-card.json`] })
+  t.equal(line.msg, `agent cards: ${base}/.well-known/agent-card.json ${base}/a2a/demo/.well-known/agent-card.json`)
+  t.ok(child.lines().some((entry) => entry.msg === 'gateway configured'))
   child.kill('SIGTERM')
   t.same(await within(child.exited, 10_000), { code: 0, signal: null })
 })

@@ -1,6 +1,6 @@
 /**
  * Start-up errors that name their cause (a missing documents folder, an unreachable DATABASE_URL, an invalid
- * LOG_LEVEL), the --help text, the start-up summary line and the migrations' log lines.
+ * LOG_LEVEL), the --help text, the cards' URLs logged at start and the migrations' log lines.
  */
 import t from 'tap'
 import { createServer } from 'node:net'
@@ -11,7 +11,7 @@ import { ConfigError, configSchema, loadConfig } from '../../src/gateway/config.
 import { DocumentsFolderError } from '../../src/gateway/executors.js'
 import { helpText, VARIABLE_HELP, wantsHelp } from '../../src/gateway/help.js'
 import { DatabaseUnreachableError } from '../../src/gateway/postgres-state.js'
-import { startupSummary } from '../../src/gateway/startup-summary.js'
+import { cardUrls } from '../../src/gateway/card-urls.js'
 import { logLines } from '../fixtures/gateway-helpers.js'
 import { ROOT } from '../fixtures/gateway-process.js'
 import { testSchema } from '../fixtures/test-schema.js'
@@ -79,34 +79,16 @@ t.test('--help lists every variable with its default; the README table lists the
   for (const variable of Object.keys(VARIABLE_HELP)) t.match(readme, `| \`${variable}\` |`, `README documents ${variable}`)
 })
 
-t.test('the start-up summary: agents, card URLs, state store, optional APIs', async (t) => {
-  const memory = startupSummary(['demo', 'shop'], loadConfig({}), new URL('http://0.0.0.0:8080'))
-  t.same(memory.summary, {
-    agents: ['demo', 'shop'],
-    cards: [
-      'http://localhost:8080/.well-known/agent-card.json',
-      'http://localhost:8080/a2a/demo/.well-known/agent-card.json',
-      'http://localhost:8080/a2a/shop/.well-known/agent-card.json'
-    ],
-    stateStore: 'memory',
-    operatorApi: false
-  })
-  t.equal(memory.msg, 'serving demo, shop; cards at http://localhost:8080/.well-known/agent-card.json ' +
-    'http://localhost:8080/a2a/demo/.well-known/agent-card.json http://localhost:8080/a2a/shop/.well-known/agent-card.json; ' +
-    'state: memory; operator API: off')
-  const deployed = startupSummary(['demo'], loadConfig({
-    PUBLIC_URL: 'https://agents.example.com/',
-    DATABASE_URL: 'postgres://u:secret@db:5432/x',
-    DATABASE_SCHEMA: 'converse',
-    OPERATOR_API_KEY: 'operator-key-0123456789'
-  }), new URL('http://[::]:8080'))
-  t.same(deployed.summary.cards, ['https://agents.example.com/.well-known/agent-card.json', 'https://agents.example.com/a2a/demo/.well-known/agent-card.json'])
-  t.equal(deployed.summary.stateStore, 'postgresql (db:5432, schema converse)')
-  t.equal(deployed.summary.operatorApi, true)
-  t.notMatch(deployed.msg, 'secret')
-  const local = startupSummary(['demo'], loadConfig({ DATABASE_URL: 'postgres:///x' }), new URL('http://127.0.0.1:9'))
-  t.equal(local.summary.stateStore, 'postgresql (localhost, schema from the search path)')
-  t.equal(local.summary.cards[0], 'http://127.0.0.1:9/.well-known/agent-card.json')
+t.test("the cards' URLs: PUBLIC_URL, else the listen address (an unspecified host reads as localhost)", async (t) => {
+  t.same(cardUrls(['demo', 'shop'], loadConfig({}), new URL('http://0.0.0.0:8080')), [
+    'http://localhost:8080/.well-known/agent-card.json',
+    'http://localhost:8080/a2a/demo/.well-known/agent-card.json',
+    'http://localhost:8080/a2a/shop/.well-known/agent-card.json'
+  ])
+  t.same(cardUrls(['demo'], loadConfig({ PUBLIC_URL: 'https://agents.example.com/' }), new URL('http://[::]:8080')),
+    ['https://agents.example.com/.well-known/agent-card.json', 'https://agents.example.com/a2a/demo/.well-known/agent-card.json'])
+  t.same(cardUrls(['demo'], loadConfig({}), new URL('http://[::]:9')), ['http://localhost:9/.well-known/agent-card.json', 'http://localhost:9/a2a/demo/.well-known/agent-card.json'])
+  t.equal(cardUrls([], loadConfig({}), new URL('http://127.0.0.1:9'))[0], 'http://127.0.0.1:9/.well-known/agent-card.json')
 })
 
 const url = process.env.TEST_DATABASE_URL
