@@ -21,7 +21,14 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   DATABASE_SCHEMA: "schema holding every table, created and migrated at start; default: the server's search path",
   PROVIDER_TIMEOUT_MS: 'envelope provider budget per object, in ms',
   SHUTDOWN_TIMEOUT_MS: 'SIGTERM/SIGINT drain budget before the process exits anyway, in ms',
-  A2A_ROOT_ENDPOINT: "true: the default (first) agent's JSON-RPC endpoint also at POST / (for the A2A TCK)"
+  A2A_ROOT_ENDPOINT: "true: the default (first) agent's JSON-RPC endpoint also at POST / (for the A2A TCK)",
+  MEMORY_MAX_TASKS: 'without DATABASE_URL: tasks kept per agent (finished ones evicted first)',
+  MEMORY_FINISHED_TASK_TTL_MS: 'without DATABASE_URL: a finished task is forgotten this long after its last update, in ms',
+  MEMORY_MAX_CONVERSATIONS: 'without DATABASE_URL: conversations kept (least recently updated idle one evicted first)',
+  REQUEST_TIMEOUT_MS: 'time to receive a whole request, in ms (slower: HTTP 408); replies and streams are not bounded',
+  HEADERS_TIMEOUT_MS: "time to receive a request's headers, in ms",
+  KEEP_ALIVE_TIMEOUT_MS: "an idle keep-alive connection closes after this, in ms (longer than the balancer's idle timeout)",
+  MAX_CONNECTIONS: 'open connections at most; a further one is closed at once'
 })
 
 /** True when the command line asks for help rather than a start. */
