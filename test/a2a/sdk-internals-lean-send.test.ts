@@ -224,6 +224,12 @@ async function runOnce (t: Test, lean: boolean, scenario: Scenario): Promise<Run
   const response = await dispatcher.call(request, context, { log: { error: (object) => { logged.push(object) } } })
   const sdkSendMessages = sendMessages - before
   await sleep(scenario.settle ?? 10)
+  // On a busy machine the agent's later writes can trail the pause above: wait until the saves stop changing.
+  for (let stable = 0, count = saved.length, rounds = 0; stable < 3 && rounds < 200; rounds++) {
+    await sleep(10)
+    stable = saved.length === count ? stable + 1 : 0
+    count = saved.length
+  }
   const consoleErrors = errors().map((call: { args: unknown[] }) => call.args)
   return { response, seen: contexts, stored: saved, errors: [...consoleErrors, ...logged], sdkSendMessages }
 }
