@@ -10,37 +10,26 @@
 import createError from '@fastify/error'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { localBackend } from '../a2a/local-backend.js'
 import { writeStream } from '../a2a/node-stream-writer.js'
 import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
-import type { A2ABackend } from '../a2a/backend.js'
 import { errorResponse, internalError, invalidRequest } from '../jsonrpc/errors.js'
-import { resolveEndpointOptions, type A2AEndpointOptions } from './a2a-endpoint-options.js'
+import { endpointBackends, resolveEndpointOptions } from '../http/endpoint-options.js'
+import { ACCEPTED_CONTENT_TYPES } from '../http/request-body.js'
+import type { A2AEndpointOptions } from './a2a-endpoint-options.js'
 
 export type { A2AEndpointOptions, A2AEndpointAgentOptions, A2AEndpointCapabilities } from './a2a-endpoint-options.js'
 
 /** The body is not JSON: answered with HTTP 400 and a -32700 body. */
 export const InvalidJsonBodyError = createError('A2A_CONVERSE_INVALID_JSON', 'Invalid JSON payload', 400)
 
-/** The JSON-RPC request media types accepted (application/a2a+json leniently, see docs/a2a-endpoint.md). */
-export const ACCEPTED_CONTENT_TYPES: readonly string[] = Object.freeze(['application/json', 'application/a2a+json'])
+export { ACCEPTED_CONTENT_TYPES }
 
 type RouteRequest = FastifyRequest<{ Params: { agentId?: string } }>
 
 async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpointOptions): Promise<void> {
   // fastify-plugin's dependency check has made sure the converse plugin is there.
-  const resolved = resolveEndpointOptions(options, fastify.converse)
-  const backends = new Map<string, A2ABackend>(resolved.agents.map((agent) => {
-    const extendedCard = agent.extendedCard
-    return [agent.id, agent.backend ?? localBackend({
-      card: agent.card,
-      executor: agent.executor,
-      taskStore: agent.taskStore,
-      events: resolved.events,
-      extendedCard: extendedCard === undefined ? undefined : (context) => extendedCard(context.doorRequest as FastifyRequest)
-    })]
-  }))
-  const service = createA2AService({ extension: fastify.converse.extension, backends })
+  const resolved = resolveEndpointOptions<FastifyRequest>(options, fastify.converse)
+  const service = createA2AService({ extension: fastify.converse.extension, backends: endpointBackends(resolved) })
   /** Open streams, so that closing the app ends them (and close() can finish). */
   const streams = new Map<AbortController, Promise<void>>()
 

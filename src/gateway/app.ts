@@ -7,16 +7,15 @@ import { converse } from '../fastify/converse-plugin.js'
 import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import { ConversationFeedStore } from '../runtime/conversation-feed.js'
-import { createInbox } from '../runtime/inbox.js'
-import type { RoutineEngine } from '../runtime/routine-engine.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
 import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
 import type { GatewayConfig } from './config.js'
-import { builtInExecutors, type ExecutorFactory } from './executors.js'
+import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
+import { buildAgentRuntime } from './runtime.js'
 import { openGatewayState, type GatewayState } from './state.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -106,49 +105,33 @@ async function registerAll (
   { conversations, events, state }: { conversations: ConversationStore, events: TaskEventHub, state: GatewayState }
 ): Promise<void> {
   const { config } = options
-  const factories = { ...builtInExecutors, ...options.executors }
-
-  const taskStores = new Map<string, TaskStore>()
-  const engines = new Map<string, RoutineEngine>()
-  const endpoints = []
-  for (const definition of definitions) {
-    const name = definition.executor ?? 'conversation'
-    const factory = factories[name]
-    if (factory === undefined) {
-      throw new Error(`agent "${definition.id}": unknown executor "${name}" (known: ${Object.keys(factories).join(', ')})`)
-    }
-    const taskStore = options.taskStores?.[definition.id] ?? state.taskStoreFor(definition.id)
-    taskStores.set(definition.id, taskStore)
-    const executor = await factory(definition, { conversations, taskStore, events })
-    if (executor.engine !== undefined) engines.set(definition.id, executor.engine)
-    endpoints.push({ id: definition.id, executor, taskStore })
-  }
+  const runtime = await buildAgentRuntime({
+    definitions,
+    executors: options.executors,
+    conversations,
+    events,
+    taskStoreFor: (agentId) => options.taskStores?.[agentId] ?? state.taskStoreFor(agentId)
+  })
 
   await app.register(health, { checks: { ...state.readinessChecks, ...options.readinessChecks } })
   await app.register(converse, {
-    agents: definitions.map((definition) => ({
-      id: definition.id,
-      card: {
-        name: definition.name,
-        description: definition.description,
-        version: definition.version ?? '1.0.0',
-        capabilities: { streaming: true, pushNotifications: false }
-      },
-      routines: definition.routines
-    })),
+    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card, routines })),
     publicUrl: config.publicUrl,
     mcpPublicUrl: config.mcpPublicUrl,
     providerTimeoutMs: config.providerTimeoutMs
   })
   await app.register(a2aEndpoint, {
-    agents: endpoints, bodyLimit: config.bodyLimit, events, rootAgentId: config.rootEndpoint ? definitions[0].id : undefined
+    agents: runtime.agents.map(({ id, executor, taskStore }) => ({ id, executor, taskStore })),
+    bodyLimit: config.bodyLimit,
+    events,
+    rootAgentId: config.rootEndpoint ? definitions[0].id : undefined
   })
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {
     await app.register(operatorApi, {
       apiKey: config.operatorApiKey as string,
-      agentIds: definitions.map((definition) => definition.id),
-      inbox: createInbox({ store: conversations, taskStores, events, engines })
+      agentIds: runtime.agents.map((agent) => agent.id),
+      inbox: runtime.inbox
     })
     const root = packageRoot()
     await app.register(inboxPage, { pageDir: join(root, 'web', 'inbox'), scriptDir: join(root, 'dist', 'web', 'inbox') })

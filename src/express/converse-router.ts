@@ -1,0 +1,259 @@
+/**
+ * The Express door: one router per set of agents, serving what the Fastify plugins serve — the agent cards,
+ * the tools route and the A2A 1.0 JSON-RPC endpoint (JSON and SSE, the echo header on both) — plus
+ * `decorateRoute()`, the middleware that gives a JSON-RPC route the user wrote negotiation, the echo header and
+ * decoration (the Fastify plugin's `config: { converse }`).
+ *
+ * I/O only: bodies are read by src/http/request-body.ts, everything A2A happens in the service
+ * (src/a2a/service.ts) and the extension (src/core/converse-extension.ts). Paths follow the mount path
+ * (`app.use('/v1', router)` moves the routes and, through `req.baseUrl`, the URLs the cards name).
+ */
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express'
+import type { ServiceLogger } from '../a2a/backend.js'
+import { writeStream } from '../a2a/node-stream-writer.js'
+import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
+import {
+  createConverseExtension, type ConverseAgentOptions, type ConverseExtension, type ConverseExtensionOptions
+} from '../core/converse-extension.js'
+import { InvalidOptionError } from '../core/errors.js'
+import { EXTENSIONS_HEADER } from '../core/uri.js'
+import { endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
+import { readRequestBody } from '../http/request-body.js'
+import { errorResponse, internalError } from '../jsonrpc/errors.js'
+import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
+
+export type ExpressUrlOption = string | ((request: Request) => string)
+
+/**
+ * An agent: its declaration (id, card, routines) and, when it is to answer at POST <mount>/a2a/:id, an
+ * `executor` (or a `backend`). An agent with neither has a card and tools, for a route the user writes.
+ */
+export interface ConverseRouterAgentOptions extends ConverseAgentOptions, Omit<EndpointAgentOptions<Request>, 'id'> {}
+
+export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'agents'> {
+  agents: ConverseRouterAgentOptions[]
+  /** Public base URL written into cards. Default: the request's protocol and host (Express's `trust proxy` applies). */
+  publicUrl?: ExpressUrlOption
+  /** Base URL of the MCP door: an agent's mcp.url is `<mcpPublicUrl><mount>/mcp/a/<id>`. Default: publicUrl. */
+  mcpPublicUrl?: ExpressUrlOption
+  /** Serve the first agent's card at <mount>/.well-known/agent-card.json too. Default true. */
+  defaultAgentCard?: boolean
+  /** Largest accepted request body of the A2A endpoint, in bytes. Default 1048576 (1 MiB). */
+  bodyLimit?: number
+  /** Task events published after an executor returned, relayed to open streams (see a2aEndpoint). */
+  events?: TaskEventSource
+  /** pino-compatible. Default: errors and warnings to stderr. A request's own `req.log` (pino-http) wins. */
+  logger?: ServiceLogger
+}
+
+/** Per-request negotiation result, on `res.locals.converse` for routes behind `decorateRoute()`. */
+export interface ConverseLocals {
+  agentId: string
+  requested: readonly string[]
+  activated: readonly string[]
+  /** Whether this request activated the converse extension. */
+  active: boolean
+}
+
+export interface DecorateRouteOptions {
+  /** The agent of this route. Default: the `:agentId` route parameter, else the first agent. */
+  agentId?: string
+}
+
+export interface ConverseRouter extends Router {
+  /** The framework-free extension (agents, negotiation, decoration) this router uses. */
+  readonly extension: ConverseExtension
+  /** The augmented card of an agent as seen by this request (base URLs from options or the request, mount path). */
+  cardFor (agentId: string, request: Request): Record<string, unknown> | undefined
+  /** Negotiation, the echo header and decoration of `res.json` for a JSON-RPC route the user wrote. */
+  decorateRoute (options?: DecorateRouteOptions): RequestHandler
+  /** Decorates (or strips) one result on a `decorateRoute()` route; for SSE writers, once per frame. */
+  transformResult (response: Response, method: string, result: unknown): Promise<unknown> | unknown
+  /** Ends the open SSE streams of the endpoint (call before `server.close()`); settles when they have ended. */
+  close (): Promise<void>
+}
+
+const DEFAULT_BODY_LIMIT = 1024 * 1024
+const NOT_ACTIVE = Object.freeze({ requested: Object.freeze([]), activated: Object.freeze([]), active: false })
+const STDERR_LOGGER: ServiceLogger = Object.freeze({
+  error: (object: object, message: string) => console.error(message, object),
+  warn: (object: object, message: string) => console.warn(message, object),
+  info: () => {}
+})
+
+export function converseRouter (options: ConverseRouterOptions): ConverseRouter {
+  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object')
+  const extension = createConverseExtension(options)
+  const { agents, defaultAgentId } = extension
+  const publicUrl = urlOption('publicUrl', options.publicUrl, requestBaseUrl)
+  const mcpPublicUrl = urlOption('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
+  if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
+    throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
+  }
+  if (options.bodyLimit !== undefined && (!Number.isSafeInteger(options.bodyLimit) || options.bodyLimit < 1)) {
+    throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
+  }
+  const logger = options.logger ?? STDERR_LOGGER
+  if (logger === null || typeof logger !== 'object' || ['error', 'warn', 'info'].some((level) => typeof (logger as unknown as Record<string, unknown>)[level] !== 'function')) {
+    throw new InvalidOptionError('logger', 'must be a pino-compatible logger (error, warn and info methods)')
+  }
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
+  // Only agents given an executor or a backend answer at the endpoint; error messages keep their index.
+  const servedIndexes = options.agents.flatMap((agent, index) => agent.executor !== undefined || agent.backend !== undefined ? [index] : [])
+  const backends = servedIndexes.length === 0
+    ? new Map()
+    : endpointBackends(resolveEndpointOptions<Request>(
+      { agents: servedIndexes.map((index) => options.agents[index]), bodyLimit: options.bodyLimit, events: options.events },
+      extension,
+      (index) => `agents[${servedIndexes[index]}]`
+    ))
+  const service = createA2AService({ extension, backends })
+  /** Open streams, so that close() can end them. */
+  const streams = new Map<AbortController, Promise<void>>()
+
+  function logFor (request: Request): ServiceLogger {
+    const own = (request as Request & { log?: ServiceLogger }).log
+    return own !== undefined && typeof own.error === 'function' ? own : logger
+  }
+
+  function cardFor (agentId: string, request: Request): Record<string, unknown> | undefined {
+    return agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath: request.baseUrl })
+  }
+
+  async function answer (request: Request, response: Response): Promise<void> {
+    const agentId = request.params.agentId as string
+    // Unknown agents are answered before the body is read.
+    if (!service.serves(agentId)) {
+      response.status(404).json(unknownAgentBody(agentId))
+      return
+    }
+    const body = request.readableEnded ? alreadyRead(request) : await readRequestBody(request, bodyLimit)
+    if (body === undefined) return
+    const controller = new AbortController()
+    const reply = await service.handle({
+      agentId,
+      headers: request.headers,
+      query: request.query as Record<string, unknown>,
+      body,
+      signal: controller.signal,
+      log: logFor(request),
+      doorRequest: request
+    })
+    if (reply.kind === 'json') {
+      response.status(reply.status).set(reply.headers).json(reply.body)
+      return
+    }
+    const done = writeStream(response, reply, controller)
+    streams.set(controller, done)
+    await done
+    streams.delete(controller)
+  }
+
+  const router = Router() as ConverseRouter
+  if (backends.size > 0) {
+    router.post('/a2a/:agentId', guarded(answer, logFor, (response) => {
+      response.status(500).json(errorResponse(null, internalError()))
+    }))
+  }
+  router.get('/a2a/:agentId/.well-known/agent-card.json', guarded((request, response) => {
+    const agentId = request.params.agentId as string
+    const card = cardFor(agentId, request)
+    if (card === undefined) response.status(404).json(unknownAgentBody(agentId))
+    else response.json(card)
+  }, logFor))
+  if (options.defaultAgentCard !== false) {
+    router.get('/.well-known/agent-card.json', guarded((request, response) => {
+      response.json(cardFor(defaultAgentId, request))
+    }, logFor))
+  }
+  router.get('/api/v1/mcp/converse/tools', guarded((request, response) => {
+    const asked = request.query.agentId
+    const agentId = asked === undefined ? defaultAgentId : String(asked)
+    const agent = agents.get(agentId)
+    if (agent === undefined) response.status(404).json(unknownAgentBody(agentId))
+    else response.json({ tools: agent.tools })
+  }, logFor))
+
+  function decorateRoute (routeOptions: DecorateRouteOptions = {}): RequestHandler {
+    const fixedAgentId = routeOptions?.agentId
+    if (fixedAgentId !== undefined && !agents.has(fixedAgentId)) {
+      throw new InvalidOptionError('decorateRoute agentId', 'must name a declared agent')
+    }
+    return function converseRoute (request: Request, response: Response, next: NextFunction): void {
+      const agentId = fixedAgentId ?? (request.params as { agentId?: string }).agentId ?? defaultAgentId
+      const negotiated = extension.negotiate(agentId, request.headers['a2a-extensions'])
+      const state: ConverseLocals = negotiated === undefined
+        ? { agentId, ...NOT_ACTIVE }
+        : { agentId, requested: negotiated.requested, activated: negotiated.activated, active: negotiated.active }
+      response.locals.converse = state
+      if (negotiated?.echo !== undefined) response.setHeader(EXTENSIONS_HEADER, negotiated.echo)
+      const json = response.json.bind(response)
+      response.json = function converseJson (payload: unknown): Response {
+        const rpc = payload as { result?: unknown } | null
+        const method = (request.body as { method?: unknown } | undefined)?.method
+        if (rpc === null || typeof rpc !== 'object' || !('result' in rpc) || typeof method !== 'string') return json(payload)
+        const result = transformFor(response, method, rpc.result)
+        if (!(result instanceof Promise)) return json(result === rpc.result ? payload : { ...rpc, result })
+        // decorate never rejects; a failing send (an unserializable body) goes to Express's error handling.
+        result.then((decorated) => { json({ ...rpc, result: decorated }) }).catch(next)
+        return response
+      }
+      next()
+    }
+  }
+
+  function transformFor (response: Response, method: string, result: unknown): Promise<unknown> | unknown {
+    const state = response.locals.converse as ConverseLocals | undefined
+    if (state === undefined) return result
+    return extension.transform(method, result, { agentId: state.agentId, negotiated: state, body: response.req.body, log: logFor(response.req) })
+  }
+
+  async function close (): Promise<void> {
+    const open = [...streams]
+    for (const [controller] of open) controller.abort()
+    await Promise.all(open.map(([, done]) => done))
+  }
+
+  return Object.assign(router, { extension, cardFor, decorateRoute, transformResult: transformFor, close })
+}
+
+/** The body a parser mounted before the router already read: its parsed value (absent when it left none). */
+function alreadyRead (request: Request): RequestBody {
+  return request.body === undefined ? { kind: 'absent' } : { kind: 'json', value: request.body }
+}
+
+/**
+ * A route handler whose failures (a user's publicUrl function throwing, an unserializable reply) are logged
+ * and answered 500 without a stack — never Express's default HTML error page.
+ */
+function guarded (
+  handler: (request: Request, response: Response) => void | Promise<void>,
+  logFor: (request: Request) => ServiceLogger,
+  fail: (response: Response) => void = (response) => {
+    response.status(500).json({ statusCode: 500, error: 'Internal Server Error', message: 'Internal Server Error' })
+  }
+): RequestHandler {
+  return async function converseHandler (request, response) {
+    try {
+      await handler(request, response)
+    } catch (error) {
+      logFor(request).error({ err: error }, 'a2a-converse route failed')
+      if (response.headersSent) response.destroy()
+      else fail(response)
+    }
+  }
+}
+
+function requestBaseUrl (request: Request): string {
+  return `${request.protocol}://${request.host}`
+}
+
+function urlOption (name: string, value: ExpressUrlOption | undefined, fallback: (request: Request) => string) {
+  if (value === undefined) return fallback
+  if (typeof value === 'function') return value
+  if (typeof value !== 'string' || !/^https?:\/\/[^/]/.test(value)) {
+    throw new InvalidOptionError(name, 'must be an http(s) URL or a function of the request')
+  }
+  const base = value.replace(/\/+$/, '')
+  return () => base
+}

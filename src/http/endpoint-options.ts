@@ -1,0 +1,173 @@
+/**
+ * Options of an A2A endpoint door (Fastify's `a2aEndpoint`, the Express router; `R` is the door's request type),
+ * checked once at registration: every failure names the option. Framework-free.
+ */
+import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
+import type { A2ABackend } from '../a2a/backend.js'
+import { localBackend } from '../a2a/local-backend.js'
+import { InvalidOptionError } from '../core/errors.js'
+import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
+import type { ResolvedAgent } from '../core/converse-extension.js'
+
+export interface EndpointCapabilities {
+  /** SendStreamingMessage and SubscribeToTask. Default: the card's `capabilities.streaming`, else true. */
+  streaming?: boolean
+  /** The four push-config methods (and webhook delivery). Default: the card's value, else false. */
+  pushNotifications?: boolean
+}
+
+export interface EndpointAgentOptions<R = unknown> {
+  /** An agent id declared to the extension: the agent answers at POST <mount>/a2a/:id. */
+  id: string
+  /** Any @a2a-js/sdk AgentExecutor (answered through the SDK's request handler). */
+  executor?: AgentExecutor
+  /** Or any other source of replies (an upstream agent, say): takes the place of `executor`. */
+  backend?: A2ABackend
+  /** Where tasks live. Default: a new InMemoryTaskStore per agent. */
+  taskStore?: TaskStore
+  capabilities?: EndpointCapabilities
+  /**
+   * The extended agent card (GetExtendedAgentCard) for a request, when the card declares
+   * `capabilities.extendedAgentCard`. Without it such an agent answers -32007.
+   */
+  extendedCard?: (request: R) => Record<string, unknown> | Promise<Record<string, unknown>>
+}
+
+export interface EndpointOptions<R = unknown> {
+  agents: Array<EndpointAgentOptions<R>>
+  /** Largest accepted request body in bytes. Default: the Fastify instance's bodyLimit; the Express router's 1 MiB. */
+  bodyLimit?: number
+  /**
+   * Also answer this agent's JSON-RPC at POST <prefix>/ — for clients that post to the very URL they are given (the
+   * A2A TCK, say). Default: none (only POST <prefix>/a2a/:agentId).
+   */
+  rootAgentId?: string
+  /**
+   * Task events published after the executor returned (a person's reply, say): relayed to open streams on
+   * the task, which then stay open while the task is SUBMITTED or WORKING. Default: none.
+   */
+  events?: TaskEventSource
+}
+
+export interface ResolvedEndpointOptions<R = unknown> {
+  agents: Array<ResolvedEndpointAgent<R>>
+  rootAgentId?: string
+  events?: TaskEventSource
+}
+
+/** One agent after checking: the card the SDK request handler gets, with the effective capabilities. */
+export interface ResolvedEndpointAgent<R = unknown> {
+  id: string
+  executor: AgentExecutor
+  backend?: A2ABackend
+  taskStore?: TaskStore
+  card: Record<string, unknown>
+  extendedCard?: EndpointAgentOptions<R>['extendedCard']
+}
+
+/** Cards are built per public base URL; the request handler only reads capabilities and extensions. */
+const PLACEHOLDER_BASE = 'http://localhost'
+
+/**
+ * `converse`: the agents declared to the extension (the Fastify plugin's, or the Express router's own);
+ * `optionOf`: how an error names `agents[index]` (the Express router passes only its served agents).
+ */
+export function resolveEndpointOptions<R = unknown> (
+  options: EndpointOptions<R>,
+  converse: { agents: ReadonlyMap<string, ResolvedAgent> } | undefined,
+  optionOf: (index: number) => string = (index) => `agents[${index}]`
+): ResolvedEndpointOptions<R> {
+  if (converse === undefined) {
+    throw new InvalidOptionError('agents', 'need the converse plugin: register it before a2aEndpoint')
+  }
+  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object')
+  if (options.bodyLimit !== undefined && (!Number.isSafeInteger(options.bodyLimit) || options.bodyLimit < 1)) {
+    throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
+  }
+  const events = options.events
+  if (events !== undefined && (events === null || typeof events !== 'object' || typeof events.subscribe !== 'function')) {
+    throw new InvalidOptionError('events', 'must be a task event hub (a subscribe(taskId, listener) method)')
+  }
+  if (!Array.isArray(options.agents) || options.agents.length === 0) {
+    throw new InvalidOptionError('agents', 'must be a non-empty array')
+  }
+  const seen = new Set<string>()
+  const agents = options.agents.map((agent, index) => {
+    const where = optionOf(index)
+    if (agent === null || typeof agent !== 'object') throw new InvalidOptionError(where, 'must be an object')
+    const declared = typeof agent.id === 'string' ? converse.agents.get(agent.id) : undefined
+    if (declared === undefined) {
+      throw new InvalidOptionError(`${where}.id`, 'must name an agent declared to the converse plugin')
+    }
+    if (seen.has(agent.id)) throw new InvalidOptionError(`${where}.id`, `"${agent.id}" is served twice`)
+    seen.add(agent.id)
+    const { executor, backend } = agent
+    if (backend !== undefined) {
+      if (executor !== undefined) throw new InvalidOptionError(`${where}.backend`, 'takes the place of executor: give one of them')
+      if (backend === null || typeof backend !== 'object' || typeof backend.call !== 'function' ||
+        typeof backend.stream !== 'function' || typeof backend.toError !== 'function' || typeof backend.facts !== 'object') {
+        throw new InvalidOptionError(`${where}.backend`, 'must be an A2ABackend (facts, call, stream and toError)')
+      }
+    } else if (executor === null || typeof executor !== 'object' ||
+      typeof executor.execute !== 'function' || typeof executor.cancelTask !== 'function') {
+      throw new InvalidOptionError(`${where}.executor`, 'must be an AgentExecutor (execute and cancelTask methods)')
+    }
+    const store = agent.taskStore
+    if (store !== undefined && (store === null || typeof store !== 'object' ||
+      typeof store.load !== 'function' || typeof store.save !== 'function' || typeof store.list !== 'function')) {
+      throw new InvalidOptionError(`${where}.taskStore`, 'must be a TaskStore (load, save and list methods)')
+    }
+    if (agent.extendedCard !== undefined && typeof agent.extendedCard !== 'function') {
+      throw new InvalidOptionError(`${where}.extendedCard`, 'must be a function of the request')
+    }
+    const card = declared.cardFor({ publicUrl: PLACEHOLDER_BASE })
+    // The converse plugin's cards always carry capabilities (it adds its extension entry there).
+    const cardCapabilities = card.capabilities as Record<string, unknown>
+    const wanted = agent.capabilities === undefined ? {} : agent.capabilities
+    if (wanted === null || typeof wanted !== 'object') {
+      throw new InvalidOptionError(`${where}.capabilities`, 'must be an object')
+    }
+    const capabilities = {
+      ...cardCapabilities,
+      streaming: capability(where, 'streaming', wanted.streaming, cardCapabilities.streaming, true),
+      pushNotifications: capability(where, 'pushNotifications', wanted.pushNotifications, cardCapabilities.pushNotifications, false)
+    }
+    return {
+      id: agent.id,
+      executor: executor as AgentExecutor,
+      backend,
+      taskStore: store,
+      card: { ...card, capabilities },
+      extendedCard: agent.extendedCard
+    }
+  })
+  const rootAgentId = options.rootAgentId
+  if (rootAgentId !== undefined && !seen.has(rootAgentId)) {
+    throw new InvalidOptionError('rootAgentId', 'must name one of the agents served here')
+  }
+  return { agents, events, rootAgentId }
+}
+
+function capability (where: string, name: string, option: unknown, onCard: unknown, fallback: boolean): boolean {
+  if (option !== undefined && typeof option !== 'boolean') {
+    throw new InvalidOptionError(`${where}.capabilities.${name}`, 'must be a boolean')
+  }
+  if (option !== undefined && typeof onCard === 'boolean' && option !== onCard) {
+    throw new InvalidOptionError(`${where}.capabilities.${name}`, `contradicts the card's capabilities.${name}`)
+  }
+  return option ?? (typeof onCard === 'boolean' ? onCard : fallback)
+}
+
+/** Each served agent's backend: its own, or the local SDK backend over its executor. */
+export function endpointBackends<R> (resolved: ResolvedEndpointOptions<R>): Map<string, A2ABackend> {
+  return new Map(resolved.agents.map((agent) => {
+    const extendedCard = agent.extendedCard
+    return [agent.id, agent.backend ?? localBackend({
+      card: agent.card,
+      executor: agent.executor,
+      taskStore: agent.taskStore,
+      events: resolved.events,
+      extendedCard: extendedCard === undefined ? undefined : (context) => extendedCard(context.doorRequest as R)
+    })]
+  }))
+}
