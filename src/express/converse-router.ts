@@ -63,7 +63,10 @@ export interface DecorateRouteOptions {
 export interface ConverseRouter extends Router {
   /** The framework-free extension (agents, negotiation, decoration) this router uses. */
   readonly extension: ConverseExtension
-  /** The augmented card of an agent as seen by this request (base URLs from options or the request, mount path). */
+  /**
+   * The augmented card of an agent as seen by this request: base URLs from the options or the request, the mount
+   * path from `request.baseUrl` (a route added to this router sees the router's).
+   */
   cardFor (agentId: string, request: Request): Record<string, unknown> | undefined
   /** Negotiation, the echo header and decoration of `res.json` for a JSON-RPC route the user wrote. */
   decorateRoute (options?: DecorateRouteOptions): RequestHandler
@@ -93,7 +96,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   if (options.bodyLimit !== undefined && (!Number.isSafeInteger(options.bodyLimit) || options.bodyLimit < 1)) {
     throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
   }
-  const logger = options.logger ?? STDERR_LOGGER
+  // Only an absent logger gets the default; null is rejected like every other option of the wrong type.
+  const logger = options.logger === undefined ? STDERR_LOGGER : options.logger
   if (logger === null || typeof logger !== 'object' || ['error', 'warn', 'info'].some((level) => typeof (logger as unknown as Record<string, unknown>)[level] !== 'function')) {
     throw new InvalidOptionError('logger', 'must be a pino-compatible logger (error, warn and info methods)')
   }
@@ -237,9 +241,9 @@ function guarded (
     try {
       await handler(request, response)
     } catch (error) {
+      // Nothing is written before a handler's last step, so the headers are still unsent here.
       logFor(request).error({ err: error }, 'a2a-converse route failed')
-      if (response.headersSent) response.destroy()
-      else fail(response)
+      fail(response)
     }
   }
 }
