@@ -13,7 +13,7 @@ const FULL = {
   author: 'agent',
   answerCoverage: { availability: 'assessed', coverage: 'answered', reason: 'sufficient_evidence', originatingTurnId: 't1' },
   ownership: { state: 'ai_owned', suppressed: false }
-}
+} as const
 const FAILED = { answerCoverage: { availability: 'failed' } }
 const cases: Array<[string, EnvelopeProvider, number | undefined, unknown, number]> = [
   ['throws', { envelope () { throw new Error(`boom ${SECRET}`) } }, undefined, FAILED, 1],

@@ -68,22 +68,22 @@ t.test('options are checked at creation and errors name the option', async (t) =
 
 t.test('a body parser mounted before the router: its parsed body is taken as it is', async (t) => {
   const app = express()
-  app.use(express.json())
+  app.use(express.json() as any)
   app.use(converseRouter({ agents: [{ id: 'demo', card, executor: messageExecutor() }] }))
   const base = await listen(t, app)
   const sent = await fetch(`${base}/a2a/demo`, { method: 'POST', headers: HEADERS, body: VALID })
-  t.equal((await sent.json()).result.message.parts[0].text, 'echo: hi')
+  t.equal((await sent.json() as any).result.message.parts[0].text, 'echo: hi')
   const empty = await fetch(`${base}/a2a/demo`, { method: 'POST', headers: { 'a2a-version': '1.0' } })
   t.equal(empty.status, 400, 'no body: -32700 as without the parser')
   const parsedEmpty = await fetch(`${base}/a2a/demo`, { method: 'POST', headers: HEADERS, body: '' })
-  t.equal((await parsedEmpty.json()).error.code, -32600, 'what the parser made of an empty body ({}) is checked')
+  t.equal((await parsedEmpty.json() as any).error.code, -32600, 'what the parser made of an empty body ({}) is checked')
 
   const drained = express()
-  drained.use((request, _response, next) => { request.resume().on('end', () => next()) })
+  drained.use((request: express.Request, _response: express.Response, next: express.NextFunction) => { request.resume().on('end', () => next()) })
   drained.use(converseRouter({ agents: [{ id: 'demo', card, executor: messageExecutor() }] }))
   const drainedBase = await listen(t, drained)
   const gone = await fetch(`${drainedBase}/a2a/demo`, { method: 'POST', headers: HEADERS, body: VALID })
-  t.equal((await gone.json()).error.code, -32700, 'a body read by someone else and not left behind is absent')
+  t.equal((await gone.json() as any).error.code, -32700, 'a body read by someone else and not left behind is absent')
 })
 
 t.test('bodies: streamed past the limit is 413; a client that leaves mid-body gets nothing and breaks nothing', async (t) => {
@@ -113,7 +113,7 @@ t.test('bodies: streamed past the limit is 413; a client that leaves mid-body ge
     socket.on('close', () => resolve())
   })
   const after = await fetch(`${base}/a2a/demo`, { method: 'POST', headers: HEADERS, body: '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}' })
-  t.equal((await after.json()).error.code, -32001, 'the next request is served')
+  t.equal((await after.json() as any).error.code, -32001, 'the next request is served')
 })
 
 t.test('failures are answered 500 without a stack and logged; the default logger writes to stderr', async (t) => {
@@ -227,7 +227,7 @@ t.test('decorateRoute: fixed and default agents, res.locals.converse, replies it
 
   const fixed = await post('/fixed')
   t.equal(fixed.headers.get('a2a-extensions'), URI)
-  t.match((await fixed.json()).result.message.metadata[URI], { answerCoverage: ENVELOPE.answerCoverage }, 'an async provider: decorated')
+  t.match((await fixed.json() as any).result.message.metadata[URI], { answerCoverage: ENVELOPE.answerCoverage }, 'an async provider: decorated')
   t.strictSame(await (await post('/default', { kind: 'plain' })).json(), { hello: 'world' }, 'not a JSON-RPC result: left alone')
   t.equal(await (await post('/default', { kind: 'null' })).text(), 'null')
   t.equal((await post('/default', { kind: 'cyclic' })).status, 500, 'an unserializable reply goes to Express\'s error handling')
@@ -240,7 +240,7 @@ t.test('decorateRoute: fixed and default agents, res.locals.converse, replies it
   const stream = await post('/stream', {}, 'SendStreamingMessage')
   t.equal(stream.headers.get('a2a-extensions'), URI, 'the echo header on the user\'s stream')
   t.match(JSON.parse((await stream.text()).slice(6)).result.message.metadata[URI], { answerCoverage: ENVELOPE.answerCoverage })
-  t.strictSame((await (await post('/unmarked')).json()).result, { message }, 'transformResult on an unmarked route: unchanged')
+  t.strictSame((await (await post('/unmarked')).json() as any).result, { message }, 'transformResult on an unmarked route: unchanged')
 })
 
 t.test('cardFor and extension are exposed for the user\'s own handlers', async (t) => {
@@ -250,6 +250,6 @@ t.test('cardFor and extension are exposed for the user\'s own handlers', async (
   router.get('/mine', (request, response) => { response.json(router.cardFor('demo', request)) })
   app.use('/v2', router)
   const base = await listen(t, app)
-  t.equal((await (await fetch(`${base}/v2/mine`)).json()).supportedInterfaces[0].url, 'https://a.example/v2/a2a/demo')
+  t.equal((await (await fetch(`${base}/v2/mine`)).json() as any).supportedInterfaces[0].url, 'https://a.example/v2/a2a/demo')
   t.equal(router.cardFor('ghost', {} as never), undefined)
 })

@@ -1,0 +1,54 @@
+/**
+ * The demo agent on Express: the same agents file and the same conversation runtime as `npm start`, behind the
+ * Express door instead of Fastify. Run: `PORT=3000 npm run example:express`, then talk to /a2a/demo as the
+ * README shows. The gateway's variables apply (PORT, HOST, PUBLIC_URL, MCP_PUBLIC_URL, BODY_LIMIT,
+ * AGENTS_FILE, DATABASE_URL); the operator API and the health routes are the Fastify gateway's (`npm start`).
+ */
+import type { Server } from 'node:http'
+import express from 'express'
+import { converseRouter } from '../src/express.js'
+import { loadAgentDefinitions, defaultAgentsFile } from '../src/gateway/agent-definitions.js'
+import { loadConfig } from '../src/gateway/config.js'
+import { buildAgentRuntime } from '../src/gateway/runtime.js'
+import { openGatewayState } from '../src/gateway/state.js'
+
+const config = loadConfig(process.env)
+const logger = {
+  error: (object: object, message: string) => console.error(message, object),
+  warn: (object: object, message: string) => console.warn(message, object),
+  info: () => {}
+}
+const state = await openGatewayState(config, logger)
+const runtime = await buildAgentRuntime({
+  definitions: await loadAgentDefinitions(config.agentsFile ?? defaultAgentsFile()),
+  conversations: state.conversations,
+  events: state.events,
+  taskStoreFor: state.taskStoreFor
+})
+const converse = converseRouter({
+  agents: runtime.agents,
+  events: state.events,
+  publicUrl: config.publicUrl,
+  mcpPublicUrl: config.mcpPublicUrl,
+  providerTimeoutMs: config.providerTimeoutMs,
+  bodyLimit: config.bodyLimit,
+  logger
+})
+
+const app = express()
+app.use(converse)
+const server = await new Promise<Server>((resolve) => {
+  const listening = app.listen(config.port, config.host, () => resolve(listening))
+})
+console.log(JSON.stringify({ msg: 'listening', address: server.address() }))
+
+// On SIGTERM / SIGINT: end open streams, stop listening, close the stores, exit.
+async function shutdown (): Promise<void> {
+  await converse.close()
+  await new Promise((resolve) => server.close(resolve))
+  await state.close()
+  process.exit(0)
+}
+// A failure while closing is an unhandled rejection: Node exits 1.
+process.once('SIGTERM', shutdown)
+process.once('SIGINT', shutdown)
