@@ -35,7 +35,9 @@ interface ConsumerApp {
 }
 
 const CONSUMER_APPS: ConsumerApp[] = [
-  { door: 'fastify', file: 'fastify-app.ts', dependencies: [locked('fastify'), locked('@a2a-js/sdk')] }
+  { door: 'fastify', file: 'fastify-app.ts', dependencies: [locked('fastify'), locked('@a2a-js/sdk')] },
+  // express is an optional peer dependency: the app installs it (and its types, for the type check).
+  { door: 'express', file: 'express-app.ts', dependencies: [locked('express'), locked('@types/express'), locked('@a2a-js/sdk')] }
 ]
 
 const scratch = mkdtempSync(join(tmpdir(), 'a2a-converse-consumer-'))
@@ -141,11 +143,14 @@ t.test('the gateway serves the inbox page from the installed files', async (t) =
   }
 })
 
-t.test('the installed root entry loads ajv only; the Fastify entry no YAML, MiniSearch or pg', async (t) => {
+t.test('the installed root entry loads ajv only; the Fastify and Express entries no YAML, MiniSearch or pg', async (t) => {
   const root = await packagesLoaded({ cwd: consumer, ownDir: installed, specifiers: ['a2a-converse'] })
   t.equal(root.code, 0, root.stderr)
   t.same(root.packages, ['ajv'])
   const door = await packagesLoaded({ cwd: consumer, ownDir: installed, specifiers: ['a2a-converse/fastify'] })
   t.equal(door.code, 0, door.stderr)
   t.same(door.packages.filter((name) => ['yaml', 'minisearch', 'pg', 'kysely', 'env-schema'].includes(name)), [])
+  const express = await packagesLoaded({ cwd: consumer, ownDir: installed, specifiers: ['a2a-converse/express'] })
+  t.equal(express.code, 0, express.stderr)
+  t.same(express.packages.filter((name) => ['fastify', 'fastify-plugin', 'yaml', 'minisearch', 'pg', 'kysely', 'env-schema'].includes(name)), [])
 })

@@ -37,6 +37,16 @@ t.test('the Fastify door loads its plugin helpers and the SDK, not the runtime, 
   }
 })
 
+t.test('the Express door loads express and the SDK, not Fastify, the runtime, the gateway or a database driver', async (t) => {
+  const report = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('express')] })
+  t.equal(report.code, 0, report.stderr)
+  t.ok(report.packages.includes('express'), report.packages.join(', '))
+  t.ok(report.packages.includes('@a2a-js/sdk'))
+  for (const heavy of ['fastify', 'fastify-plugin', '@fastify/error', 'yaml', 'minisearch', 'pg', 'kysely', 'env-schema']) {
+    t.notOk(report.packages.includes(heavy), `no ${heavy}`)
+  }
+})
+
 t.test('the service entry loads the SDK and no web framework, runtime or database driver', async (t) => {
   const report = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('service')] })
   t.equal(report.code, 0, report.stderr)

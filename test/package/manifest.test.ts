@@ -16,7 +16,7 @@ t.test('@a2a-js/sdk is pinned exactly: the A2A endpoint relies on parts of it a 
 })
 
 t.test('every subpath export is built from a source entry; the root types match', async (t) => {
-  t.same(Object.keys(manifest.exports), ['.', './fastify', './service', './runtime', './gateway', './postgres', './package.json'])
+  t.same(Object.keys(manifest.exports), ['.', './fastify', './express', './service', './runtime', './gateway', './postgres', './package.json'])
   for (const [subpath, target] of Object.entries(manifest.exports as Record<string, string | Record<string, string>>)) {
     if (typeof target === 'string') continue
     const name = subpath === '.' ? 'index' : subpath.slice(2)
@@ -45,4 +45,10 @@ t.test('engines: Node 20.19+ (require of ES modules) or 22.12+; no installed dep
     .filter(([, entry]) => Number(/^>=\s*(\d+)/.exec(entry.engines?.node ?? '')?.[1] ?? 0) > 20)
     .map(([path, entry]) => `${path} wants node ${entry.engines?.node}`)
   t.same(tooNew, [], 'every locked package runs on Node 20')
+})
+
+t.test('express is an optional peer dependency: only the Express door needs it', async (t) => {
+  t.same(manifest.peerDependencies, { express: '^5.0.0' })
+  t.same(manifest.peerDependenciesMeta, { express: { optional: true } })
+  t.notOk('express' in manifest.dependencies)
 })
