@@ -8,7 +8,9 @@
  * - `express`: an @a2a-js/sdk Express server (`jsonRpcHandler` over DefaultRequestHandler and an
  *   InMemoryTaskStore) whose echo executor replies with one Message carrying the same envelope in metadata;
  * - `bare`: a bare Fastify route returning a canned reply of the same size (serialized per request, as any
- *   JSON route).
+ *   JSON route);
+ * - `express-door`: this package's Express door (`converseRouter`) over the same echo executor as `express`,
+ *   the extension active: the attached envelope is validated and the reply decorated by the A2A service.
  *
  * bench/gateway-server.ts runs one of them in a child process.
  */
@@ -20,12 +22,13 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { AgentCard, Role } from '@a2a-js/sdk'
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server'
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
+import { converseRouter } from '../src/express.js'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { ANSWER_TEXT } from './lib.js'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 
-export const SERVER_KINDS = ['gateway', 'express', 'bare'] as const
+export const SERVER_KINDS = ['gateway', 'express', 'bare', 'express-door'] as const
 export type ServerKind = typeof SERVER_KINDS[number]
 
 export const SEED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -118,18 +121,35 @@ export async function startExpress (): Promise<RunningServer> {
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), echoExecutor)
   const app = express()
   app.use('/a2a/echo', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
+  return await listenExpress(app, '/a2a/echo')
+}
+
+/** The Express door with the same echo executor: `converseRouter`, the default (attached-envelope) provider. */
+export async function startExpressDoor (): Promise<RunningServer> {
+  const router = converseRouter({
+    agents: [{ id: 'echo', card: { name: 'Echo', description: 'Replies with a canned answer', capabilities: { streaming: true } }, executor: echoExecutor }]
+  })
+  const app = express()
+  app.use(router)
+  return await listenExpress(app, '/a2a/echo', () => router.close())
+}
+
+async function listenExpress (app: express.Express, path: string, beforeClose: () => Promise<void> = async () => {}): Promise<RunningServer> {
   const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening))
   })
   const { port } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}`,
-    path: '/a2a/echo',
+    path,
     http: server,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
+    close: async () => {
+      await beforeClose()
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+    }
   }
 }
 
@@ -147,6 +167,7 @@ export function startServer (kind: ServerKind): Promise<RunningServer> {
     case 'gateway': return startGateway()
     case 'express': return startExpress()
     case 'bare': return startBare()
+    case 'express-door': return startExpressDoor()
   }
 }
 

@@ -33,10 +33,10 @@ export const EXPRESS_TARGET = 3
 export const BARE_TARGET = 0.6
 export const DEFAULT_CONNECTIONS = 10
 
-interface Child { kind: ServerKind, process: ChildProcess, url: string, path: string, usage (): Promise<Usage> }
+export interface Child { kind: ServerKind, process: ChildProcess, url: string, path: string, usage (): Promise<Usage> }
 
 /** Forks bench/gateway-server.js for `kind` and waits for its URL. */
-async function spawnServer (kind: ServerKind, execArgv: string[] = []): Promise<Child> {
+export async function spawnServer (kind: ServerKind, execArgv: string[] = []): Promise<Child> {
   const child = fork(new URL('./gateway-server.js', import.meta.url), [kind], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const pending = new Map<number, (usage: Usage) => void>()
   let nextId = 0
@@ -64,7 +64,7 @@ async function spawnServer (kind: ServerKind, execArgv: string[] = []): Promise<
   }
 }
 
-async function stopServer (child: Child): Promise<void> {
+export async function stopServer (child: Child): Promise<void> {
   if (child.process.exitCode !== null || child.process.signalCode !== null) return
   const exited = once(child.process, 'exit')
   child.process.send({ type: 'stop' } satisfies ToChild)
@@ -105,7 +105,8 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
     const names: Record<ServerKind, string> = {
       gateway: 'gateway SendMessage (demo agent, extension active)',
       express: '@a2a-js/sdk Express server, echo executor',
-      bare: 'bare Fastify route, canned reply'
+      bare: 'bare Fastify route, canned reply',
+      'express-door': 'Express door (converseRouter), echo executor'
     }
     const contenders: Contender[] = children.map((child) => ({
       name: names[child.kind],
