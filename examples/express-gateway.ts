@@ -13,12 +13,8 @@ import { buildAgentRuntime } from '../src/gateway/runtime.js'
 import { openGatewayState } from '../src/gateway/state.js'
 
 const config = loadConfig(process.env)
-const logger = {
-  error: (object: object, message: string) => console.error(message, object),
-  warn: (object: object, message: string) => console.warn(message, object),
-  info: () => {}
-}
-const state = await openGatewayState(config, logger)
+// Logs: the router's default (errors and warnings on stderr); the PostgreSQL state's warnings to the console.
+const state = await openGatewayState(config, console)
 const runtime = await buildAgentRuntime({
   definitions: await loadAgentDefinitions(config.agentsFile ?? defaultAgentsFile()),
   conversations: state.conversations,
@@ -31,8 +27,7 @@ const converse = converseRouter({
   publicUrl: config.publicUrl,
   mcpPublicUrl: config.mcpPublicUrl,
   providerTimeoutMs: config.providerTimeoutMs,
-  bodyLimit: config.bodyLimit,
-  logger
+  bodyLimit: config.bodyLimit
 })
 
 const app = express()
