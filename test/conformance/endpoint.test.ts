@@ -3,7 +3,7 @@
  * activated, stripped (no trace of it) when not, per request — and the official @a2a-js/sdk client.
  */
 import t from 'tap'
-import { SendMessageRequest, type Task } from '@a2a-js/sdk'
+import { Message, SendMessageRequest, type Task } from '@a2a-js/sdk'
 import { ClientFactory, ServiceParameters, withA2AExtensions } from '@a2a-js/sdk/client'
 import { staticEnvelopeProvider } from '../../src/index.js'
 import { ENVELOPE } from '../fixtures/a2a-app.js'
@@ -97,6 +97,19 @@ for (const name of DOORS) {
     t.strictSame(kinds, ['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate'])
     t.equal((await client.getTask({ tenant: '', id: decorated.id, historyLength: undefined })).id, decorated.id)
     await t.rejects(client.getTask({ tenant: '', id: 'nope', historyLength: undefined }), /Task not found/)
-    await t.rejects(client.resubscribeTask({ tenant: '', id: 'nope' }).next(), /\(Code: -32001\)/)
+    await t.rejects(client.resubscribeTask({ tenant: '', id: 'nope' }).next(), /Task not found: nope \(Code: -32001\)/,
+      'a pre-stream SSE error frame')
+  })
+
+  t.test(`${name}: the official SDK client reads a Message stream`, async (t) => {
+    const door = await serve(t, name, messageExecutor())
+    const client = await new ClientFactory().createFromUrl(door.base)
+    const withConverse = { serviceParameters: ServiceParameters.create(withA2AExtensions(URI)) }
+    const events: Array<{ payload?: { value: unknown } }> = []
+    for await (const event of client.sendMessageStream(SendMessageRequest.fromJSON({ message: userMessage('hello') }), withConverse)) events.push(event)
+    t.equal(events.length, 1)
+    const message = events[0].payload?.value as Message
+    t.match(Message.toJSON(message), { parts: [{ text: 'echo: hello' }] })
+    t.match(message.metadata?.[URI], { answerCoverage: ENVELOPE.answerCoverage })
   })
 }

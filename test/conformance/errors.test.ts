@@ -35,15 +35,28 @@ async function transcript (t: Test, name: DoorName) {
     seen.push([what, status, json, headers.get('a2a-extensions')])
   }
   await record('invalid JSON', post(door, '{bad', { active: true }))
+  for (const payload of ['{"jsonrpc":"2.0",', 'nul', '\u0000']) await record(`invalid JSON ${JSON.stringify(payload)}`, post(door, payload))
   await record('empty body', post(door, '', { active: true }))
   await record('no body, no content type', post(door, undefined, { headers: { 'content-type': [] } }))
   await record('a body without content type', post(door, Buffer.from(VALID), { headers: { 'content-type': [] } }))
   await record('text/plain', post(door, VALID, { headers: { 'content-type': 'text/plain' } }))
+  for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/']) {
+    await record(type, post(door, VALID, { headers: { 'content-type': type } }))
+  }
   await record('too large', post(door, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: userMessage('x'.repeat(400)) } })))
   await record('batch', post(door, `[${VALID}]`))
-  await record('not an object', post(door, '42'))
-  await record('jsonrpc 1.0', post(door, JSON.stringify({ jsonrpc: '1.0', id: 3, method: 'SendMessage' })))
+  await record('empty batch', post(door, '[]'))
+  for (const body of ['null', '42', '"SendMessage"', 'true']) await record(`not an object: ${body}`, post(door, body))
+  const envelopes: unknown[] = [
+    { jsonrpc: '1.0', id: 3, method: 'SendMessage' }, { id: 4, method: 'SendMessage' }, { jsonrpc: '2.0', id: 4 },
+    { jsonrpc: '2.0', id: 4, method: 7 }, { jsonrpc: '2.0', id: { x: 1 }, method: 'SendMessage' }, { jsonrpc: '2.0', id: [4], method: 'SendMessage' },
+    { jsonrpc: '2.0', id: false, method: 'SendMessage' }, { jsonrpc: '2.0', id: 4.2, method: 'SendMessage' }
+  ]
+  for (const body of envelopes) await record(`bad envelope ${JSON.stringify(body)}`, post(door, JSON.stringify(body)))
   await record('unknown method', call(door, 'message/send', {}, { id: 'x' }))
+  for (const method of ['tasks/get', 'sendMessage', 'constructor', '__proto__', 'toString']) {
+    await record(`unknown method ${method}`, call(door, method, {}, { id: 'x' }))
+  }
   await record('invalid params', call(door, 'SendMessage', { message: { ...userMessage('x'), parts: [] } }, { id: 2 }))
   await record('no params', call(door, 'GetTask', undefined, { id: 3 }))
   await record('unknown task', call(door, 'GetTask', { id: 'nope' }, { active: true }))
@@ -71,8 +84,16 @@ t.test('both doors answer every error identically', async (t) => {
     jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Request payload too large', data: violation('request', 'must not exceed 300 bytes') }
   }, null])
   t.match(byWhat.get('batch'), [200, { id: null, error: { code: -32600, message: 'Batch requests are not supported' } }])
-  t.match(byWhat.get('not an object'), [200, { id: null, error: { code: -32600 } }])
-  t.match(byWhat.get('jsonrpc 1.0'), [200, { id: 3, error: { code: -32600 } }])
+  t.match(byWhat.get('empty batch'), [200, { id: null, error: { code: -32600, data: [{ fieldViolations: [{ description: 'an empty batch is not a request' }] }] } }])
+  for (const body of ['null', '42', '"SendMessage"', 'true']) t.match(byWhat.get(`not an object: ${body}`), [200, { id: null, error: { code: -32600 } }], body)
+  t.match(byWhat.get('bad envelope {"jsonrpc":"1.0","id":3,"method":"SendMessage"}'), [200, { id: 3, error: { code: -32600 } }], 'the id is kept when it is one')
+  t.match(byWhat.get('bad envelope {"jsonrpc":"2.0","id":{"x":1},"method":"SendMessage"}'), [200, { id: null, error: { code: -32600 } }], 'an id that is none: null')
+  for (const [what, reply] of byWhat) {
+    if (what.startsWith('invalid JSON')) t.match(reply, [400, { id: null, error: { code: -32700, message: 'Invalid JSON payload' } }], what)
+    if (what.startsWith('bad envelope')) t.match(reply, [200, { error: { code: -32600 } }], what)
+    if (what.startsWith('unknown method')) t.match(reply, [200, { id: 'x', error: { code: -32601 } }], what)
+    if (what.startsWith('application/') || what.startsWith('multipart')) t.match(reply, [415, { error: { code: -32005 } }], what)
+  }
   t.strictSame(byWhat.get('unknown method'), [200, { jsonrpc: '2.0', id: 'x', error: { code: -32601, message: 'Method not found: "message/send"' } }, null])
   t.strictSame(byWhat.get('invalid params'), [200, {
     jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'Invalid parameters', data: violation('message.parts', 'must have at least one item') }

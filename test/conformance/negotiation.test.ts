@@ -36,6 +36,7 @@ const ACTIVATING: Array<[string, string | string[]]> = [
   ['empty items', `,, ,${URI},`],
   ['duplicates', `${URI}, ${URI}`],
   ['several header lines', ['https://example.com/nope', URI]],
+  ['several lines with empties', ['', ` , ${URI}`]],
   ['1000 items, the URI first', [URI, ...Array.from({ length: 1000 }, (_, i) => `urn:junk:${i}`)].join(',')]
 ]
 const NOT_ACTIVATING: Array<[string, string | string[]]> = [
@@ -43,6 +44,8 @@ const NOT_ACTIVATING: Array<[string, string | string[]]> = [
   ['other case', URI.toUpperCase()],
   ['v2', URI.replace(/v1$/, 'v2')],
   ['no version', URI.replace(/\/v1$/, '')],
+  ['no version, trailing slash', URI.replace(/v1$/, '')],
+  ['all near misses at once (no fallback)', [`${URI}/`, URI.replace(/v1$/, 'v2'), URI.replace(/\/v1$/, '')]],
   ['empty header', ''],
   ['commas only', ' , ,'],
   ['8 KB of junk', Array.from({ length: 8192 }, (_, i) => String.fromCharCode(33 + (i * 7919) % 94)).join('')]
