@@ -42,6 +42,8 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
   bodyLimit?: number
   /** Task events published after an executor returned, relayed to open streams (see a2aEndpoint). */
   events?: TaskEventSource
+  /** Also answer this agent's JSON-RPC at POST <mount>/ (see a2aEndpoint). Default: none. */
+  rootAgentId?: string
   /** pino-compatible. Default: errors and warnings to stderr. A request's own `req.log` (pino-http) wins. */
   logger?: ServiceLogger
 }
@@ -104,13 +106,15 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   // Only agents given an executor or a backend answer at the endpoint; error messages keep their index.
   const servedIndexes = options.agents.flatMap((agent, index) => agent.executor !== undefined || agent.backend !== undefined ? [index] : [])
-  const backends = servedIndexes.length === 0
-    ? new Map()
-    : endpointBackends(resolveEndpointOptions<Request>(
-      { agents: servedIndexes.map((index) => options.agents[index]), bodyLimit: options.bodyLimit, events: options.events },
+  const resolved = servedIndexes.length === 0
+    ? undefined
+    : resolveEndpointOptions<Request>(
+      { agents: servedIndexes.map((index) => options.agents[index]), bodyLimit: options.bodyLimit, events: options.events, rootAgentId: options.rootAgentId },
       extension,
       (index) => `agents[${servedIndexes[index]}]`
-    ))
+    )
+  const backends = resolved === undefined ? new Map() : endpointBackends(resolved)
+  const rootAgentId = resolved?.rootAgentId
   const service = createA2AService({ extension, backends })
   /** Open streams, so that close() can end them. */
   const streams = new Map<AbortController, Promise<void>>()
@@ -125,7 +129,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   }
 
   async function answer (request: Request, response: Response): Promise<void> {
-    const agentId = request.params.agentId as string
+    // The path's agent, or the root endpoint's.
+    const agentId = (request.params.agentId as string | undefined) ?? rootAgentId as string
     // Unknown agents are answered before the body is read.
     if (!service.serves(agentId)) {
       response.status(404).json(unknownAgentBody(agentId))
@@ -155,9 +160,11 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
 
   const router = Router() as ConverseRouter
   if (backends.size > 0) {
-    router.post('/a2a/:agentId', guarded(answer, logFor, (response) => {
+    const endpoint = guarded(answer, logFor, (response) => {
       response.status(500).json(errorResponse(null, internalError()))
-    }))
+    })
+    router.post('/a2a/:agentId', endpoint)
+    if (rootAgentId !== undefined) router.post('/', endpoint)
   }
   router.get('/a2a/:agentId/.well-known/agent-card.json', guarded((request, response) => {
     const agentId = request.params.agentId as string

@@ -57,7 +57,8 @@ t.test('options are checked at creation and errors name the option', async (t) =
     [{ agents: [{ id: 'demo', card }, { id: 'x', card, executor: {} }] }, 'agents[1].executor'],
     [{ agents: [{ id: 'x', card, executor: messageExecutor(), extendedCard: 'no' }] }, 'agents[0].extendedCard'],
     [{ agents: [{ id: 'x', card, executor: messageExecutor() }], events: {} }, 'events'],
-    [{ agents, provider: null }, 'provider']
+    [{ agents, provider: null }, 'provider'],
+    [{ agents: [{ id: 'x', card, executor: messageExecutor() }, { id: 'y', card }], rootAgentId: 'y' }, 'rootAgentId']
   ]
   for (const [options, option] of cases) {
     t.throws(() => converseRouter(options as ConverseRouterOptions), { name: 'InvalidOptionError', option }, option)
@@ -252,4 +253,14 @@ t.test('cardFor and extension are exposed for the user\'s own handlers', async (
   const base = await listen(t, app)
   t.equal((await (await fetch(`${base}/v2/mine`)).json() as any).supportedInterfaces[0].url, 'https://a.example/v2/a2a/demo')
   t.equal(router.cardFor('ghost', {} as never), undefined)
+})
+
+t.test('rootAgentId: that agent also answers at POST <mount>/', async (t) => {
+  const app = express()
+  app.use('/v1', converseRouter({ agents: [{ id: 'demo', card, executor: messageExecutor() }], rootAgentId: 'demo' }))
+  const base = await listen(t, app)
+  const root = await fetch(`${base}/v1`, { method: 'POST', headers: HEADERS, body: VALID })
+  t.equal((await root.json() as any).result.message.parts[0].text, 'echo: hi')
+  const served = await (await fetch(`${base}/v1/.well-known/agent-card.json`)).json() as any
+  t.equal(served.supportedInterfaces[0].url, `${base}/v1/a2a/demo`, 'the card still names the agent\'s own URL')
 })
