@@ -147,6 +147,25 @@ export function createConverseExtension (options: ConverseExtensionOptions): Con
   return { agents, defaultAgentId: options.agents[0].id, decorator, negotiate: negotiateFor, transform }
 }
 
+/** A base URL option of a door: a fixed http(s) URL, or a function of the door's request. */
+export type BaseUrlOption<Request> = string | ((request: Request) => string)
+
+/**
+ * The function a door calls per request for a base URL option: the fixed URL (trailing slashes dropped), the
+ * option's own function, or `fallback` when unset. A value of another kind names the option.
+ */
+export function baseUrlOf<Request> (
+  name: string, value: BaseUrlOption<Request> | undefined, fallback: (request: Request) => string
+): (request: Request) => string {
+  if (value === undefined) return fallback
+  if (typeof value === 'function') return value
+  if (typeof value !== 'string' || !/^https?:\/\/[^/]/.test(value)) {
+    throw new InvalidOptionError(name, 'must be an http(s) URL or a function of the request')
+  }
+  const base = value.replace(/\/+$/, '')
+  return () => base
+}
+
 /** '' or a path of segments without a trailing slash ('/v1'); anything else names the option. */
 export function normalizeMountPath (option: string, value: unknown): string {
   if (value === undefined || value === '' || value === '/') return ''

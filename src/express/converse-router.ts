@@ -13,7 +13,8 @@ import type { ServiceLogger } from '../a2a/backend.js'
 import { writeStream } from '../a2a/node-stream-writer.js'
 import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
 import {
-  createConverseExtension, type ConverseAgentOptions, type ConverseExtension, type ConverseExtensionOptions
+  baseUrlOf, createConverseExtension,
+  type BaseUrlOption, type ConverseAgentOptions, type ConverseExtension, type ConverseExtensionOptions
 } from '../core/converse-extension.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
@@ -22,7 +23,7 @@ import { readRequestBody } from '../http/request-body.js'
 import { errorResponse, internalError } from '../jsonrpc/errors.js'
 import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
 
-export type ExpressUrlOption = string | ((request: Request) => string)
+export type ExpressUrlOption = BaseUrlOption<Request>
 
 /**
  * An agent: its declaration (id, card, routines) and, when it is to answer at POST <mount>/a2a/:id, an
@@ -90,8 +91,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object')
   const extension = createConverseExtension(options)
   const { agents, defaultAgentId } = extension
-  const publicUrl = urlOption('publicUrl', options.publicUrl, requestBaseUrl)
-  const mcpPublicUrl = urlOption('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
+  const publicUrl = baseUrlOf('publicUrl', options.publicUrl, requestBaseUrl)
+  const mcpPublicUrl = baseUrlOf('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
   if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
     throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
   }
@@ -257,14 +258,4 @@ function guarded (
 
 function requestBaseUrl (request: Request): string {
   return `${request.protocol}://${request.host}`
-}
-
-function urlOption (name: string, value: ExpressUrlOption | undefined, fallback: (request: Request) => string) {
-  if (value === undefined) return fallback
-  if (typeof value === 'function') return value
-  if (typeof value !== 'string' || !/^https?:\/\/[^/]/.test(value)) {
-    throw new InvalidOptionError(name, 'must be an http(s) URL or a function of the request')
-  }
-  const base = value.replace(/\/+$/, '')
-  return () => base
 }

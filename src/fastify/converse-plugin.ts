@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  createConverseExtension, normalizeMountPath,
-  type ConverseExtension, type ConverseExtensionOptions, type ResolvedAgent
+  baseUrlOf, createConverseExtension, normalizeMountPath,
+  type BaseUrlOption, type ConverseExtension, type ConverseExtensionOptions, type ResolvedAgent
 } from '../core/converse-extension.js'
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
@@ -11,7 +11,7 @@ import { unknownAgentBody } from '../a2a/service.js'
 
 export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
 
-export type UrlOption = string | ((request: FastifyRequest) => string)
+export type UrlOption = BaseUrlOption<FastifyRequest>
 
 export interface ConversePluginOptions extends ConverseExtensionOptions {
   /** Public base URL written into cards. Default: the request's protocol and host (trustProxy-aware). */
@@ -66,8 +66,8 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   const extension = createConverseExtension(options)
   const { agents, decorator, defaultAgentId } = extension
   const mountPath = normalizeMountPath('prefix', options.prefix)
-  const publicUrl = urlOption('publicUrl', options.publicUrl, requestBaseUrl)
-  const mcpPublicUrl = urlOption('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
+  const publicUrl = baseUrlOf('publicUrl', options.publicUrl, requestBaseUrl)
+  const mcpPublicUrl = baseUrlOf('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
   if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
     throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
   }
@@ -154,16 +154,6 @@ function toArray<T> (value: T | T[] | undefined): T[] {
 
 function requestBaseUrl (request: FastifyRequest): string {
   return `${request.protocol}://${request.host}`
-}
-
-function urlOption (name: string, value: UrlOption | undefined, fallback: (request: FastifyRequest) => string) {
-  if (value === undefined) return fallback
-  if (typeof value === 'function') return value
-  if (typeof value !== 'string' || !/^https?:\/\/[^/]/.test(value)) {
-    throw new InvalidOptionError(name, 'must be an http(s) URL or a function of the request')
-  }
-  const base = value.replace(/\/+$/, '')
-  return () => base
 }
 
 export const converse = fp(conversePlugin, { fastify: '5.x', name: 'a2a-converse' })
