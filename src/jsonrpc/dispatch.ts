@@ -21,6 +21,7 @@ import {
   STATE_HEADERS_KEY, type AgentExecutionEvent, type AgentExecutor, type TaskStore
 } from '@a2a-js/sdk/server'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
+import { KeyedLock } from '../stores/keyed-lock.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import {
   AbortableBusManager, HandoffBusManager, HandoffExecutor, HandoffRegistry, KeptBusRelease, LeanSendMessage
@@ -90,6 +91,8 @@ export class A2ADispatcher {
   readonly #taskStore: TaskStore
   readonly #writer: TaskWriter
   readonly #events: Pick<TaskEventHub, 'publish'> | undefined
+  /** Blocking SendMessage turns on an existing task, one at a time per task (in this process). */
+  readonly #taskTurns = new KeyedLock()
 
   constructor (options: DispatcherOptions) {
     const capabilities = (options.card.capabilities ?? {}) as Capabilities & { extensions?: ExtensionEntry[] }
@@ -202,9 +205,15 @@ export class A2ADispatcher {
       case 'SendMessage': {
         const sendRequest = SendMessageRequest.fromJSON(params)
         const lean = this.#lean
+        const taskId = sendRequest.message?.taskId ?? ''
         const reply = lean !== undefined && lean.eligible(sendRequest)
           ? await lean.send(sendRequest, context)
-          : await handler.sendMessage(sendRequest, context)
+          : taskId === ''
+            ? await handler.sendMessage(sendRequest, context)
+            // One turn at a time per task: the SDK loads the task, checks it is not over and saves it with the new
+            // message without a lock, and parallel turns share the task's bus. In turn, a turn that comes after the
+            // one that finished the task finds it over (-32004), as it would have a moment later.
+            : await this.#taskTurns.run(`${context.tenant ?? ''}\u0000${taskId}`, async () => await handler.sendMessage(sendRequest, context))
         return 'messageId' in reply ? { message: Message.toJSON(reply) } : { task: Task.toJSON(reply) }
       }
       case 'GetTask':
