@@ -19,7 +19,10 @@ async function fiftyAnswers (t: Test, app: FastifyInstance): Promise<void> {
   const waiting = await client.task('I would like to book a table')
   t.equal(waiting.status.state, 'TASK_STATE_INPUT_REQUIRED')
   const answer = (n: number) => ({
-    messageId: `answer-${n}`, contextId: waiting.contextId, taskId: waiting.id, role: 'ROLE_USER',
+    messageId: `answer-${n}`,
+    contextId: waiting.contextId,
+    taskId: waiting.id,
+    role: 'ROLE_USER',
     parts: [{ text: `date=2026-12-24, partySize=${n + 1}` }]
   })
   const replies: Json[] = await Promise.all(Array.from({ length: CLIENTS }, async (_, n) =>
