@@ -205,7 +205,8 @@ export class A2ADispatcher {
       case 'SendMessage': {
         const sendRequest = SendMessageRequest.fromJSON(params)
         const lean = this.#lean
-        const taskId = sendRequest.message?.taskId ?? ''
+        // The params check requires a message; ProtoJSON reads an absent taskId as ''.
+        const taskId = (sendRequest.message as Message).taskId
         const reply = lean !== undefined && lean.eligible(sendRequest)
           ? await lean.send(sendRequest, context)
           : taskId === ''
