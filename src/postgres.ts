@@ -8,3 +8,5 @@ export { PostgresConversationStore, type PostgresConversationStoreOptions } from
 export { PostgresTaskEventHub, type PostgresTaskEventHubOptions } from './stores/postgres/postgres-task-event-hub.js'
 export { openPostgresState, DatabaseUnreachableError, type PostgresStateOptions, type StateLogger } from './gateway/postgres-state.js'
 export { StoreUnavailableError } from './stores/errors.js'
+export { PostgresTaskStore, type PostgresTaskStoreOptions } from './stores/postgres/postgres-task-store.js'
+export { PostgresTaskTurnLock, DEFAULT_LEASE_MS, type PostgresTaskTurnLockOptions } from './stores/postgres/postgres-task-turn-lock.js'

@@ -16,3 +16,8 @@ export { writeStream } from './a2a/node-stream-writer.js'
 export { frame, errorFrame, SSE_HEADERS } from './a2a/sse.js'
 export type { AgentFacts, CheckedRequest } from './jsonrpc/check-request.js'
 export type { JsonRpcError, JsonRpcErrorResponse, JsonRpcResponse, JsonRpcId } from './jsonrpc/errors.js'
+// What an endpoint agent's `turnLock` option takes (one turn at a time per task).
+export {
+  MemoryTaskTurnLock, TaskBusyError, taskTurnKey, DEFAULT_TURN_WAIT_TIMEOUT_MS,
+  type TaskTurnLock, type TaskTurnKey, type TaskTurnRelease, type MemoryTaskTurnLockOptions
+} from './stores/task-turn-lock.js'

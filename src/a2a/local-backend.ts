@@ -7,6 +7,7 @@ import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import { A2ADispatcher } from '../jsonrpc/dispatch.js'
 import { extendedAgentCardNotConfigured, type JsonRpcError } from '../jsonrpc/errors.js'
 import { relayTaskEvents, type TaskEventSource } from '../jsonrpc/task-event-relay.js'
+import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { A2ABackend, BackendContext } from './backend.js'
 
 export interface LocalBackendOptions {
@@ -15,6 +16,8 @@ export interface LocalBackendOptions {
   executor: AgentExecutor
   /** Default: a new InMemoryTaskStore. */
   taskStore?: TaskStore
+  /** Turns on one task, one at a time. Default: a MemoryTaskTurnLock (this process). */
+  turnLock?: TaskTurnLock
   /** Task events published from outside an execution; relayed to open streams of the task. */
   events?: TaskEventSource
   /** Answers GetExtendedAgentCard (when the card declares it); without it such a request is -32007. */
@@ -37,7 +40,7 @@ export class A2AReplyError extends Error {
 export function localBackend (options: LocalBackendOptions): A2ABackend {
   const { events, extendedCard } = options
   const dispatcher = new A2ADispatcher({
-    card: options.card, executor: options.executor, taskStore: options.taskStore, events, leanSendMessage: options.leanSendMessage
+    card: options.card, executor: options.executor, taskStore: options.taskStore, turnLock: options.turnLock, events, leanSendMessage: options.leanSendMessage
   })
 
   function sdkContext (request: Parameters<A2ABackend['call']>[0], context: BackendContext) {
@@ -53,7 +56,7 @@ export function localBackend (options: LocalBackendOptions): A2ABackend {
         if (extendedCard === undefined) throw new A2AReplyError(extendedAgentCardNotConfigured())
         return await extendedCard(context)
       }
-      return await dispatcher.invoke(request, sdkContext(request, context), { log: context.log })
+      return await dispatcher.invoke(request, sdkContext(request, context), { log: context.log, signal: context.signal })
     },
     stream (request, context) {
       let { source, release } = dispatcher.open(request, sdkContext(request, context))

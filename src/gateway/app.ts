@@ -121,7 +121,7 @@ async function registerAll (
     providerTimeoutMs: config.providerTimeoutMs
   })
   await app.register(a2aEndpoint, {
-    agents: runtime.agents.map(({ id, executor, taskStore }) => ({ id, executor, taskStore })),
+    agents: runtime.agents.map(({ id, executor, taskStore }) => ({ id, executor, taskStore, turnLock: state.taskTurnLockFor(id) })),
     bodyLimit: config.bodyLimit,
     events,
     rootAgentId: config.rootEndpoint ? definitions[0].id : undefined

@@ -1,17 +1,18 @@
 /**
  * DATABASE_URL: every store on PostgreSQL so that several gateway instances behave as one service —
- * tasks through @a2a-js/sdk's DatabaseTaskStore (Kysely over pg), conversations in our own tables, live task
- * events over LISTEN/NOTIFY. The schema is migrated at start (idempotent, safe when instances start together).
+ * tasks in @a2a-js/sdk's DatabaseTaskStore table (Kysely over pg; our save keeps a finished task finished),
+ * conversations in our own tables, live task events over LISTEN/NOTIFY, a lease row per task with a turn running. The schema is migrated at start (idempotent, safe when instances start together).
  */
 import { TaskState, type Task } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
-import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
 import { StoreUnavailableError } from '../stores/errors.js'
 import { isUnavailable, toStoreError } from '../stores/postgres/connection-errors.js'
 import { migrate } from '../stores/postgres/migrations.js'
 import { PostgresConversationStore } from '../stores/postgres/postgres-conversation-store.js'
 import { createPostgresDatabase, type PostgresLogger } from '../stores/postgres/postgres-database.js'
 import { PostgresTaskEventHub } from '../stores/postgres/postgres-task-event-hub.js'
+import { PostgresTaskStore } from '../stores/postgres/postgres-task-store.js'
+import { PostgresTaskTurnLock } from '../stores/postgres/postgres-task-turn-lock.js'
 import type { GatewayState } from './state.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
@@ -116,7 +117,9 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     kind: 'postgresql',
     conversations,
     events,
-    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new DatabaseTaskStore(database.db, { ownerResolver: agentScope(agentId) })),
+    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId) })),
+    // Turns on one task, one at a time across every instance on the database.
+    taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId }),
     readinessChecks: { database: () => database.ping() },
     async close () {
       await events.close()

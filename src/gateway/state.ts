@@ -7,6 +7,7 @@ import { MemoryTaskEventHub, type TaskEventHub } from '../events/task-event-hub.
 import type { ConversationStore } from '../stores/conversation-store.js'
 import { MemoryConversationStore } from '../stores/memory-conversation-store.js'
 import { BoundedMemoryTaskStore } from '../stores/memory-task-store.js'
+import { MemoryTaskTurnLock, type TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { StateLogger } from './postgres-state.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
@@ -17,6 +18,8 @@ export interface GatewayState {
   conversations: ConversationStore
   events: TaskEventHub
   taskStoreFor (agentId: string): TaskStore
+  /** Serializes turns on one task of the agent (for every instance that shares the state). */
+  taskTurnLockFor (agentId: string): TaskTurnLock
   readinessChecks: Record<string, ReadinessCheck>
   close (): Promise<void>
 }
@@ -33,6 +36,7 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
     conversations,
     events,
     taskStoreFor: () => new BoundedMemoryTaskStore({ maxTasks: bounds.memoryMaxTasks, finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs }),
+    taskTurnLockFor: () => new MemoryTaskTurnLock(),
     readinessChecks: {},
     async close () {
       await conversations.close()

@@ -7,6 +7,7 @@ import type { A2ABackend } from '../a2a/backend.js'
 import { localBackend } from '../a2a/local-backend.js'
 import { InvalidOptionError } from '../core/errors.js'
 import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
+import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { ResolvedAgent } from '../core/converse-extension.js'
 
 export interface EndpointCapabilities {
@@ -25,6 +26,11 @@ export interface EndpointAgentOptions<R = unknown> {
   backend?: A2ABackend
   /** Where tasks live. Default: a new InMemoryTaskStore per agent. */
   taskStore?: TaskStore
+  /**
+   * Runs turns on one task (SendMessage, SendStreamingMessage naming a taskId) one at a time. Default: a
+   * MemoryTaskTurnLock (this process). Instances sharing a task store need a shared one (PostgresTaskTurnLock).
+   */
+  turnLock?: TaskTurnLock
   capabilities?: EndpointCapabilities
   /**
    * The extended agent card (GetExtendedAgentCard) for a request, when the card declares
@@ -61,6 +67,7 @@ export interface ResolvedEndpointAgent<R = unknown> {
   executor: AgentExecutor
   backend?: A2ABackend
   taskStore?: TaskStore
+  turnLock?: TaskTurnLock
   card: Record<string, unknown>
   extendedCard?: EndpointAgentOptions<R>['extendedCard']
 }
@@ -117,6 +124,10 @@ export function resolveEndpointOptions<R = unknown> (
       typeof store.load !== 'function' || typeof store.save !== 'function' || typeof store.list !== 'function')) {
       throw new InvalidOptionError(`${where}.taskStore`, 'must be a TaskStore (load, save and list methods)')
     }
+    const turnLock = agent.turnLock
+    if (turnLock !== undefined && (turnLock === null || typeof turnLock !== 'object' || typeof turnLock.acquire !== 'function')) {
+      throw new InvalidOptionError(`${where}.turnLock`, 'must be a TaskTurnLock (an acquire method)')
+    }
     if (agent.extendedCard !== undefined && typeof agent.extendedCard !== 'function') {
       throw new InvalidOptionError(`${where}.extendedCard`, 'must be a function of the request')
     }
@@ -137,6 +148,7 @@ export function resolveEndpointOptions<R = unknown> (
       executor: executor as AgentExecutor,
       backend,
       taskStore: store,
+      turnLock,
       card: { ...card, capabilities },
       extendedCard: agent.extendedCard
     }
@@ -166,6 +178,7 @@ export function endpointBackends<R> (resolved: ResolvedEndpointOptions<R>): Map<
       card: agent.card,
       executor: agent.executor,
       taskStore: agent.taskStore,
+      turnLock: agent.turnLock,
       events: resolved.events,
       extendedCard: extendedCard === undefined ? undefined : (context) => extendedCard(context.doorRequest as R)
     })]

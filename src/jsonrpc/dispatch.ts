@@ -14,14 +14,15 @@
 import {
   AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
   GetTaskRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
-  ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig, TaskState
+  ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig
 } from '@a2a-js/sdk'
 import {
   DefaultExecutionEventBus, DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext,
   STATE_HEADERS_KEY, type AgentExecutionEvent, type AgentExecutor, type TaskStore
 } from '@a2a-js/sdk/server'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
-import { KeyedLock } from '../stores/keyed-lock.js'
+import { TERMINAL_TASK_STATES } from '../stores/task-states.js'
+import { MemoryTaskTurnLock, TaskBusyError, taskTurnKey, type TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import {
   AbortableBusManager, HandoffBusManager, HandoffExecutor, HandoffRegistry, KeptBusRelease, LeanSendMessage
@@ -56,10 +57,17 @@ export interface DispatcherOptions {
    * cancel is published too, so every open stream of the task ends with it.
    */
   events?: TaskEventSource & Partial<Pick<TaskEventHub, 'publish'>>
+  /**
+   * Turns that name an existing task (SendMessage, SendStreamingMessage) run one at a time per task under this
+   * lock. Default: a MemoryTaskTurnLock (this process); instances sharing a task store need a shared one.
+   */
+  turnLock?: TaskTurnLock
 }
 
 export interface CallOptions {
   log?: ErrorLogger
+  /** The request's: a turn waiting for the task's lock stops waiting when it aborts. */
+  signal?: AbortSignal
 }
 
 export interface ContextInit {
@@ -91,8 +99,8 @@ export class A2ADispatcher {
   readonly #taskStore: TaskStore
   readonly #writer: TaskWriter
   readonly #events: Pick<TaskEventHub, 'publish'> | undefined
-  /** Blocking SendMessage turns on an existing task, one at a time per task (in this process). */
-  readonly #taskTurns = new KeyedLock()
+  /** Turns on an existing task, one at a time per task. */
+  readonly #turnLock: TaskTurnLock
 
   constructor (options: DispatcherOptions) {
     const capabilities = (options.card.capabilities ?? {}) as Capabilities & { extensions?: ExtensionEntry[] }
@@ -110,6 +118,7 @@ export class A2ADispatcher {
     const taskStore = options.taskStore ?? new InMemoryTaskStore()
     this.#executor = options.executor
     this.#taskStore = taskStore
+    this.#turnLock = options.turnLock ?? new MemoryTaskTurnLock()
     this.#events = typeof options.events?.publish === 'function' ? options.events as Pick<TaskEventHub, 'publish'> : undefined
     this.#writer = createTaskWriter(taskStore, this.#events)
     this.#buses = new AbortableBusManager(options.events === undefined
@@ -146,20 +155,61 @@ export class A2ADispatcher {
     }
   }
 
-  /** Opens a streaming method (SendStreamingMessage, SubscribeToTask). Nothing runs until the first next(). */
+  /**
+   * Opens a streaming method (SendStreamingMessage, SubscribeToTask). Nothing runs until the first next(). A
+   * SendStreamingMessage naming a task first waits for the task's turn lock, and holds it until its SDK stream ends.
+   */
   open (request: CheckedRequest, context: ServerCallContext): OpenedStream {
     this.#buses.watch(context)
     const params = request.params
-    const events = request.method === 'SendStreamingMessage'
-      ? this.#handler.sendMessageStream(SendMessageRequest.fromJSON(params), context)
-      : this.#handler.resubscribe(SubscribeToTaskRequest.fromJSON(params), context)
-    return { source: toProtoJson(events), release: () => this.#buses.abort(context) }
+    const stop = new AbortController()
+    let events: AsyncGenerator<StreamResponse, void, undefined>
+    if (request.method === 'SendStreamingMessage') {
+      const sendRequest = SendMessageRequest.fromJSON(params)
+      const taskId = (sendRequest.message as Message).taskId
+      events = taskId === ''
+        ? this.#handler.sendMessageStream(sendRequest, context)
+        : this.#turnStream(context, taskId, sendRequest, stop.signal)
+    } else {
+      events = this.#handler.resubscribe(SubscribeToTaskRequest.fromJSON(params), context)
+    }
+    return {
+      source: toProtoJson(events),
+      release: () => {
+        stop.abort()
+        this.#buses.abort(context)
+      }
+    }
+  }
+
+  /** A streaming turn on an existing task, under the task's turn lock. */
+  async * #turnStream (
+    context: ServerCallContext, taskId: string, request: SendMessageRequest, signal: AbortSignal
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const release = await this.#turnLock.acquire(taskTurnKey(context, taskId), signal)
+    try {
+      yield * this.#handler.sendMessageStream(request, context)
+    } finally {
+      await release()
+    }
+  }
+
+  /** A blocking turn on an existing task, under the task's turn lock. */
+  async #turn<T> (context: ServerCallContext, taskId: string, signal: AbortSignal | undefined, turn: () => Promise<T>): Promise<T> {
+    const release = await this.#turnLock.acquire(taskTurnKey(context, taskId), signal)
+    try {
+      return await turn()
+    } finally {
+      await release()
+    }
   }
 
   /** The JSON-RPC error for anything thrown while handling `request`; unknown errors are logged. */
   toError (error: unknown, request: CheckedRequest, log?: ErrorLogger): JsonRpcError {
     const mapped = fromSdkError(error, { taskId: taskIdOf(request) })
     if (mapped !== undefined) return mapped
+    // Waited its bound for the task's earlier turns: nothing ran, nothing was written; not a failure of ours.
+    if (error instanceof TaskBusyError) return internalError(error.message)
     log?.error({ err: error, method: request.method }, 'A2A request handler failed')
     // The state store is unreachable (StoreUnavailableError): say so, but keep the driver's detail (hosts, ports)
     // in the log above, not in the reply.
@@ -179,7 +229,7 @@ export class A2ADispatcher {
     let written = false
     if (taskId !== '' && this.#buses.getByTaskId(taskId, context) === undefined) {
       const task = await this.#taskStore.load(taskId, context)
-      if (task !== undefined && !TERMINAL.has(task.status?.state)) {
+      if (task !== undefined && !TERMINAL_TASK_STATES.has(task.status?.state)) {
         const bus = new DefaultExecutionEventBus()
         const published: AgentExecutionEvent[] = []
         bus.on('event', (event) => { published.push(event) })
@@ -211,10 +261,9 @@ export class A2ADispatcher {
           ? await lean.send(sendRequest, context)
           : taskId === ''
             ? await handler.sendMessage(sendRequest, context)
-            // One turn at a time per task: the SDK loads the task, checks it is not over and saves it with the new
-            // message without a lock, and parallel turns share the task's bus. In turn, a turn that comes after the
-            // one that finished the task finds it over (-32004), as it would have a moment later.
-            : await this.#taskTurns.run(`${context.tenant ?? ''}\u0000${taskId}`, async () => await handler.sendMessage(sendRequest, context))
+            // One turn at a time per task (src/stores/task-turn-lock.ts): a turn that comes after the one that
+            // finished the task finds it over (-32004), as it would have a moment later.
+            : await this.#turn(context, taskId, options.signal, async () => await handler.sendMessage(sendRequest, context))
         return 'messageId' in reply ? { message: Message.toJSON(reply) } : { task: Task.toJSON(reply) }
       }
       case 'GetTask':
@@ -249,10 +298,6 @@ export class A2ADispatcher {
     }
   }
 }
-
-const TERMINAL: ReadonlySet<TaskState | undefined> = new Set([
-  TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED
-])
 
 async function * toProtoJson (events: AsyncGenerator<StreamResponse, void, undefined>): AsyncGenerator<unknown, void, undefined> {
   for await (const event of events) yield StreamResponse.toJSON(event)

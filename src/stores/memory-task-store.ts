@@ -5,6 +5,9 @@
  * the task that finished earliest goes first, then (no finished task left) the open task saved least recently. A
  * forgotten task is unknown like any other: GetTask answers -32001.
  *
+ * A finished task stays finished: a save that would move it to another state rejects with -32004's error
+ * (src/stores/task-states.ts), as the PostgreSQL store's does.
+ *
  * Otherwise it behaves as InMemoryTaskStore (test/stores/memory-task-store.test.ts compares the two): tasks are
  * scoped by tenant and owner, copies go in and out, and `list` filters, orders and pages exactly as the SDK's
  * does (its page token is the same base64 `<status timestamp>|<id>`).
@@ -14,6 +17,7 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { cloneData } from '../core/clone-data.js'
 import { InvalidOptionError } from '../core/errors.js'
+import { mayReplace, taskFinishedError, TERMINAL_TASK_STATES } from './task-states.js'
 
 export interface MemoryTaskStoreOptions {
   /** Tasks held at most (finished and open). Default 10 000. */
@@ -29,9 +33,7 @@ export const DEFAULT_FINISHED_TASK_TTL_MS = 3_600_000
 /** ListTasks' page size when the request gives none (the SDK's). */
 const DEFAULT_PAGE_SIZE = 50
 
-const FINISHED: ReadonlySet<TaskState | undefined> = new Set([
-  TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED
-])
+const FINISHED = TERMINAL_TASK_STATES
 
 interface Entry {
   scope: string
@@ -86,6 +88,9 @@ export class BoundedMemoryTaskStore implements TaskStore {
       this.#buckets.set(scope, bucket)
     }
     const previous = bucket.get(task.id)
+    const stored = previous?.task.status?.state
+    // A finished task stays finished (src/stores/task-states.ts), as on PostgreSQL.
+    if (!mayReplace(stored, task.status?.state)) throw taskFinishedError(task.id, stored as TaskState)
     if (previous !== undefined) this.#bySave.delete(previous)
     const entry: Entry = { scope, taskId: task.id, task: cloneData(task) }
     bucket.set(task.id, entry)

@@ -7,6 +7,7 @@ import t from 'tap'
 import { TaskState, type ListTasksRequest, type Task } from '@a2a-js/sdk'
 import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server'
 import { BoundedMemoryTaskStore, DEFAULT_FINISHED_TASK_TTL_MS, DEFAULT_MAX_TASKS } from '../../src/stores/memory-task-store.js'
+import { finishedStaysFinished } from '../fixtures/finished-stays-finished.js'
 
 const context = new ServerCallContext()
 
@@ -146,4 +147,8 @@ t.test('edges as the SDK: an empty scope, a task without status; a scope whose l
   await ours.save(task('only', TaskState.TASK_STATE_COMPLETED), alone)
   now += 1000
   t.strictSame((await ours.list(listRequest(), alone)).tasks, [], 'expired: the scope is empty')
+})
+
+t.test('a finished task stays finished (the same rule as the PostgreSQL store)', async (t) => {
+  await finishedStaysFinished(t, new BoundedMemoryTaskStore(), 'memory')
 })

@@ -22,6 +22,7 @@ export const CONVERSE_MIGRATION_LOCK_TABLE = 'converse_migrations_lock'
 export const CONVERSATIONS_TABLE = 'converse_conversations'
 export const CONVERSATION_TASKS_TABLE = 'converse_conversation_tasks'
 export const TASK_EVENTS_TABLE = 'converse_task_events'
+export const TASK_TURN_LOCKS_TABLE = 'converse_task_turn_locks'
 
 export interface MigrateOptions {
   /** The schema to create (if missing) and migrate. Default: the connection's `current_schema()`. */
@@ -128,6 +129,24 @@ function widenTaskIds (schema: string): Migration {
   }
 }
 
+/**
+ * The per-task turn lock shared by instances (src/stores/postgres/postgres-task-turn-lock.ts): one lease row per
+ * task with a turn running; its holder deletes it when the turn ends.
+ */
+function createTaskTurnLocks (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      await sql.raw(`create table ${TASK_TURN_LOCKS_TABLE} (
+        lock_key text collate "C" not null,
+        holder text not null,
+        expires_at timestamptz not null,
+        constraint ${TASK_TURN_LOCKS_TABLE}_pkey primary key (lock_key)
+      )`).execute(db)
+    }
+  }
+}
+
 interface History {
   name: string
   ledger: string
@@ -144,7 +163,8 @@ function histories (schema: string): History[] {
       lock: CONVERSE_MIGRATION_LOCK_TABLE,
       migrations: {
         '0001_converse_tables': createConverseTables(schema),
-        '0002_wide_task_ids': widenTaskIds(schema)
+        '0002_wide_task_ids': widenTaskIds(schema),
+        '0003_task_turn_locks': createTaskTurnLocks(schema)
       }
     }
   ]

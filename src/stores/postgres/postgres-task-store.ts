@@ -1,0 +1,81 @@
+/**
+ * The task store on PostgreSQL: the SDK's DatabaseTaskStore table and row format, with a save of our own. The SDK's
+ * save is a blind upsert, so a turn that loaded a task while it waited could write that older state back over the
+ * task another turn (on another instance) had just finished. Here the upsert's update is conditional
+ * (src/stores/task-states.ts): a finished task stays finished, and a refused save rejects with the SDK's
+ * UnsupportedOperationError (-32004), as BoundedMemoryTaskStore does. `load` and `list` are the SDK's own.
+ */
+import { Task, taskStateToJSON, type TaskState } from '@a2a-js/sdk'
+import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
+import { DatabaseTaskStore, TASK_TABLE } from '@a2a-js/sdk/server/database'
+import { sql, type Kysely } from 'kysely'
+import { TERMINAL_TASK_STATES, taskFinishedError } from '../task-states.js'
+
+export interface PostgresTaskStoreOptions {
+  /** The owner column of a call (the SDK's option of the same name). Default: the SDK's resolveUserScope. */
+  ownerResolver?: (context: ServerCallContext) => string
+}
+
+/** The SDK's payload format (the `protocol_version` column its rows carry). */
+const PAYLOAD_FORMAT = '1.0'
+
+const TERMINAL_NAMES = [...TERMINAL_TASK_STATES].map((state) => taskStateToJSON(state as TaskState))
+
+function encode (value: unknown): string | null {
+  return value === undefined ? null : JSON.stringify(value)
+}
+
+export class PostgresTaskStore implements TaskStore {
+  readonly #db: Kysely<any>
+  readonly #sdk: DatabaseTaskStore
+  readonly #ownerResolver: (context: ServerCallContext) => string
+
+  constructor (db: Kysely<any>, options: PostgresTaskStoreOptions = {}) {
+    this.#db = db
+    this.#ownerResolver = options.ownerResolver ?? resolveUserScope
+    this.#sdk = new DatabaseTaskStore(db, { ownerResolver: this.#ownerResolver })
+  }
+
+  /** The SDK's row (toTaskRow in its database module), upserted unless the stored task is finished in another state. */
+  async save (task: Task, context: ServerCallContext): Promise<void> {
+    const payload = Task.toJSON(task) as Record<string, unknown>
+    const replaceable = {
+      context_id: task.contextId,
+      status_last_updated: statusLastUpdated(task.status?.timestamp),
+      status_state: task.status === undefined ? null : taskStateToJSON(task.status.state),
+      status: encode(payload.status),
+      artifacts: encode(payload.artifacts),
+      history: encode(payload.history),
+      metadata: encode(payload.metadata),
+      protocol_version: PAYLOAD_FORMAT
+    }
+    const tenant = context.tenant ?? ''
+    const owner = this.#ownerResolver(context)
+    const saved = await this.#db.insertInto(TASK_TABLE)
+      .values({ tenant, owner, id: task.id, ...replaceable })
+      .onConflict((conflict) => conflict.columns(['tenant', 'owner', 'id']).doUpdateSet(replaceable).where((eb) => eb.or([
+        eb(`${TASK_TABLE}.status_state`, 'is', null),
+        eb(`${TASK_TABLE}.status_state`, 'not in', TERMINAL_NAMES),
+        eb(`${TASK_TABLE}.status_state`, '=', sql.ref('excluded.status_state'))
+      ])))
+      .returning('id')
+      .executeTakeFirst()
+    if (saved !== undefined) return
+    // Refused: the stored task is finished. Say in which state (the SDK's load reads it back).
+    const stored = await this.#sdk.load(task.id, context) as Task
+    throw taskFinishedError(task.id, (stored.status as { state: TaskState }).state)
+  }
+
+  async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    return await this.#sdk.load(taskId, context)
+  }
+
+  list: TaskStore['list'] = async (params, context) => await this.#sdk.list(params, context)
+}
+
+/** The SDK's `status_last_updated`: the status timestamp in milliseconds, 0 when absent or unreadable. */
+function statusLastUpdated (timestamp: string | undefined): number {
+  if (timestamp === undefined || timestamp === '') return 0
+  const parsed = Date.parse(timestamp)
+  return Number.isNaN(parsed) ? 0 : parsed
+}

@@ -1,0 +1,135 @@
+/**
+ * The per-task turn lock shared by every instance on one database: a lease row in `converse_task_turn_locks`.
+ *
+ * - **Take**: one auto-committed `INSERT … ON CONFLICT DO UPDATE … WHERE expires_at <= now()` — the row is ours when
+ *   it did not exist or its lease ran out. Nothing is held between attempts: no pool connection, no transaction.
+ * - **Wait**: turns of one instance queue in this process first (a KeyedLock), so only the first of them polls the
+ *   table, with a bounded backoff (`retryInitialDelayMs` doubling up to `retryMaxDelayMs`), until `waitTimeoutMs`
+ *   (TaskBusyError) or the request's signal.
+ * - **Hold**: the lease lasts `leaseMs` and is renewed every third of it while the turn runs, so a long turn keeps it
+ *   and a crashed holder's lease runs out at most `leaseMs` after its last renewal; the next turn then takes it over.
+ * - **Release**: the row is deleted (only while it is still ours: a holder whose lease ran out and was taken over
+ *   deletes nothing). A release the database does not answer is logged; the lease then runs out by itself.
+ *
+ * The database's clock (`now()`) decides expiry, so instance clocks need not agree.
+ */
+import { randomUUID } from 'node:crypto'
+import type pg from 'pg'
+import { InvalidOptionError } from '../../core/errors.js'
+import { KeyedLock } from '../keyed-lock.js'
+import {
+  taskTurnKeyString, turnWaitTimeout, waitBound, type TaskTurnKey, type TaskTurnLock, type TaskTurnRelease
+} from '../task-turn-lock.js'
+import { toStoreError } from './connection-errors.js'
+import { TASK_TURN_LOCKS_TABLE } from './migrations.js'
+import type { PostgresDatabase } from './postgres-database.js'
+
+export interface PostgresTaskTurnLockOptions {
+  /** Keeps the keys of different lock users apart (the gateway passes the agent id). Default ''. */
+  scope?: string
+  /** How long a lease lasts without renewal. Default 15 000 ms. */
+  leaseMs?: number
+  /** How long a turn waits for the task's earlier turns. Default 30 000 ms. */
+  waitTimeoutMs?: number
+  /** First delay between two attempts at a taken lease; doubled per attempt. Default 5 ms. */
+  retryInitialDelayMs?: number
+  /** Cap of that delay. Default 100 ms. */
+  retryMaxDelayMs?: number
+}
+
+export const DEFAULT_LEASE_MS = 15_000
+
+const TAKE = `insert into ${TASK_TURN_LOCKS_TABLE} (lock_key, holder, expires_at)
+    values ($1, $2, now() + make_interval(secs => $3::double precision / 1000))
+  on conflict (lock_key) do update set holder = excluded.holder, expires_at = excluded.expires_at
+    where ${TASK_TURN_LOCKS_TABLE}.expires_at <= now()
+  returning holder`
+const RENEW = `update ${TASK_TURN_LOCKS_TABLE} set expires_at = now() + make_interval(secs => $3::double precision / 1000)
+  where lock_key = $1 and holder = $2`
+const RELEASE = `delete from ${TASK_TURN_LOCKS_TABLE} where lock_key = $1 and holder = $2`
+
+function positive (name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(name, 'must be a positive integer (milliseconds)')
+  return value
+}
+
+export class PostgresTaskTurnLock implements TaskTurnLock {
+  readonly leaseMs: number
+  readonly waitTimeoutMs: number
+  readonly #scope: string
+  readonly #retryInitialDelayMs: number
+  readonly #retryMaxDelayMs: number
+  readonly #pool: pg.Pool
+  readonly #logger: PostgresDatabase['logger']
+  readonly #local = new KeyedLock()
+
+  constructor (database: Pick<PostgresDatabase, 'pool' | 'logger'>, options: PostgresTaskTurnLockOptions = {}) {
+    if (options.scope !== undefined && typeof options.scope !== 'string') throw new InvalidOptionError('scope', 'must be a string')
+    this.#scope = options.scope ?? ''
+    this.leaseMs = positive('leaseMs', options.leaseMs, DEFAULT_LEASE_MS)
+    this.waitTimeoutMs = turnWaitTimeout('waitTimeoutMs', options.waitTimeoutMs)
+    this.#retryInitialDelayMs = positive('retryInitialDelayMs', options.retryInitialDelayMs, 5)
+    this.#retryMaxDelayMs = positive('retryMaxDelayMs', options.retryMaxDelayMs, 100)
+    this.#pool = database.pool
+    this.#logger = database.logger
+  }
+
+  async acquire (key: TaskTurnKey, signal?: AbortSignal): Promise<TaskTurnRelease> {
+    const name = taskTurnKeyString(key, this.#scope)
+    const holder = randomUUID()
+    const bound = waitBound(key, this.waitTimeoutMs, signal)
+    let releaseLocal: (() => void) | undefined
+    try {
+      releaseLocal = await this.#local.acquire(name, bound.abandoned)
+      let delay = this.#retryInitialDelayMs
+      while (!await this.#take(name, holder)) {
+        await Promise.race([sleep(delay), bound.abandoned])
+        delay = Math.min(delay * 2, this.#retryMaxDelayMs)
+      }
+    } catch (error) {
+      releaseLocal?.()
+      throw error
+    } finally {
+      bound.done()
+    }
+    const renewal = setInterval(() => { this.#renew(name, holder) }, Math.max(1, Math.floor(this.leaseMs / 3)))
+    renewal.unref()
+    let released: Promise<void> | undefined
+    const local = releaseLocal
+    return async () => {
+      released ??= (async () => {
+        clearInterval(renewal)
+        try {
+          await this.#pool.query(RELEASE, [name, holder])
+        } catch (error) {
+          this.#logger.warn({ err: error, taskId: key.taskId }, 'task turn lock: release failed (the lease runs out by itself)')
+        } finally {
+          local()
+        }
+      })()
+      await released
+    }
+  }
+
+  async #take (name: string, holder: string): Promise<boolean> {
+    try {
+      const { rowCount } = await this.#pool.query(TAKE, [name, holder, this.leaseMs])
+      return rowCount === 1
+    } catch (error) {
+      throw toStoreError(error)
+    }
+  }
+
+  async #renew (name: string, holder: string): Promise<void> {
+    try {
+      await this.#pool.query(RENEW, [name, holder, this.leaseMs])
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'task turn lock: lease renewal failed')
+    }
+  }
+}
+
+async function sleep (ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+}
