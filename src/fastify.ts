@@ -1,6 +1,7 @@
 /**
  * a2a-converse/fastify: the Fastify door. `converse` decorates your own JSON-RPC route (and serves the cards and
- * the tools route); `a2aEndpoint` is a complete A2A 1.0 JSON-RPC endpoint for any @a2a-js/sdk AgentExecutor.
+ * the tools route); `a2aEndpoint` is a complete A2A 1.0 JSON-RPC endpoint for any @a2a-js/sdk AgentExecutor;
+ * `mcpEndpoint` is the MCP door (Streamable HTTP) to the same agents, and their MCP server cards.
  */
 export {
   converse, type ConversePluginOptions, type ConverseAgentOptions, type AgentCardInput, type ConverseApi,
@@ -10,6 +11,7 @@ export {
   a2aEndpoint, InvalidJsonBodyError, ACCEPTED_CONTENT_TYPES,
   type A2AEndpointOptions, type A2AEndpointAgentOptions, type A2AEndpointCapabilities
 } from './fastify/a2a-endpoint.js'
+export { mcpEndpoint, type McpEndpointOptions } from './fastify/mcp-endpoint.js'
 // What `a2aEndpoint`'s `events` option takes.
 export type { TaskEventSource, TaskStreamEvent } from './jsonrpc/task-event-relay.js'
 export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'

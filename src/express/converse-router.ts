@@ -1,6 +1,7 @@
 /**
  * The Express door: one router per set of agents, serving what the Fastify plugins serve — the agent cards,
- * the tools route and the A2A 1.0 JSON-RPC endpoint (JSON and SSE, the echo header on both) — plus
+ * the tools route, the A2A 1.0 JSON-RPC endpoint (JSON and SSE, the echo header on both) and the MCP door
+ * (`/mcp/a/:agentId` and its server card, src/mcp/mcp-service.ts) — plus
  * `decorateRoute()`, the middleware that gives a JSON-RPC route the user wrote negotiation, the echo header and
  * decoration (the Fastify plugin's `config: { converse }`).
  *
@@ -9,7 +10,7 @@
  * (`app.use('/v1', router)` moves the routes and, through `req.baseUrl`, the URLs the cards name).
  */
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express'
-import type { ServiceLogger } from '../a2a/backend.js'
+import type { Caller, ServiceLogger } from '../a2a/backend.js'
 import { writeStream } from '../a2a/node-stream-writer.js'
 import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
 import {
@@ -20,6 +21,8 @@ import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import { endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
 import { readRequestBody } from '../http/request-body.js'
+import { createMcpService } from '../mcp/mcp-service.js'
+import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
 import { errorResponse, internalError } from '../jsonrpc/errors.js'
 import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
 
@@ -39,7 +42,7 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
   mcpPublicUrl?: ExpressUrlOption
   /** Serve the first agent's card at <mount>/.well-known/agent-card.json too. Default true. */
   defaultAgentCard?: boolean
-  /** Largest accepted request body of the A2A endpoint, in bytes. Default 1048576 (1 MiB). */
+  /** Largest accepted request body of the A2A endpoint and the MCP door, in bytes. Default 1048576 (1 MiB). */
   bodyLimit?: number
   /** Task events published after an executor returned, relayed to open streams (see a2aEndpoint). */
   events?: TaskEventSource
@@ -166,6 +169,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     })
     router.post('/a2a/:agentId', endpoint)
     if (rootAgentId !== undefined) router.post('/', endpoint)
+    mcpRoutes(router)
   }
   router.get('/a2a/:agentId/.well-known/agent-card.json', guarded((request, response) => {
     const agentId = request.params.agentId as string
@@ -185,6 +189,36 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     if (agent === undefined) response.status(404).json(unknownAgentBody(agentId))
     else response.json({ tools: agent.tools })
   }, logFor))
+
+  /** The MCP door to the served agents, through the same A2A service. */
+  function mcpRoutes (target: Router): void {
+    const mcp = createMcpService({ extension, services: new Map([...backends.keys()].map((id) => [id, service])), bodyLimit })
+    const served = (handler: (request: Request, response: Response, agentId: string) => void | Promise<void>) =>
+      guarded(async (request, response) => {
+        const agentId = request.params.agentId as string
+        if (!mcp.serves(agentId)) response.status(404).json(unknownAgentBody(agentId))
+        else await handler(request, response, agentId)
+      }, logFor)
+    const answer = served(async (request, response, agentId) => {
+      await mcp.handle({
+        agentId,
+        request,
+        response,
+        // A body parser mounted before the router already read the stream: the transport takes its value.
+        parsedBody: request.readableEnded ? request.body : undefined,
+        card: cardFor(agentId, request) as Record<string, unknown>,
+        caller: callerOf(request),
+        log: logFor(request)
+      })
+    })
+    target.post('/mcp/a/:agentId', answer)
+    target.get('/mcp/a/:agentId', answer)
+    target.delete('/mcp/a/:agentId', answer)
+    target.get('/mcp/a/:agentId/server-card', served((request, response, agentId) => {
+      response.set(SERVER_CARD_HEADERS).send(JSON.stringify(serverCard(cardFor(agentId, request) as Record<string, unknown>)))
+    }))
+    target.options('/mcp/a/:agentId/server-card', (_request, response) => { response.status(204).set(SERVER_CARD_HEADERS).end() })
+  }
 
   function decorateRoute (routeOptions: DecorateRouteOptions = {}): RequestHandler {
     const fixedAgentId = routeOptions?.agentId
@@ -254,6 +288,11 @@ function guarded (
       fail(response)
     }
   }
+}
+
+/** Who is calling. Today nobody is authenticated (a walk-in caller); issue 12's authentication fills this in. */
+function callerOf (_request: Request): Caller | undefined {
+  return undefined
 }
 
 function requestBaseUrl (request: Request): string {

@@ -29,7 +29,12 @@ type RouteRequest = FastifyRequest<{ Params: { agentId?: string } }>
 async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpointOptions): Promise<void> {
   // fastify-plugin's dependency check has made sure the converse plugin is there.
   const resolved = resolveEndpointOptions<FastifyRequest>(options, fastify.converse)
-  const service = createA2AService({ extension: fastify.converse.extension, backends: endpointBackends(resolved) })
+  const backends = endpointBackends(resolved)
+  const service = createA2AService({ extension: fastify.converse.extension, backends })
+  // The MCP door answers through the same service (same backends, same task stores and locks).
+  for (const agentId of backends.keys()) {
+    if (!fastify.converse.a2aServices.has(agentId)) fastify.converse.a2aServices.set(agentId, service)
+  }
   /** Open streams, so that closing the app ends them (and close() can finish). */
   const streams = new Map<AbortController, Promise<void>>()
 

@@ -7,7 +7,7 @@ import {
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import { unknownAgentBody } from '../a2a/service.js'
+import { unknownAgentBody, type A2AService } from '../a2a/service.js'
 
 export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
 
@@ -52,6 +52,11 @@ export interface ConverseApi {
   extension: ConverseExtension
   /** The prefix the plugin was registered with ('' when none). */
   mountPath: string
+  /**
+   * The A2A service answering each agent, filled by `a2aEndpoint` as it registers (the first endpoint serving an
+   * agent wins); the MCP door (`mcpEndpoint`) sends its tool calls there.
+   */
+  a2aServices: Map<string, A2AService>
 }
 
 declare module 'fastify' {
@@ -82,7 +87,7 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     return extension.transform(method, result, { agentId: state.agentId, negotiated: state, body: request.body, log: request.log })
   }
 
-  fastify.decorate('converse', { agents, defaultAgentId, cardFor, transformResult, decorator, extension, mountPath })
+  fastify.decorate('converse', { agents, defaultAgentId, cardFor, transformResult, decorator, extension, mountPath, a2aServices: new Map() })
   fastify.decorateRequest('converse', null)
 
   /** The onRequest hook of one marked route: its config is read once, here, not per request. */

@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { converse } from '../fastify/converse-plugin.js'
 import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
+import { mcpEndpoint } from '../fastify/mcp-endpoint.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import { ConversationFeedStore } from '../runtime/conversation-feed.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
@@ -126,6 +127,8 @@ async function registerAll (
     events,
     rootAgentId: config.rootEndpoint ? definitions[0].id : undefined
   })
+  // The MCP door every card names (params.mcp): the same agents through the same A2A service.
+  await app.register(mcpEndpoint, { bodyLimit: config.bodyLimit })
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {
     await app.register(operatorApi, {

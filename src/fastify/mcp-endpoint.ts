@@ -1,0 +1,77 @@
+/**
+ * `mcpEndpoint`: the Fastify door of the MCP server each agent card points to — Streamable HTTP at
+ * `<prefix>/mcp/a/:agentId` and the agent's MCP server card at `<prefix>/mcp/a/:agentId/server-card`.
+ *
+ * I/O only: the SDK's transport reads the body (with the A2A endpoint's limit) and writes the reply on the raw
+ * Node objects (the reply is hijacked); the tools run through the A2A service `a2aEndpoint` registered
+ * (src/mcp/mcp-service.ts). Encapsulated: its body parser (none: the transport reads the stream) is its own.
+ */
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { unknownAgentBody } from '../a2a/service.js'
+import type { Caller } from '../a2a/backend.js'
+import { createMcpService } from '../mcp/mcp-service.js'
+import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
+
+export interface McpEndpointOptions {
+  /** Largest accepted request body in bytes. Default: the Fastify instance's bodyLimit (the A2A endpoint's default). */
+  bodyLimit?: number
+  /** Fastify's register option; register `converse` and `a2aEndpoint` with the same prefix. */
+  prefix?: string
+}
+
+type AgentRequest = FastifyRequest<{ Params: { agentId: string } }>
+
+/** Who is calling. Today nobody is authenticated (a walk-in caller); issue 12's authentication fills this in. */
+function callerOf (_request: FastifyRequest): Caller | undefined {
+  return undefined
+}
+
+async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpointOptions): Promise<void> {
+  const { converse } = fastify
+  const bodyLimit = options.bodyLimit ?? fastify.initialConfig.bodyLimit as number
+  const service = createMcpService({ extension: converse.extension, services: converse.a2aServices, bodyLimit })
+
+  // The transport reads the body itself (its limit, its media-type and JSON-RPC checks): nothing is parsed here.
+  fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
+
+  const onlyServed = async (request: AgentRequest, reply: FastifyReply): Promise<void> => {
+    if (!service.serves(request.params.agentId)) await reply.code(404).send(unknownAgentBody(request.params.agentId))
+  }
+
+  async function answer (request: AgentRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const card = converse.cardFor(request.params.agentId, request) as Record<string, unknown>
+    reply.hijack()
+    // Headers set on the reply (a request id, say) are not written by Fastify once hijacked.
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[])
+    }
+    await service.handle({
+      agentId: request.params.agentId,
+      request: request.raw,
+      response: reply.raw,
+      card,
+      caller: callerOf(request),
+      log: request.log
+    })
+    return reply
+  }
+
+  fastify.route({ method: ['POST', 'GET', 'DELETE'], url: '/mcp/a/:agentId', onRequest: onlyServed, handler: answer })
+
+  fastify.get<{ Params: { agentId: string } }>('/mcp/a/:agentId/server-card', { onRequest: onlyServed }, async (request, reply) => {
+    const card = converse.cardFor(request.params.agentId, request) as Record<string, unknown>
+    return reply.headers(SERVER_CARD_HEADERS).send(JSON.stringify(serverCard(card)))
+  })
+  fastify.options('/mcp/a/:agentId/server-card', async (_request, reply) => reply.code(204).headers(SERVER_CARD_HEADERS).send())
+}
+
+/**
+ * Register after `converse` and `a2aEndpoint`: `app.register(mcpEndpoint)`. Named for Fastify's dependency checks,
+ * and encapsulated (a `prefix` applies).
+ */
+export const mcpEndpoint = fp(mcpEndpointPlugin, {
+  fastify: '5.x', name: 'a2a-converse-mcp', dependencies: ['a2a-converse', 'a2a-converse-endpoint'], encapsulate: true
+})
+export default mcpEndpoint

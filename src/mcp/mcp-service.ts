@@ -1,0 +1,223 @@
+/**
+ * The MCP door's core, framework-free: one MCP server per agent on the official SDK (low-level `Server`, Streamable
+ * HTTP transport in stateless mode), whose tools run THROUGH the A2A service — a synthetic SendMessage with
+ * `A2A-Version: 1.0` and `A2A-Extensions: <converse URI>` — so an MCP caller meets the same agent, state, checks and
+ * envelope as an A2A caller, and a conversation started at one door continues at the other with its contextId.
+ *
+ * Tools: `ask_agent` (one conversation turn) and one tool per exposed routine, named by its toolName, whose
+ * inputSchema is the very object the card's params.tools[] and the tools route serve (the low-level handlers send
+ * it as declared; McpServer.registerTool would rewrite it). A routine tool call is the A2A door's typed routine call.
+ *
+ * Stateless: every POST gets a new Server and transport (what the SDK requires without sessions: a stateless
+ * transport refuses a second request), so any instance behind a load balancer answers any request; all state is in
+ * the A2A side's stores. Replies are JSON (`enableJsonResponse`), not SSE: a tool call answers once.
+ */
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import {
+  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool
+} from '@modelcontextprotocol/sdk/types.js'
+import type { Caller, ServiceLogger } from '../a2a/backend.js'
+import type { A2AService, JsonReply } from '../a2a/service.js'
+import type { ConverseExtension, ResolvedAgent } from '../core/converse-extension.js'
+import type { ConverseEnvelope } from '../core/envelope.js'
+import { InvalidOptionError } from '../core/errors.js'
+import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+import type { JsonRpcResponse } from '../jsonrpc/errors.js'
+import { serverIdentity } from './server-card.js'
+import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
+
+export const ASK_AGENT = 'ask_agent'
+
+/** ask_agent's input: `message` is required and named so by the issue; the ids continue a conversation. */
+export const ASK_AGENT_INPUT_SCHEMA = Object.freeze({
+  type: 'object',
+  properties: Object.freeze({
+    message: Object.freeze({ type: 'string', minLength: 1, description: 'What to say to the agent (plain text).' }),
+    contextId: Object.freeze({ type: 'string', minLength: 1, description: 'Continue this conversation (from an earlier reply, either door).' }),
+    taskId: Object.freeze({ type: 'string', minLength: 1, description: 'Continue this task (a routine waiting for input or approval).' })
+  }),
+  required: Object.freeze(['message']),
+  additionalProperties: false
+})
+
+/**
+ * The `_meta` key of a tools/call request whose value `{ contextId?, taskId? }` makes a routine tool call continue a
+ * conversation (so that `reentered` and `declined` can happen over MCP too). Reverse-DNS as MCP's _meta keys are.
+ */
+export const CONVERSATION_META = 'ai.radioso/conversation'
+
+/** The SDK's type of a tool's input and output schema (the objects are frozen JSON Schema, served as they are). */
+type ToolSchema = Tool['inputSchema']
+
+/** What a routine tool call's invocation outcome means to the caller: the routine did not run. */
+const NOT_RUN = new Set(['declined', 'not_started', 'unknown_tool'])
+
+export interface McpServiceOptions {
+  extension: ConverseExtension
+  /** The A2A service answering each agent (the A2A endpoint's): the door serves these agents. */
+  services: ReadonlyMap<string, A2AService>
+  /** Largest accepted request body in bytes (the A2A endpoint's limit). */
+  bodyLimit: number
+}
+
+export interface McpRequest {
+  agentId: string
+  /** Node's request and response: the SDK's transport reads the body (unless parsed) and writes the reply. */
+  request: IncomingMessage
+  response: ServerResponse
+  /** The body a parser already read (Express's express.json()); absent: the transport reads it. */
+  parsedBody?: unknown
+  /** The agent's card as this request sees it (its MCP URL and identity go into serverInfo). */
+  card: Record<string, unknown>
+  /** Who is calling: handed to the A2A service with every tool call (the door's one place for authentication). */
+  caller?: Caller
+  log?: ServiceLogger
+}
+
+export interface McpService {
+  /** Whether an agent is served (doors answer 404 before anything else otherwise). */
+  serves (agentId: string): boolean
+  /** Answers one HTTP request of the MCP endpoint (POST; other methods get 405). Never rejects. */
+  handle (request: McpRequest): Promise<void>
+}
+
+/** The tools of one agent, built once: ask_agent, then the routine tools in declaration order. */
+function toolsOf (agent: ResolvedAgent): Tool[] {
+  return [
+    {
+      name: ASK_AGENT,
+      title: 'Ask the agent',
+      description: 'Send one message to the agent and get its reply, with the converse envelope (coverage, ' +
+        'citations, ownership, routine status) and the contextId/taskId to continue the conversation.',
+      inputSchema: ASK_AGENT_INPUT_SCHEMA as unknown as ToolSchema,
+      outputSchema: TOOL_OUTPUT_SCHEMA as unknown as ToolSchema
+    },
+    ...agent.tools.map((tool) => ({
+      name: tool.toolName,
+      description: tool.description,
+      // The very object of the card and the tools route.
+      inputSchema: tool.inputSchema as unknown as ToolSchema,
+      outputSchema: TOOL_OUTPUT_SCHEMA as unknown as ToolSchema
+    }))
+  ]
+}
+
+export function createMcpService (options: McpServiceOptions): McpService {
+  const { extension, services, bodyLimit } = options
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
+  const tools = new Map<string, Tool[]>()
+  for (const [agentId, agent] of extension.agents) {
+    if (!services.has(agentId)) continue
+    const index = agent.tools.findIndex((tool) => tool.toolName === ASK_AGENT)
+    if (index !== -1) throw new InvalidOptionError(`agents "${agentId}" routines`, `toolName "${ASK_AGENT}" is the MCP door's own tool: rename the routine's toolName`)
+    tools.set(agentId, toolsOf(agent))
+  }
+
+  /** Runs one SendMessage through the A2A service, as an A2A caller activating the extension would send it. */
+  async function sendMessage (request: McpRequest, message: Record<string, unknown>, signal: AbortSignal): Promise<JsonRpcResponse> {
+    const reply = await (services.get(request.agentId) as A2AService).handle({
+      agentId: request.agentId,
+      headers: { 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI, 'content-type': 'application/json' },
+      body: {
+        kind: 'json',
+        value: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message: { messageId: randomUUID(), role: 'ROLE_USER', extensions: [CONVERSE_EXTENSION_URI], ...message } }
+        }
+      },
+      signal,
+      caller: request.caller,
+      log: request.log,
+      doorRequest: request.request
+    })
+    // SendMessage is not a streaming method and the agent is served: always a JSON-RPC body.
+    return (reply as JsonReply).body as JsonRpcResponse
+  }
+
+  async function callTool (
+    request: McpRequest, name: string, args: Record<string, unknown>, meta: Record<string, unknown> | undefined, signal: AbortSignal
+  ): Promise<CallToolResult> {
+    if (name === ASK_AGENT) {
+      const { message } = args
+      if (typeof message !== 'string' || message === '') return argumentError(ASK_AGENT, 'message must be a non-empty string')
+      const ids = idsOf(args)
+      if (typeof ids === 'string') return argumentError(ASK_AGENT, ids)
+      return toolResultOf(await sendMessage(request, { parts: [{ text: message }], ...ids }, signal))
+    }
+    if (!(tools.get(request.agentId) as Tool[]).some((tool) => tool.name === name)) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
+    }
+    // A routine tool's arguments are the routine's slots only (its schema is the card's): the conversation to
+    // continue, if any, travels in the request's _meta.
+    const continued = meta?.[CONVERSATION_META]
+    const ids = continued === undefined ? {} : idsOf(continued)
+    if (typeof ids === 'string') return argumentError(name, `_meta["${CONVERSATION_META}"].${ids}`)
+    const call = { toolName: name, arguments: args }
+    const response = await sendMessage(request, {
+      parts: [{ data: call }],
+      metadata: { [CONVERSE_EXTENSION_URI]: { call } },
+      ...ids
+    }, signal)
+    return toolResultOf(response, (envelope: ConverseEnvelope) => NOT_RUN.has(envelope.invocation?.outcome as string))
+  }
+
+  function buildServer (request: McpRequest): Server {
+    const server = new Server(serverIdentity(request.card), { capabilities: { tools: {} } })
+    const agentTools = tools.get(request.agentId) as Tool[]
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: agentTools }))
+    server.setRequestHandler(CallToolRequestSchema, (call, extra) =>
+      callTool(request, call.params.name, call.params.arguments ?? {}, call.params._meta, extra.signal))
+    return server
+  }
+
+  async function handle (request: McpRequest): Promise<void> {
+    const { response } = request
+    if (request.request.method !== 'POST') {
+      // Stateless: no standalone SSE stream (GET) and no session to delete (DELETE), as the SDK's stateless example answers.
+      response.writeHead(405, { allow: 'POST', 'content-type': 'application/json' })
+      response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null }))
+      return
+    }
+    const server = buildServer(request)
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: bodyLimit })
+    // Closing the transport aborts a tool call still running (the client went away): its A2A call stops waiting.
+    /* c8 ignore next -- closing an in-memory server and transport does not reject; nothing to do if it did */
+    response.once('close', () => { server.close().then(undefined, () => {}) })
+    try {
+      await server.connect(transport)
+      await transport.handleRequest(request.request, response, request.parsedBody)
+      /* c8 ignore start -- the SDK answers every malformed request itself; this guards against its own failure */
+    } catch (error) {
+      request.log?.error({ err: error }, 'MCP request failed')
+      if (!response.headersSent) {
+        response.writeHead(500, { 'content-type': 'application/json' })
+        response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }))
+      }
+    }
+    /* c8 ignore stop */
+  }
+
+  return { serves: (agentId) => tools.has(agentId), handle }
+}
+
+/** `{ contextId?, taskId? }` from an object, or what is wrong with it. */
+function idsOf (value: unknown): { contextId?: string, taskId?: string } | string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'must be an object with contextId and/or taskId'
+  const ids: { contextId?: string, taskId?: string } = {}
+  for (const key of ['contextId', 'taskId'] as const) {
+    const id = (value as Record<string, unknown>)[key]
+    if (id === undefined) continue
+    if (typeof id !== 'string' || id === '') return `${key} must be a non-empty string`
+    ids[key] = id
+  }
+  return ids
+}
+
+function argumentError (tool: string, text: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: `Invalid arguments for ${tool}: ${text}` }] }
+}

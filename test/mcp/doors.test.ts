@@ -1,0 +1,135 @@
+/**
+ * The MCP door on both doors (Fastify `mcpEndpoint`, the Express router), mounted under a path, driven by the
+ * official MCP client with the URL the card names: replies of any executor (a Message, a task answering with an
+ * artifact), the server card (validated against the vendored SEP-2127 schema, its media type, CORS, caching, and
+ * agreeing with the live serverInfo), agents without an endpoint, and a parser mounted before the Express router.
+ */
+import t, { type Test } from 'tap'
+import { readFile } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import type { Server } from 'node:http'
+import express from 'express'
+import Fastify from 'fastify'
+import { Ajv } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormatsModule from 'ajv-formats'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { DOORS, serveDoor, URI } from '../fixtures/doors.js'
+import { messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
+import { bookTable } from '../fixtures/demo-routines.js'
+import { TOOL_OUTPUT_SCHEMA } from '../../src/mcp/tool-result.js'
+import { a2aEndpoint, converse, mcpEndpoint } from '../../src/fastify.js'
+import { converseRouter } from '../../src/express.js'
+
+type Json = Record<string, any>
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
+const schemaText = await readFile(new URL('../fixtures/mcp-server-card/schema.json', import.meta.url), 'utf8')
+const cardAjv = addFormats(new Ajv2020({ strict: false, allErrors: true }))
+cardAjv.addSchema(JSON.parse(schemaText), 'server-card')
+const validateServerCard = cardAjv.getSchema('server-card#/$defs/ServerCard')!
+const validateOutput = new Ajv({ strict: true, strictRequired: false }).compile(TOOL_OUTPUT_SCHEMA)
+
+async function connect (t: Test, url: string): Promise<Client> {
+  const client = new Client({ name: 'a2a-converse-test', version: '1.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  t.teardown(() => client.close())
+  return client
+}
+
+const textOf = (result: CallToolResult): string => result.content.map((part) => part.type === 'text' ? part.text : '').join('\n')
+
+const agents = [
+  { id: 'echo', card: { name: 'Echo', description: 'Echoes what it is told.' }, executor: messageExecutor(), routines: [bookTable] },
+  { id: 'worker', card: { name: 'Worker', description: 'Answers with a task and an artifact.' }, executor: taskExecutor() },
+  { id: 'cardonly', card: { name: 'Card only', description: 'Declared, not served.' } }
+]
+
+for (const name of DOORS) {
+  t.test(`${name}: the MCP door under /v1, reached through the card's URL`, async (t) => {
+    const door = await serveDoor(t, name, { agents, mount: '/v1' })
+    const card = await (await fetch(`${door.base}/a2a/echo/.well-known/agent-card.json`)).json() as Json
+    const mcp = card.capabilities.extensions.find((entry: Json) => entry.uri === URI).params.mcp
+    t.equal(mcp.url, `${door.base}/mcp/a/echo`)
+    t.equal(mcp.serverCardUrl, `${mcp.url}/server-card`)
+
+    const client = await connect(t, mcp.url)
+    const { tools } = await client.listTools()
+    t.same(tools.map((tool) => tool.name), ['ask_agent', 'book_table'])
+    const echoed = await client.callTool({ name: 'ask_agent', arguments: { message: 'hi there' } }) as CallToolResult
+    t.equal(textOf(echoed), 'echo: hi there')
+    t.ok(validateOutput(echoed.structuredContent))
+    t.type((echoed.structuredContent as Json).contextId, 'string')
+    const missing = await client.callTool({ name: 'ask_agent' }) as CallToolResult
+    t.equal(missing.isError, true, 'no arguments at all: a tool error naming message')
+    t.match(textOf(missing), /message must be a non-empty string/)
+
+    // A task answering with an artifact and no status message: the artifact is the answer.
+    const worker = await connect(t, `${door.base}/mcp/a/worker`)
+    const done = await worker.callTool({ name: 'ask_agent', arguments: { message: 'the report' } }) as CallToolResult
+    t.equal(textOf(done), 'done: the report')
+    t.match(done.structuredContent, { state: 'TASK_STATE_COMPLETED', answerCoverage: { availability: 'not_recorded' } })
+    t.type((done.structuredContent as Json).taskId, 'string')
+
+    // The server card: the draft's schema, media type, CORS and caching; and the live serverInfo agrees with it.
+    const response = await fetch(mcp.serverCardUrl, { headers: { accept: 'application/mcp-server-card+json' } })
+    t.equal(response.status, 200)
+    t.match(response.headers.get('content-type'), /^application\/mcp-server-card\+json/)
+    t.equal(response.headers.get('access-control-allow-origin'), '*')
+    t.equal(response.headers.get('access-control-allow-methods'), 'GET')
+    t.equal(response.headers.get('cache-control'), 'public, max-age=300')
+    const serverCard = await response.json() as Json
+    t.ok(validateServerCard(serverCard), `valid against the SEP-2127 schema: ${JSON.stringify(validateServerCard.errors)}`)
+    t.same(serverCard, {
+      $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+      name: '1.0.0.127/echo',
+      title: 'Echo',
+      description: 'Echoes what it is told.',
+      version: '1.0.0',
+      remotes: [{ type: 'streamable-http', url: mcp.url, supportedProtocolVersions: serverCard.remotes[0].supportedProtocolVersions }]
+    })
+    t.ok(serverCard.remotes[0].supportedProtocolVersions.includes(LATEST_PROTOCOL_VERSION), 'the card names the version the client speaks')
+    t.match(client.getServerVersion(), { name: serverCard.name, title: serverCard.title, version: serverCard.version })
+    const preflight = await fetch(mcp.serverCardUrl, { method: 'OPTIONS' })
+    t.equal(preflight.status, 204)
+    t.equal(preflight.headers.get('access-control-allow-origin'), '*')
+
+    // An agent with a card and no endpoint has no MCP server either.
+    const cardOnly = await fetch(`${door.base}/mcp/a/cardonly`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    t.equal(cardOnly.status, 404)
+    t.equal((await fetch(`${door.base}/mcp/a/cardonly/server-card`)).status, 404)
+  })
+}
+
+t.test('express: a JSON parser mounted before the router has read the body; the door takes its value', async (t) => {
+  const router = converseRouter({ agents: [agents[0]] })
+  const app = express()
+  app.use(express.json())
+  app.use(router)
+  const server = await new Promise<Server>((resolve) => { const listening = app.listen(0, '127.0.0.1', () => resolve(listening)) })
+  t.teardown(async () => {
+    await router.close()
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  const client = await connect(t, `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp/a/echo`)
+  const echoed = await client.callTool({ name: 'ask_agent', arguments: { message: 'parsed' } }) as CallToolResult
+  t.equal(textOf(echoed), 'echo: parsed')
+})
+
+t.test('a routine whose toolName is ask_agent cannot be served over MCP: the registration names it', async (t) => {
+  const clash = { ...bookTable, name: 'clash', toolName: 'ask_agent' }
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(converse, { agents: [{ id: 'echo', card: agents[0].card, routines: [clash] }] })
+  await app.register(a2aEndpoint, { agents: [{ id: 'echo', executor: messageExecutor() }] })
+  await t.rejects(async () => { await app.register(mcpEndpoint) }, { code: 'A2A_CONVERSE_INVALID_OPTION', message: /toolName "ask_agent" is the MCP door's own tool/ })
+  t.throws(() => converseRouter({ agents: [{ ...agents[0], routines: [clash] }] }), { message: /toolName "ask_agent"/ })
+  const bad = Fastify()
+  t.teardown(() => bad.close())
+  await bad.register(converse, { agents: [{ id: 'echo', card: agents[0].card }] })
+  await bad.register(a2aEndpoint, { agents: [{ id: 'echo', executor: messageExecutor() }] })
+  await t.rejects(async () => { await bad.register(mcpEndpoint, { bodyLimit: 0 }) }, { message: /option "bodyLimit" must be a positive integer/ })
+})
