@@ -6,7 +6,7 @@
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import { A2ADispatcher } from '../jsonrpc/dispatch.js'
 import { extendedAgentCardNotConfigured, type JsonRpcError } from '../jsonrpc/errors.js'
-import { relayTaskEvents, type TaskEventSource } from '../jsonrpc/task-event-relay.js'
+import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { A2ABackend, BackendContext } from './backend.js'
 
@@ -18,7 +18,7 @@ export interface LocalBackendOptions {
   taskStore?: TaskStore
   /** Turns on one task, one at a time. Default: a MemoryTaskTurnLock (this process). */
   turnLock?: TaskTurnLock
-  /** Task events published from outside an execution; relayed to open streams of the task. */
+  /** Task events published from outside an execution (the task event hub); relayed to open streams of the task. */
   events?: TaskEventSource
   /** Answers GetExtendedAgentCard (when the card declares it); without it such a request is -32007. */
   extendedCard?: (context: BackendContext) => unknown
@@ -59,17 +59,8 @@ export function localBackend (options: LocalBackendOptions): A2ABackend {
       return await dispatcher.invoke(request, sdkContext(request, context), { log: context.log, signal: context.signal })
     },
     stream (request, context) {
-      let { source, release } = dispatcher.open(request, sdkContext(request, context))
-      if (events !== undefined) {
-        const releaseSdk = release
-        const relay = relayTaskEvents(source, events, request.method === 'SubscribeToTask' ? request.params.id as string : undefined, releaseSdk)
-        source = relay.source
-        release = () => {
-          releaseSdk()
-          relay.release()
-        }
-      }
-      // The SDK's generators finish a return() only after their pending wait: stop that wait now.
+      const { source, release } = dispatcher.open(request, sdkContext(request, context))
+      // An async generator finishes a return() only after its pending wait: end that wait now.
       context.signal.addEventListener('abort', release, { once: true })
       return source
     },

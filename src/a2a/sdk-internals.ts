@@ -1,214 +1,24 @@
 /**
- * Every place a2a-converse relies on @a2a-js/sdk beyond its documented API, in one module. The SDK is pinned
- * exactly in package.json; test/a2a/sdk-internals-contract.test.ts fails when an upgrade changes any of what is
- * relied on here:
+ * Every place a2a-converse relies on @a2a-js/sdk beyond its documented API, in one module: the lean SendMessage path
+ * (below). The SDK is pinned exactly in package.json; test/a2a/sdk-internals-contract.test.ts fails when an upgrade
+ * changes any of what is relied on here — RequestContext's own properties (built without its constructor's
+ * structuredClone), the handler calling its executor with the request's ServerCallContext and fetching the
+ * execution's bus from its bus manager with it, and the SDK's log lines for a failed event loop / a failed
+ * execution after a Message.
  *
- * 1. AbortableBusManager — DefaultRequestHandler's streams register their queue's stop handler as the first
- *    `finished` listener on the bus they fetch from the bus manager with the request's ServerCallContext.
- * 2. KeptBusRelease — the handler keeps a bus alive for INPUT_REQUIRED and AUTH_REQUIRED tasks (its default
- *    keepBusAliveStates) and offers the decision to `settleByTaskId` first.
- * 3. LeanSendMessage — RequestContext's own properties (built without its constructor's structuredClone), the
- *    handler calling its executor with the request's ServerCallContext, and the SDK's log lines for a failed event
- *    loop / a failed execution after a Message.
- *
- * The sections below keep their own explanations.
+ * What used to be here besides — a view of the bus that could stop one stream's queue, and a bus manager that released
+ * the bus the SDK kept for an interrupted task — is gone: the handler keeps no bus past its execution and streams
+ * that follow a task read no bus (src/a2a/execution-buses.ts).
  */
 import { randomUUID } from 'node:crypto'
-import { TaskState, type AgentCard, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk'
+import type { AgentCard, Message, SendMessageRequest, Task } from '@a2a-js/sdk'
 import {
-  DefaultExecutionEventBus, DefaultExecutionEventBusManager, RequestContext,
-  type AgentExecutionEvent, type AgentExecutor, type DefaultRequestHandler, type EventListener, type ExecutionEventBus,
-  type ExecutionEventBusManager, type ExecutionEventName, type FinishedListener, type ServerCallContext
+  DefaultExecutionEventBus, RequestContext, type AgentExecutionEvent, type AgentExecutor, type DefaultRequestHandler,
+  type ExecutionEventBus, type ExecutionEventBusManager, type ServerCallContext
 } from '@a2a-js/sdk/server'
 import { cloneData } from '../core/clone-data.js'
-import { endsTask, type TaskEventSource, type TaskStreamEvent } from '../jsonrpc/task-event-relay.js'
 
-// ─── 1. Stopping a stream's queue at once ──────────────────────────────────────────────────────────────────────
-
-/**
- * Lets a stream's consumer stop the SDK's event queue for one request, right away.
- *
- * Why: DefaultRequestHandler.sendMessageStream / resubscribe iterate an ExecutionEventQueue that waits for
- * the next bus event. `return()` on those generators is queued behind that pending wait, so a client that
- * disconnects from a quiet task would leave the queue's listeners on the bus until the task's next event
- * — forever for an agent that never publishes again. Closing a stream must not touch the task or other
- * streams (A2A §3.5.2), so we can neither cancel the task nor emit `finished` on the shared bus.
- *
- * How: the handler asks its bus manager for the bus with the request's ServerCallContext. For contexts
- * registered with `watch`, the manager hands out a thin view of the real bus that remembers the first
- * `finished` listener added through it — the queue's own stop handler, which the SDK registers right after
- * fetching the bus and before the executor runs. `abort(context)` calls that listener: the queue stops,
- * removes its listeners, and the SDK generator completes. Everything else is delegated unchanged.
- */
-interface Watch { stop?: FinishedListener }
-
-export class AbortableBusManager implements ExecutionEventBusManager {
-  readonly #inner: ExecutionEventBusManager
-  readonly #watched = new WeakMap<ServerCallContext, Watch>()
-
-  constructor (inner: ExecutionEventBusManager = new DefaultExecutionEventBusManager()) {
-    this.#inner = inner
-  }
-
-  /** Marks a request's context: buses fetched with it can be aborted with `abort(context)`. */
-  watch (context: ServerCallContext): void {
-    this.#watched.set(context, {})
-  }
-
-  /** Stops the queue this context's stream reads from (idempotent; a no-op for unwatched contexts). */
-  abort (context: ServerCallContext): void {
-    const watch = this.#watched.get(context)
-    this.#watched.delete(context)
-    watch?.stop?.()
-  }
-
-  createOrGetByTaskId (taskId: string, context?: ServerCallContext): ExecutionEventBus {
-    return this.#view(this.#inner.createOrGetByTaskId(taskId, context), context)
-  }
-
-  getByTaskId (taskId: string, context?: ServerCallContext): ExecutionEventBus | undefined {
-    const bus = this.#inner.getByTaskId(taskId, context)
-    return bus === undefined ? undefined : this.#view(bus, context)
-  }
-
-  cleanupByTaskId (taskId: string, context?: ServerCallContext): void {
-    this.#inner.cleanupByTaskId(taskId, context)
-  }
-
-  settleByTaskId (taskId: string, eventBus: ExecutionEventBus, lastState: TaskState | undefined, context: ServerCallContext): boolean {
-    return this.#inner.settleByTaskId?.(taskId, eventBus, lastState, context) ?? false
-  }
-
-  #view (bus: ExecutionEventBus, context: ServerCallContext | undefined): ExecutionEventBus {
-    const watch = context === undefined ? undefined : this.#watched.get(context)
-    return watch === undefined ? bus : new WatchedBus(bus, watch)
-  }
-}
-
-class WatchedBus implements ExecutionEventBus {
-  readonly #bus: ExecutionEventBus
-  readonly #watch: Watch
-
-  constructor (bus: ExecutionEventBus, watch: Watch) {
-    this.#bus = bus
-    this.#watch = watch
-  }
-
-  publish (event: AgentExecutionEvent): void {
-    this.#bus.publish(event)
-  }
-
-  finished (): void {
-    this.#bus.finished()
-  }
-
-  on (eventName: 'event', listener: EventListener): this
-  on (eventName: 'finished', listener: FinishedListener): this
-  on (eventName: ExecutionEventName, listener: EventListener | FinishedListener): this {
-    if (eventName === 'finished') {
-      this.#watch.stop ??= listener as FinishedListener
-      this.#bus.on('finished', listener as FinishedListener)
-    } else {
-      this.#bus.on('event', listener as EventListener)
-    }
-    return this
-  }
-
-  off (eventName: 'event', listener: EventListener): this
-  off (eventName: 'finished', listener: FinishedListener): this
-  off (eventName: ExecutionEventName, listener: EventListener | FinishedListener): this {
-    if (eventName === 'finished') this.#bus.off('finished', listener as FinishedListener)
-    else this.#bus.off('event', listener as EventListener)
-    return this
-  }
-
-  once (eventName: 'event', listener: EventListener): this
-  once (eventName: 'finished', listener: FinishedListener): this
-  once (eventName: ExecutionEventName, listener: EventListener | FinishedListener): this {
-    if (eventName === 'finished') this.#bus.once('finished', listener as FinishedListener)
-    else this.#bus.once('event', listener as EventListener)
-    return this
-  }
-
-  removeAllListeners (eventName?: ExecutionEventName): this {
-    this.#bus.removeAllListeners(eventName)
-    return this
-  }
-}
-
-// ─── 2. Releasing a bus the SDK keeps for an interrupted task ──────────────────────────────────────────────────
-
-/**
- * Releases the SDK's event bus of an interrupted task once the task ends somewhere else.
- *
- * Why: DefaultRequestHandler keeps a task's bus alive when its executor leaves it INPUT_REQUIRED or AUTH_REQUIRED
- * (`keepBusAliveStates`), for a follow-up message or a resubscriber. When the task then ends without another
- * execution on it (the conversation continued in a new task and closed this one, written straight to the task
- * store and announced on the task event hub), nothing ever settles that bus: it stays in the manager's map for
- * the life of the process.
- *
- * How: this manager wraps the bus manager the handler uses. Offered a bus to settle (`settleByTaskId`) in an
- * interrupted state, it lets the handler keep it (answers false) and watches the task on the event source; an
- * event that ends the task finishes the bus and removes it. A new execution on the task (createOrGetByTaskId)
- * takes the bus back and ends the watch. A task that is abandoned for good keeps its bus, as before.
- */
-/** The states the SDK keeps a bus alive in (its default keepBusAliveStates, INTERRUPTED_STATE_LIST). */
-export const INTERRUPTED: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED])
-
-export class KeptBusRelease implements ExecutionEventBusManager {
-  readonly #inner: ExecutionEventBusManager
-  readonly #events: TaskEventSource
-  /** Unsubscribe functions of the watched tasks. */
-  readonly #watches = new Map<string, () => void>()
-
-  constructor (inner: ExecutionEventBusManager, events: TaskEventSource) {
-    this.#inner = inner
-    this.#events = events
-  }
-
-  /** How many kept buses are watched (for tests and metrics). */
-  get watched (): number {
-    return this.#watches.size
-  }
-
-  createOrGetByTaskId (taskId: string, context?: ServerCallContext): ExecutionEventBus {
-    this.#unwatch(taskId)
-    return this.#inner.createOrGetByTaskId(taskId, context)
-  }
-
-  getByTaskId (taskId: string, context?: ServerCallContext): ExecutionEventBus | undefined {
-    return this.#inner.getByTaskId(taskId, context)
-  }
-
-  cleanupByTaskId (taskId: string, context?: ServerCallContext): void {
-    this.#unwatch(taskId)
-    this.#inner.cleanupByTaskId(taskId, context)
-  }
-
-  settleByTaskId (taskId: string, eventBus: ExecutionEventBus, lastState: TaskState | undefined, context: ServerCallContext): boolean {
-    if (this.#inner.settleByTaskId?.(taskId, eventBus, lastState, context) === true) return true
-    if (lastState !== undefined && INTERRUPTED.has(lastState)) this.#watch(taskId, context)
-    return false
-  }
-
-  #watch (taskId: string, context: ServerCallContext): void {
-    this.#unwatch(taskId)
-    const unsubscribe = this.#events.subscribe(taskId, (event: TaskStreamEvent) => {
-      if (!endsTask(event)) return
-      this.#unwatch(taskId)
-      this.#inner.getByTaskId(taskId, context)?.finished()
-      this.#inner.cleanupByTaskId(taskId, context)
-    })
-    this.#watches.set(taskId, unsubscribe)
-  }
-
-  #unwatch (taskId: string): void {
-    this.#watches.get(taskId)?.()
-    this.#watches.delete(taskId)
-  }
-}
-
-// ─── 3. The lean SendMessage path ──────────────────────────────────────────────────────────────────────────────
+// ─── The lean SendMessage path ─────────────────────────────────────────────────────────────────────────────────
 
 /**
  * A lean path for SendMessage when the agent answers with a Message, with the same result as
@@ -342,10 +152,6 @@ export class HandoffBusManager implements ExecutionEventBusManager {
 
   cleanupByTaskId (taskId: string, context?: ServerCallContext): void {
     this.#inner.cleanupByTaskId(this.#registry.get(context)?.taskId ?? taskId, context)
-  }
-
-  settleByTaskId (taskId: string, eventBus: ExecutionEventBus, lastState: TaskState | undefined, context: ServerCallContext): boolean {
-    return this.#inner.settleByTaskId?.(this.#registry.get(context)?.taskId ?? taskId, eventBus, lastState, context) ?? false
   }
 }
 

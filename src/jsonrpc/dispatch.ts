@@ -17,17 +17,17 @@ import {
   ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig
 } from '@a2a-js/sdk'
 import {
-  DefaultExecutionEventBus, DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext,
+  DefaultExecutionEventBus, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext,
   STATE_HEADERS_KEY, type AgentExecutionEvent, type AgentExecutor, type TaskStore
 } from '@a2a-js/sdk/server'
+import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors'
+import { ExecutionBuses } from '../a2a/execution-buses.js'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
 import { TERMINAL_TASK_STATES } from '../stores/task-states.js'
 import { MemoryTaskTurnLock, TaskBusyError, taskTurnKey, type TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
-import {
-  AbortableBusManager, HandoffBusManager, HandoffExecutor, HandoffRegistry, KeptBusRelease, LeanSendMessage
-} from '../a2a/sdk-internals.js'
-import type { TaskEventSource } from './task-event-relay.js'
+import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from '../a2a/sdk-internals.js'
+import { followTask, relayTaskEvents, type TaskEventSource, type TaskStreamEvent } from './task-event-relay.js'
 import { withoutUnsetStatusFilter } from './params.js'
 import type { AgentFacts, CheckedRequest } from './check-request.js'
 import {
@@ -52,9 +52,9 @@ export interface DispatcherOptions {
    */
   leanSendMessage?: boolean
   /**
-   * Task events published from elsewhere (the hub the endpoint relays). With it, the SDK's bus kept alive for an
-   * interrupted task is released when an event ends that task (see src/a2a/sdk-internals.ts); with its `publish`, a
-   * cancel is published too, so every open stream of the task ends with it.
+   * Task events published from outside an execution (the task event hub): streams of a task relay them and end
+   * with one that ends the task (see task-event-relay.ts). With its `publish`, a cancel is published too, so every
+   * open stream of the task ends with it.
    */
   events?: TaskEventSource & Partial<Pick<TaskEventHub, 'publish'>>
   /**
@@ -80,7 +80,7 @@ export interface ContextInit {
 /** A stream of JSON-RPC `result`s (StreamResponse ProtoJSON), and how to stop it early. */
 export interface OpenedStream {
   source: AsyncGenerator<unknown, void, undefined>
-  /** Stops the SDK's event queue for this request now (client gone, server closing). Idempotent. */
+  /** Ends the stream now (client gone, server closing); the task and its execution are left alone. Idempotent. */
   release (): void
 }
 
@@ -93,7 +93,7 @@ export const STORE_UNAVAILABLE_MESSAGE = 'the state store is unreachable; try ag
 export class A2ADispatcher {
   readonly facts: AgentFacts
   readonly #handler: DefaultRequestHandler
-  readonly #buses: AbortableBusManager
+  readonly #buses = new ExecutionBuses()
   readonly #lean: LeanSendMessage | undefined
   readonly #executor: AgentExecutor
   readonly #taskStore: TaskStore
@@ -101,6 +101,9 @@ export class A2ADispatcher {
   readonly #events: Pick<TaskEventHub, 'publish'> | undefined
   /** Turns on an existing task, one at a time per task. */
   readonly #turnLock: TaskTurnLock
+  /** Where streams of a task hear of it: the executions here, and the hub when there is one. */
+  readonly #sources: readonly TaskEventSource[]
+  readonly #hub: TaskEventSource | undefined
 
   constructor (options: DispatcherOptions) {
     const capabilities = (options.card.capabilities ?? {}) as Capabilities & { extensions?: ExtensionEntry[] }
@@ -121,17 +124,20 @@ export class A2ADispatcher {
     this.#turnLock = options.turnLock ?? new MemoryTaskTurnLock()
     this.#events = typeof options.events?.publish === 'function' ? options.events as Pick<TaskEventHub, 'publish'> : undefined
     this.#writer = createTaskWriter(taskStore, this.#events)
-    this.#buses = new AbortableBusManager(options.events === undefined
-      ? undefined
-      : new KeptBusRelease(new DefaultExecutionEventBusManager(), options.events))
+    this.#hub = options.events
+    this.#sources = options.events === undefined ? [this.#buses] : [this.#buses, options.events]
+    // No keep-alive states: a bus lives as long as its execution (see a2a/execution-buses.ts).
+    const handlerOptions = { keepBusAliveStates: [] }
     if (options.leanSendMessage === false) {
-      this.#handler = new DefaultRequestHandler(card, taskStore, options.executor, this.#buses)
+      this.#handler = new DefaultRequestHandler(card, taskStore, options.executor, this.#buses,
+        undefined, undefined, undefined, undefined, handlerOptions)
       return
     }
     // The lean path hands what it does not answer to the SDK: the handler's executor and bus manager know.
     const registry = new HandoffRegistry()
     this.#handler = new DefaultRequestHandler(card, taskStore,
-      new HandoffExecutor(options.executor, registry), new HandoffBusManager(this.#buses, registry))
+      new HandoffExecutor(options.executor, registry), new HandoffBusManager(this.#buses, registry),
+      undefined, undefined, undefined, undefined, handlerOptions)
     this.#lean = new LeanSendMessage({ card, executor: options.executor, handler: this.#handler, registry })
   }
 
@@ -160,26 +166,37 @@ export class A2ADispatcher {
    * SendStreamingMessage naming a task first waits for the task's turn lock, and holds it until its SDK stream ends.
    */
   open (request: CheckedRequest, context: ServerCallContext): OpenedStream {
-    this.#buses.watch(context)
-    const params = request.params
-    const stop = new AbortController()
-    let events: AsyncGenerator<StreamResponse, void, undefined>
-    if (request.method === 'SendStreamingMessage') {
-      const sendRequest = SendMessageRequest.fromJSON(params)
-      const taskId = (sendRequest.message as Message).taskId
-      events = taskId === ''
-        ? this.#handler.sendMessageStream(sendRequest, context)
-        : this.#turnStream(context, taskId, sendRequest, stop.signal)
-    } else {
-      events = this.#handler.resubscribe(SubscribeToTaskRequest.fromJSON(params), context)
+    if (request.method === 'SubscribeToTask') {
+      const { id } = SubscribeToTaskRequest.fromJSON(request.params)
+      return followTask(id, async () => await this.#snapshot(id, context), this.#sources)
     }
+    const sendRequest = SendMessageRequest.fromJSON(request.params)
+    const taskId = (sendRequest.message as Message).taskId
+    // Stops a wait for the task's turn lock; a stream already running goes on to its end (see task-event-relay.ts).
+    const stop = new AbortController()
+    const events = taskId === ''
+      ? this.#handler.sendMessageStream(sendRequest, context)
+      : this.#turnStream(context, taskId, sendRequest, stop.signal)
+    const relayed = relayTaskEvents(toProtoJson(events), this.#hub)
     return {
-      source: toProtoJson(events),
+      source: relayed.source,
       release: () => {
         stop.abort()
-        this.#buses.abort(context)
+        relayed.release()
       }
     }
+  }
+
+  /** SubscribeToTask's first result, with the SDK's errors for the same cases (DefaultRequestHandler.resubscribe). */
+  async #snapshot (taskId: string, context: ServerCallContext): Promise<TaskStreamEvent> {
+    if (taskId.trim() === '') throw new RequestMalformedError('Task ID is required')
+    const task = await this.#taskStore.load(taskId, context)
+    if (task === undefined) throw new TaskNotFoundError(`Task not found: ${taskId}`)
+    const state = task.status?.state
+    if (TERMINAL_TASK_STATES.has(state)) {
+      throw new UnsupportedOperationError(`Task ${taskId} is in a terminal state (${state as number}) and cannot be subscribed to.`)
+    }
+    return StreamResponse.toJSON({ payload: { $case: 'task', value: task } }) as TaskStreamEvent
   }
 
   /** A streaming turn on an existing task, under the task's turn lock. */
@@ -218,8 +235,8 @@ export class A2ADispatcher {
   }
 
   /**
-   * CancelTask. With no execution of the task on this instance (its executor returned and left it WORKING —
-   * a turn waiting for a person — or it ran elsewhere), the SDK would write a generic CANCELED status and tell
+   * CancelTask. With no execution of the task on this instance (its executor returned and left it waiting for input
+   * or for a person, or it ran elsewhere), the SDK would write a generic CANCELED status and tell
    * nobody: instead the agent's own cancelTask runs on a bus of its own and what it publishes is written
    * through the task writer (stored, published: every open stream of the task ends with it). Everything else
    * (not found, already over, a running execution) is the SDK's; a cancel the SDK writes is published too.

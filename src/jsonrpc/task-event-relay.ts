@@ -1,19 +1,21 @@
 /**
- * Keeps a task stream open past the SDK's own stream and relays task events published from elsewhere
- * (a person's reply in a human-owned conversation, published after the executor returned).
+ * The two streams that follow a task past what one execution publishes. No timers; both end at once on release()
+ * (client gone, server closing) and unsubscribe.
  *
- * The SDK ends a stream when the executor returns, unless the task is AUTH_REQUIRED. A task left SUBMITTED
- * or WORKING (waiting on a person, say) would then go quiet for its client. With a task event source, the
- * relay subscribes to the task as soon as its id is known (SubscribeToTask: the params; SendStreamingMessage:
- * the first `task` result), holds the events that arrive while the SDK stream runs, and when the SDK stream
- * ends on a task that is neither terminal nor INPUT_REQUIRED, yields them and every later one until an event
- * puts the task in one of those states. Message streams are left as they are. `release()` unsubscribes and
- * ends the wait at once (client gone, server closing). No timers.
+ * - SendStreamingMessage (`relayTaskEvents`): the SDK ends the stream when the executor returns. A task left SUBMITTED
+ *   or WORKING (waiting on a person, say) would then go quiet for its client, so with a task event source the relay
+ *   subscribes to the task as soon as its id is known (the first `task` result), holds what arrives while the SDK
+ *   stream runs, and when the SDK stream ends on a task that is neither terminal nor INPUT_REQUIRED, yields the held
+ *   events and every later one until one puts the task in one of those states. Message streams are left as they
+ *   are. An event that ends the task arriving while the SDK stream still waits (a cancel on another instance) ends
+ *   the stream with it.
+ * - SubscribeToTask (`followTask`): the task as stored, then what every source says of it — the executions of this
+ *   process (a2a/execution-buses.ts) and the task event hub — until a status update puts it in a terminal state or
+ *   INPUT_REQUIRED (where the SDK's own event queue stops too).
  *
- * An event that ends the task (a terminal state) arriving while the SDK stream still runs ends the SDK stream
- * through `stopSource`, then is yielded: a task closed from elsewhere (the conversation moved on to a new task,
- * closing the one left INPUT_REQUIRED) would otherwise leave a SubscribeToTask stream waiting on the SDK's bus,
- * which never hears of it.
+ * The SDK stream of a SendStreamingMessage is what stores the execution's events, so when the relay ends before it
+ * (release, an end from elsewhere) it is read on to its own end in the background: the task keeps every event its
+ * execution publishes whoever stopped listening, and the read ends with the execution (the handler keeps no bus).
  */
 
 /** A2A 1.0 wire StreamResponse objects: { statusUpdate } | { artifactUpdate } | { task }. */
@@ -39,71 +41,113 @@ const FINAL_STATES: ReadonlySet<string> = new Set([...TERMINAL_STATES, 'TASK_STA
 
 interface Observed { taskId?: string, state?: string }
 
-/** Whether a task event (wire StreamResponse) puts its task in a terminal state. */
-export function endsTask (event: TaskStreamEvent): boolean {
-  const state = observe(event).state
-  return state !== undefined && TERMINAL_STATES.has(state)
-}
-
 function observe (result: unknown): Observed {
   const wrapper = result as { task?: { id?: string, status?: { state?: string } }, statusUpdate?: { status?: { state?: string } } }
   if (wrapper?.task !== undefined) return { taskId: wrapper.task.id, state: wrapper.task.status?.state }
   return { state: wrapper?.statusUpdate?.status?.state }
 }
 
-export function relayTaskEvents (
-  stream: AsyncGenerator<unknown, void, undefined>, events: TaskEventSource, taskId?: string, stopSource?: () => void
-): RelayedStream {
-  const held: TaskStreamEvent[] = []
+/** The state a status update (not a task snapshot) moves its task to. */
+function updatedState (event: TaskStreamEvent): string | undefined {
+  return (event as { statusUpdate?: { status?: { state?: string } } }).statusUpdate?.status?.state
+}
+
+/** Events held for a stream, and the wait for the next one. */
+class Inbox {
+  readonly #held: TaskStreamEvent[] = []
+  #wake: (() => void) | undefined
+
+  push (event: TaskStreamEvent): void {
+    this.#held.push(event)
+    this.wake()
+  }
+
+  shift (): TaskStreamEvent | undefined {
+    return this.#held.shift()
+  }
+
+  wake (): void {
+    this.#wake?.()
+  }
+
+  async next (): Promise<void> {
+    await new Promise<void>((resolve) => { this.#wake = resolve })
+    this.#wake = undefined
+  }
+}
+
+const STOPPED = Symbol('stopped')
+
+/** Reads the rest of a stream nobody listens to any more; its failures are the SDK's to log. */
+function readToEnd (stream: AsyncGenerator<unknown, void, undefined>, pending: Promise<IteratorResult<unknown>>): void {
+  const read = async (): Promise<void> => {
+    for (let step = await pending; step.done !== true; step = await stream.next());
+  }
+  read().then(undefined, () => {})
+}
+
+/** Without `events` (no hub: nothing writes a task from outside an execution) the stream is the SDK's, releasable. */
+export function relayTaskEvents (stream: AsyncGenerator<unknown, void, undefined>, events: TaskEventSource | undefined): RelayedStream {
+  const inbox = new Inbox()
   let unsubscribe: (() => void) | undefined
-  let wake: (() => void) | undefined
   let released = false
   let sourceRunning = true
-  let sourceStopped = false
+  let stop!: (value: typeof STOPPED) => void
+  const stopped = new Promise<typeof STOPPED>((resolve) => { stop = resolve })
 
-  const listen = (id: string): void => {
-    if (unsubscribe !== undefined || released) return
-    unsubscribe = events.subscribe(id, (event) => {
-      held.push(event)
-      wake?.()
-      if (sourceRunning && stopSource !== undefined && endsTask(event)) {
-        sourceStopped = true
-        stopSource()
-      }
+  const listen = (taskId: string): void => {
+    if (unsubscribe !== undefined || released || events === undefined) return
+    unsubscribe = events.subscribe(taskId, (event) => {
+      inbox.push(event)
+      const state = updatedState(event)
+      if (sourceRunning && state !== undefined && TERMINAL_STATES.has(state)) stop(STOPPED)
     })
-  }
-  const stopListening = (): void => {
-    unsubscribe?.()
-    unsubscribe = undefined
   }
   const release = (): void => {
     released = true
-    stopListening()
-    wake?.()
+    unsubscribe?.()
+    unsubscribe = undefined
+    stop(STOPPED)
+    inbox.wake()
   }
 
   async function * relay (): AsyncGenerator<unknown, void, undefined> {
-    let taskStream = taskId !== undefined
+    let taskStream = false
     let state: string | undefined
-    if (taskId !== undefined) listen(taskId)
+    let pending: Promise<IteratorResult<unknown>> | undefined
+    let sourceDone = false
     try {
-      for await (const result of stream) {
-        const observed = observe(result)
+      while (true) {
+        if (released) break
+        pending ??= stream.next()
+        let step: IteratorResult<unknown> | typeof STOPPED
+        try {
+          step = await Promise.race([pending, stopped])
+        } catch (error) {
+          sourceDone = true
+          throw error
+        }
+        if (step === STOPPED) break
+        pending = undefined
+        if (step.done === true) {
+          sourceDone = true
+          break
+        }
+        const observed = observe(step.value)
         if (typeof observed.taskId === 'string') {
           taskStream = true
           listen(observed.taskId)
         }
         state = observed.state ?? state
-        yield result
+        yield step.value
       }
       sourceRunning = false
-      if (!sourceStopped && (!taskStream || (state !== undefined && FINAL_STATES.has(state)))) return
+      if (released || (sourceDone && (events === undefined || !taskStream || (state !== undefined && FINAL_STATES.has(state))))) return
       while (true) {
         if (released) return
-        const event = held.shift()
+        const event = inbox.shift()
         if (event === undefined) {
-          await new Promise<void>((resolve) => { wake = resolve })
-          wake = undefined
+          await inbox.next()
           continue
         }
         yield event
@@ -111,9 +155,54 @@ export function relayTaskEvents (
         if (next !== undefined && FINAL_STATES.has(next)) return
       }
     } finally {
-      stopListening()
+      sourceRunning = false
+      unsubscribe?.()
+      unsubscribe = undefined
+      if (!sourceDone) readToEnd(stream, pending ?? stream.next())
     }
   }
 
   return { source: relay(), release }
+}
+
+/**
+ * SubscribeToTask: `snapshot()` loads the task (and throws the request's error: not found, already over), every
+ * source is listened to from before that load, so nothing published meanwhile is missed (an event the snapshot
+ * already shows may come again).
+ */
+export function followTask (taskId: string, snapshot: () => Promise<TaskStreamEvent>, sources: readonly TaskEventSource[]): RelayedStream {
+  const inbox = new Inbox()
+  let released = false
+  const unsubscribes: Array<() => void> = []
+  const stopListening = (): void => {
+    for (const unsubscribe of unsubscribes.splice(0)) unsubscribe()
+  }
+  const release = (): void => {
+    released = true
+    stopListening()
+    inbox.wake()
+  }
+
+  async function * follow (): AsyncGenerator<unknown, void, undefined> {
+    if (released) return
+    try {
+      for (const source of sources) unsubscribes.push(source.subscribe(taskId, (event) => { inbox.push(event) }))
+      yield await snapshot()
+      while (true) {
+        if (released) return
+        const event = inbox.shift()
+        if (event === undefined) {
+          await inbox.next()
+          continue
+        }
+        yield event
+        const state = updatedState(event)
+        if (state !== undefined && FINAL_STATES.has(state)) return
+      }
+    } finally {
+      stopListening()
+    }
+  }
+
+  return { source: follow(), release }
 }

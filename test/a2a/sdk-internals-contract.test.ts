@@ -1,18 +1,22 @@
 /**
- * What src/a2a/sdk-internals.ts relies on in @a2a-js/sdk beyond its documented API, checked against the installed
- * SDK. Each test names the reliance; when an upgrade changes one, this file fails before anything else does and
- * says which part of sdk-internals.ts to revisit.
+ * What src/a2a/sdk-internals.ts relies on in @a2a-js/sdk beyond its documented API, and what the dispatcher relies on
+ * in the documented behaviour of its request handler (src/a2a/execution-buses.ts, SubscribeToTask), checked against
+ * the installed SDK. Each test names the reliance; when an upgrade changes one, this file fails before anything else
+ * does and says which module to revisit.
  */
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { AgentCard, SendMessageRequest, Task, TaskState } from '@a2a-js/sdk'
+import { AgentCard, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk'
 import {
-  DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore, RequestContext, ServerCallContext,
-  type AgentExecutor, type ExecutionEventBus, type ExecutionEventBusManager
+  AgentEvent, DefaultRequestHandler, InMemoryTaskStore, RequestContext, ServerCallContext,
+  type AgentExecutor, type ExecutionEventBus
 } from '@a2a-js/sdk/server'
-import { INTERRUPTED, requestContextOf } from '../../src/a2a/sdk-internals.js'
+import { ExecutionBuses } from '../../src/a2a/execution-buses.js'
+import { requestContextOf } from '../../src/a2a/sdk-internals.js'
+import { A2ADispatcher } from '../../src/jsonrpc/dispatch.js'
+import { fromSdkError } from '../../src/jsonrpc/sdk-errors.js'
 import { inputRequiredExecutor } from '../fixtures/a2a-executors.js'
 
 const card = AgentCard.fromJSON({ name: 'Contract', description: 'c', capabilities: { streaming: true } })
@@ -28,7 +32,7 @@ t.test('the SDK is pinned exactly, and the installed one is the pinned one', asy
   t.equal(installed.version, pinned, 'an upgrade: re-check every section of src/a2a/sdk-internals.ts, then this file')
 })
 
-t.test('3. RequestContext built without its constructor has the constructor\'s own properties, in order', async (t) => {
+t.test('lean path: RequestContext built without its constructor has the constructor\'s own properties, in order', async (t) => {
   const context = new ServerCallContext()
   const sdk = new RequestContext(request(), 't1', 'c1', context)
   const lean = requestContextOf(request(), 't1', 'c1', context)
@@ -38,29 +42,27 @@ t.test('3. RequestContext built without its constructor has the constructor\'s o
   t.equal(lean.context, sdk.context)
 })
 
-/** A bus manager that records, per fetched bus, the order of `finished` listeners and executor starts. */
-class RecordingBusManager extends DefaultExecutionEventBusManager {
+/** Execution buses that record what the handler does with them. */
+class RecordingBuses extends ExecutionBuses {
   readonly log: string[] = []
-  readonly settled: Array<TaskState | undefined> = []
 
   override createOrGetByTaskId (taskId: string, context?: ServerCallContext): ExecutionEventBus {
-    const bus = super.createOrGetByTaskId(taskId, context)
-    const on = bus.on.bind(bus) as (name: string, listener: unknown) => ExecutionEventBus
-    bus.on = ((name: 'event' | 'finished', listener: never) => {
-      this.log.push(`on:${name}`)
-      return on(name, listener)
-    }) as ExecutionEventBus['on']
-    return bus
+    this.log.push('bus')
+    return super.createOrGetByTaskId(taskId, context)
   }
 
-  settleByTaskId (_taskId: string, _bus: ExecutionEventBus, lastState: TaskState | undefined): boolean {
-    this.settled.push(lastState)
-    return false
+  override cleanupByTaskId (taskId: string, context?: ServerCallContext): void {
+    this.log.push('cleanup')
+    super.cleanupByTaskId(taskId, context)
   }
 }
 
-t.test('1. a stream\'s queue stop handler is the first finished listener, added before the executor runs; 3. the executor gets the request\'s context', async (t) => {
-  const buses = new RecordingBusManager()
+function handlerOn (buses: ExecutionBuses, executor: AgentExecutor, store = new InMemoryTaskStore()) {
+  return new DefaultRequestHandler(card, store, executor, buses, undefined, undefined, undefined, undefined, { keepBusAliveStates: [] })
+}
+
+t.test('buses: the execution\'s bus comes from the bus manager before the executor runs, with the request\'s context (lean path: the executor gets it too)', async (t) => {
+  const buses = new RecordingBuses()
   const seen: ServerCallContext[] = []
   const executor: AgentExecutor = {
     async execute (requestContext, bus) {
@@ -70,23 +72,61 @@ t.test('1. a stream\'s queue stop handler is the first finished listener, added 
     },
     async cancelTask () {}
   }
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor, buses)
   const context = new ServerCallContext()
-  for await (const event of handler.sendMessageStream(request(), context)) t.ok(event)
-  t.equal(buses.log.indexOf('on:finished') >= 0 && buses.log.indexOf('on:finished') < buses.log.indexOf('execute'), true,
-    `order seen: ${buses.log.join(', ')}`)
+  for await (const event of handlerOn(buses, executor).sendMessageStream(request(), context)) t.ok(event)
+  t.strictSame(buses.log.slice(0, 2), ['bus', 'execute'])
   t.equal(seen[0], context, 'the same ServerCallContext object reaches the executor')
 })
 
-t.test('2. interrupted states keep the bus, and settleByTaskId is offered the decision first', async (t) => {
-  const buses = new RecordingBusManager()
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), inputRequiredExecutor(), buses as ExecutionEventBusManager)
-  t.strictSame(new Set((handler as unknown as { keepBusAliveStates: Set<TaskState> }).keepBusAliveStates), INTERRUPTED,
-    'the default keepBusAliveStates')
-  const reply = await handler.sendMessage(request(), new ServerCallContext())
-  t.equal((reply as Task).status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
-  while (buses.settled.length === 0) await new Promise((resolve) => setImmediate(resolve))
-  t.strictSame(buses.settled, [TaskState.TASK_STATE_INPUT_REQUIRED])
+t.test('buses: with no keep-alive states every bus is finished and removed when its executor returns, interrupted or not', async (t) => {
+  for (const state of ['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED', 'TASK_STATE_WORKING']) {
+    const buses = new RecordingBuses()
+    let finished = 0
+    const executor: AgentExecutor = {
+      async execute (requestContext, bus) {
+        bus.on('finished', () => { finished++ })
+        bus.publish(AgentEvent.task(Task.fromJSON({ id: requestContext.taskId, contextId: requestContext.contextId, status: { state: 'TASK_STATE_SUBMITTED' } })))
+        bus.publish(AgentEvent.statusUpdate(TaskStatusUpdateEvent.fromJSON({
+          taskId: requestContext.taskId, contextId: requestContext.contextId, status: { state }
+        })))
+      },
+      async cancelTask () {}
+    }
+    const context = new ServerCallContext()
+    const results: StreamResponse[] = []
+    // The stream of an execution ends with it (the relay reads a stream nobody listens to any more to its end).
+    for await (const result of handlerOn(buses, executor).sendMessageStream(request(), context)) results.push(result)
+    t.equal(results.length, 2, state)
+    while (!buses.log.includes('cleanup')) await new Promise((resolve) => setImmediate(resolve))
+    t.equal(finished, 1, `${state}: finished`)
+    const taskId = (results[0].payload?.value as Task).id
+    t.equal(buses.getByTaskId(taskId, context), undefined, `${state}: removed`)
+  }
+})
+
+t.test('SubscribeToTask: the dispatcher\'s errors are the ones DefaultRequestHandler.resubscribe throws', async (t) => {
+  const store = new InMemoryTaskStore()
+  const context = new ServerCallContext()
+  await store.save(Task.fromJSON({ id: 'over', contextId: 'c', status: { state: 'TASK_STATE_COMPLETED' } }), context)
+  const sdk = new DefaultRequestHandler(AgentCard.fromJSON({ name: 'S', description: 's', capabilities: { streaming: true } }), store, inputRequiredExecutor())
+  const dispatcher = new A2ADispatcher({ card: { name: 'S', description: 's', capabilities: { streaming: true } }, executor: inputRequiredExecutor(), taskStore: store })
+  for (const id of ['over', 'missing', ' ']) {
+    const request = { id: 1, method: 'SubscribeToTask' as const, params: { id } }
+    let expected: unknown
+    try {
+      for await (const event of sdk.resubscribe(SubscribeToTaskRequest.fromJSON({ id }), context)) t.fail(String(event))
+    } catch (error) {
+      expected = fromSdkError(error, { taskId: id.trim() === '' ? undefined : id })
+    }
+    t.ok(expected, `${id}: the SDK refuses it`)
+    let actual: unknown
+    try {
+      for await (const event of dispatcher.open(request, context).source) t.fail(String(event))
+    } catch (error) {
+      actual = dispatcher.toError(error, request)
+    }
+    t.strictSame(actual, expected, id)
+  }
 })
 
 t.test('cancelTask answers a task that is already CANCELED as it is (the dispatcher cancels first, then asks the SDK)', async (t) => {

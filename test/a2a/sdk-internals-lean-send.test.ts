@@ -448,11 +448,11 @@ t.test('eligibility and the bus manager, directly', async (t) => {
   manager.cleanupByTaskId('t-3')
   t.strictSame(calls, [['create', 't-1', undefined], ['get', 't-2', undefined], ['cleanup', 't-3', undefined]], 'requests not handed off pass through')
   const context = new ServerCallContext()
-  t.equal(manager.settleByTaskId('t-4', {} as ExecutionEventBus, undefined, context), false, 'an inner manager without a settle policy: the handler\'s applies')
-  const settled: unknown[] = []
   const registry = new HandoffRegistry()
   registry.set(context, { taskId: 'handed-off' } as never)
-  const settling = new HandoffBusManager({ ...inner, settleByTaskId: (taskId) => { settled.push(taskId); return true } }, registry)
-  t.equal(settling.settleByTaskId('t-5', {} as ExecutionEventBus, undefined, context), true)
-  t.strictSame(settled, ['handed-off'], 'a handed-off request settles the task it was handed off to')
+  calls.length = 0
+  const handing = new HandoffBusManager(inner, registry)
+  handing.createOrGetByTaskId('sdk-made', context)
+  handing.cleanupByTaskId('sdk-made', context)
+  t.strictSame(calls, [['create', 'handed-off', context], ['cleanup', 'handed-off', context]], 'a handed-off request\'s bus is the agent\'s task\'s')
 })

@@ -1,13 +1,16 @@
 /**
- * a2aEndpoint on a real listening server: a client that disconnects stops the stream's iteration (no
- * listeners left behind, the task itself untouched), and closing the app ends open streams cleanly.
+ * a2aEndpoint on a real listening server: a client that disconnects ends its stream at once and leaves the task
+ * alone (its execution runs on and every event it publishes is still stored; nothing is left on any bus once the
+ * execution ends), and closing the app ends open streams cleanly.
  */
 import t, { type Test } from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { DefaultExecutionEventBus } from '@a2a-js/sdk/server'
+import { Task, TaskStatusUpdateEvent } from '@a2a-js/sdk'
+import { AgentEvent, DefaultExecutionEventBus, type AgentExecutor } from '@a2a-js/sdk/server'
 import { buildApp, parseSse, rpc, until, userMessage, V1, type SseEvent } from '../fixtures/a2a-app.js'
 import { hangingExecutor } from '../fixtures/a2a-executors.js'
+import { TestEventHub } from '../fixtures/task-events.js'
 
 /** Net listener counts on every SDK event bus, by event type. */
 function countBusListeners (t: Test) {
@@ -76,9 +79,9 @@ function openStream (port: number, body: unknown): OpenStream {
   }
 }
 
-async function listening (t: Test) {
+async function listening (t: Test, hub?: TestEventHub) {
   const executor = hangingExecutor()
-  const app = await buildApp(executor)
+  const app = await buildApp(executor, { events: hub })
   const closeListeners: Array<() => number> = []
   let baseline = -1
   app.addHook('onRequest', async (_request, reply) => {
@@ -93,7 +96,7 @@ async function listening (t: Test) {
 
 const streamRequest = (text: string) => ({ jsonrpc: '2.0', id: 'live', method: 'SendStreamingMessage', params: { message: userMessage(text) } })
 
-t.test('a client that disconnects stops the iteration; the task keeps running until canceled', async (t) => {
+t.test('a client that disconnects ends its stream; the task keeps running, and keeps what it publishes, until canceled', async (t) => {
   const counts = countBusListeners(t)
   const { app, executor, port, closeListeners, baseline } = await listening(t)
   const stream = openStream(port, streamRequest('never ends'))
@@ -102,44 +105,83 @@ t.test('a client that disconnects stops the iteration; the task keeps running un
   t.strictSame(stream.events.map((event) => Object.keys(event.data.result)[0]), ['task', 'statusUpdate'])
   t.equal(stream.events[1].data.result.statusUpdate.status.state, 'TASK_STATE_WORKING')
   const taskId = stream.events[0].data.result.task.id
-  // While streaming: the stream's queue (event + finished) and the SDK's executor-lifetime state tracker (event).
-  t.strictSame(counts, { event: 2, finished: 1 })
 
   stream.abort()
   await stream.ended
-  await until(() => counts.finished === 0)
-  t.strictSame(counts, { event: 1, finished: 0 }, "the queue's listeners are gone; the tracker lives as long as the executor")
-  t.equal(closeListeners[0](), baseline(), "the writer's close listener is removed")
+  await until(() => closeListeners[0]() === baseline())
+  t.pass("the writer's close listener is removed")
   t.strictSame(executor.canceled, [], 'a disconnect does not cancel the task (§3.5.2)')
   t.strictSame(executor.finished, [])
   t.equal((await rpc(app, 'GetTask', { id: taskId })).json().result.status.state, 'TASK_STATE_WORKING')
 
   t.equal((await rpc(app, 'CancelTask', { id: taskId })).json().result.status.state, 'TASK_STATE_CANCELED')
   await until(() => executor.finished.length === 1)
-  await until(() => counts.event === 0)
-  t.strictSame(counts, { event: 0, finished: 0 }, 'nothing left on any bus once the task ended')
+  await until(() => counts.event === 0 && counts.finished === 0)
+  t.pass('nothing left on any bus once the execution ended')
+  t.equal((await rpc(app, 'GetTask', { id: taskId })).json().result.status.state, 'TASK_STATE_CANCELED')
 })
 
-t.test('a disconnected SubscribeToTask leaves the task and the other subscribers alone', async (t) => {
-  const counts = countBusListeners(t)
-  const { app, executor, port } = await listening(t)
+t.test('what the execution publishes after its client left is still stored', async (t) => {
+  let finish!: () => void
+  const executor: AgentExecutor = {
+    async execute (context, bus) {
+      bus.publish(AgentEvent.task(Task.fromJSON({ id: context.taskId, contextId: context.contextId, status: { state: 'TASK_STATE_WORKING' } })))
+      await new Promise<void>((resolve) => { finish = resolve })
+      bus.publish(AgentEvent.statusUpdate(TaskStatusUpdateEvent.fromJSON({
+        taskId: context.taskId, contextId: context.contextId, status: { state: 'TASK_STATE_COMPLETED', message: { messageId: 'done', role: 'ROLE_AGENT', parts: [{ text: 'done' }] } }
+      })))
+    },
+    async cancelTask () {}
+  }
+  const app = await buildApp(executor)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  const stream = openStream((app.server.address() as AddressInfo).port, streamRequest('left early'))
+  await stream.waitFor(1)
+  const taskId = stream.events[0].data.result.task.id
+  stream.abort()
+  await stream.ended
+  finish()
+  await until(async () => (await rpc(app, 'GetTask', { id: taskId })).json().result.status.state === 'TASK_STATE_COMPLETED')
+  const stored = (await rpc(app, 'GetTask', { id: taskId })).json().result
+  t.equal(stored.history.at(-1).messageId, 'done', 'the completion and its message are in the task')
+})
+
+t.test('a disconnected SubscribeToTask unsubscribes and leaves the task and the other streams alone', async (t) => {
+  const hub = new TestEventHub()
+  const { app, executor, port } = await listening(t, hub)
   const first = openStream(port, streamRequest('watched'))
   await first.waitFor(2)
   const taskId = first.events[0].data.result.task.id
+  await until(() => hub.count(taskId) === 1)
   const second = openStream(port, { jsonrpc: '2.0', id: 'sub', method: 'SubscribeToTask', params: { id: taskId } })
   await second.waitFor(1)
   t.equal(second.events[0].data.result.task.id, taskId)
-  await until(() => counts.finished === 2)
+  t.equal(hub.count(taskId), 2, 'the subscriber listens on the hub too')
   second.abort()
   await second.ended
-  await until(() => counts.finished === 1)
-  t.equal(counts.event, 2, 'the first stream still listens')
+  await until(() => hub.count(taskId) === 1)
+  t.pass('the subscriber is gone from the hub; the first stream still listens')
 
   t.equal((await rpc(app, 'CancelTask', { id: taskId })).json().result.status.state, 'TASK_STATE_CANCELED')
   await first.ended
   const last = first.events[first.events.length - 1].data.result
   t.equal(last.statusUpdate.status.state, 'TASK_STATE_CANCELED', 'the remaining stream saw the end of the task')
-  await until(() => executor.finished.length === 1 && counts.event === 0 && counts.finished === 0)
+  await until(() => executor.finished.length === 1 && hub.count(taskId) === 0)
+})
+
+t.test('a SubscribeToTask stream follows the running execution and ends with it', async (t) => {
+  const { app, port } = await listening(t)
+  const first = openStream(port, streamRequest('followed'))
+  await first.waitFor(2)
+  const taskId = first.events[0].data.result.task.id
+  const second = openStream(port, { jsonrpc: '2.0', id: 'sub', method: 'SubscribeToTask', params: { id: taskId } })
+  await second.waitFor(1)
+  t.equal(second.events[0].data.result.task.status.state, 'TASK_STATE_WORKING', 'the stored task first')
+  t.equal((await rpc(app, 'CancelTask', { id: taskId })).json().result.status.state, 'TASK_STATE_CANCELED')
+  await second.ended
+  t.equal(second.events.at(-1)?.data.result.statusUpdate.status.state, 'TASK_STATE_CANCELED',
+    'what the execution published on cancel, without a hub')
 })
 
 t.test('closing the app ends open streams cleanly and promptly', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { relayTaskEvents } from '../../src/jsonrpc/task-event-relay.js'
+import { followTask, relayTaskEvents } from '../../src/jsonrpc/task-event-relay.js'
 import { statusEvent, TestEventHub } from '../fixtures/task-events.js'
 
 const task = (id: string, state?: string) => ({ task: { id, ...(state === undefined ? {} : { status: { state } }) } })
@@ -57,25 +57,6 @@ t.test('a task left WORKING: held events first, then live ones, until a final st
   t.equal(hub.listeners.size, 0)
 })
 
-t.test('SubscribeToTask: subscribed from the start with the known task id', async (t) => {
-  const hub = new TestEventHub()
-  let resume!: () => void
-  async function * sdk () {
-    yield task('t', 'TASK_STATE_WORKING')
-    await new Promise<void>((resolve) => { resume = resolve })
-  }
-  const relay = relayTaskEvents(sdk(), hub, 't')
-  const iterator = relay.source
-  t.match((await iterator.next()).value, task('t'))
-  t.equal(hub.count('t'), 1)
-  const pending = iterator.next()
-  hub.publish('t', statusEvent('t', 'TASK_STATE_INPUT_REQUIRED'))
-  resume()
-  t.match((await pending).value, statusEvent('t', 'TASK_STATE_INPUT_REQUIRED'))
-  t.strictSame(await iterator.next(), { done: true, value: undefined })
-  t.equal(hub.count('t'), 0)
-})
-
 t.test('a task without a known state stays open for events', async (t) => {
   const hub = new TestEventHub()
   const relay = relayTaskEvents(from(task('t')), hub)
@@ -100,10 +81,70 @@ t.test('release() ends the wait at once and unsubscribes', async (t) => {
   t.equal(hub.count('t'), 0)
   t.strictSame(await pending, { done: true, value: undefined })
 
-  const early = relayTaskEvents(from(task('u', 'TASK_STATE_WORKING')), hub, 'u')
+  const early = relayTaskEvents(from(task('u', 'TASK_STATE_WORKING')), hub)
   early.release()
-  t.strictSame(await collect(early.source), [task('u', 'TASK_STATE_WORKING')], 'released before it started: the SDK results only')
+  t.strictSame(await collect(early.source), [], 'released before it started: nothing')
   t.equal(hub.listeners.size, 0)
+})
+
+/** An SDK stream that yields what it is given, one at a time, and records how far it was read. */
+function controlled () {
+  const feed: Array<(value: unknown) => void> = []
+  let read = 0
+  let ended = false
+  async function * sdk () {
+    try {
+      while (true) {
+        const value = await new Promise((resolve) => feed.push(resolve))
+        if (value === 'end') return
+        read++
+        yield value
+      }
+    } finally {
+      ended = true
+    }
+  }
+  const push = async (value: unknown) => {
+    while (feed.length === 0) await new Promise((resolve) => setImmediate(resolve))
+    ;(feed.shift() as (value: unknown) => void)(value)
+  }
+  return { source: sdk(), push, read: () => read, ended: () => ended }
+}
+
+t.test('released while the SDK stream waits: it ends at once, and the SDK stream is read on to its end', async (t) => {
+  const hub = new TestEventHub()
+  const sdk = controlled()
+  const relay = relayTaskEvents(sdk.source, hub)
+  const first = relay.source.next()
+  await sdk.push(task('t', 'TASK_STATE_WORKING'))
+  t.match((await first).value, task('t'))
+  const pending = relay.source.next()
+  relay.release()
+  t.strictSame(await pending, { done: true, value: undefined })
+  await sdk.push(statusEvent('t', 'TASK_STATE_WORKING', 'still stored'))
+  await sdk.push(statusEvent('t', 'TASK_STATE_COMPLETED'))
+  await sdk.push('end')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(sdk.read(), 3, 'every event of the execution went through the SDK stream (which stores them)')
+  t.equal(sdk.ended(), true)
+})
+
+t.test('a consumer that stops early leaves the SDK stream to be read on, too', async (t) => {
+  const sdk = controlled()
+  const relay = relayTaskEvents(sdk.source, undefined)
+  const first = relay.source.next()
+  await sdk.push(task('t', 'TASK_STATE_WORKING'))
+  await first
+  await relay.source.return()
+  await sdk.push(statusEvent('t', 'TASK_STATE_COMPLETED'))
+  await sdk.push('end')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(sdk.read(), 2)
+  t.equal(sdk.ended(), true)
+})
+
+t.test('without a hub the stream is the SDK\'s, ending with it', async (t) => {
+  t.strictSame(await collect(relayTaskEvents(from(task('t', 'TASK_STATE_WORKING')), undefined).source), [task('t', 'TASK_STATE_WORKING')])
 })
 
 t.test('an SDK stream error propagates and unsubscribes', async (t) => {
@@ -112,34 +153,76 @@ t.test('an SDK stream error propagates and unsubscribes', async (t) => {
     yield task('t', 'TASK_STATE_WORKING')
     throw new Error('boom')
   }
-  await t.rejects(collect(relayTaskEvents(sdk(), hub, 't').source), { message: 'boom' })
+  await t.rejects(collect(relayTaskEvents(sdk(), hub).source), { message: 'boom' })
   t.equal(hub.listeners.size, 0)
 })
 
-t.test('a terminal event from elsewhere while the SDK stream waits: the SDK stream is stopped, the event delivered', async (t) => {
+t.test('a terminal event from elsewhere while the SDK stream waits ends the stream with it', async (t) => {
   const hub = new TestEventHub()
-  let stop!: () => void
-  let stops = 0
-  // The SDK's SubscribeToTask on an INPUT_REQUIRED task: the snapshot, then a wait on a bus that stays quiet.
-  async function * sdk () {
-    yield task('t', 'TASK_STATE_INPUT_REQUIRED')
-    await new Promise<void>((resolve) => { stop = resolve })
-  }
-  const relay = relayTaskEvents(sdk(), hub, 't', () => { stops++; stop() })
-  t.match((await relay.source.next()).value, task('t', 'TASK_STATE_INPUT_REQUIRED'))
+  const sdk = controlled()
+  const relay = relayTaskEvents(sdk.source, hub)
+  const first = relay.source.next()
+  await sdk.push(task('t', 'TASK_STATE_WORKING'))
+  t.match((await first).value, task('t', 'TASK_STATE_WORKING'))
   const pending = relay.source.next()
   await new Promise((resolve) => setImmediate(resolve))
   hub.publish('t', statusEvent('t', 'TASK_STATE_WORKING', 'not an end: held'))
-  t.equal(stops, 0, 'a state that does not end the task leaves the SDK stream running')
-  hub.publish('t', statusEvent('t', 'TASK_STATE_CANCELED', 'continued elsewhere'))
-  t.equal(stops, 1, 'the end of the task stops the SDK stream')
+  hub.publish('t', statusEvent('t', 'TASK_STATE_CANCELED', 'canceled elsewhere'))
   t.match((await pending).value, statusEvent('t', 'TASK_STATE_WORKING', 'not an end: held'))
-  t.match((await relay.source.next()).value, statusEvent('t', 'TASK_STATE_CANCELED', 'continued elsewhere'))
+  t.match((await relay.source.next()).value, statusEvent('t', 'TASK_STATE_CANCELED', 'canceled elsewhere'))
   t.equal((await relay.source.next()).done, true)
   t.equal(hub.count('t'), 0, 'unsubscribed')
+  await sdk.push('end')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(sdk.ended(), true, 'the SDK stream was read to its end')
 
-  const after = relayTaskEvents(from(task('u', 'TASK_STATE_COMPLETED')), hub, 'u', () => { stops++ })
+  const after = relayTaskEvents(from(task('u', 'TASK_STATE_COMPLETED')), hub)
   t.strictSame(await collect(after.source), [task('u', 'TASK_STATE_COMPLETED')])
   hub.publish('u', statusEvent('u', 'TASK_STATE_CANCELED'))
-  t.equal(stops, 1, 'nothing to stop once the SDK stream is over')
+  t.equal(hub.listeners.size, 0, 'nothing listens once the stream is over')
+})
+
+t.test('followTask: the snapshot, then every source\'s events until a status update ends the task', async (t) => {
+  const hub = new TestEventHub()
+  const local = new TestEventHub()
+  let loads = 0
+  const followed = followTask('t', async () => {
+    loads++
+    hub.publish('t', statusEvent('t', 'TASK_STATE_WORKING', 'published while loading'))
+    return task('t', 'TASK_STATE_INPUT_REQUIRED')
+  }, [local, hub])
+  t.equal(hub.count('t'), 0, 'nothing runs until the first next()')
+  t.match((await followed.source.next()).value, task('t', 'TASK_STATE_INPUT_REQUIRED'), 'the snapshot\'s own state does not end it')
+  t.equal(loads, 1)
+  t.equal(hub.count('t') + local.count('t'), 2, 'subscribed to every source')
+  t.match((await followed.source.next()).value, statusEvent('t', 'TASK_STATE_WORKING', 'published while loading'))
+  const pending = followed.source.next()
+  local.publish('t', task('t', 'TASK_STATE_COMPLETED'))
+  t.match((await pending).value, task('t', 'TASK_STATE_COMPLETED'), 'a task event is passed on and does not end it')
+  local.publish('t', { artifactUpdate: { taskId: 't' } })
+  hub.publish('t', statusEvent('t', 'TASK_STATE_INPUT_REQUIRED', 'asks again'))
+  t.match((await followed.source.next()).value, { artifactUpdate: { taskId: 't' } })
+  t.match((await followed.source.next()).value, statusEvent('t', 'TASK_STATE_INPUT_REQUIRED', 'asks again'))
+  t.equal((await followed.source.next()).done, true)
+  t.equal(hub.count('t') + local.count('t'), 0, 'unsubscribed')
+})
+
+t.test('followTask: a failed snapshot is the stream\'s error; release ends it at once', async (t) => {
+  const hub = new TestEventHub()
+  await t.rejects(collect(followTask('t', async () => { throw new Error('not found') }, [hub]).source), { message: 'not found' })
+  t.equal(hub.count('t'), 0)
+
+  const followed = followTask('t', async () => task('t', 'TASK_STATE_WORKING'), [hub])
+  await followed.source.next()
+  const pending = followed.source.next()
+  await new Promise((resolve) => setImmediate(resolve))
+  followed.release()
+  followed.release()
+  t.strictSame(await pending, { done: true, value: undefined })
+  t.equal(hub.count('t'), 0)
+
+  const early = followTask('t', async () => task('t', 'TASK_STATE_WORKING'), [hub])
+  early.release()
+  t.strictSame(await collect(early.source), [])
+  t.equal(hub.count('t'), 0)
 })
