@@ -4,15 +4,17 @@
  * a static provider returning a full envelope with three citations) and once on a plain Fastify app.
  * Target: with / without ≥ 0.90.
  *
- * Two informative contenders (not judged): a plain app returning the plugin's decorated reply, byte for byte,
- * with the echo header (what the extension puts on the wire, serialized by Fastify as usual), and the plugin with
+ * Three informative contenders (not judged): a plain app returning the plugin's decorated reply, byte for byte,
+ * with the echo header (what the extension puts on the wire, serialized by Fastify as usual), the plugin with
  * a provider that builds the same envelope anew for every object (validated per reply, where the static
- * provider's frozen envelope is validated once), the case of providers that compute a verdict per turn.
+ * provider's frozen envelope is validated once), the case of providers that compute a verdict per turn, and the
+ * plugin's route with a response schema (the same bytes, serialized by fast-json-stringify instead of
+ * JSON.stringify: what a serializer compiled for the envelope would buy).
  *
  * Each server runs in its own child process (child-app.ts), which also reports the server's CPU time per
  * request: on a shared machine requests/s swing with other load, CPU µs per request much less.
  */
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify'
 import { converse } from '../src/fastify/converse-plugin.js'
 import { functionEnvelopeProvider, staticEnvelopeProvider } from '../src/core/envelope-provider.js'
 import type { EnvelopeDraft } from '../src/core/envelope.js'
@@ -61,8 +63,43 @@ const REPLY = {
 const CARD = { name: 'Shop assistant', description: 'Answers questions about orders.' }
 
 /** The route under test; `config.converse` marks it for the plugin (a plain app ignores the config). */
-function addRoute (app: FastifyInstance): void {
-  app.post('/a2a/:agentId', { config: { converse: true } }, async () => REPLY)
+function addRoute (app: FastifyInstance, schema?: FastifySchema): void {
+  app.post('/a2a/:agentId', { config: { converse: true }, schema }, async () => REPLY)
+}
+
+const text = { type: 'string' } as const
+/** Loose objects: the members named are serialized by fast-json-stringify's compiled code, the rest as JSON.stringify would. */
+const object = (properties: Record<string, unknown>) => ({ type: 'object', properties, additionalProperties: true })
+/** The converse envelope's members as a serialization schema (fast-json-stringify compiles it; no validation). */
+const ENVELOPE_SERIALIZATION = object({
+  author: text,
+  answerCoverage: object({ availability: text, coverage: text, reason: text, originatingTurnId: text, originatingRequestId: text }),
+  ownership: object({ state: text, suppressed: { type: 'boolean' } }),
+  citations: { type: 'array', items: object({ documentId: text, chunkId: text, title: text, sourceUrl: text }) }
+})
+
+/**
+ * A response schema for the JSON-RPC success reply of SendMessage with a {message} result: Fastify then serializes
+ * the decorated reply with fast-json-stringify instead of JSON.stringify. Informative: what a serializer compiled
+ * for the envelope would buy the plugin's route.
+ */
+export const REPLY_SCHEMA: FastifySchema = {
+  response: {
+    200: object({
+      jsonrpc: text,
+      id: { type: ['string', 'number', 'null'] },
+      result: object({
+        message: object({
+          messageId: text,
+          contextId: text,
+          role: text,
+          parts: { type: 'array', items: object({ text }) },
+          metadata: object({ [CONVERSE_EXTENSION_URI]: ENVELOPE_SERIALIZATION }),
+          extensions: { type: 'array', items: text }
+        })
+      })
+    })
+  }
 }
 
 export async function buildWithPlugin (): Promise<FastifyInstance> {
@@ -77,6 +114,14 @@ export async function buildWithPluginPerCall (): Promise<FastifyInstance> {
   const app = Fastify({ logger: false })
   await app.register(converse, { agents: [{ id: 'ag_7Qb3nT1xK9wZs2Pv0Lm4Rd', card: CARD }], provider: functionEnvelopeProvider(buildEnvelope) })
   addRoute(app)
+  return app
+}
+
+/** The plugin's route with REPLY_SCHEMA: the decorated reply serialized by fast-json-stringify. */
+export async function buildWithPluginSchema (): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false })
+  await app.register(converse, { agents: [{ id: 'ag_7Qb3nT1xK9wZs2Pv0Lm4Rd', card: CARD }], provider: staticEnvelopeProvider(ENVELOPE) })
+  addRoute(app, REPLY_SCHEMA)
   return app
 }
 
@@ -134,6 +179,15 @@ async function check (contender: Contender, expectEnvelope: boolean): Promise<vo
   }
 }
 
+/** Two contenders that must put the very same bytes on the wire. */
+async function sameBytes (a: Contender, b: Contender): Promise<void> {
+  const body = async (contender: Contender) => await (await fetch(contender.url + contender.load.path, {
+    method: 'POST', headers: contender.load.headers, body: contender.load.body
+  })).text()
+  const [first, second] = await Promise.all([body(a), body(b)])
+  if (first !== second) throw new Error(`${a.name} and ${b.name} send different bodies:\n${first}\n${second}`)
+}
+
 export async function run (overrides: Partial<RunOptions> = {}): Promise<ScenarioResult> {
   // Few connections keep the single-threaded server saturated without making autocannon the bottleneck.
   // Many short rounds: this machine's speed drifts over seconds, and only contenders measured close together
@@ -143,21 +197,24 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
   if (process.env.BENCH_DURATION === undefined) defaults.durationSec = 1
   const options = runOptions({ ...defaults, ...overrides })
   const sizes = await replies()
-  const servers = await Promise.all(['buildWithPlugin', 'buildWithoutPlugin', 'buildControl', 'buildWithPluginPerCall']
+  const servers = await Promise.all(['buildWithPlugin', 'buildWithoutPlugin', 'buildControl', 'buildWithPluginPerCall', 'buildWithPluginSchema']
     .map((exportName) => startChildApp(import.meta.url, exportName)))
   try {
-    const [withPlugin, withoutPlugin, control, perCall] = servers
+    const [withPlugin, withoutPlugin, control, perCall, withSchema] = servers
     const contenders: Contender[] = [
       { name: 'SendMessage with plugin (extension active, 3 citations)', url: withPlugin.url, load: load(true), usage: withPlugin.usage },
       // The header is sent here too, so both sides parse the same request.
       { name: 'SendMessage without plugin', url: withoutPlugin.url, load: load(true), usage: withoutPlugin.usage },
       { name: 'control: without plugin, the decorated reply canned', url: control.url, load: load(true), usage: control.usage },
-      { name: 'with plugin, envelope built per call', url: perCall.url, load: load(true), usage: perCall.usage }
+      { name: 'with plugin, envelope built per call', url: perCall.url, load: load(true), usage: perCall.usage },
+      { name: 'with plugin, route response schema (fast-json-stringify)', url: withSchema.url, load: load(true), usage: withSchema.usage }
     ]
     await check(contenders[0], true)
     await check(contenders[1], false)
     await check(contenders[2], true)
     await check(contenders[3], true)
+    await check(contenders[4], true)
+    await sameBytes(contenders[4], contenders[0])
     const rows = await compare(contenders, options)
     const cpu = (row: Row) => `${(row.cpuMicrosPerRequest as number).toFixed(1)} µs`
     // Rounds of one contender more than 1.5× apart: something else loaded the machine while measuring.
@@ -174,6 +231,8 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
           `with plugin / control = ${pairedRatio(rows, 0, 2, true).toFixed(3)} (the plugin's own work: both send the same bytes)`,
         `req/s ratios: control / without = ${pairedRatio(rows, 2, 1).toFixed(3)}, with plugin / control = ${pairedRatio(rows, 0, 2).toFixed(3)}`,
         `envelope built per call (not judged): with plugin / without = ${pairedRatio(rows, 3, 1).toFixed(3)} req/s, ${pairedRatio(rows, 3, 1, true).toFixed(3)} by CPU`,
+        `response schema (fast-json-stringify, not judged): with plugin / without = ${pairedRatio(rows, 4, 1).toFixed(3)} req/s, ${pairedRatio(rows, 4, 1, true).toFixed(3)} by CPU; ` +
+          `schema / JSON.stringify, both with plugin = ${pairedRatio(rows, 4, 0).toFixed(3)} req/s, ${pairedRatio(rows, 4, 0, true).toFixed(3)} by CPU; CPU ${cpu(rows[4])}`,
         ...(noisy ? ['WARNING: requests/s varied more than 1.5× between rounds (other load on the machine); the req/s ratio is unreliable, the CPU-based ones much less so'] : [])
       ]
     }
