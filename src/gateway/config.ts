@@ -36,6 +36,8 @@ export interface GatewayConfig {
   keepAliveTimeoutMs: number
   /** Open connections at most; further ones are closed at once. */
   maxConnections: number
+  /** How long a turn naming a task waits for the task's earlier turns (its turn lock) before -32603. */
+  turnWaitTimeoutMs: number
 }
 
 /** Thrown when a variable is invalid; the message names the variable. */
@@ -74,7 +76,8 @@ export const configSchema = {
     REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 30000 },
     HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 10000 },
     KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 72000 },
-    MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1000000, default: 10000 }
+    MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1000000, default: 10000 },
+    TURN_WAIT_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 3600000, default: 30000 }
   }
 } as const
 
@@ -100,6 +103,7 @@ interface RawConfig {
   HEADERS_TIMEOUT_MS: number
   KEEP_ALIVE_TIMEOUT_MS: number
   MAX_CONNECTIONS: number
+  TURN_WAIT_TIMEOUT_MS: number
 }
 
 /** Validates the environment once; an invalid value throws a ConfigError naming the variable. */
@@ -148,7 +152,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
     headersTimeoutMs: raw.HEADERS_TIMEOUT_MS,
     keepAliveTimeoutMs: raw.KEEP_ALIVE_TIMEOUT_MS,
-    maxConnections: raw.MAX_CONNECTIONS
+    maxConnections: raw.MAX_CONNECTIONS,
+    turnWaitTimeoutMs: raw.TURN_WAIT_TIMEOUT_MS
   }
 }
 

@@ -28,7 +28,8 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   REQUEST_TIMEOUT_MS: 'time to receive a whole request, in ms (slower: HTTP 408); replies and streams are not bounded',
   HEADERS_TIMEOUT_MS: "time to receive a request's headers, in ms",
   KEEP_ALIVE_TIMEOUT_MS: "an idle keep-alive connection closes after this, in ms (longer than the balancer's idle timeout)",
-  MAX_CONNECTIONS: 'open connections at most; a further one is closed at once'
+  MAX_CONNECTIONS: 'open connections at most; a further one is closed at once',
+  TURN_WAIT_TIMEOUT_MS: "a turn naming a task waits at most this for the task's earlier turns, in ms (then -32603, task busy)"
 })
 
 /** True when the command line asks for help rather than a start. */

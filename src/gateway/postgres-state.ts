@@ -25,6 +25,8 @@ export interface PostgresStateOptions {
   /** Schema holding every table (created by the migration). Default: the server's search path. */
   schema?: string
   logger: StateLogger
+  /** How long a turn waits for the task's earlier turns (PostgresTaskTurnLock's waitTimeoutMs). Default 30 000 ms. */
+  turnWaitTimeoutMs?: number
 }
 
 /** The database named by DATABASE_URL cannot be reached at start; the message names the variable, never credentials. */
@@ -119,7 +121,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     events,
     taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId) })),
     // Turns on one task, one at a time across every instance on the database.
-    taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId }),
+    taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
     readinessChecks: { database: () => database.ping() },
     async close () {
       await events.close()

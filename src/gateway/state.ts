@@ -25,7 +25,7 @@ export interface GatewayState {
 }
 
 /** The memory bounds (MEMORY_* variables); the stores' defaults where a field is absent. */
-export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations'>>
+export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'turnWaitTimeoutMs'>>
 
 /** One process: nothing shared, nothing to check, lost on restart; bounded (tasks per agent, conversations). */
 export function memoryState (bounds: MemoryBounds = {}): GatewayState {
@@ -36,7 +36,7 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
     conversations,
     events,
     taskStoreFor: () => new BoundedMemoryTaskStore({ maxTasks: bounds.memoryMaxTasks, finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs }),
-    taskTurnLockFor: () => new MemoryTaskTurnLock(),
+    taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: bounds.turnWaitTimeoutMs }),
     readinessChecks: {},
     async close () {
       await conversations.close()
@@ -50,7 +50,7 @@ export async function openGatewayState (config: Pick<GatewayConfig, 'databaseUrl
      database it cannot run, and counting it there would fail `npm test` on a machine without PostgreSQL */
   if (config.databaseUrl !== undefined) {
     const { openPostgresState } = await import('./postgres-state.js')
-    return openPostgresState({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger })
+    return openPostgresState({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger, turnWaitTimeoutMs: config.turnWaitTimeoutMs })
   }
   /* c8 ignore stop */
   return memoryState(config)

@@ -23,7 +23,8 @@ t.test('defaults with no configuration at all', async (t) => {
     requestTimeoutMs: 30000,
     headersTimeoutMs: 10000,
     keepAliveTimeoutMs: 72000,
-    maxConnections: 10000
+    maxConnections: 10000,
+    turnWaitTimeoutMs: 30000
   })
 })
 
@@ -47,6 +48,7 @@ t.test('every variable is read and typed', async (t) => {
     HEADERS_TIMEOUT_MS: '5000',
     KEEP_ALIVE_TIMEOUT_MS: '65000',
     MAX_CONNECTIONS: '100',
+    TURN_WAIT_TIMEOUT_MS: '5000',
     UNRELATED: 'ignored'
   })
   t.equal(config.port, 9090)
@@ -60,6 +62,7 @@ t.test('every variable is read and typed', async (t) => {
   t.equal(config.shutdownTimeoutMs, 5000)
   t.strictSame([config.memoryMaxTasks, config.memoryFinishedTaskTtlMs, config.memoryMaxConversations], [500, 60000, 300])
   t.strictSame([config.requestTimeoutMs, config.headersTimeoutMs, config.keepAliveTimeoutMs, config.maxConnections], [20000, 5000, 65000, 100])
+  t.equal(config.turnWaitTimeoutMs, 5000)
   t.equal(loadConfig({ PUBLIC_URL: 'http://a.example', MCP_PUBLIC_URL: 'https://mcp.example/' }).mcpPublicUrl, 'https://mcp.example')
 })
 
@@ -86,7 +89,8 @@ t.test('an invalid value names the variable', async (t) => {
     [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
     [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS'],
     [{ KEEP_ALIVE_TIMEOUT_MS: '5' }, 'KEEP_ALIVE_TIMEOUT_MS'],
-    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS']
+    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS'],
+    [{ TURN_WAIT_TIMEOUT_MS: '0' }, 'TURN_WAIT_TIMEOUT_MS']
   ]
   for (const [env, variable] of cases) {
     let caught: unknown

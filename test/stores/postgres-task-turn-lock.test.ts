@@ -74,6 +74,11 @@ if (url === undefined) {
     await Promise.all([held(), otherTask(), otherAgent()])
   })
 
+  t.test('the lease table is unlogged (no disk flush per take and release)', async (t) => {
+    const { rows: [row] } = await admin.query(`select relpersistence from pg_class where oid = '${schema}.${TASK_TURN_LOCKS_TABLE}'::regclass`)
+    t.equal(row.relpersistence, 'u')
+  })
+
   t.test('a crashed holder: its lease runs out and the next turn proceeds', async (t) => {
     const lock = new PostgresTaskTurnLock(open(), { scope: 'demo', waitTimeoutMs: 10_000 })
     const name = taskTurnKeyString(key('t-crash'), 'demo')
