@@ -22,7 +22,8 @@ const runtime = await buildAgentRuntime({
   taskStoreFor: state.taskStoreFor
 })
 const converse = converseRouter({
-  agents: runtime.agents,
+  // One turn at a time per task, across instances too when the state is on PostgreSQL.
+  agents: runtime.agents.map((agent) => ({ ...agent, turnLock: state.taskTurnLockFor(agent.id) })),
   events: state.events,
   publicUrl: config.publicUrl,
   mcpPublicUrl: config.mcpPublicUrl,
