@@ -200,12 +200,18 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         else await handler(request, response, agentId)
       }, logFor)
     const answer = served(async (request, response, agentId) => {
+      // Read by the A2A endpoint's rules; another media type stays unread for the transport to refuse.
+      let body: RequestBody | undefined
+      if (request.method === 'POST') {
+        body = request.readableEnded ? alreadyRead(request) : await readRequestBody(request, bodyLimit)
+        // The client left before sending all of it.
+        if (body === undefined) return
+      }
       await mcp.handle({
         agentId,
         request,
         response,
-        // A body parser mounted before the router already read the stream: the transport takes its value.
-        parsedBody: request.readableEnded ? request.body : undefined,
+        body,
         card: cardFor(agentId, request) as Record<string, unknown>,
         caller: callerOf(request),
         log: logFor(request)

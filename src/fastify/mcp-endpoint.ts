@@ -6,9 +6,10 @@
  * Node objects (the reply is hijacked); the tools run through the A2A service `a2aEndpoint` registered
  * (src/mcp/mcp-service.ts). Encapsulated: its body parser (none: the transport reads the stream) is its own.
  */
+import createError from '@fastify/error'
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { unknownAgentBody } from '../a2a/service.js'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { unknownAgentBody, type RequestBody } from '../a2a/service.js'
 import type { Caller } from '../a2a/backend.js'
 import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
@@ -22,6 +23,18 @@ export interface McpEndpointOptions {
 
 type AgentRequest = FastifyRequest<{ Params: { agentId: string } }>
 
+/** The body is not JSON: answered 400 with the transport's -32700 body. */
+const InvalidMcpJsonError = createError('A2A_CONVERSE_MCP_INVALID_JSON', 'Invalid JSON payload', 400)
+
+/** The body errors Fastify raises before the handler, as the MCP service takes them. */
+function bodyError (error: FastifyError, request: AgentRequest): RequestBody | undefined {
+  if (error.code === 'A2A_CONVERSE_MCP_INVALID_JSON') return { kind: 'invalid_json' }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { kind: 'too_large', limit: request.routeOptions.bodyLimit }
+  /* c8 ignore start -- Fastify's own client errors (a bad Content-Length) keep Fastify's default answer */
+  return undefined
+}
+/* c8 ignore stop */
+
 /** Who is calling. Today nobody is authenticated (a walk-in caller); issue 12's authentication fills this in. */
 function callerOf (_request: FastifyRequest): Caller | undefined {
   return undefined
@@ -32,15 +45,32 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
   const bodyLimit = options.bodyLimit ?? fastify.initialConfig.bodyLimit as number
   const service = createMcpService({ extension: converse.extension, services: converse.a2aServices, bodyLimit })
 
-  // The transport reads the body itself (its limit, its media-type and JSON-RPC checks): nothing is parsed here.
+  // JSON is read and parsed here, with the limit (cheaper than the transport's Web-stream read); any other media
+  // type is left unread for the transport, which refuses it (415).
   fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(body as string)
+    } catch {
+      done(new InvalidMcpJsonError(), undefined)
+      return
+    }
+    done(null, parsed)
+  })
   fastify.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
+  fastify.setErrorHandler(async (error: FastifyError, request: AgentRequest, reply) => {
+    const body = bodyError(error, request)
+    if (body !== undefined) return await answer(request, reply, body)
+    /* c8 ignore next -- (see bodyError) */
+    throw error
+  })
 
   const onlyServed = async (request: AgentRequest, reply: FastifyReply): Promise<void> => {
     if (!service.serves(request.params.agentId)) await reply.code(404).send(unknownAgentBody(request.params.agentId))
   }
 
-  async function answer (request: AgentRequest, reply: FastifyReply): Promise<FastifyReply> {
+  async function answer (request: AgentRequest, reply: FastifyReply, body?: RequestBody): Promise<FastifyReply> {
     const card = converse.cardFor(request.params.agentId, request) as Record<string, unknown>
     reply.hijack()
     // Headers set on the reply (a request id, say) are not written by Fastify once hijacked.
@@ -51,6 +81,7 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
       agentId: request.params.agentId,
       request: request.raw,
       response: reply.raw,
+      body: body ?? (request.body === undefined ? undefined : { kind: 'json', value: request.body }),
       card,
       caller: callerOf(request),
       log: request.log
@@ -58,7 +89,13 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
     return reply
   }
 
-  fastify.route({ method: ['POST', 'GET', 'DELETE'], url: '/mcp/a/:agentId', onRequest: onlyServed, handler: answer })
+  fastify.route({
+    method: ['POST', 'GET', 'DELETE'],
+    url: '/mcp/a/:agentId',
+    bodyLimit,
+    onRequest: onlyServed,
+    handler: async (request: AgentRequest, reply: FastifyReply) => await answer(request, reply)
+  })
 
   fastify.get<{ Params: { agentId: string } }>('/mcp/a/:agentId/server-card', { onRequest: onlyServed }, async (request, reply) => {
     const card = converse.cardFor(request.params.agentId, request) as Record<string, unknown>

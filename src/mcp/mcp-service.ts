@@ -16,11 +16,13 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import {
   CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Caller, ServiceLogger } from '../a2a/backend.js'
-import type { A2AService, JsonReply } from '../a2a/service.js'
+import type { A2AService, JsonReply, RequestBody } from '../a2a/service.js'
+import { requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import type { ConverseExtension, ResolvedAgent } from '../core/converse-extension.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { InvalidOptionError } from '../core/errors.js'
@@ -68,8 +70,13 @@ export interface McpRequest {
   /** Node's request and response: the SDK's transport reads the body (unless parsed) and writes the reply. */
   request: IncomingMessage
   response: ServerResponse
-  /** The body a parser already read (Express's express.json()); absent: the transport reads it. */
-  parsedBody?: unknown
+  /**
+   * The body as the door read it (its limit, JSON.parse): parsed JSON goes to the transport as is (reading the
+   * stream again through Web streams costs more than the rest of a tool call); too large or not JSON is answered
+   * here with the transport's own errors. Absent, or of another media type: the transport reads the stream and
+   * answers (415 for a media type other than JSON).
+   */
+  body?: RequestBody
   /** The agent's card as this request sees it (its MCP URL and identity go into serverInfo). */
   card: Record<string, unknown>
   /** Who is calling: handed to the A2A service with every tool call (the door's one place for authentication). */
@@ -106,6 +113,9 @@ function toolsOf (agent: ResolvedAgent): Tool[] {
 }
 
 export function createMcpService (options: McpServiceOptions): McpService {
+  // A Server builds its own ajv instance (and its formats) unless given one: most of its construction cost, per
+  // request in stateless mode. One per service; the door's tools never ask the client for anything it validates.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator()
   const { extension, services, bodyLimit } = options
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
   const tools = new Map<string, Tool[]>()
@@ -167,7 +177,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
   }
 
   function buildServer (request: McpRequest): Server {
-    const server = new Server(serverIdentity(request.card), { capabilities: { tools: {} } })
+    const server = new Server(serverIdentity(request.card), { capabilities: { tools: {} }, jsonSchemaValidator })
     const agentTools = tools.get(request.agentId) as Tool[]
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: agentTools }))
     server.setRequestHandler(CallToolRequestSchema, (call, extra) =>
@@ -179,30 +189,39 @@ export function createMcpService (options: McpServiceOptions): McpService {
     const { response } = request
     if (request.request.method !== 'POST') {
       // Stateless: no standalone SSE stream (GET) and no session to delete (DELETE), as the SDK's stateless example answers.
-      response.writeHead(405, { allow: 'POST', 'content-type': 'application/json' })
-      response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null }))
+      jsonRpcError(response, 405, -32000, 'Method not allowed.', { allow: 'POST' })
       return
     }
+    const body = request.body
+    if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, requestBodyTooLargeMessage(body.limit))
+    if (body?.kind === 'invalid_json') return jsonRpcError(response, 400, -32700, 'Parse error: Invalid JSON')
     const server = buildServer(request)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: bodyLimit })
-    // Closing the transport aborts a tool call still running (the client went away): its A2A call stops waiting.
-    /* c8 ignore next -- closing an in-memory server and transport does not reject; nothing to do if it did */
-    response.once('close', () => { server.close().then(undefined, () => {}) })
+    // A client gone before its reply: closing the transport aborts the tool call still running, so its A2A call
+    // stops waiting. After a reply there is nothing to stop (no timer, no stream): the objects are simply dropped,
+    // which spares a close that builds an McpError per request.
+    response.once('close', () => {
+      /* c8 ignore next -- closing an in-memory server and transport does not reject; nothing to do if it did */
+      if (!response.writableFinished) server.close().then(undefined, () => {})
+    })
     try {
       await server.connect(transport)
-      await transport.handleRequest(request.request, response, request.parsedBody)
+      await transport.handleRequest(request.request, response, body?.kind === 'json' ? body.value : undefined)
       /* c8 ignore start -- the SDK answers every malformed request itself; this guards against its own failure */
     } catch (error) {
       request.log?.error({ err: error }, 'MCP request failed')
-      if (!response.headersSent) {
-        response.writeHead(500, { 'content-type': 'application/json' })
-        response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }))
-      }
+      if (!response.headersSent) jsonRpcError(response, 500, -32603, 'Internal error')
     }
     /* c8 ignore stop */
   }
 
   return { serves: (agentId) => tools.has(agentId), handle }
+}
+
+/** An HTTP error with a JSON-RPC error body of id null, the shape (and, for body errors, the text) of the transport's. */
+function jsonRpcError (response: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { ...headers, 'content-type': 'application/json' })
+  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
 }
 
 /** `{ contextId?, taskId? }` from an object, or what is wrong with it. */

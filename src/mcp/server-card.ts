@@ -43,8 +43,20 @@ export function mcpUrlOf (card: Record<string, unknown>): string {
   return entry?.params?.mcp?.url as string
 }
 
+/** Identities by card: the extension caches its cards (per base URL), so this is computed once per card. */
+const identities = new WeakMap<Record<string, unknown>, ServerIdentity>()
+
 /** Name, title, version and description of an agent's MCP server, from its card. */
 export function serverIdentity (card: Record<string, unknown>): ServerIdentity {
+  let identity = identities.get(card)
+  if (identity === undefined) {
+    identity = Object.freeze(identityOf(card))
+    identities.set(card, identity)
+  }
+  return identity
+}
+
+function identityOf (card: Record<string, unknown>): ServerIdentity {
   const view = card as CardView
   const url = new URL(mcpUrlOf(card))
   const agentId = decodeURIComponent(url.pathname.split('/').at(-1) as string)

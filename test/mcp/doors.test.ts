@@ -5,7 +5,9 @@
  * agreeing with the live serverInfo), agents without an endpoint, and a parser mounted before the Express router.
  */
 import t, { type Test } from 'tap'
+import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
+import { connect as connectSocket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import type { Server } from 'node:http'
 import express from 'express'
@@ -17,7 +19,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DOORS, serveDoor, URI } from '../fixtures/doors.js'
-import { messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
+import { hangingExecutor, messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
 import { bookTable } from '../fixtures/demo-routines.js'
 import { TOOL_OUTPUT_SCHEMA } from '../../src/mcp/tool-result.js'
 import { a2aEndpoint, converse, mcpEndpoint } from '../../src/fastify.js'
@@ -102,6 +104,38 @@ for (const name of DOORS) {
     t.equal((await fetch(`${door.base}/mcp/a/cardonly/server-card`)).status, 404)
   })
 }
+
+for (const name of DOORS) {
+  t.test(`${name}: a client gone mid-call ends its call; the door answers the next one`, async (t) => {
+    const hanging = hangingExecutor()
+    const door = await serveDoor(t, name, { agents: [{ id: 'hang', card: { name: 'Hang', description: 'Never answers.' }, executor: hanging }, agents[0]] })
+    const controller = new AbortController()
+    const call = fetch(`${door.base}/mcp/a/hang`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask_agent', arguments: { message: 'wait' } } }),
+      signal: controller.signal
+    })
+    await hanging.started
+    controller.abort()
+    await t.rejects(call, { name: 'AbortError' })
+    const client = await connect(t, `${door.base}/mcp/a/echo`)
+    const echoed = await client.callTool({ name: 'ask_agent', arguments: { message: 'still here' } }) as CallToolResult
+    t.equal(textOf(echoed), 'echo: still here')
+  })
+}
+
+t.test('express: a client gone before its whole body was sent gets nothing; the router goes on', async (t) => {
+  const door = await serveDoor(t, 'express', { agents: [agents[0]] })
+  const { port } = new URL(door.origin)
+  const socket = connectSocket(Number(port), '127.0.0.1')
+  await once(socket, 'connect')
+  socket.write('POST /mcp/a/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"')
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  socket.destroy()
+  const client = await connect(t, `${door.base}/mcp/a/echo`)
+  t.equal(textOf(await client.callTool({ name: 'ask_agent', arguments: { message: 'next' } }) as CallToolResult), 'echo: next')
+})
 
 t.test('express: a JSON parser mounted before the router has read the body; the door takes its value', async (t) => {
   const router = converseRouter({ agents: [agents[0]] })

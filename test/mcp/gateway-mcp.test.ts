@@ -218,6 +218,9 @@ t.test('bad input: unknown agent, GET and DELETE, malformed JSON-RPC, oversized 
     t.equal(response.headers.get('allow'), 'POST')
     t.match(await response.json(), { jsonrpc: '2.0', error: { code: -32000 }, id: null })
   }
+  const plain = await post('hello', 'demo', { 'content-type': 'text/plain' })
+  t.equal(plain.status, 415, 'another media type: the transport refuses it')
+  t.match(await plain.json(), { error: { code: -32000, message: /Content-Type must be application\/json/ } })
   const notJson = await post('{not json')
   t.equal(notJson.status, 400)
   t.match(await notJson.json(), { error: { code: -32700 } })
@@ -226,7 +229,7 @@ t.test('bad input: unknown agent, GET and DELETE, malformed JSON-RPC, oversized 
   t.match(await notRpc.json(), { error: { code: -32700, message: /Invalid JSON-RPC message/ } })
   const tooLarge = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(4096) } }))
   t.equal(tooLarge.status, 413)
-  t.match(await tooLarge.json(), { jsonrpc: '2.0', error: { code: -32000 } })
+  t.match(await tooLarge.json(), { jsonrpc: '2.0', error: { code: -32000, message: 'Payload Too Large: Request body must not exceed 2048 bytes' }, id: null })
   const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), 'demo', { 'x-request-id': 'mcp-req-1' })
   t.equal(response.status, 200)
   t.equal(response.headers.get('x-request-id'), 'mcp-req-1', 'the gateway\'s request id survives the hijack')
