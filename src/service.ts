@@ -21,3 +21,12 @@ export {
   MemoryTaskTurnLock, TaskBusyError, taskTurnKey, DEFAULT_TURN_WAIT_TIMEOUT_MS,
   type TaskTurnLock, type TaskTurnKey, type TaskTurnRelease, type MemoryTaskTurnLockOptions
 } from './stores/task-turn-lock.js'
+// Proxy mode: another A2A 1.0 agent as a backend, and envelopes from an HTTP service (both load undici).
+export { upstreamBackend, type UpstreamBackendOptions } from './proxy/upstream-backend.js'
+export { upstreamCardSource, parseUpstreamCard, UpstreamCardError, type UpstreamCard, type UpstreamCardSource, type UpstreamCardSourceOptions } from './proxy/upstream-card.js'
+export { startUpstreamAgent, UPSTREAM_DEFAULTS, type UpstreamAgent, type UpstreamAgentOptions } from './proxy/upstream-agent.js'
+export { UpstreamErrorCode, UpstreamError } from './proxy/upstream-errors.js'
+export {
+  httpEnvelopeProvider, perAgentEnvelopeProvider, EnvelopeServiceError,
+  type HttpEnvelopeProvider, type HttpEnvelopeProviderOptions
+} from './core/http-envelope-provider.js'

@@ -84,6 +84,11 @@ export interface ConverseExtension {
   negotiate (agentId: string, header: string | readonly string[] | undefined): Negotiated | undefined
   /** Decorates (activated) or strips (not activated) one JSON-RPC result of `method`. */
   transform (method: string, result: unknown, context: ResultContext): Promise<unknown> | unknown
+  /**
+   * Replaces a declared agent's card (an upstream agent's card read or refreshed after start): its cards, the
+   * extensions it declares and their negotiation follow from the next request on. Routines stay.
+   */
+  setCard (agentId: string, card: AgentCardInput): void
 }
 
 const AGENT_ID = /^[A-Za-z0-9_-]{1,128}$/
@@ -144,7 +149,21 @@ export function createConverseExtension (options: ConverseExtensionOptions): Con
     })
   }
 
-  return { agents, defaultAgentId: options.agents[0].id, decorator, negotiate: negotiateFor, transform }
+  function setCard (agentId: string, card: AgentCardInput): void {
+    const agent = agents.get(agentId)
+    if (agent === undefined) throw new InvalidOptionError('agentId', `"${agentId}" is not a declared agent`)
+    checkCard(`agents["${agentId}"].card`, card)
+    agents.set(agentId, resolveAgent(agentId, card, agent.routines as RoutineDeclaration[]))
+    negotiations.get(agentId)?.clear()
+  }
+
+  return { agents, defaultAgentId: options.agents[0].id, decorator, negotiate: negotiateFor, transform, setCard }
+}
+
+function checkCard (option: string, card: AgentCardInput): void {
+  if (card === null || typeof card !== 'object' || typeof card.name !== 'string' || typeof card.description !== 'string') {
+    throw new InvalidOptionError(option, 'must be an object with name and description strings')
+  }
 }
 
 /** A base URL option of a door: a fixed http(s) URL, or a function of the door's request. */
@@ -189,9 +208,7 @@ function resolveAgents (options: ConverseExtensionOptions): Map<string, Resolved
     }
     if (agents.has(agent.id)) throw new InvalidOptionError(`${where}.id`, `"${agent.id}" is declared twice`)
     const card = agent.card
-    if (card === null || typeof card !== 'object' || typeof card.name !== 'string' || typeof card.description !== 'string') {
-      throw new InvalidOptionError(`${where}.card`, 'must be an object with name and description strings')
-    }
+    checkCard(`${where}.card`, card)
     const routines = agent.routines ?? []
     validateRoutineDeclarations(routines)
     agents.set(agent.id, resolveAgent(agent.id, card, routines))

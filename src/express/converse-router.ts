@@ -143,6 +143,9 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     const body = request.readableEnded ? alreadyRead(request) : await readRequestBody(request, bodyLimit)
     if (body === undefined) return
     const controller = new AbortController()
+    // A client that goes away before its JSON reply cancels what the backend is waiting for (an upstream request).
+    const abort = (): void => controller.abort()
+    response.once('close', abort)
     const reply = await service.handle({
       agentId,
       headers: request.headers,
@@ -152,6 +155,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
       log: logFor(request),
       doorRequest: request
     })
+    response.off('close', abort)
     if (reply.kind === 'json') {
       response.status(reply.status).set(reply.headers).json(reply.body)
       return

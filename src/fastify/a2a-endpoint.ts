@@ -74,6 +74,9 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
 
   async function answer (request: RouteRequest, reply: FastifyReply, body: RequestBody): Promise<unknown> {
     const controller = new AbortController()
+    // A client that goes away before its JSON reply cancels what the backend is waiting for (an upstream request).
+    const abort = (): void => controller.abort()
+    reply.raw.once('close', abort)
     const result = await service.handle({
       agentId: agentOf(request),
       headers: request.headers,
@@ -83,6 +86,7 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
       log: request.log,
       doorRequest: request
     })
+    reply.raw.off('close', abort)
     if (result.kind === 'json') return reply.code(result.status).headers(result.headers).send(result.body)
     reply.hijack()
     // Headers set on the reply (a request id, say) are not written by Fastify once hijacked.

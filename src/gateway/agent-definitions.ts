@@ -6,11 +6,41 @@ import { validateRoutineDeclarations, type RoutineDeclaration } from '../core/ro
 import type { OutOfScopeTopic } from '../runtime/knowledge-base.js'
 import { packageRoot } from './package-root.js'
 
+/** Where a proxied agent runs (proxy mode): another A2A 1.0 agent the gateway stands in front of. */
+export interface UpstreamDefinition {
+  /** The upstream's base URL: its card is read from <url>/.well-known/agent-card.json. */
+  url: string
+  /** Headers added to every upstream request (an API key, say). */
+  headers?: Record<string, string>
+  /** A call's whole reply, a stream's response headers, a card read (ms). Default 30000. */
+  timeoutMs?: number
+  /** Time to open a connection (ms). Default 5000. */
+  connectTimeoutMs?: number
+  /** Longest wait between two events of a stream (ms). Default 300000. */
+  streamIdleTimeoutMs?: number
+  /** How often the card is read again (ms). Default 300000. */
+  cardTtlMs?: number
+  /** Largest reply body or stream event (bytes). Default 4 MiB. */
+  maxResponseBytes?: number
+}
+
+/** An HTTP envelope provider (httpEnvelopeProvider): where envelopes come from when the agent attaches none. */
+export interface EnvelopeProviderDefinition {
+  url: string
+  /** Default: PROVIDER_TIMEOUT_MS. */
+  timeoutMs?: number
+}
+
 /** One agent as declared in AGENTS_FILE. */
 export interface AgentDefinition {
   id: string
-  name: string
-  description: string
+  /** Required unless `upstream` is set (the upstream's card then names it). */
+  name?: string
+  description?: string
+  /** Proxy mode: the agent is another A2A server; `executor`, `documents` and `outOfScope` do not apply. */
+  upstream?: UpstreamDefinition
+  /** Envelopes for the agent's objects that carry none of their own (an upstream agent's, typically). */
+  envelopeProvider?: EnvelopeProviderDefinition
   version?: string
   /** Which executor runs it (a key of the gateway's executor factories). Default "conversation". */
   executor?: string
@@ -29,10 +59,34 @@ export class AgentsFileError extends Error {
   }
 }
 
+const positiveMs = { type: 'integer', minimum: 1, maximum: 3_600_000 } as const
+
 const agentSchema = {
   type: 'object',
-  required: ['id', 'name', 'description'],
+  required: ['id'],
+  if: { required: ['upstream'] },
+  else: { required: ['name', 'description'] },
   properties: {
+    upstream: {
+      type: 'object',
+      required: ['url'],
+      additionalProperties: false,
+      properties: {
+        url: { type: 'string', pattern: '^https?://[^/]' },
+        headers: { type: 'object', additionalProperties: { type: 'string' } },
+        timeoutMs: positiveMs,
+        connectTimeoutMs: positiveMs,
+        streamIdleTimeoutMs: positiveMs,
+        cardTtlMs: positiveMs,
+        maxResponseBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 }
+      }
+    },
+    envelopeProvider: {
+      type: 'object',
+      required: ['url'],
+      additionalProperties: false,
+      properties: { url: { type: 'string', pattern: '^https?://[^/]' }, timeoutMs: { type: 'integer', minimum: 1, maximum: 60_000 } }
+    },
     id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
     name: { type: 'string', minLength: 1 },
     description: { type: 'string', minLength: 1 },
@@ -97,6 +151,10 @@ export async function loadAgentDefinitions (file: string): Promise<AgentDefiniti
       throw new AgentsFileError(file, `${field} ${error.message as string}`)
     }
     const definition = agent as unknown as AgentDefinition
+    if (definition.upstream !== undefined) {
+      const local = (['executor', 'documents', 'outOfScope'] as const).find((key) => definition[key] !== undefined)
+      if (local !== undefined) throw new AgentsFileError(file, `agents[${index}].${local} does not apply to an upstream agent (proxy mode)`)
+    }
     if (ids.has(definition.id)) throw new AgentsFileError(file, `agents[${index}].id "${definition.id}" is declared twice`)
     ids.add(definition.id)
     try {

@@ -111,18 +111,31 @@ async function registerAll (
     executors: options.executors,
     conversations,
     events,
-    taskStoreFor: (agentId) => options.taskStores?.[agentId] ?? state.taskStoreFor(agentId)
+    taskStoreFor: (agentId) => options.taskStores?.[agentId] ?? state.taskStoreFor(agentId),
+    log: app.log,
+    envelopeProviderUrl: config.envelopeProviderUrl,
+    providerTimeoutMs: config.providerTimeoutMs,
+    proxyTakeover: config.operatorApiKey !== undefined
   })
+  app.addHook('onClose', async () => { await runtime.close() })
 
-  await app.register(health, { checks: { ...state.readinessChecks, ...options.readinessChecks } })
+  await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
   await app.register(converse, {
     agents: runtime.agents.map(({ id, card, routines }) => ({ id, card, routines })),
     publicUrl: config.publicUrl,
     mcpPublicUrl: config.mcpPublicUrl,
+    provider: runtime.envelopeProvider,
     providerTimeoutMs: config.providerTimeoutMs
   })
+  // A proxied agent's card read (or changed) after start replaces the one declared above.
+  for (const upstream of runtime.upstreams) {
+    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, card.served))
+    // Read between the runtime's start and now.
+    const current = upstream.cards.current()
+    if (current !== undefined && current !== upstream.initialCard) app.converse.extension.setCard(upstream.agentId, current.served)
+  }
   await app.register(a2aEndpoint, {
-    agents: runtime.agents.map(({ id, executor, taskStore }) => ({ id, executor, taskStore, turnLock: state.taskTurnLockFor(id) })),
+    agents: runtime.agents.map(({ id, executor, backend, taskStore }) => ({ id, executor, backend, taskStore, turnLock: state.taskTurnLockFor(id) })),
     bodyLimit: config.bodyLimit,
     events,
     rootAgentId: config.rootEndpoint ? definitions[0].id : undefined

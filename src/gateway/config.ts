@@ -19,6 +19,8 @@ export interface GatewayConfig {
   /** PostgreSQL schema for every table (created at start); default: the server's search path. */
   databaseSchema?: string
   providerTimeoutMs: number
+  /** httpEnvelopeProvider for every agent object that carries no envelope of its own (an upstream agent's, say). */
+  envelopeProviderUrl?: string
   shutdownTimeoutMs: number
   /** The default agent's JSON-RPC endpoint also at POST / (for clients that post to the URL they are given). */
   rootEndpoint: boolean
@@ -68,6 +70,7 @@ export const configSchema = {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     DATABASE_SCHEMA: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' },
     PROVIDER_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 1000 },
+    ENVELOPE_PROVIDER_URL: url,
     SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
     A2A_ROOT_ENDPOINT: { type: 'boolean', default: false },
     MEMORY_MAX_TASKS: { type: 'integer', minimum: 1, maximum: 10000000, default: 10000 },
@@ -94,6 +97,7 @@ interface RawConfig {
   DATABASE_URL?: string
   DATABASE_SCHEMA?: string
   PROVIDER_TIMEOUT_MS: number
+  ENVELOPE_PROVIDER_URL?: string
   SHUTDOWN_TIMEOUT_MS: number
   A2A_ROOT_ENDPOINT: boolean
   MEMORY_MAX_TASKS: number
@@ -144,6 +148,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     databaseUrl: raw.DATABASE_URL,
     databaseSchema: raw.DATABASE_SCHEMA,
     providerTimeoutMs: raw.PROVIDER_TIMEOUT_MS,
+    envelopeProviderUrl: raw.ENVELOPE_PROVIDER_URL,
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
     rootEndpoint: raw.A2A_ROOT_ENDPOINT,
     memoryMaxTasks: raw.MEMORY_MAX_TASKS,

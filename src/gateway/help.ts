@@ -20,6 +20,7 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   DATABASE_URL: 'postgres://… for tasks, conversations and live events on PostgreSQL; default: in memory',
   DATABASE_SCHEMA: "schema holding every table, created and migrated at start; default: the server's search path",
   PROVIDER_TIMEOUT_MS: 'envelope provider budget per object, in ms',
+  ENVELOPE_PROVIDER_URL: 'http(s) envelope service for agent objects that carry no envelope (proxied agents); default: none',
   SHUTDOWN_TIMEOUT_MS: 'SIGTERM/SIGINT drain budget before the process exits anyway, in ms',
   A2A_ROOT_ENDPOINT: "true: the default (first) agent's JSON-RPC endpoint also at POST / (for the A2A TCK)",
   MEMORY_MAX_TASKS: 'without DATABASE_URL: tasks kept per agent (finished ones evicted first)',

@@ -4,12 +4,17 @@
  * (examples/express-gateway.ts) mount the same runtime on their doors.
  */
 import type { TaskStore } from '@a2a-js/sdk/server'
+import type { A2ABackend, ServiceLogger } from '../a2a/backend.js'
 import type { AgentCardInput } from '../core/converse-extension.js'
+import type { EnvelopeProvider } from '../core/envelope-provider.js'
+import { httpEnvelopeProvider, perAgentEnvelopeProvider, type HttpEnvelopeProvider } from '../core/http-envelope-provider.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import { createInbox, type Inbox } from '../runtime/inbox.js'
 import type { RoutineEngine } from '../runtime/routine-engine.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
+import { takeoverBackend } from '../proxy/takeover-backend.js'
+import { startUpstreamAgent, type UpstreamAgent } from '../proxy/upstream-agent.js'
 import type { AgentDefinition } from './agent-definitions.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
 
@@ -21,14 +26,29 @@ export interface AgentRuntimeOptions {
   events: TaskEventHub
   /** The task store of an agent. */
   taskStoreFor (agentId: string): TaskStore
+  /** Where proxied agents log (card reads, upstream failures). */
+  log?: ServiceLogger
+  /** An httpEnvelopeProvider for every agent without one of its own (ENVELOPE_PROVIDER_URL). */
+  envelopeProviderUrl?: string
+  /** Default timeout of the HTTP envelope providers (PROVIDER_TIMEOUT_MS). Default 1000. */
+  providerTimeoutMs?: number
+  /**
+   * Human takeover for proxied agents: their turns recorded in the conversation store, held while a person owns
+   * the conversation. Default true; the gateway turns it off with the operator API (nothing could take over).
+   */
+  proxyTakeover?: boolean
 }
 
-/** One agent as the doors take it: a declaration (id, card, routines) and what answers it (executor, taskStore). */
+/**
+ * One agent as the doors take it: a declaration (id, card, routines) and what answers it (an executor and its task
+ * store, or an upstream agent's backend).
+ */
 export interface RuntimeAgent {
   id: string
   card: AgentCardInput
   routines: RoutineDeclaration[] | undefined
-  executor: Awaited<ReturnType<ExecutorFactory>>
+  executor?: Awaited<ReturnType<ExecutorFactory>>
+  backend?: A2ABackend
   taskStore: TaskStore
 }
 
@@ -36,6 +56,17 @@ export interface AgentRuntime {
   agents: RuntimeAgent[]
   /** Human takeover over these agents' conversations (the operator API's). */
   inbox: Inbox
+  /** The proxied agents (their cards change after start: see UpstreamAgent.cards). */
+  upstreams: UpstreamAgent[]
+  /**
+   * Where envelopes come from when HTTP envelope providers are configured: what an agent attached, else its
+   * provider. Undefined without any (the extension's default: what the agent attached).
+   */
+  envelopeProvider?: EnvelopeProvider
+  /** Readiness per proxied agent: ready once its card was read. */
+  readinessChecks: Record<string, () => boolean>
+  /** Stops card refreshes and closes upstream connections. */
+  close (): Promise<void>
 }
 
 export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<AgentRuntime> {
@@ -44,7 +75,57 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
   const taskStores = new Map<string, TaskStore>()
   const engines = new Map<string, RoutineEngine>()
   const agents: RuntimeAgent[] = []
-  for (const definition of options.definitions) {
+  const upstreams: UpstreamAgent[] = []
+  const providers = new Map<string, HttpEnvelopeProvider>()
+  const timeoutMs = options.providerTimeoutMs ?? 1000
+  const fallback = options.envelopeProviderUrl === undefined ? undefined : httpEnvelopeProvider({ url: options.envelopeProviderUrl, timeoutMs })
+  const close = async (): Promise<void> => {
+    await Promise.all([...upstreams, ...providers.values(), ...(fallback === undefined ? [] : [fallback])].map((open) => open.close()))
+  }
+  try {
+    for (const definition of options.definitions) {
+      const provider = definition.envelopeProvider
+      if (provider !== undefined) {
+        providers.set(definition.id, httpEnvelopeProvider({ url: provider.url, timeoutMs: provider.timeoutMs ?? timeoutMs }))
+      }
+      if (definition.upstream !== undefined) {
+        const taskStore = options.taskStoreFor(definition.id)
+        taskStores.set(definition.id, taskStore)
+        const upstream = await startUpstreamAgent({
+          agentId: definition.id,
+          upstream: definition.upstream,
+          overrides: { name: definition.name, description: definition.description, version: definition.version },
+          log: options.log
+        })
+        upstreams.push(upstream)
+        agents.push({
+          id: definition.id,
+          // Until the upstream's card is read: what the agents file says (the card is replaced once read).
+          card: upstream.initialCard?.served ?? {
+            name: definition.name ?? definition.id,
+            description: definition.description ?? '',
+            capabilities: { streaming: true, pushNotifications: false }
+          },
+          routines: definition.routines,
+          backend: options.proxyTakeover === false
+            ? upstream.backend
+            : takeoverBackend({ agentId: definition.id, upstream: upstream.backend, conversations, taskStore, events }),
+          taskStore
+        })
+        continue
+      }
+      agents.push(await localAgent(definition))
+    }
+  } catch (error) {
+    await close()
+    throw error
+  }
+  const readinessChecks = Object.fromEntries(upstreams.map((upstream) =>
+    [`upstream:${upstream.agentId}`, () => upstream.cards.current() !== undefined]))
+  const envelopeProvider = providers.size > 0 || fallback !== undefined ? perAgentEnvelopeProvider(providers, fallback) : undefined
+  return { agents, inbox: createInbox({ store: conversations, taskStores, events, engines }), upstreams, envelopeProvider, readinessChecks, close }
+
+  async function localAgent (definition: AgentDefinition): Promise<RuntimeAgent> {
     const name = definition.executor ?? 'conversation'
     const factory = factories[name]
     if (factory === undefined) {
@@ -54,18 +135,18 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
     taskStores.set(definition.id, taskStore)
     const executor = await factory(definition, { conversations, taskStore, events })
     if (executor.engine !== undefined) engines.set(definition.id, executor.engine)
-    agents.push({
+    return {
       id: definition.id,
       card: {
-        name: definition.name,
-        description: definition.description,
+        // Required by the agents file's schema for agents without an upstream.
+        name: definition.name as string,
+        description: definition.description as string,
         version: definition.version ?? '1.0.0',
         capabilities: { streaming: true, pushNotifications: false }
       },
       routines: definition.routines,
       executor,
       taskStore
-    })
+    }
   }
-  return { agents, inbox: createInbox({ store: conversations, taskStores, events, engines }) }
 }

@@ -1,0 +1,104 @@
+/**
+ * The turns of a proxied agent's conversation while a person owns it: not forwarded, answered here as for local
+ * agents (conversation-executor.ts) — a gateway-local task, WORKING, whose status says the turn waits for a person
+ * (`ownership: { state: human_owned, suppressed: true }`), with the person's replies written before the turn
+ * delivered into it first. The person's later replies reach the task through the inbox (operator API), which finds
+ * it as the conversation's last task turn.
+ */
+import { randomUUID } from 'node:crypto'
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
+import { AgentEvent, type AgentExecutor } from '@a2a-js/sdk/server'
+import type { ConverseEnvelope } from '../core/envelope.js'
+import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+import { dataPart, humanMessage } from '../runtime/conversation-executor.js'
+import { messageText, toWireParts } from '../runtime/slot-input.js'
+import { textPart } from '../runtime/knowledge-executor.js'
+import { newConversationState, type ConversationStore, type HumanReply } from '../stores/conversation-store.js'
+
+export interface HeldTurnExecutorOptions {
+  agentId: string
+  store: ConversationStore
+  newId?: () => string
+}
+
+export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecutor {
+  const { agentId, store } = options
+  const newId = options.newId ?? randomUUID
+
+  function agentMessage (contextId: string, taskId: string, envelope: ConverseEnvelope, parts: Message['parts']): Message {
+    return {
+      messageId: newId(),
+      contextId,
+      taskId,
+      role: Role.ROLE_AGENT,
+      parts,
+      metadata: { [CONVERSE_EXTENSION_URI]: envelope },
+      extensions: [CONVERSE_EXTENSION_URI],
+      referenceTaskIds: []
+    }
+  }
+
+  return {
+    async execute (requestContext, eventBus) {
+      const { taskId, contextId, userMessage } = requestContext
+      const turnId = newId()
+      let replies: HumanReply[] = []
+      await store.update(agentId, contextId, (current) => {
+        const state = current ?? newConversationState(agentId, contextId)
+        // A person's replies written since the last turn (there was no task to put them in) go into this one.
+        replies = state.inbox
+        state.inbox = []
+        state.turns.push({
+          id: turnId, at: new Date().toISOString(), role: 'user', text: messageText(toWireParts(userMessage.parts)), taskId, messageId: userMessage.messageId
+        })
+        return state
+      })
+      const timestamp = new Date().toISOString()
+      const existing = requestContext.task
+      const task: Task = existing !== undefined
+        ? { ...existing, history: [], artifacts: [] }
+        : {
+            id: taskId,
+            contextId,
+            status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp },
+            artifacts: [],
+            history: [userMessage],
+            metadata: undefined
+          }
+      eventBus.publish(AgentEvent.task(task))
+      for (const reply of replies) {
+        eventBus.publish(AgentEvent.statusUpdate({
+          taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: humanMessage(contextId, taskId, reply, newId), timestamp }, metadata: undefined
+        }))
+      }
+      const envelope: ConverseEnvelope = {
+        author: 'agent',
+        answerCoverage: { availability: 'not_recorded', originatingTurnId: turnId, originatingRequestId: userMessage.messageId },
+        ownership: { state: 'human_owned', suppressed: true }
+      }
+      eventBus.publish(AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: {
+          state: TaskState.TASK_STATE_WORKING,
+          // No generated text: a data part says the turn waits for a person (A2A needs at least one part).
+          message: agentMessage(contextId, taskId, envelope, [dataPart({ ownership: 'human_owned', suppressed: true })]),
+          timestamp
+        },
+        metadata: undefined
+      }))
+    },
+    async cancelTask (taskId, eventBus) {
+      // A held task canceled by its client: it ends CANCELED (the SDK waits for a terminal status on the bus).
+      const envelope: ConverseEnvelope = {
+        author: 'agent', answerCoverage: { availability: 'not_recorded' }, ownership: { state: 'human_owned', suppressed: false }
+      }
+      eventBus.publish(AgentEvent.statusUpdate({
+        taskId,
+        contextId: '',
+        status: { state: TaskState.TASK_STATE_CANCELED, message: agentMessage('', taskId, envelope, [textPart('Task canceled.')]), timestamp: new Date().toISOString() },
+        metadata: undefined
+      }))
+    }
+  }
+}

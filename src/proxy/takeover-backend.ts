@@ -1,0 +1,178 @@
+/**
+ * Human takeover for a proxied agent: the upstream backend behind the gateway's conversation state.
+ *
+ * - SendMessage / SendStreamingMessage naming a contextId the gateway knows as human-owned are not forwarded: a
+ *   local backend answers them with the held-turn executor (a gateway-local task, WORKING, suppressed), and a
+ *   person's replies reach that task through the inbox, exactly as for local agents. Every other turn goes
+ *   upstream, and is recorded in the conversation (the caller's text, the agent's reply, the upstream's own
+ *   envelope when it sent one), so the inbox lists proxied conversations and can take them over.
+ * - GetTask, CancelTask and SubscribeToTask of a gateway-local task are answered locally; every other request
+ *   goes upstream.
+ *
+ * Ownership is read (not locked) before a turn is forwarded: a takeover that lands while a forwarded turn is on
+ * its way applies from the next turn.
+ */
+import { ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
+import type { A2ABackend, BackendContext } from '../a2a/backend.js'
+import { localBackend } from '../a2a/local-backend.js'
+import type { ConverseEnvelope } from '../core/envelope.js'
+import { normalizeEnvelope } from '../core/normalize-envelope.js'
+import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
+import type { CheckedRequest } from '../jsonrpc/check-request.js'
+import { messageText } from '../runtime/slot-input.js'
+import { newConversationState, type ConversationStore, type ConversationTurn } from '../stores/conversation-store.js'
+import { heldTurnExecutor } from './held-turn-executor.js'
+import { UpstreamError } from './upstream-errors.js'
+import { randomUUID } from 'node:crypto'
+
+export interface TakeoverBackendOptions {
+  agentId: string
+  upstream: A2ABackend
+  conversations: ConversationStore
+  /** Where the held turns' tasks live (the agent's task store in the gateway, the inbox's). */
+  taskStore: TaskStore
+  /** Live task events: a person's replies to open streams of a held task. */
+  events?: TaskEventSource
+  newId?: () => string
+}
+
+interface WireObject {
+  contextId?: string
+  id?: string
+  parts?: unknown[]
+  metadata?: Record<string, unknown>
+  status?: { message?: WireObject }
+}
+
+/** What a forwarded turn leaves to record: its conversation, its task, the agent's last words. */
+interface TurnOutcome {
+  contextId?: string
+  taskId?: string
+  reply?: WireObject
+}
+
+const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage'])
+const TASK_METHODS = new Set(['GetTask', 'CancelTask', 'SubscribeToTask'])
+
+export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
+  const { agentId, upstream, conversations, taskStore } = options
+  const newId = options.newId ?? randomUUID
+  const local = localBackend({
+    // Only the held turns run here: streaming is what the upstream's facts allow.
+    card: { name: agentId, description: '', capabilities: { streaming: true, pushNotifications: false } },
+    executor: heldTurnExecutor({ agentId, store: conversations, newId }),
+    taskStore,
+    events: options.events
+  })
+
+  /** Whether the request is answered here rather than upstream. */
+  async function answeredHere (request: CheckedRequest): Promise<boolean> {
+    if (SEND_METHODS.has(request.method)) {
+      const contextId = (request.params.message as WireObject).contextId
+      if (typeof contextId !== 'string') return false
+      return (await conversations.get(agentId, contextId))?.ownership === 'human_owned'
+    }
+    if (TASK_METHODS.has(request.method)) return await isLocalTask(request.params.id)
+    return false
+  }
+
+  async function isLocalTask (taskId: unknown): Promise<boolean> {
+    return typeof taskId === 'string' && await taskStore.load(taskId, new ServerCallContext()) !== undefined
+  }
+
+  /** A held turn continues a held task, or starts one: a taskId of an upstream task is not carried over. */
+  async function heldRequest (request: CheckedRequest): Promise<CheckedRequest> {
+    const message = request.params.message as Record<string, unknown>
+    if (message.taskId === undefined || await isLocalTask(message.taskId)) return request
+    const { taskId: _upstreamTask, ...rest } = message
+    return { ...request, params: { ...request.params, message: rest } }
+  }
+
+  /** Adds the forwarded turn (the caller's text, the reply's) to the conversation. */
+  async function record (request: CheckedRequest, outcome: TurnOutcome): Promise<void> {
+    const contextId = outcome.contextId
+    if (contextId === undefined) return
+    const message = request.params.message as WireObject & { messageId?: string }
+    const at = new Date().toISOString()
+    const turns: ConversationTurn[] = [
+      { id: newId(), at, role: 'user', text: messageText(message.parts), taskId: outcome.taskId, messageId: message.messageId }
+    ]
+    const reply = outcome.reply
+    if (reply !== undefined) {
+      const turn: ConversationTurn = { id: newId(), at, role: 'agent', text: messageText(reply.parts), taskId: outcome.taskId }
+      const attached = reply.metadata?.[CONVERSE_EXTENSION_URI]
+      if (attached !== undefined) turn.envelope = normalizeEnvelope(attached).envelope as ConverseEnvelope
+      turns.push(turn)
+    }
+    await conversations.update(agentId, contextId, (current) => {
+      const state = current ?? newConversationState(agentId, contextId)
+      state.turns.push(...turns)
+      return state
+    })
+  }
+
+  /** Folds one result (a SendMessage reply or a stream event) into what the turn leaves. */
+  function observe (outcome: TurnOutcome, result: unknown): void {
+    if (result === null || typeof result !== 'object') return
+    const { message, task, statusUpdate } = result as { message?: WireObject, task?: WireObject, statusUpdate?: { taskId?: string } & WireObject }
+    const source = message ?? task ?? statusUpdate
+    if (source === undefined) return
+    outcome.contextId ??= source.contextId
+    if (message !== undefined) outcome.reply = message
+    if (task !== undefined) outcome.taskId = task.id
+    if (statusUpdate !== undefined) outcome.taskId ??= statusUpdate.taskId
+    const status = (task ?? statusUpdate)?.status?.message
+    if (status !== undefined) outcome.reply = status
+  }
+
+  async function recordQuietly (request: CheckedRequest, outcome: TurnOutcome, context: BackendContext): Promise<void> {
+    try {
+      await record(request, outcome)
+    } catch (error) {
+      // The caller has its answer; a conversation not recorded costs the inbox one turn, not the reply.
+      context.log?.error({ agentId, err: { name: (error as Error).name, message: (error as Error).message } }, 'proxied turn not recorded')
+    }
+  }
+
+  async function * forwardedStream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
+    if (await answeredHere(request)) {
+      yield * iterate(local.stream(request.method === 'SubscribeToTask' ? request : await heldRequest(request), context))
+      return
+    }
+    const outcome: TurnOutcome = {}
+    const recording = request.method === 'SendStreamingMessage'
+    try {
+      for await (const result of iterate(upstream.stream(request, context))) {
+        if (recording) observe(outcome, result)
+        yield result
+      }
+    } finally {
+      if (recording) await recordQuietly(request, outcome, context)
+    }
+  }
+
+  return {
+    get facts () { return upstream.facts },
+    async call (request, context) {
+      if (await answeredHere(request)) {
+        return await local.call(request.method === 'SendMessage' ? await heldRequest(request) : request, context)
+      }
+      const result = await upstream.call(request, context)
+      if (request.method === 'SendMessage') {
+        const outcome: TurnOutcome = {}
+        observe(outcome, result)
+        await recordQuietly(request, outcome, context)
+      }
+      return result
+    },
+    stream: forwardedStream,
+    toError (error, request, log) {
+      return error instanceof UpstreamError ? upstream.toError(error, request, log) : local.toError(error, request, log)
+    }
+  }
+}
+
+function iterate<T> (iterator: AsyncIterator<T, void, undefined>): AsyncIterable<T> {
+  return { [Symbol.asyncIterator]: () => iterator }
+}

@@ -1,0 +1,91 @@
+/**
+ * One proxied agent, built from its agents-file declaration: its undici Agent (keep-alive connections pooled per
+ * origin, connect timeout), its card source (read at start, refreshed, retried while down) and its upstream
+ * backend. Framework-free; the gateway's runtime builds one per agent declaring `upstream`.
+ */
+import { Agent, type Dispatcher } from 'undici'
+import type { A2ABackend, ServiceLogger } from '../a2a/backend.js'
+import type { UpstreamDefinition } from '../gateway/agent-definitions.js'
+import { upstreamBackend } from './upstream-backend.js'
+import { upstreamCardSource, type UpstreamCard, type UpstreamCardSource } from './upstream-card.js'
+
+export const UPSTREAM_DEFAULTS = Object.freeze({
+  timeoutMs: 30_000,
+  connectTimeoutMs: 5_000,
+  streamIdleTimeoutMs: 300_000,
+  cardTtlMs: 300_000,
+  maxResponseBytes: 4 * 1024 * 1024
+})
+
+/** Idle keep-alive connections to an upstream close after this long (ms). */
+const KEEP_ALIVE_MS = 30_000
+
+export interface UpstreamAgent {
+  agentId: string
+  backend: A2ABackend
+  cards: UpstreamCardSource
+  /** The card read at start; undefined when the upstream was down (read later, see cards.onChange). */
+  initialCard: UpstreamCard | undefined
+  close (): Promise<void>
+}
+
+export interface UpstreamAgentOptions {
+  agentId: string
+  upstream: UpstreamDefinition
+  overrides?: { name?: string, description?: string, version?: string }
+  log?: ServiceLogger
+  /** Tests: another dispatcher (closed by its owner). Default: a new undici Agent. */
+  dispatcher?: Dispatcher
+  /** First retry delay of a card read (ms). Default 500. */
+  cardRetryMs?: number
+}
+
+/**
+ * Starts the card source (first read awaited) and builds the backend. Rejects with UpstreamCardError when the
+ * upstream's card is there but unusable.
+ */
+export async function startUpstreamAgent (options: UpstreamAgentOptions): Promise<UpstreamAgent> {
+  const { agentId, upstream } = options
+  const settings = { ...UPSTREAM_DEFAULTS, ...upstream }
+  const owned = options.dispatcher === undefined
+  const dispatcher = options.dispatcher ?? new Agent({
+    connect: { timeout: settings.connectTimeoutMs },
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    // Per request timeouts are set by the backend; these bound a request that sets none.
+    headersTimeout: settings.timeoutMs,
+    bodyTimeout: settings.streamIdleTimeoutMs
+  })
+  const cards = upstreamCardSource({
+    agentId,
+    url: upstream.url,
+    dispatcher,
+    headers: upstream.headers,
+    timeoutMs: settings.timeoutMs,
+    ttlMs: settings.cardTtlMs,
+    overrides: options.overrides,
+    log: options.log,
+    retryMs: options.cardRetryMs
+  })
+  const close = async (): Promise<void> => {
+    cards.close()
+    // Open requests were aborted by their callers when the gateway began closing; nothing is left to finish.
+    if (owned) await dispatcher.destroy()
+  }
+  let initialCard: UpstreamCard | undefined
+  try {
+    initialCard = await cards.start()
+  } catch (error) {
+    await close()
+    throw error
+  }
+  const backend = upstreamBackend({
+    agentId,
+    card: cards.current,
+    dispatcher,
+    headers: upstream.headers,
+    timeoutMs: settings.timeoutMs,
+    streamIdleTimeoutMs: settings.streamIdleTimeoutMs,
+    maxResponseBytes: settings.maxResponseBytes
+  })
+  return { agentId, backend, cards, initialCard, close }
+}

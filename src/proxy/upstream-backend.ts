@@ -1,0 +1,228 @@
+/**
+ * The upstream backend (proxy mode): every checked A2A request forwarded to another A2A 1.0 agent's JSON-RPC
+ * endpoint with undici, its raw `result`s handed back to the service (which decorates or strips them and echoes
+ * the header, as for local agents). Framework-free.
+ *
+ * - Connections: the undici dispatcher given (an Agent per upstream: pooled keep-alive connections per origin,
+ *   connect timeout).
+ * - Headers: `A2A-Version` as the caller asked, the caller's `A2A-Extensions` minus the converse URI (the gateway
+ *   serves it), the configured headers. Nothing else of the caller's request goes upstream.
+ * - Time: a call has `timeoutMs` for the whole reply; a stream `timeoutMs` for its response headers and
+ *   `streamIdleTimeoutMs` between two events. The caller's abort (client gone, gateway closing) cancels the
+ *   upstream request.
+ * - Streams: SSE read event by event as the caller pulls (sse-events.ts), each event's JSON-RPC result yielded.
+ * - Failures: upstream-errors.ts (an upstream JSON-RPC error passes through unchanged).
+ */
+import { request as undiciRequest, type Dispatcher } from 'undici'
+import type { A2ABackend, BackendContext, ServiceLogger } from '../a2a/backend.js'
+import { A2AReplyError } from '../a2a/local-backend.js'
+import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+import type { AgentFacts, CheckedRequest } from '../jsonrpc/check-request.js'
+import { internalError, type JsonRpcError } from '../jsonrpc/errors.js'
+import { withoutUnsetStatusFilter } from '../jsonrpc/params.js'
+import { sseEvents, SseEventTooLargeError } from './sse-events.js'
+import type { UpstreamCard } from './upstream-card.js'
+import {
+  classifyNetworkError, upstreamInvalidResponse, upstreamTimeout, upstreamUnavailable, UpstreamError
+} from './upstream-errors.js'
+
+export interface UpstreamBackendOptions {
+  agentId: string
+  /** The upstream's current card (endpoint and capabilities); undefined until read. */
+  card: () => UpstreamCard | undefined
+  dispatcher: Dispatcher
+  /** Added to every upstream request (an API key, say). */
+  headers?: Record<string, string>
+  /** A call's whole reply, and a stream's response headers, in ms. */
+  timeoutMs: number
+  /** Longest wait between two stream events, in ms. */
+  streamIdleTimeoutMs: number
+  /** Largest reply body (a call) or SSE event (a stream), in bytes. */
+  maxResponseBytes: number
+}
+
+/** Capabilities before the card was read: requests go to the backend, which answers "unavailable". */
+const UNREAD_FACTS: AgentFacts = Object.freeze({
+  capabilities: Object.freeze({ streaming: true, pushNotifications: false, extendedAgentCard: false }),
+  requiredExtensions: Object.freeze([]) as readonly string[]
+})
+
+export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
+  const { agentId, dispatcher, timeoutMs, streamIdleTimeoutMs, maxResponseBytes } = options
+  const configured = options.headers ?? {}
+  let factsOf: { card: UpstreamCard, facts: AgentFacts } | undefined
+
+  function facts (): AgentFacts {
+    const card = options.card()
+    if (card === undefined) return UNREAD_FACTS
+    if (factsOf?.card !== card) {
+      factsOf = {
+        card,
+        facts: {
+          capabilities: { streaming: card.capabilities.streaming, pushNotifications: false, extendedAgentCard: false },
+          requiredExtensions: card.requiredExtensions
+        }
+      }
+    }
+    return factsOf.facts
+  }
+
+  function endpoint (): string {
+    const card = options.card()
+    if (card === undefined) throw new UpstreamError(upstreamUnavailable(agentId, 'its agent card has not been read yet'), 'CARD_NOT_READ')
+    return card.endpoint
+  }
+
+  function headersFor (context: BackendContext, accept: string): Record<string, string> {
+    const headers: Record<string, string> = {
+      ...configured,
+      'content-type': 'application/json',
+      accept,
+      'a2a-version': context.version
+    }
+    const extensions = context.requestedExtensions.filter((uri) => uri !== CONVERSE_EXTENSION_URI)
+    if (extensions.length > 0) headers['a2a-extensions'] = extensions.join(', ')
+    return headers
+  }
+
+  function body (request: CheckedRequest): string {
+    // The gateway accepts an unset ListTasks status filter (the official client sends one) as "no filter"; the
+    // upstream gets the request as the gateway understood it.
+    const params = request.method === 'ListTasks' ? withoutUnsetStatusFilter(request.params) : request.params
+    return JSON.stringify({ jsonrpc: '2.0', id: request.id, method: request.method, params })
+  }
+
+  /** The JSON-RPC response's result; its error thrown as an A2AReplyError; anything else an UpstreamError. */
+  function resultOf (text: string, status: number): unknown {
+    let response: unknown
+    try {
+      response = JSON.parse(text)
+    } catch {
+      throw status >= 500
+        ? new UpstreamError(upstreamUnavailable(agentId, `HTTP ${status}`), `HTTP_${status}`)
+        : new UpstreamError(upstreamInvalidResponse(agentId, 'not JSON'), 'NOT_JSON')
+    }
+    const rpc = response as { jsonrpc?: unknown, result?: unknown, error?: unknown } | null
+    if (rpc !== null && typeof rpc === 'object' && rpc.jsonrpc === '2.0') {
+      if (isJsonRpcError(rpc.error)) throw new A2AReplyError(rpc.error)
+      if (rpc.result !== undefined && rpc.error === undefined) return rpc.result
+    }
+    throw status >= 500
+      ? new UpstreamError(upstreamUnavailable(agentId, `HTTP ${status}`), `HTTP_${status}`)
+      : new UpstreamError(upstreamInvalidResponse(agentId, 'not a JSON-RPC response'), 'NOT_JSON_RPC')
+  }
+
+  async function readText (stream: Dispatcher.ResponseData['body']): Promise<string> {
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of stream) {
+      size += (chunk as Buffer).length
+      if (size > maxResponseBytes) {
+        stream.destroy()
+        throw new UpstreamError(upstreamInvalidResponse(agentId, `larger than ${maxResponseBytes} bytes`), 'TOO_LARGE')
+      }
+      chunks.push(chunk as Buffer)
+    }
+    return Buffer.concat(chunks).toString('utf8')
+  }
+
+  async function call (request: CheckedRequest, context: BackendContext): Promise<unknown> {
+    const url = endpoint()
+    const deadline = AbortSignal.timeout(timeoutMs)
+    try {
+      const response = await undiciRequest(url, {
+        dispatcher,
+        method: 'POST',
+        headers: headersFor(context, 'application/json'),
+        body: body(request),
+        signal: AbortSignal.any([context.signal, deadline]),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs
+      })
+      return resultOf(await readText(response.body), response.statusCode)
+    } catch (error) {
+      if (error instanceof A2AReplyError) throw error
+      if (deadline.aborted && !context.signal.aborted) throw new UpstreamError(upstreamTimeout(agentId, 'no reply in time'), 'TIMEOUT')
+      throw classifyNetworkError(agentId, error, 'request')
+    }
+  }
+
+  async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
+    const url = endpoint()
+    let response: Dispatcher.ResponseData
+    try {
+      response = await undiciRequest(url, {
+        dispatcher,
+        method: 'POST',
+        headers: headersFor(context, 'text/event-stream'),
+        body: body(request),
+        // Aborting destroys the body too: a pending read ends at once (the service stops waiting on abort).
+        signal: context.signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: streamIdleTimeoutMs
+      })
+    } catch (error) {
+      throw classifyNetworkError(agentId, error, 'request')
+    }
+    const type = String(response.headers['content-type'] ?? '')
+    if (!/^text\/event-stream\b/i.test(type)) {
+      // An error before the first event comes as a plain JSON-RPC response (what @a2a-js/sdk servers do).
+      let text: string
+      try {
+        text = await readText(response.body)
+      } catch (error) {
+        throw classifyNetworkError(agentId, error, 'request')
+      }
+      resultOf(text, response.statusCode)
+      throw new UpstreamError(upstreamInvalidResponse(agentId, 'a JSON result where a stream was expected'), 'NOT_SSE')
+    }
+    try {
+      for await (const data of sseEvents(response.body, maxResponseBytes)) {
+        let event: { jsonrpc?: unknown, result?: unknown, error?: unknown } | null
+        try {
+          event = JSON.parse(data)
+        } catch {
+          throw new UpstreamError(upstreamInvalidResponse(agentId, 'a stream event that is not JSON'), 'NOT_JSON')
+        }
+        if (event === null || typeof event !== 'object' || event.jsonrpc !== '2.0') {
+          throw new UpstreamError(upstreamInvalidResponse(agentId, 'a stream event that is not JSON-RPC'), 'NOT_JSON_RPC')
+        }
+        if (isJsonRpcError(event.error)) throw new A2AReplyError(event.error)
+        if (event.result === undefined) {
+          throw new UpstreamError(upstreamInvalidResponse(agentId, 'a stream event without a result'), 'NOT_JSON_RPC')
+        }
+        yield event.result
+      }
+    } catch (error) {
+      if (error instanceof A2AReplyError) throw error
+      if (error instanceof SseEventTooLargeError) {
+        throw new UpstreamError(upstreamInvalidResponse(agentId, `a stream event larger than ${maxResponseBytes} bytes`), 'TOO_LARGE')
+      }
+      throw classifyNetworkError(agentId, error, 'stream')
+    } finally {
+      // Ended early (the caller left, an error): the connection is not reused for the rest of this stream.
+      if (!response.body.readableEnded) response.body.destroy()
+    }
+  }
+
+  return {
+    get facts () { return facts() },
+    call,
+    stream,
+    toError (error: unknown, request: CheckedRequest, log?: ServiceLogger): JsonRpcError {
+      if (error instanceof A2AReplyError) return error.error
+      if (error instanceof UpstreamError) {
+        log?.warn({ agentId, method: request.method, code: error.error.code, cause: error.causeCode }, 'upstream agent failed')
+        return error.error
+      }
+      /* c8 ignore next 2 -- every failure above is classified; this guards against the unforeseen */
+      log?.error({ agentId, method: request.method, err: error }, 'upstream backend failed')
+      return internalError()
+    }
+  }
+}
+
+function isJsonRpcError (value: unknown): value is JsonRpcError {
+  const error = value as { code?: unknown, message?: unknown } | null | undefined
+  return error !== null && typeof error === 'object' && Number.isInteger(error.code) && typeof error.message === 'string'
+}

@@ -1,0 +1,88 @@
+/** The proxy's small parts on their own: failure classification, the card source's retries, setCard. */
+import t from 'tap'
+import { createServer } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Agent } from 'undici'
+import { createConverseExtension } from '../../src/core/converse-extension.js'
+import { httpEnvelopeProvider } from '../../src/core/http-envelope-provider.js'
+import { startRawUpstream } from '../fixtures/raw-upstream.js'
+import { cardUrlOf, upstreamCardSource } from '../../src/proxy/upstream-card.js'
+import { classifyNetworkError, upstreamUnavailable, UpstreamError } from '../../src/proxy/upstream-errors.js'
+
+t.test('network failures: timeouts are -32051, the rest -32050, with the cause code kept for the log', async (t) => {
+  const reset = classifyNetworkError('shop', { cause: { code: 'ECONNRESET' } }, 'stream')
+  t.equal(reset.error.code, -32050)
+  t.equal(reset.error.message, 'Upstream agent unavailable: the stream was cut')
+  t.equal(reset.causeCode, 'ECONNRESET')
+  const slow = classifyNetworkError('shop', { code: 'UND_ERR_HEADERS_TIMEOUT' }, 'request')
+  t.equal(slow.error.code, -32051)
+  t.equal(slow.error.message, 'Upstream agent timed out: no reply in time')
+  t.equal(classifyNetworkError('shop', null, 'request').causeCode, undefined, 'an error without a code')
+  const decided = new UpstreamError(upstreamUnavailable('shop', 'x'))
+  t.equal(classifyNetworkError('shop', decided, 'request'), decided, 'an UpstreamError stays as it is')
+})
+
+t.test('the card URL keeps the base URL\'s path', async (t) => {
+  t.equal(cardUrlOf('http://a:9000'), 'http://a:9000/.well-known/agent-card.json')
+  t.equal(cardUrlOf('http://a/agents/shop/'), 'http://a/agents/shop/.well-known/agent-card.json')
+  t.equal(cardUrlOf('http://a/agents/shop'), 'http://a/agents/shop/.well-known/agent-card.json')
+})
+
+t.test('a card source retries with a growing delay while the upstream is down, and stops when closed', async (t) => {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  const dispatcher = new Agent()
+  t.teardown(() => dispatcher.close())
+  const warnings: Array<Record<string, unknown>> = []
+  const source = upstreamCardSource({
+    agentId: 'shop',
+    url: `http://127.0.0.1:${port}`,
+    dispatcher,
+    timeoutMs: 1000,
+    ttlMs: 60_000,
+    retryMs: 5,
+    log: { warn: (object) => warnings.push(object as Record<string, unknown>), error () {}, info () {} }
+  })
+  t.equal(await source.start(), undefined, 'not read')
+  t.equal(source.current(), undefined)
+  while (warnings.length < 4) await sleep(5)
+  source.close()
+  const seen = warnings.length
+  await sleep(100)
+  t.equal(warnings.length, seen, 'no read after close')
+  t.match(warnings[0], { agentId: 'shop', code: 'ECONNREFUSED' })
+})
+
+t.test('setCard replaces a declared agent\'s card; an unknown agent or a bad card names the option', async (t) => {
+  const extension = createConverseExtension({ agents: [{ id: 'shop', card: { name: 'Before', description: 'd' } }] })
+  extension.setCard('shop', { name: 'After', description: 'd', capabilities: { extensions: [{ uri: 'https://x/ext' }] } })
+  t.equal(extension.agents.get('shop')?.cardFor({ publicUrl: 'http://gw' }).name, 'After')
+  t.equal(extension.negotiate('shop', 'https://x/ext')?.echo, 'https://x/ext', 'the new card\'s extensions negotiate')
+  t.throws(() => extension.setCard('other', { name: 'x', description: 'd' }), { name: 'InvalidOptionError', message: /option "agentId" "other" is not a declared agent/ })
+  t.throws(() => extension.setCard('shop', { name: 1 } as never), { message: /option "agents\["shop"\].card" must be an object with name and description strings/ })
+})
+
+t.test('a card larger than maxBytes is unusable, naming the agent', async (t) => {
+  const upstream = await startRawUpstream()
+  t.teardown(() => upstream.close())
+  const dispatcher = new Agent()
+  t.teardown(() => dispatcher.close())
+  const source = upstreamCardSource({ agentId: 'shop', url: upstream.base, dispatcher, timeoutMs: 1000, ttlMs: 60_000, maxBytes: 100 })
+  t.teardown(() => source.close())
+  await t.rejects(source.start(), { name: 'UpstreamCardError', message: /agent "shop": upstream card at .* exceeds 100 bytes/ })
+})
+
+t.test('httpEnvelopeProvider checks its options, and closes only its own connections', async (t) => {
+  t.throws(() => httpEnvelopeProvider(null as never), { message: /option "httpEnvelopeProvider" needs \{ url \}/ })
+  t.throws(() => httpEnvelopeProvider({ url: 'ftp://x' }), { message: /option "url" must be an http\(s\) URL/ })
+  t.throws(() => httpEnvelopeProvider({ url: 'http://x', timeoutMs: 0 }), { message: /option "timeoutMs" must be an integer between 1 and 60000/ })
+  const own = httpEnvelopeProvider({ url: 'http://127.0.0.1:9/' })
+  await own.close()
+  const dispatcher = new Agent()
+  const shared = httpEnvelopeProvider({ url: 'http://127.0.0.1:9/', dispatcher })
+  await shared.close()
+  t.notOk(dispatcher.closed, 'a dispatcher passed in stays open')
+  await dispatcher.close()
+})
