@@ -21,14 +21,14 @@ import express from 'express'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { AgentCard, Role } from '@a2a-js/sdk'
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server'
-import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
 import { converseRouter } from '../src/express.js'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { ANSWER_TEXT } from './lib.js'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 
-export const SERVER_KINDS = ['gateway', 'express', 'bare', 'express-door'] as const
+export const SERVER_KINDS = ['gateway', 'express', 'bare', 'express-door', 'upstream', 'proxy'] as const
 export type ServerKind = typeof SERVER_KINDS[number]
 
 export const SEED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -124,6 +124,34 @@ export async function startExpress (): Promise<RunningServer> {
   return await listenExpress(app, '/a2a/echo')
 }
 
+/**
+ * An upstream agent for the proxy scenario: the SDK's Express server with the echo executor (as `express`), its
+ * card at /.well-known/agent-card.json (JSONRPC interface /a2a/echo, relative).
+ */
+export async function startUpstreamAgent (): Promise<RunningServer> {
+  const card = AgentCard.fromJSON({
+    name: 'Echo',
+    description: 'Replies with a canned answer',
+    version: '1.0.0',
+    supportedInterfaces: [{ url: '/a2a/echo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    capabilities: { streaming: true, pushNotifications: false },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: []
+  })
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), echoExecutor)
+  const app = express()
+  app.use('/a2a/echo', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
+  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }))
+  return await listenExpress(app, '/a2a/echo')
+}
+
+/** The gateway in proxy mode in front of `upstreamUrl` (the minimal agents-file form), operator API off. */
+export async function startProxy (upstreamUrl: string): Promise<RunningServer> {
+  const app = await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent' }), agents: [{ id: 'echo', upstream: { url: upstreamUrl } }] })
+  return { url: await listenFastify(app), path: '/a2a/echo', http: app.server, close: () => app.close() }
+}
+
 /** The Express door with the same echo executor: `converseRouter`, the default (attached-envelope) provider. */
 export async function startExpressDoor (): Promise<RunningServer> {
   const router = converseRouter({
@@ -168,6 +196,8 @@ export function startServer (kind: ServerKind): Promise<RunningServer> {
     case 'express': return startExpress()
     case 'bare': return startBare()
     case 'express-door': return startExpressDoor()
+    case 'upstream': return startUpstreamAgent()
+    case 'proxy': return startProxy(process.env.BENCH_UPSTREAM_URL as string)
   }
 }
 

@@ -36,8 +36,10 @@ export const DEFAULT_CONNECTIONS = 10
 export interface Child { kind: ServerKind, process: ChildProcess, url: string, path: string, usage (): Promise<Usage> }
 
 /** Forks bench/gateway-server.js for `kind` and waits for its URL. */
-export async function spawnServer (kind: ServerKind, execArgv: string[] = []): Promise<Child> {
-  const child = fork(new URL('./gateway-server.js', import.meta.url), [kind], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+export async function spawnServer (kind: ServerKind, execArgv: string[] = [], env: Record<string, string> = {}): Promise<Child> {
+  const child = fork(new URL('./gateway-server.js', import.meta.url), [kind], {
+    execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env }
+  })
   const pending = new Map<number, (usage: Usage) => void>()
   let nextId = 0
   const started = new Promise<{ url: string, path: string }>((resolve, reject) => {
@@ -106,7 +108,9 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
       gateway: 'gateway SendMessage (demo agent, extension active)',
       express: '@a2a-js/sdk Express server, echo executor',
       bare: 'bare Fastify route, canned reply',
-      'express-door': 'Express door (converseRouter), echo executor'
+      'express-door': 'Express door (converseRouter), echo executor',
+      upstream: 'upstream agent (SDK Express server), echo executor',
+      proxy: 'gateway in proxy mode'
     }
     const contenders: Contender[] = children.map((child) => ({
       name: names[child.kind],
