@@ -127,12 +127,9 @@ async function registerAll (
     provider: runtime.envelopeProvider,
     providerTimeoutMs: config.providerTimeoutMs
   })
-  // A proxied agent's card read (or changed) after start replaces the one declared above.
+  // A proxied agent's card as read now (it may have been read since the runtime started), then every change.
   for (const upstream of runtime.upstreams) {
     upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, card.served))
-    // Read between the runtime's start and now.
-    const current = upstream.cards.current()
-    if (current !== undefined && current !== upstream.initialCard) app.converse.extension.setCard(upstream.agentId, current.served)
   }
   await app.register(a2aEndpoint, {
     agents: runtime.agents.map(({ id, executor, backend, taskStore }) => ({ id, executor, backend, taskStore, turnLock: state.taskTurnLockFor(id) })),

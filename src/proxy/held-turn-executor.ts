@@ -5,7 +5,6 @@
  * delivered into it first. The person's later replies reach the task through the inbox (operator API), which finds
  * it as the conversation's last task turn.
  */
-import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor } from '@a2a-js/sdk/server'
 import type { ConverseEnvelope } from '../core/envelope.js'
@@ -18,12 +17,11 @@ import { newConversationState, type ConversationStore, type HumanReply } from '.
 export interface HeldTurnExecutorOptions {
   agentId: string
   store: ConversationStore
-  newId?: () => string
+  newId: () => string
 }
 
 export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecutor {
-  const { agentId, store } = options
-  const newId = options.newId ?? randomUUID
+  const { agentId, store, newId } = options
 
   function agentMessage (contextId: string, taskId: string, envelope: ConverseEnvelope, parts: Message['parts']): Message {
     return {
@@ -44,7 +42,8 @@ export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecut
       const turnId = newId()
       let replies: HumanReply[] = []
       await store.update(agentId, contextId, (current) => {
-        const state = current ?? newConversationState(agentId, contextId)
+        // The conversation was found human-owned; one removed since (evicted) starts again, held.
+        const state = current ?? { ...newConversationState(agentId, contextId), ownership: 'human_owned' }
         // A person's replies written since the last turn (there was no task to put them in) go into this one.
         replies = state.inbox
         state.inbox = []

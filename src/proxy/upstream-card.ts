@@ -65,7 +65,7 @@ export interface UpstreamCardSource {
    * (retried in the background). Rejects with UpstreamCardError when the card is there but unusable.
    */
   start (): Promise<UpstreamCard | undefined>
-  /** Called with every card read that differs from the last one. */
+  /** Called at once with the current card, if one was read, then with every card read that differs from the last. */
   onChange (listener: (card: UpstreamCard) => void): void
   close (): void
 }
@@ -201,8 +201,9 @@ export function upstreamCardSource (options: UpstreamCardSourceOptions): Upstrea
       fetched = await fetchText()
     } catch (error) {
       if (error instanceof UpstreamCardError) throw error
-      const err = error as { code?: unknown, name?: unknown, cause?: { code?: unknown } }
-      log?.warn({ agentId, code: err.code ?? err.cause?.code ?? err.name }, 'upstream agent card not read; retrying')
+      // undici's and the socket's codes are strings (ECONNREFUSED, HTTP_404); a timeout is a DOMException (its name).
+      const err = error as { code?: unknown, name?: unknown }
+      log?.warn({ agentId, code: typeof err.code === 'string' ? err.code : err.name }, 'upstream agent card not read; retrying')
       return false
     }
     if (fetched === text) return true
@@ -251,7 +252,10 @@ export function upstreamCardSource (options: UpstreamCardSourceOptions): Upstrea
       }
       return card
     },
-    onChange (listener) { listeners.push(listener) },
+    onChange (listener) {
+      listeners.push(listener)
+      if (card !== undefined) listener(card)
+    },
     close () {
       closed = true
       clearTimeout(timer)

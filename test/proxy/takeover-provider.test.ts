@@ -98,6 +98,8 @@ t.test('a held turn that names an upstream task starts a held task; a held task 
   t.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED)
   const upstreamTask = await client.getTask({ id: asked.id } as any)
   t.equal(upstreamTask.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the upstream task is still the upstream\'s')
+  const listed = await client.listTasks({ contextId: asked.contextId } as any, withConverse)
+  t.same(listed.tasks.map((task) => task.id), [asked.id], 'ListTasks lists the upstream\'s tasks')
 })
 
 /** A real HTTP envelope service: answers per the object's text. */
@@ -236,6 +238,9 @@ t.test('with takeover on: forwarded streams are recorded, upstream failures answ
   upstream.handler = (_request, response) => response.end('garbage')
   const failed = await (await post('SendMessage', { message: userMessage('x') })).json() as Record<string, any>
   t.equal(failed.error.code, -32006, 'an upstream failure through the takeover layer')
+  upstream.handler = (_request, response) => response.end('{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}')
+  const missing = await (await post('GetTask', { id: 'nope' })).json() as Record<string, any>
+  t.same(missing.error, { code: -32001, message: 'Task not found' }, 'an upstream JSON-RPC error through the takeover layer, unchanged')
   upstream.handler = (_request, response) => response.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: 'odd' }))
   t.equal((await (await post('SendMessage', { message: userMessage('x') })).json() as Record<string, any>).result, 'odd', 'a result that is no object is passed on, nothing recorded')
 })

@@ -1,12 +1,17 @@
 /** The proxy's small parts on their own: failure classification, the card source's retries, setCard. */
 import t from 'tap'
-import { createServer } from 'node:net'
+import { createServer as createHttpServer } from 'node:http'
+import { createServer, type AddressInfo } from 'node:net'
+import { InMemoryTaskStore } from '@a2a-js/sdk/server'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent } from 'undici'
 import { createConverseExtension } from '../../src/core/converse-extension.js'
 import { httpEnvelopeProvider } from '../../src/core/http-envelope-provider.js'
 import { startRawUpstream } from '../fixtures/raw-upstream.js'
-import { cardUrlOf, upstreamCardSource } from '../../src/proxy/upstream-card.js'
+import { localBackend } from '../../src/a2a/local-backend.js'
+import { heldTurnExecutor } from '../../src/proxy/held-turn-executor.js'
+import { cardUrlOf, parseUpstreamCard, upstreamCardSource } from '../../src/proxy/upstream-card.js'
+import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
 import { classifyNetworkError, upstreamUnavailable, UpstreamError } from '../../src/proxy/upstream-errors.js'
 
 t.test('network failures: timeouts are -32051, the rest -32050, with the cause code kept for the log', async (t) => {
@@ -85,4 +90,52 @@ t.test('httpEnvelopeProvider checks its options, and closes only its own connect
   await shared.close()
   t.notOk(dispatcher.closed, 'a dispatcher passed in stays open')
   await dispatcher.close()
+})
+
+t.test('card reads: a timeout is logged by name; a close during a read stops the source; schema errors name the member', async (t) => {
+  const silent = createHttpServer(() => {})
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => { silent.closeAllConnections(); silent.close(() => resolve()) }))
+  const dispatcher = new Agent()
+  t.teardown(() => dispatcher.close())
+  const warnings: Array<Record<string, unknown>> = []
+  const source = upstreamCardSource({
+    agentId: 'shop',
+    url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+    dispatcher,
+    timeoutMs: 50,
+    ttlMs: 60_000,
+    retryMs: 5,
+    log: { warn: (object) => warnings.push(object as Record<string, unknown>), error () {}, info () {} }
+  })
+  const started = source.start()
+  source.close()
+  t.equal(await started, undefined)
+  t.match(warnings, [{ agentId: 'shop', code: 'TimeoutError' }])
+  await sleep(50)
+  t.equal(warnings.length, 1, 'closed during the read: no retry')
+
+  t.throws(() => parseUpstreamCard('shop', 'http://u/card', JSON.stringify({ name: 'x', supportedInterfaces: [], capabilities: 'all' })),
+    { message: 'agent "shop": upstream card at http://u/card: /capabilities must be object' })
+  t.throws(() => parseUpstreamCard('shop', 'http://u/card', JSON.stringify({ name: 'x', supportedInterfaces: [{ url: '/rpc', protocolBinding: 'JSONRPC' }] })),
+    { message: /has no supportedInterfaces entry with protocolBinding JSONRPC and protocolVersion 1.0/ }, 'an interface without protocolVersion')
+})
+
+t.test('a held turn whose conversation was removed since the ownership check starts it again, held', async (t) => {
+  const store = new MemoryConversationStore()
+  t.teardown(() => store.close())
+  let id = 0
+  const backend = localBackend({
+    card: { name: 'shop', description: '', capabilities: { streaming: true } },
+    executor: heldTurnExecutor({ agentId: 'shop', store, newId: () => `id-${++id}` }),
+    taskStore: new InMemoryTaskStore()
+  })
+  const result = await backend.call(
+    { id: 1, method: 'SendMessage', params: { message: { messageId: 'm1', contextId: 'gone', role: 'ROLE_USER', parts: [{ text: 'hello?' }] } } },
+    { agentId: 'shop', requestedExtensions: [], activated: [], version: '1.0', headers: {}, signal: new AbortController().signal }
+  ) as { task: { status: { state: string } } }
+  t.equal(result.task.status.state, 'TASK_STATE_WORKING')
+  const state = await store.get('shop', 'gone')
+  t.equal(state?.ownership, 'human_owned')
+  t.same(state?.turns.map((turn) => [turn.role, turn.text]), [['user', 'hello?']])
 })
