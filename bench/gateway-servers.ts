@@ -134,7 +134,9 @@ export async function startUpstreamAgent (): Promise<RunningServer> {
     description: 'Replies with a canned answer',
     version: '1.0.0',
     supportedInterfaces: [{ url: '/a2a/echo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    capabilities: { streaming: true, pushNotifications: false },
+    // Declared so that the direct reply is the same as the proxied one (envelope and echo header); the gateway
+    // serves the extension itself and forwards nothing of it.
+    capabilities: { streaming: true, pushNotifications: false, extensions: [{ uri: CONVERSE_EXTENSION_URI, required: false }] },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: []

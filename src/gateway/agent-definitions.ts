@@ -12,7 +12,7 @@ export interface UpstreamDefinition {
   url: string
   /** Headers added to every upstream request (an API key, say). */
   headers?: Record<string, string>
-  /** A call's whole reply, a stream's response headers, a card read (ms). Default 30000. */
+  /** A call's response headers and each wait for its body, a stream's response headers, a card read (ms). Default 30000. */
   timeoutMs?: number
   /** Time to open a connection (ms). Default 5000. */
   connectTimeoutMs?: number

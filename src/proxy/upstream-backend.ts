@@ -7,8 +7,8 @@
  *   connect timeout).
  * - Headers: `A2A-Version` as the caller asked, the caller's `A2A-Extensions` minus the converse URI (the gateway
  *   serves it), the configured headers. Nothing else of the caller's request goes upstream.
- * - Time: a call has `timeoutMs` for the whole reply; a stream `timeoutMs` for its response headers and
- *   `streamIdleTimeoutMs` between two events. The caller's abort (client gone, gateway closing) cancels the
+ * - Time: a call has `timeoutMs` for its response headers and again between two chunks of its body; a stream
+ *   `timeoutMs` for its response headers and `streamIdleTimeoutMs` between two events. The caller's abort (client gone, gateway closing) cancels the
  *   upstream request.
  * - Streams: SSE read event by event as the caller pulls (sse-events.ts), each event's JSON-RPC result yielded.
  * - Failures: upstream-errors.ts (an upstream JSON-RPC error passes through unchanged).
@@ -23,7 +23,7 @@ import { withoutUnsetStatusFilter } from '../jsonrpc/params.js'
 import { sseEvents, SseEventTooLargeError } from './sse-events.js'
 import type { UpstreamCard } from './upstream-card.js'
 import {
-  classifyNetworkError, upstreamInvalidResponse, upstreamTimeout, upstreamUnavailable, UpstreamError
+  classifyNetworkError, upstreamInvalidResponse, upstreamUnavailable, UpstreamError
 } from './upstream-errors.js'
 
 export interface UpstreamBackendOptions {
@@ -33,7 +33,7 @@ export interface UpstreamBackendOptions {
   dispatcher: Dispatcher
   /** Added to every upstream request (an API key, say). */
   headers?: Record<string, string>
-  /** A call's whole reply, and a stream's response headers, in ms. */
+  /** A call's response headers and each wait for its body, and a stream's response headers, in ms. */
   timeoutMs: number
   /** Longest wait between two stream events, in ms. */
   streamIdleTimeoutMs: number
@@ -128,21 +128,20 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
 
   async function call (request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const url = endpoint()
-    const deadline = AbortSignal.timeout(timeoutMs)
     try {
+      // undici's own timers (no timer or signal of ours per request: this is the hot path).
       const response = await undiciRequest(url, {
         dispatcher,
         method: 'POST',
         headers: headersFor(context, 'application/json'),
         body: body(request),
-        signal: AbortSignal.any([context.signal, deadline]),
+        signal: context.signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs
       })
       return resultOf(await readText(response.body), response.statusCode)
     } catch (error) {
       if (error instanceof A2AReplyError) throw error
-      if (deadline.aborted && !context.signal.aborted) throw new UpstreamError(upstreamTimeout(agentId, 'no reply in time'), 'TIMEOUT')
       throw classifyNetworkError(agentId, error, 'request')
     }
   }
