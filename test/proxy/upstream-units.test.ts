@@ -139,3 +139,20 @@ t.test('a held turn whose conversation was removed since the ownership check sta
   t.equal(state?.ownership, 'human_owned')
   t.same(state?.turns.map((turn) => [turn.role, turn.text]), [['user', 'hello?']])
 })
+
+t.test('a refresh that reads the same card changes nothing (no listener call)', async (t) => {
+  const upstream = await startRawUpstream()
+  t.teardown(() => upstream.close())
+  const dispatcher = new Agent()
+  t.teardown(() => dispatcher.close())
+  const source = upstreamCardSource({ agentId: 'shop', url: upstream.base, dispatcher, timeoutMs: 1000, ttlMs: 5 })
+  t.teardown(() => source.close())
+  const changes: unknown[] = []
+  await source.start()
+  source.onChange((card) => changes.push(card))
+  const first = source.current()
+  // Re-read every 5 ms: many refreshes of the same text.
+  await sleep(150)
+  t.equal(source.current(), first, 'the same card object')
+  t.equal(changes.length, 1, 'only the immediate call with the current card')
+})
