@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import { InvalidOptionError } from '../src/core/errors.js'
 import { OWNERSHIP_STATES, type OwnershipState } from '../src/core/envelope.js'
 import type { Inbox } from '../src/runtime/inbox.js'
+import { MAX_CONVERSATION_KEY_LENGTH } from '../src/stores/conversation-store.js'
 import {
   DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BUFFERED_BYTES, followConversations, type ConversationStreams
 } from './operator-events.js'
@@ -54,8 +55,9 @@ const params = {
   required: ['agentId', 'contextId'],
   properties: {
     agentId: { type: 'string', maxLength: 128 },
-    // The A2A request check's id limit (MAX_ID_LENGTH) and no U+0000: no conversation can have another contextId.
-    contextId: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[^\\u0000]*$' }
+    // A conversation's key (a contextId within the A2A check's id limit, or a caller's key: conversationKey) and
+    // no U+0000: no conversation can have another one.
+    contextId: { type: 'string', minLength: 1, maxLength: MAX_CONVERSATION_KEY_LENGTH, pattern: '^[^\\u0000]*$' }
   }
 } as const
 

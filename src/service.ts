@@ -10,6 +10,11 @@ export {
   type RequestBody, type NotFoundBody
 } from './a2a/service.js'
 export type { A2ABackend, BackendContext, Caller, ServiceLogger } from './a2a/backend.js'
+export {
+  createAuthenticator, AuthenticationError, AuthenticationUnavailableError,
+  type ApiKeyCredential, type Authenticator, type AuthenticatorOptions, type JwtOptions
+} from './auth/authenticator.js'
+export { cardSecurity, type CardSecurity } from './auth/card-security.js'
 export { localBackend, A2AReplyError, type LocalBackendOptions } from './a2a/local-backend.js'
 export { createTaskWriter, type TaskWriter } from './a2a/task-writer.js'
 export { writeStream } from './a2a/node-stream-writer.js'

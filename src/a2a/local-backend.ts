@@ -45,7 +45,10 @@ export function localBackend (options: LocalBackendOptions): A2ABackend {
 
   function sdkContext (request: Parameters<A2ABackend['call']>[0], context: BackendContext) {
     return dispatcher.createContext(request, {
-      requestedExtensions: context.requestedExtensions, version: context.version, headers: context.headers as Record<string, string>
+      requestedExtensions: context.requestedExtensions,
+      version: context.version,
+      headers: context.headers as Record<string, string>,
+      callerId: context.caller?.id
     })
   }
 

@@ -4,20 +4,23 @@
  * once, for JSON and SSE alike, in this order:
  *
  *   agent (404) → A2A-Extensions negotiation (the echo header goes on every reply of a known agent)
- *   → body (-32700 / 413 / 415) → JSON-RPC and A2A checks (check-request.ts: -32600 -32009 -32601 -32602
+ *   → the caller, for an agent that requires one (401 + WWW-Authenticate, -32000; 503 when the identity
+ *   provider cannot be asked) → body (-32700 / 413 / 415) → JSON-RPC and A2A checks (check-request.ts: -32600 -32009 -32601 -32602
  *   -32008 -32004 -32003) → the agent's backend → each outgoing result decorated or stripped.
  *
  * Streams: `frames` yields `data: <JSON-RPC response>\n\n` per result and one `event: error` frame for a
  * failure; it ends when the backend's stream ends or when the request's signal aborts (client gone, server
  * closing) — the door aborts the signal, never needs to interrupt the iteration itself.
  */
+import type { Authenticator } from '../auth/authenticator.js'
+import { AuthenticationUnavailableError } from '../auth/errors.js'
 import type { ConverseExtension, Negotiated } from '../core/converse-extension.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import { checkRequest, type CheckedRequest } from '../jsonrpc/check-request.js'
+import { checkEnvelope, checkRequest, type CheckedRequest } from '../jsonrpc/check-request.js'
 import {
-  contentTypeNotSupported, errorResponse, invalidRequest, parseError, successResponse,
-  type JsonRpcError, type JsonRpcResponse
+  contentTypeNotSupported, errorResponse, internalError, invalidRequest, parseError, successResponse, unauthenticated,
+  type JsonRpcError, type JsonRpcId, type JsonRpcResponse
 } from '../jsonrpc/errors.js'
 import { STREAMING_METHODS } from '../jsonrpc/methods.js'
 import { A2A_VERSION_HEADER, requestedVersion } from '../jsonrpc/version.js'
@@ -46,6 +49,10 @@ export interface A2AServiceRequest {
   body: RequestBody
   /** Aborted by the door when the client goes away or the server closes; streams end with it. */
   signal: AbortSignal
+  /**
+   * The caller, when the door has authenticated the request itself. Otherwise an agent that requires
+   * authentication has the service authenticate the request's Authorization header.
+   */
   caller?: Caller
   log?: ServiceLogger
   /** The door's own request object (Fastify, Express), handed to user callbacks such as `extendedCard`. */
@@ -80,7 +87,15 @@ export interface A2AServiceOptions {
   extension: ConverseExtension
   /** The backend of every agent the service serves (each must be declared to the extension). */
   backends: ReadonlyMap<string, A2ABackend>
+  /**
+   * The agents that require an authenticated caller, each with its authenticator. Agents not listed take
+   * walk-in callers (no caller; credentials are not looked at).
+   */
+  authenticated?: ReadonlyMap<string, Authenticator>
 }
+
+/** The challenge of a 401 (RFC 6750 §3). */
+export const AUTHENTICATE_CHALLENGE = 'Bearer realm="a2a"'
 
 export interface A2AService {
   /** Whether an agent is served (doors may answer 404 before reading a body). */
@@ -97,8 +112,36 @@ export function unknownAgentBody (agentId: string): NotFoundBody {
 
 export function createA2AService (options: A2AServiceOptions): A2AService {
   const { extension, backends } = options
+  const authenticated = options.authenticated ?? new Map<string, Authenticator>()
   for (const agentId of backends.keys()) {
     if (!extension.agents.has(agentId)) throw new InvalidOptionError('backends', `"${agentId}" is not an agent declared to the extension`)
+  }
+  for (const [agentId, authenticator] of authenticated) {
+    if (!backends.has(agentId)) throw new InvalidOptionError('authenticated', `"${agentId}" is not an agent served here`)
+    if (typeof authenticator?.authenticate !== 'function') {
+      throw new InvalidOptionError('authenticated', `"${agentId}" needs an authenticator (an authenticate(headers) method)`)
+    }
+  }
+
+  /**
+   * The caller of a request to an agent that requires one, or the reply that refuses the request. The
+   * credential's failure is never told apart, to the client or in the log.
+   */
+  async function callerOf (request: A2AServiceRequest, authenticator: Authenticator, headers: Record<string, string>): Promise<Caller | JsonReply> {
+    let caller: Caller | undefined
+    try {
+      caller = await authenticator.authenticate(request.headers)
+    } catch (error) {
+      if (error instanceof AuthenticationUnavailableError) {
+        request.log?.warn({ code: error.code }, 'A2A request not authenticated: the identity provider cannot be reached')
+        return json(503, { ...headers, 'retry-after': '5' }, errorResponse(idOf(request.body),
+          internalError('authentication is unavailable; try again later')))
+      }
+    }
+    if (caller !== undefined) return caller
+    const error = unauthenticated()
+    logError(request.log, undefined, error)
+    return json(401, { ...headers, 'www-authenticate': AUTHENTICATE_CHALLENGE }, errorResponse(idOf(request.body), error))
   }
 
   function json (status: number, headers: Record<string, string>, body: JsonRpcResponse | NotFoundBody): JsonReply {
@@ -125,6 +168,13 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     // Every backend's agent is declared to the extension (checked above).
     const negotiated = extension.negotiate(request.agentId, request.headers['a2a-extensions']) as Negotiated
     const headers: Record<string, string> = negotiated.echo === undefined ? {} : { [EXTENSIONS_HEADER]: negotiated.echo }
+    let caller = request.caller
+    const authenticator = authenticated.get(request.agentId)
+    if (authenticator !== undefined && caller === undefined) {
+      const outcome = await callerOf(request, authenticator, headers)
+      if ('kind' in outcome) return outcome
+      caller = outcome
+    }
     const body = request.body
     if (body.kind !== 'json') {
       const { status, error } = bodyError(body)
@@ -145,7 +195,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       version,
       headers: request.headers,
       signal: request.signal,
-      caller: request.caller,
+      caller,
       log: request.log,
       doorRequest: request.doorRequest
     }
@@ -214,6 +264,13 @@ function nextOrStop (source: AsyncIterator<unknown, void, undefined>, signal: Ab
       reject(error)
     })
   })
+}
+
+/** The request's JSON-RPC id for a reply given before the checks, when the body has a readable one. */
+function idOf (body: RequestBody): JsonRpcId {
+  if (body.kind !== 'json') return null
+  const envelope = checkEnvelope(body.value)
+  return envelope.ok ? envelope.id : null
 }
 
 /** A JSON-RPC error reply is logged with its method and code (never the message text). */

@@ -12,6 +12,7 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express'
 import type { Caller, ServiceLogger } from '../a2a/backend.js'
 import { writeStream } from '../a2a/node-stream-writer.js'
+import type { Authenticator } from '../auth/authenticator.js'
 import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
 import {
   baseUrlOf, createConverseExtension,
@@ -19,7 +20,7 @@ import {
 } from '../core/converse-extension.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import { endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
+import { endpointAuthentication, endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
 import { readRequestBody } from '../http/request-body.js'
 import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
@@ -48,6 +49,11 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
   events?: TaskEventSource
   /** Also answer this agent's JSON-RPC at POST <mount>/ (see a2aEndpoint). Default: none. */
   rootAgentId?: string
+  /**
+   * Authenticates requests to agents whose `access` is `authenticated` (the default once this is set); see
+   * a2aEndpoint. Rate limiting is the Express app's own (express-rate-limit, say): the router has none.
+   */
+  authenticator?: Authenticator
   /** pino-compatible. Default: errors and warnings to stderr. A request's own `req.log` (pino-http) wins. */
   logger?: ServiceLogger
 }
@@ -113,13 +119,19 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   const resolved = servedIndexes.length === 0
     ? undefined
     : resolveEndpointOptions<Request>(
-      { agents: servedIndexes.map((index) => options.agents[index]), bodyLimit: options.bodyLimit, events: options.events, rootAgentId: options.rootAgentId },
+      {
+        agents: servedIndexes.map((index) => options.agents[index]),
+        bodyLimit: options.bodyLimit,
+        events: options.events,
+        rootAgentId: options.rootAgentId,
+        authenticator: options.authenticator
+      },
       extension,
       (index) => `agents[${servedIndexes[index]}]`
     )
   const backends = resolved === undefined ? new Map() : endpointBackends(resolved)
   const rootAgentId = resolved?.rootAgentId
-  const service = createA2AService({ extension, backends })
+  const service = createA2AService({ extension, backends, authenticated: resolved === undefined ? undefined : endpointAuthentication(resolved) })
   /** Open streams, so that close() can end them. */
   const streams = new Map<AbortController, Promise<void>>()
 

@@ -13,7 +13,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { writeStream } from '../a2a/node-stream-writer.js'
 import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
 import { errorResponse, internalError, invalidRequest } from '../jsonrpc/errors.js'
-import { endpointBackends, resolveEndpointOptions } from '../http/endpoint-options.js'
+import { endpointAuthentication, endpointBackends, resolveEndpointOptions } from '../http/endpoint-options.js'
 import { ACCEPTED_CONTENT_TYPES } from '../http/request-body.js'
 import type { A2AEndpointOptions } from './a2a-endpoint-options.js'
 
@@ -30,7 +30,7 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   // fastify-plugin's dependency check has made sure the converse plugin is there.
   const resolved = resolveEndpointOptions<FastifyRequest>(options, fastify.converse)
   const backends = endpointBackends(resolved)
-  const service = createA2AService({ extension: fastify.converse.extension, backends })
+  const service = createA2AService({ extension: fastify.converse.extension, backends, authenticated: endpointAuthentication(resolved) })
   // The MCP door answers through the same service (same backends, same task stores and locks).
   for (const agentId of backends.keys()) {
     if (!fastify.converse.a2aServices.has(agentId)) fastify.converse.a2aServices.set(agentId, service)

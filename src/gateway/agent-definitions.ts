@@ -49,6 +49,8 @@ export interface AgentDefinition {
   /** Topics the agent declares out of scope: a phrase, or { topic, keywords }. */
   outOfScope?: Array<string | OutOfScopeTopic>
   routines?: RoutineDeclaration[]
+  /** Overrides A2A_AUTH for this agent: `walk-in` (anyone) or `required` (a credential). */
+  auth?: 'walk-in' | 'required'
 }
 
 /** Raised for an unreadable or invalid AGENTS_FILE; the message names the file and the field. */
@@ -106,7 +108,8 @@ const agentSchema = {
         ]
       }
     },
-    routines: { type: 'array' }
+    routines: { type: 'array' },
+    auth: { type: 'string', enum: ['walk-in', 'required'] }
   }
 } as const
 

@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
+import { createAuthenticator, type Authenticator } from '../auth/authenticator.js'
+import { cardSecurity } from '../auth/card-security.js'
 import { converse } from '../fastify/converse-plugin.js'
 import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
 import { mcpEndpoint } from '../fastify/mcp-endpoint.js'
@@ -13,7 +15,7 @@ import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
 import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
-import type { GatewayConfig } from './config.js'
+import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
 import { buildAgentRuntime } from './runtime.js'
@@ -106,6 +108,7 @@ async function registerAll (
   { conversations, events, state }: { conversations: ConversationStore, events: TaskEventHub, state: GatewayState }
 ): Promise<void> {
   const { config } = options
+  const { authenticator, required } = gatewayAccess(config, definitions)
   const runtime = await buildAgentRuntime({
     definitions,
     executors: options.executors,
@@ -121,7 +124,11 @@ async function registerAll (
 
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
   await app.register(converse, {
-    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card, routines })),
+    agents: runtime.agents.map(({ id, card, routines }) => ({
+      id,
+      card: required.has(id) ? { ...card, ...cardSecurity((authenticator as Authenticator).accepts) } : card,
+      routines
+    })),
     publicUrl: config.publicUrl,
     mcpPublicUrl: config.mcpPublicUrl,
     provider: runtime.envelopeProvider,
@@ -132,7 +139,15 @@ async function registerAll (
     upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, card.served))
   }
   await app.register(a2aEndpoint, {
-    agents: runtime.agents.map(({ id, executor, backend, taskStore }) => ({ id, executor, backend, taskStore, turnLock: state.taskTurnLockFor(id) })),
+    agents: runtime.agents.map(({ id, executor, backend, taskStore }) => ({
+      id,
+      executor,
+      backend,
+      taskStore,
+      turnLock: state.taskTurnLockFor(id),
+      access: required.has(id) ? 'authenticated' as const : 'walk-in' as const
+    })),
+    authenticator,
     bodyLimit: config.bodyLimit,
     events,
     rootAgentId: config.rootEndpoint ? definitions[0].id : undefined
@@ -155,8 +170,25 @@ async function registerAll (
     agents: definitions.map((definition) => definition.id),
     stateStore: state.kind,
     operatorApi: operatorOn,
+    // Which agents need a credential (never the credentials themselves).
+    authenticated: [...required],
     inbox: operatorOn ? '/inbox' : false
   }, 'gateway configured')
+}
+
+/** The authenticator (when credentials are configured) and the agents that require a caller. */
+function gatewayAccess (config: GatewayConfig, definitions: AgentDefinition[]): { authenticator?: Authenticator, required: Set<string> } {
+  const { apiKeys, jwt, mode } = config.auth
+  const authenticator = apiKeys.length > 0 || jwt !== undefined ? createAuthenticator({ apiKeys, jwt }) : undefined
+  const required = new Set<string>()
+  for (const definition of definitions) {
+    if ((definition.auth ?? mode) !== 'required') continue
+    if (authenticator === undefined) {
+      throw new ConfigError('A2A_API_KEYS', `or A2A_JWT_* must be set: agent "${definition.id}" requires authentication (auth: required)`)
+    }
+    required.add(definition.id)
+  }
+  return { authenticator, required }
 }
 
 /** Without OPERATOR_API_KEY the operator paths say so (404, JSON), rather than a bare route-not-found. */

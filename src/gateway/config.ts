@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import envSchema from 'env-schema'
+import { MIN_API_KEY_LENGTH, isCallerId, type ApiKeyCredential, type JwtOptions } from '../auth/authenticator.js'
 
 /** The gateway's settings, read from environment variables once at start. */
 export interface GatewayConfig {
@@ -40,6 +41,24 @@ export interface GatewayConfig {
   maxConnections: number
   /** How long a turn naming a task waits for the task's earlier turns (its turn lock) before -32603. */
   turnWaitTimeoutMs: number
+  /** Who may call the agents (docs/identities.md). */
+  auth: AuthConfig
+}
+
+/**
+ * `required`: every A2A request needs a credential (an API key or a JWT), and tasks and conversations belong to
+ * their caller; `walk-in`: anyone may call, and everyone shares one scope. Agents may override it in the agents
+ * file (`auth`).
+ */
+export type AuthMode = 'walk-in' | 'required'
+
+export interface AuthConfig {
+  /** A2A_AUTH; default `required` when credentials are configured, else `walk-in` (the demo). */
+  mode: AuthMode
+  /** A2A_API_KEYS. */
+  apiKeys: ApiKeyCredential[]
+  /** A2A_JWT_*. */
+  jwt?: JwtOptions
 }
 
 /** Thrown when a variable is invalid; the message names the variable. */
@@ -80,7 +99,14 @@ export const configSchema = {
     HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 10000 },
     KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 72000 },
     MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1000000, default: 10000 },
-    TURN_WAIT_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 3600000, default: 30000 }
+    TURN_WAIT_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 3600000, default: 30000 },
+    A2A_AUTH: { type: 'string', enum: ['walk-in', 'required'] },
+    A2A_API_KEYS: { type: 'string' },
+    A2A_JWT_JWKS_URL: url,
+    A2A_JWT_ISSUER: { type: 'string', minLength: 1 },
+    A2A_JWT_AUDIENCE: { type: 'string', minLength: 1 },
+    A2A_JWT_CALLER_CLAIM: { type: 'string', pattern: '^[A-Za-z0-9_.:/-]{1,64}$', default: 'sub' },
+    A2A_JWT_CLOCK_TOLERANCE_SEC: { type: 'integer', minimum: 0, maximum: 300, default: 30 }
   }
 } as const
 
@@ -108,6 +134,13 @@ interface RawConfig {
   KEEP_ALIVE_TIMEOUT_MS: number
   MAX_CONNECTIONS: number
   TURN_WAIT_TIMEOUT_MS: number
+  A2A_AUTH?: AuthMode
+  A2A_API_KEYS?: string
+  A2A_JWT_JWKS_URL?: string
+  A2A_JWT_ISSUER?: string
+  A2A_JWT_AUDIENCE?: string
+  A2A_JWT_CALLER_CLAIM: string
+  A2A_JWT_CLOCK_TOLERANCE_SEC: number
 }
 
 /** Validates the environment once; an invalid value throws a ConfigError naming the variable. */
@@ -158,8 +191,60 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     headersTimeoutMs: raw.HEADERS_TIMEOUT_MS,
     keepAliveTimeoutMs: raw.KEEP_ALIVE_TIMEOUT_MS,
     maxConnections: raw.MAX_CONNECTIONS,
-    turnWaitTimeoutMs: raw.TURN_WAIT_TIMEOUT_MS
+    turnWaitTimeoutMs: raw.TURN_WAIT_TIMEOUT_MS,
+    auth: authConfig(raw)
   }
+}
+
+function authConfig (raw: RawConfig): AuthConfig {
+  const apiKeys = raw.A2A_API_KEYS === undefined ? [] : parseApiKeys(raw.A2A_API_KEYS)
+  const jwtVariables = ['A2A_JWT_JWKS_URL', 'A2A_JWT_ISSUER', 'A2A_JWT_AUDIENCE'] as const
+  const given = jwtVariables.filter((name) => raw[name] !== undefined)
+  if (given.length > 0 && given.length < jwtVariables.length) {
+    const missing = jwtVariables.find((name) => raw[name] === undefined) as string
+    throw new ConfigError(missing, `is required with ${given.join(', ')} (JWT bearer tokens need the JWKS URL, the issuer and the audience)`)
+  }
+  const jwt: JwtOptions | undefined = given.length === 0
+    ? undefined
+    : {
+        jwksUrl: raw.A2A_JWT_JWKS_URL as string,
+        issuer: raw.A2A_JWT_ISSUER as string,
+        audience: raw.A2A_JWT_AUDIENCE as string,
+        callerClaim: raw.A2A_JWT_CALLER_CLAIM,
+        clockToleranceSec: raw.A2A_JWT_CLOCK_TOLERANCE_SEC
+      }
+  const configured = apiKeys.length > 0 || jwt !== undefined
+  const mode = raw.A2A_AUTH ?? (configured ? 'required' : 'walk-in')
+  if (mode === 'required' && !configured) {
+    throw new ConfigError('A2A_AUTH', 'is required, which needs A2A_API_KEYS or A2A_JWT_JWKS_URL/A2A_JWT_ISSUER/A2A_JWT_AUDIENCE')
+  }
+  return { mode, apiKeys, jwt }
+}
+
+/**
+ * A2A_API_KEYS: a comma list of `callerId:key` (the key is everything after the first colon). The variable's
+ * value never appears in an error message: only the entry's position and caller id.
+ */
+export function parseApiKeys (value: string): ApiKeyCredential[] {
+  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  const callers = new Set<string>()
+  const keys = new Set<string>()
+  return entries.map((entry, index) => {
+    const colon = entry.indexOf(':')
+    const callerId = colon < 0 ? '' : entry.slice(0, colon)
+    const key = colon < 0 ? '' : entry.slice(colon + 1)
+    const where = `entry ${index + 1}`
+    if (colon < 0) throw new ConfigError('A2A_API_KEYS', `${where} must be callerId:key`)
+    if (!isCallerId(callerId)) throw new ConfigError('A2A_API_KEYS', `${where}: the caller id must be 1-128 printable characters without spaces`)
+    if (key.length < MIN_API_KEY_LENGTH || /\s/.test(key)) {
+      throw new ConfigError('A2A_API_KEYS', `${where} (caller "${callerId}"): the key must be ${MIN_API_KEY_LENGTH} or more characters without spaces`)
+    }
+    if (callers.has(callerId)) throw new ConfigError('A2A_API_KEYS', `${where}: caller "${callerId}" is listed twice`)
+    if (keys.has(key)) throw new ConfigError('A2A_API_KEYS', `${where} (caller "${callerId}"): the key is another caller's`)
+    callers.add(callerId)
+    keys.add(key)
+    return { callerId, key }
+  })
 }
 
 /**

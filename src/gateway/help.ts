@@ -30,7 +30,14 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   HEADERS_TIMEOUT_MS: "time to receive a request's headers, in ms",
   KEEP_ALIVE_TIMEOUT_MS: "an idle keep-alive connection closes after this, in ms (longer than the balancer's idle timeout)",
   MAX_CONNECTIONS: 'open connections at most; a further one is closed at once',
-  TURN_WAIT_TIMEOUT_MS: "a turn naming a task waits at most this for the task's earlier turns, in ms (then -32603, task busy)"
+  TURN_WAIT_TIMEOUT_MS: "a turn naming a task waits at most this for the task's earlier turns, in ms (then -32603, task busy)",
+  A2A_AUTH: 'walk-in (anyone, one shared scope) or required (a credential; each caller sees its own tasks); default: required when credentials are configured, else walk-in',
+  A2A_API_KEYS: 'comma list of callerId:key (keys at least 16 characters), sent as Authorization: Bearer <key>',
+  A2A_JWT_JWKS_URL: "identity provider's JWKS URL; with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE accepts JWT bearer tokens",
+  A2A_JWT_ISSUER: 'the iss every JWT must carry',
+  A2A_JWT_AUDIENCE: 'the aud every JWT must name',
+  A2A_JWT_CALLER_CLAIM: "the JWT claim whose string value is the caller's id",
+  A2A_JWT_CLOCK_TOLERANCE_SEC: 'clock skew accepted on exp and nbf, in seconds'
 })
 
 /** True when the command line asks for help rather than a start. */

@@ -3,6 +3,7 @@
  * checked once at registration: every failure names the option. Framework-free.
  */
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
+import type { Authenticator } from '../auth/authenticator.js'
 import type { A2ABackend } from '../a2a/backend.js'
 import { localBackend } from '../a2a/local-backend.js'
 import { InvalidOptionError } from '../core/errors.js'
@@ -37,10 +38,20 @@ export interface EndpointAgentOptions<R = unknown> {
    * `capabilities.extendedAgentCard`. Without it such an agent answers -32007.
    */
   extendedCard?: (request: R) => Record<string, unknown> | Promise<Record<string, unknown>>
+  /**
+   * `authenticated`: every request needs a credential the endpoint's `authenticator` accepts (401 otherwise),
+   * and tasks and conversations belong to the caller. `walk-in`: no credential is asked for or looked at.
+   * Default: `authenticated` when the endpoint has an authenticator, else `walk-in`.
+   */
+  access?: AgentAccess
 }
+
+export type AgentAccess = 'walk-in' | 'authenticated'
 
 export interface EndpointOptions<R = unknown> {
   agents: Array<EndpointAgentOptions<R>>
+  /** Authenticates requests to the agents whose `access` is `authenticated` (see src/auth/authenticator.ts). */
+  authenticator?: Authenticator
   /** Largest accepted request body in bytes. Default: the Fastify instance's bodyLimit; the Express router's 1 MiB. */
   bodyLimit?: number
   /**
@@ -57,6 +68,7 @@ export interface EndpointOptions<R = unknown> {
 
 export interface ResolvedEndpointOptions<R = unknown> {
   agents: Array<ResolvedEndpointAgent<R>>
+  authenticator?: Authenticator
   rootAgentId?: string
   events?: TaskEventSource
 }
@@ -70,6 +82,7 @@ export interface ResolvedEndpointAgent<R = unknown> {
   turnLock?: TaskTurnLock
   card: Record<string, unknown>
   extendedCard?: EndpointAgentOptions<R>['extendedCard']
+  access: AgentAccess
 }
 
 /** Cards are built per public base URL; the request handler only reads capabilities and extensions. */
@@ -94,6 +107,10 @@ export function resolveEndpointOptions<R = unknown> (
   const events = options.events
   if (events !== undefined && (events === null || typeof events !== 'object' || typeof events.subscribe !== 'function')) {
     throw new InvalidOptionError('events', 'must be a task event hub (a subscribe(taskId, listener) method)')
+  }
+  const authenticator = options.authenticator
+  if (authenticator !== undefined && (authenticator === null || typeof authenticator !== 'object' || typeof authenticator.authenticate !== 'function')) {
+    throw new InvalidOptionError('authenticator', 'must be an Authenticator (createAuthenticator)')
   }
   if (!Array.isArray(options.agents) || options.agents.length === 0) {
     throw new InvalidOptionError('agents', 'must be a non-empty array')
@@ -131,6 +148,11 @@ export function resolveEndpointOptions<R = unknown> (
     if (agent.extendedCard !== undefined && typeof agent.extendedCard !== 'function') {
       throw new InvalidOptionError(`${where}.extendedCard`, 'must be a function of the request')
     }
+    const access = agent.access ?? (authenticator === undefined ? 'walk-in' : 'authenticated')
+    if (access !== 'walk-in' && access !== 'authenticated') throw new InvalidOptionError(`${where}.access`, 'must be "walk-in" or "authenticated"')
+    if (access === 'authenticated' && authenticator === undefined) {
+      throw new InvalidOptionError(`${where}.access`, 'is "authenticated", which needs the endpoint\'s authenticator option')
+    }
     const card = declared.cardFor({ publicUrl: PLACEHOLDER_BASE })
     // The converse plugin's cards always carry capabilities (it adds its extension entry there).
     const cardCapabilities = card.capabilities as Record<string, unknown>
@@ -150,14 +172,22 @@ export function resolveEndpointOptions<R = unknown> (
       taskStore: store,
       turnLock,
       card: { ...card, capabilities },
-      extendedCard: agent.extendedCard
+      extendedCard: agent.extendedCard,
+      access
     }
   })
   const rootAgentId = options.rootAgentId
   if (rootAgentId !== undefined && !seen.has(rootAgentId)) {
     throw new InvalidOptionError('rootAgentId', 'must name one of the agents served here')
   }
-  return { agents, events, rootAgentId }
+  return { agents, events, rootAgentId, authenticator }
+}
+
+/** The agents that require an authenticated caller, each with the endpoint's authenticator (for the service). */
+export function endpointAuthentication<R> (resolved: ResolvedEndpointOptions<R>): Map<string, Authenticator> {
+  return new Map(resolved.agents
+    .filter((agent) => agent.access === 'authenticated')
+    .map((agent) => [agent.id, resolved.authenticator as Authenticator]))
 }
 
 function capability (where: string, name: string, option: unknown, onCard: unknown, fallback: boolean): boolean {

@@ -25,6 +25,7 @@ import { ExecutionBuses } from '../a2a/execution-buses.js'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
 import { TERMINAL_TASK_STATES } from '../stores/task-states.js'
 import { MemoryTaskTurnLock, TaskBusyError, taskTurnKey, type TaskTurnLock } from '../stores/task-turn-lock.js'
+import { AuthenticatedCaller } from '../auth/sdk-user.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from '../a2a/sdk-internals.js'
 import { followTask, relayTaskEvents, type TaskEventSource, type TaskStreamEvent } from './task-event-relay.js'
@@ -75,6 +76,8 @@ export interface ContextInit {
   requestedExtensions: readonly string[]
   version: string
   headers?: Record<string, string | string[] | undefined>
+  /** The authenticated caller's id; absent for a walk-in. */
+  callerId?: string
 }
 
 /** A stream of JSON-RPC `result`s (StreamResponse ProtoJSON), and how to stop it early. */
@@ -141,13 +144,14 @@ export class A2ADispatcher {
     this.#lean = new LeanSendMessage({ card, executor: options.executor, handler: this.#handler, registry })
   }
 
-  /** The SDK call context of one request: tenant from params, the requested extensions, the headers. */
+  /** The SDK call context of one request: tenant from params, the caller, the requested extensions, the headers. */
   createContext (request: CheckedRequest, init: ContextInit): ServerCallContext {
     const tenant = request.params.tenant
     return new ServerCallContext({
       requestedExtensions: [...init.requestedExtensions],
       requestedVersion: init.version,
       tenant: typeof tenant === 'string' && tenant !== '' ? tenant : undefined,
+      user: init.callerId === undefined ? undefined : new AuthenticatedCaller(init.callerId),
       state: new Map([[STATE_HEADERS_KEY, init.headers ?? {}]])
     })
   }

@@ -24,8 +24,17 @@ export const JsonRpcErrorCode = Object.freeze({
   InvalidAgentResponse: -32006,
   ExtendedAgentCardNotConfigured: -32007,
   ExtensionSupportRequired: -32008,
-  VersionNotSupported: -32009
+  VersionNotSupported: -32009,
+  /**
+   * The server-error code JSON-RPC 2.0 leaves to implementations and A2A (which takes -32001…-32099) leaves
+   * free: A2A assigns no JSON-RPC code to authentication failures or rate limits (§3.3.2, "custom error").
+   * The HTTP status (401, 429) and the ErrorInfo reason (UNAUTHENTICATED, RATE_LIMITED) tell them apart.
+   */
+  ServerError: -32000
 })
+
+/** The ErrorInfo domain of errors this package defines (not A2A's). */
+export const CONVERSE_ERROR_DOMAIN = 'a2a-converse'
 
 /** A JSON-RPC id: string, integer or null (null when the request's id could not be read). */
 export type JsonRpcId = string | number | null
@@ -33,7 +42,7 @@ export type JsonRpcId = string | number | null
 export interface ErrorInfoDetail {
   '@type': typeof ERROR_INFO_TYPE
   reason: string
-  domain: typeof A2A_ERROR_DOMAIN
+  domain: typeof A2A_ERROR_DOMAIN | typeof CONVERSE_ERROR_DOMAIN
   metadata: Record<string, string>
 }
 
@@ -156,6 +165,24 @@ export function versionNotSupported (requested: string, supported: readonly stri
   const shown = requested.slice(0, 32)
   return a2aError(JsonRpcErrorCode.VersionNotSupported, 'VERSION_NOT_SUPPORTED',
     `A2A version ${shown} is not supported`, { requestedVersion: shown, supportedVersions: supported.join(',') })
+}
+
+/** -32000 (HTTP 401): the request carries no valid credential. Never says which part of it failed. */
+export function unauthenticated (): JsonRpcError {
+  return {
+    code: JsonRpcErrorCode.ServerError,
+    message: 'Authentication required: send a valid credential as Authorization: Bearer <credential>',
+    data: [{ '@type': ERROR_INFO_TYPE, reason: 'UNAUTHENTICATED', domain: CONVERSE_ERROR_DOMAIN, metadata: {} }]
+  }
+}
+
+/** -32000 (HTTP 429): too many requests from this caller (or client address); retry after `retryAfterSec`. */
+export function rateLimited (retryAfterSec: number): JsonRpcError {
+  return {
+    code: JsonRpcErrorCode.ServerError,
+    message: `Rate limit exceeded; retry in ${retryAfterSec} s`,
+    data: [{ '@type': ERROR_INFO_TYPE, reason: 'RATE_LIMITED', domain: CONVERSE_ERROR_DOMAIN, metadata: { retryAfterSeconds: String(retryAfterSec) } }]
+  }
 }
 
 export function errorResponse (id: JsonRpcId, error: JsonRpcError): JsonRpcErrorResponse {

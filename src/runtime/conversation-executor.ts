@@ -12,13 +12,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from '@a2a-js/sdk/server'
 import { createTaskWriter } from '../a2a/task-writer.js'
+import { callerIdOf } from '../auth/sdk-user.js'
 import type { ConverseEnvelope, Invocation, OwnershipState } from '../core/envelope.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 import { readTypedCall, type TypedCall } from '../core/typed-call.js'
 export type { TypedCall } from '../core/typed-call.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import {
-  newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore,
+  clientContextId, conversationKey, newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore,
   type ConversationTurn, type HumanReply
 } from '../stores/conversation-store.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
@@ -402,8 +403,11 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       const turnId = newId()
       const message = requestContext.userMessage
       let plan: Plan | undefined
-      await store.update(agentId, requestContext.contextId, (current) => {
-        const state = current ?? newConversationState(agentId, requestContext.contextId)
+      // An authenticated caller's conversations are its own (see conversationKey).
+      const callerId = callerIdOf(requestContext.context)
+      await store.update(agentId, conversationKey(callerId, requestContext.contextId), (current) => {
+        const state = current ?? newConversationState(agentId, conversationKey(callerId, requestContext.contextId))
+        if (callerId !== undefined) state.caller = { id: callerId, contextId: requestContext.contextId }
         plan = decide(state, requestContext, turnId)
         if (plan.kind === 'message' && plan.repeat === true) return state
         const at = new Date().toISOString()
@@ -423,11 +427,13 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     async cancelTask (taskId, eventBus) {
       // CancelTask abandons the conversation's routine when that task carries it; the task always ends CANCELED
       // (the SDK waits for a terminal status on the bus).
-      const contextId = await store.findContextByTaskId(agentId, taskId)
+      const key = await store.findContextByTaskId(agentId, taskId)
       let routine: ConversationRoutine | undefined
-      if (contextId !== undefined) {
-        await store.update(agentId, contextId, (current) => {
+      let contextId: string | undefined
+      if (key !== undefined) {
+        await store.update(agentId, key, (current) => {
           const state = current as ConversationState
+          contextId = clientContextId(state)
           routine = undefined
           if (state.routine !== undefined && state.routine.taskId === taskId && !isTerminal(state.routine)) {
             routine = { ...engine.abandon(state.routine), taskId }

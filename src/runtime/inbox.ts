@@ -7,13 +7,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Role, StreamResponse, TaskState, type Message } from '@a2a-js/sdk'
-import { ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
+import type { TaskStore } from '@a2a-js/sdk/server'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
+import { callerContext } from '../auth/sdk-user.js'
 import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { TaskEventHub, TaskEventListener } from '../events/task-event-hub.js'
 import {
-  needsPersonReasons, type ConversationListOptions, type ConversationState, type ConversationStore,
+  clientContextId, needsPersonReasons, type ConversationCaller, type ConversationListOptions, type ConversationState, type ConversationStore,
   type ConversationSummary, type ConversationTurn, type NeedsPersonReason, type TurnRole
 } from '../stores/conversation-store.js'
 import { humanMessage, lastTaskTurn } from './conversation-executor.js'
@@ -22,7 +23,10 @@ import type { RoutineEngine } from './routine-engine.js'
 
 export interface ConversationView {
   agentId: string
+  /** How the operator API addresses the conversation (for a caller's: see conversationKey). */
   contextId: string
+  /** The authenticated caller the conversation belongs to, and its contextId as that caller knows it. */
+  caller?: ConversationCaller
   ownership: OwnershipState
   routine?: RoutineState
   /** The most recent turns, oldest first. */
@@ -42,6 +46,7 @@ export interface HumanReplyResult {
 /** A conversation in the inbox's list (and in its live events). */
 export interface InboxEntry {
   contextId: string
+  caller?: ConversationCaller
   ownership: OwnershipState
   /** ISO 8601: the last turn, reply, takeover or release. */
   lastActivityAt: string
@@ -69,6 +74,7 @@ export interface TraceTurn extends ConversationTurn {
 export interface ConversationTrace {
   agentId: string
   contextId: string
+  caller?: ConversationCaller
   ownership: OwnershipState
   ownershipChangedAt?: string
   lastActivityAt: string
@@ -109,7 +115,9 @@ export interface InboxOptions {
 }
 
 /** A listing's summary as the inbox shows it. */
-export function inboxEntry (summary: Pick<ConversationSummary, 'contextId' | 'ownership' | 'updatedAt' | 'needsPerson' | 'lastTurn' | 'version'>): InboxEntry {
+export function inboxEntry (
+  summary: Pick<ConversationSummary, 'contextId' | 'caller' | 'ownership' | 'updatedAt' | 'needsPerson' | 'lastTurn' | 'version'>
+): InboxEntry {
   const entry: InboxEntry = {
     contextId: summary.contextId,
     ownership: summary.ownership,
@@ -117,6 +125,7 @@ export function inboxEntry (summary: Pick<ConversationSummary, 'contextId' | 'ow
     needsPerson: summary.needsPerson,
     version: summary.version
   }
+  if (summary.caller !== undefined) entry.caller = summary.caller
   if (summary.lastTurn !== undefined) entry.lastTurn = summary.lastTurn
   return entry
 }
@@ -134,6 +143,7 @@ export function createInbox (options: InboxOptions): Inbox {
       ownership: state.ownership,
       turns: state.turns.slice(-recent)
     }
+    if (state.caller !== undefined) view.caller = state.caller
     const engine = options.engines?.get(state.agentId)
     if (state.routine !== undefined && engine !== undefined) view.routine = engine.routineState(state.routine)
     return view
@@ -143,7 +153,8 @@ export function createInbox (options: InboxOptions): Inbox {
   async function heldTask (agentId: string, state: ConversationState): Promise<string | undefined> {
     const taskId = lastTaskTurn(state)?.taskId
     if (taskId === undefined) return undefined
-    const task = await (taskStores.get(agentId) as TaskStore).load(taskId, new ServerCallContext())
+    // The task is in its caller's scope (a walk-in's without a caller).
+    const task = await (taskStores.get(agentId) as TaskStore).load(taskId, callerContext(state.caller?.id))
     return task?.status?.state === TaskState.TASK_STATE_WORKING ? taskId : undefined
   }
 
@@ -151,9 +162,10 @@ export function createInbox (options: InboxOptions): Inbox {
    * Sets the held task's status (and appends the message to its history) through the task writer: stored (a task
    * already over stays over), then published to open streams on every instance.
    */
-  async function updateTask (agentId: string, contextId: string, taskId: string, state: TaskState, message: Message): Promise<void> {
+  async function updateTask (conversation: ConversationState, taskId: string, state: TaskState, message: Message): Promise<void> {
     const status = { state, message, timestamp: new Date().toISOString() }
-    await (writers.get(agentId) as TaskWriter).write({ taskId, contextId, status, metadata: undefined })
+    await (writers.get(conversation.agentId) as TaskWriter).write(
+      { taskId, contextId: clientContextId(conversation), status, metadata: undefined }, callerContext(conversation.caller?.id))
   }
 
   async function setOwnership (agentId: string, contextId: string, ownership: OwnershipState) {
@@ -173,7 +185,7 @@ export function createInbox (options: InboxOptions): Inbox {
         if (held !== undefined) {
           const message: Message = {
             messageId: newId(),
-            contextId,
+            contextId: clientContextId(next),
             taskId: held,
             role: Role.ROLE_AGENT,
             parts: [textPart('The conversation is back with the assistant.')],
@@ -187,7 +199,7 @@ export function createInbox (options: InboxOptions): Inbox {
             extensions: [CONVERSE_EXTENSION_URI],
             referenceTaskIds: []
           }
-          await updateTask(agentId, contextId, held, TaskState.TASK_STATE_COMPLETED, message)
+          await updateTask(next, held, TaskState.TASK_STATE_COMPLETED, message)
         }
       }
       return next
@@ -205,6 +217,7 @@ export function createInbox (options: InboxOptions): Inbox {
       turns: state.turns.map((turn) => turn.role === 'user' ? turn : { ...turn, author: turn.role }),
       version: state.version
     }
+    if (state.caller !== undefined) trace.caller = state.caller
     if (state.ownershipChangedAt !== undefined) trace.ownershipChangedAt = state.ownershipChangedAt
     const engine = options.engines?.get(state.agentId)
     if (state.routine !== undefined && engine !== undefined) trace.routine = engine.routineState(state.routine)
@@ -247,8 +260,8 @@ export function createInbox (options: InboxOptions): Inbox {
           return state
         }
         state.turns.push({ ...reply, role: 'human', taskId })
-        const message = humanMessage(contextId, taskId, reply, newId)
-        if (taskId !== undefined) await updateTask(agentId, contextId, taskId, TaskState.TASK_STATE_WORKING, message)
+        const message = humanMessage(clientContextId(state), taskId, reply, newId)
+        if (taskId !== undefined) await updateTask(state, taskId, TaskState.TASK_STATE_WORKING, message)
         else state.inbox.push(reply)
         const wire = StreamResponse.toJSON({ payload: { $case: 'message', value: message } }) as { message: Record<string, unknown> }
         result = { contextId, ...(taskId !== undefined ? { taskId } : {}), delivered: taskId !== undefined, message: wire.message }

@@ -37,9 +37,18 @@ export interface ConversationRoutine extends RoutineProgress {
   taskId?: string
 }
 
+/** The authenticated caller a conversation belongs to, and its contextId as that caller knows it. */
+export interface ConversationCaller {
+  id: string
+  contextId: string
+}
+
 export interface ConversationState {
   agentId: string
+  /** The store's key: the client's contextId for a walk-in, `conversationKey(caller, contextId)` for a caller. */
   contextId: string
+  /** Absent for a walk-in's conversation. */
+  caller?: ConversationCaller
   ownership: OwnershipState
   /** ISO 8601: the last takeover or release. */
   ownershipChangedAt?: string
@@ -75,6 +84,7 @@ export const SUMMARY_TEXT_LENGTH = 200
 export interface ConversationSummary {
   agentId: string
   contextId: string
+  caller?: ConversationCaller
   ownership: OwnershipState
   version: number
   /** ISO 8601: the last activity (a turn, a reply, a takeover or release). */
@@ -143,6 +153,23 @@ export const DEFAULT_CONVERSATION_LIMITS: Readonly<ConversationLimits> = Object.
   maxTextLength: 8000
 })
 
+/**
+ * The store key of a caller's conversation: conversations are keyed (agentId, key), and each caller's contextIds
+ * are its own, so another caller's contextId starts a conversation of the new caller. `<caller id, URI-encoded
+ * (so without "/")>/<contextId>`: two callers' keys never meet. A walk-in's key is its contextId.
+ */
+/** The longest key: a caller id of 128 characters URI-encoded (3 each at most), "/", a contextId of 128. */
+export const MAX_CONVERSATION_KEY_LENGTH = 3 * 128 + 1 + 128
+
+export function conversationKey (callerId: string | undefined, contextId: string): string {
+  return callerId === undefined ? contextId : `${encodeURIComponent(callerId)}/${contextId}`
+}
+
+/** The contextId the conversation's client knows (the key of a walk-in's conversation is its contextId). */
+export function clientContextId (state: Pick<ConversationState, 'contextId' | 'caller'>): string {
+  return state.caller?.contextId ?? state.contextId
+}
+
 /** A new conversation's state, AI-owned with no turns: what an `update` fn usually starts from. */
 export function newConversationState (agentId: string, contextId: string, at: Date = new Date()): ConversationState {
   const iso = at.toISOString()
@@ -193,6 +220,7 @@ export function conversationSummary (state: ConversationState, position: number)
     position,
     needsPerson: needsPersonReasons(state)
   }
+  if (state.caller !== undefined) summary.caller = state.caller
   const lastTurn = state.turns.at(-1)
   if (lastTurn !== undefined) summary.lastTurn = { role: lastTurn.role, at: lastTurn.at, text: lastTurn.text.slice(0, SUMMARY_TEXT_LENGTH) }
   return summary

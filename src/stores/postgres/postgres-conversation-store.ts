@@ -43,7 +43,7 @@ const SELECT_EXISTS = `select 1 from ${CONVERSATIONS_TABLE} where agent_id = $1 
  * it), so both stores filter on the same data.
  */
 const SELECT_LIST = `select context_id, state->>'ownership' as ownership, version, state->>'updatedAt' as updated_at,
-    write_seq, coalesce(state->'needsPerson', '[]'::jsonb) as needs_person,
+    write_seq, coalesce(state->'needsPerson', '[]'::jsonb) as needs_person, state->'caller' as caller,
     (state->'turns'->-1) - 'text' - 'envelope' as last_turn, left(state->'turns'->-1->>'text', ${SUMMARY_TEXT_LENGTH}) as last_text
   from ${CONVERSATIONS_TABLE}
   where agent_id = $1 and state is not null
@@ -60,6 +60,7 @@ interface ListRow {
   write_seq: string
   needs_person: ConversationSummary['needsPerson']
   last_turn: ConversationTurn | null
+  caller: ConversationSummary['caller'] | null
   last_text: string | null
 }
 
@@ -193,6 +194,7 @@ export class PostgresConversationStore implements ConversationStore {
         position: Number(row.write_seq),
         needsPerson: row.needs_person
       }
+      if (row.caller !== null) summary.caller = row.caller
       if (row.last_turn !== null) summary.lastTurn = { role: row.last_turn.role, at: row.last_turn.at, text: row.last_text as string }
       return summary
     })
