@@ -24,7 +24,8 @@ t.test('defaults with no configuration at all', async (t) => {
     headersTimeoutMs: 10000,
     keepAliveTimeoutMs: 72000,
     maxConnections: 10000,
-    turnWaitTimeoutMs: 30000
+    turnWaitTimeoutMs: 30000,
+    auth: { mode: 'walk-in', apiKeys: [], jwt: undefined }
   })
 })
 

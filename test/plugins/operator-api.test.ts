@@ -4,6 +4,7 @@ import Fastify from 'fastify'
 import { InvalidOptionError } from '../../src/core/errors.js'
 import operatorApi from '../../plugins/operator-api.js'
 import type { Inbox } from '../../src/runtime/inbox.js'
+import { MAX_CONVERSATION_KEY_LENGTH } from '../../src/stores/conversation-store.js'
 import { Client, gateway, OPERATOR_KEY, operator } from '../fixtures/conversation-gateway.js'
 
 /** A gateway with one conversation (a routine waiting for input); its contextId and the waiting task. */
@@ -90,8 +91,8 @@ t.test('malformed bodies and parameters: 400 with a JSON body', async (t) => {
   t.equal(noBody.statusCode, 400)
   t.match(noBody.json(), { statusCode: 400 })
 
-  const longContext = await operator(app, 'GET', `demo/conversations/${'c'.repeat(129)}`)
-  t.equal(longContext.statusCode, 400, 'a contextId over 128 characters (no conversation can have one)')
+  const longContext = await operator(app, 'GET', `demo/conversations/${'c'.repeat(MAX_CONVERSATION_KEY_LENGTH + 1)}`)
+  t.equal(longContext.statusCode, 400, 'longer than any conversation key (a caller id and a contextId: no conversation can have one)')
   const nulContext = await operator(app, 'GET', 'demo/conversations/a%00b')
   t.equal(nulContext.statusCode, 400, 'a contextId with U+0000')
   const longAgent = await operator(app, 'GET', `${'a'.repeat(129)}/conversations/${contextId}`)

@@ -11,6 +11,7 @@ import { MemoryTaskEventHub } from '../../src/events/task-event-hub.js'
 import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
 import { ConversationFeedStore } from '../../src/runtime/conversation-feed.js'
 import { createInbox } from '../../src/runtime/inbox.js'
+import { MAX_CONVERSATION_KEY_LENGTH } from '../../src/stores/conversation-store.js'
 import operatorApi from '../../plugins/operator-api.js'
 import inboxPage, { INBOX_CSP } from '../../plugins/inbox-page.js'
 import { AUTH, Client, gateway, OPERATOR_KEY, operator, URI } from '../fixtures/conversation-gateway.js'
@@ -128,7 +129,7 @@ t.test('the trace: every turn, who wrote it, and per agent turn the envelope the
   const missing = await operator(app, 'GET', 'demo/conversations/nope/trace')
   t.strictSame([missing.statusCode, missing.json()], [404, { statusCode: 404, error: 'Not Found', message: 'unknown conversation "nope"' }])
   t.equal((await operator(app, 'GET', 'nobody/conversations/trace-1/trace')).statusCode, 404)
-  t.equal((await operator(app, 'GET', `demo/conversations/${'x'.repeat(257)}/trace`)).statusCode, 400)
+  t.equal((await operator(app, 'GET', `demo/conversations/${'x'.repeat(MAX_CONVERSATION_KEY_LENGTH + 1)}/trace`)).statusCode, 400)
 })
 
 t.test('the live stream: ready, then an event per change of any conversation of the agent', async (t) => {
