@@ -75,6 +75,9 @@ t.test('every credential failure is the same 401, and the Bearer word is case-in
   const unparsable = await fetch(`${base}/a2a/demo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })
   t.equal(unparsable.status, 401, 'an unauthenticated body is not looked at')
   t.same((await unparsable.json() as Record<string, unknown>).id, null)
+  const notRpc = await fetch(`${base}/a2a/demo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1, 2]' })
+  t.equal(notRpc.status, 401)
+  t.same((await notRpc.json() as Record<string, unknown>).id, null, 'a body without a readable id: id null')
 
   for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
     const { status, body } = await call(base, 'ListTasks', {}, undefined)

@@ -134,6 +134,8 @@ t.test('the operator addresses a caller\'s conversation and its reply reaches th
   const view = await operator('GET', '')
   t.equal(view.status, 200)
   t.same(view.body.caller, { id: 'alice', contextId })
+  const trace = await operator('GET', '/trace')
+  t.same([trace.status, trace.body.caller], [200, { id: 'alice', contextId }], 'the trace names the caller too')
   t.equal((await operator('POST', '/takeover')).body.ownership, 'human_owned')
   const held = (await send(ALICE_KEY, 'Is a person there?', { contextId })).task
   t.equal(held.status.state, 'TASK_STATE_WORKING')
