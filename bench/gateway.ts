@@ -110,7 +110,8 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
       bare: 'bare Fastify route, canned reply',
       'express-door': 'Express door (converseRouter), echo executor',
       upstream: 'upstream agent (SDK Express server), echo executor',
-      proxy: 'gateway in proxy mode'
+      proxy: 'gateway in proxy mode',
+      'gateway-keys': 'gateway, API key required + rate limit'
     }
     const contenders: Contender[] = children.map((child) => ({
       name: names[child.kind],

@@ -41,13 +41,14 @@ function databaseUrl (): string | undefined {
 /** Child: the gateway with the demo agent, state on PostgreSQL. */
 export async function buildPostgresGateway (): Promise<FastifyInstance> {
   return await buildGateway({
-    config: loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl(), DATABASE_SCHEMA: process.env[SCHEMA_VARIABLE] })
+    // The rate limit off: the load generator is one client address.
+    config: loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', DATABASE_URL: databaseUrl(), DATABASE_SCHEMA: process.env[SCHEMA_VARIABLE] })
   })
 }
 
 /** Child: the same gateway with its in-memory default. */
 export async function buildMemoryGateway (): Promise<FastifyInstance> {
-  return await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent' }) })
+  return await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }) })
 }
 
 /** Sends the request once and checks the reply is the demo's answer with its envelope; returns its byte size. */

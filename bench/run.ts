@@ -7,6 +7,7 @@ import { formatTable, type ScenarioResult } from './lib.js'
 import * as expressDoor from './express-door.js'
 import * as fastPaths from './fast-paths.js'
 import * as gateway from './gateway.js'
+import * as identities from './identities.js'
 import * as mcp from './mcp.js'
 import * as pluginOverhead from './plugin-overhead.js'
 import * as postgres from './postgres.js'
@@ -14,7 +15,7 @@ import * as proxy from './proxy.js'
 
 interface Scenario { name: string, run (): Promise<ScenarioResult> }
 
-const all: Scenario[] = [pluginOverhead, gateway, expressDoor, mcp, proxy, postgres, fastPaths]
+const all: Scenario[] = [pluginOverhead, gateway, expressDoor, mcp, proxy, postgres, fastPaths, identities]
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim()).filter((name) => name !== '')
 const scenarios = only === undefined || only.length === 0 ? all : all.filter((scenario) => only.includes(scenario.name))
 if (scenarios.length === 0) throw new Error(`BENCH_ONLY names no scenario (known: ${all.map((scenario) => scenario.name).join(', ')})`)

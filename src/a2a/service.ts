@@ -97,9 +97,18 @@ export interface A2AServiceOptions {
 /** The challenge of a 401 (RFC 6750 §3). */
 export const AUTHENTICATE_CHALLENGE = 'Bearer realm="a2a"'
 
+/** Who may go on: the agent's authenticated caller (none for a walk-in agent), or the reply refusing the request. */
+export type AccessDecision = { kind: 'allowed', caller?: Caller } | JsonReply
+
 export interface A2AService {
   /** Whether an agent is served (doors may answer 404 before reading a body). */
   serves (agentId: string): boolean
+  /**
+   * The caller of a request to a served agent, decided as `handle` decides it (401 / 503 replies included), for a
+   * door that must know before it makes any A2A call (the MCP door authenticates each HTTP request once and hands
+   * the caller to every call it makes).
+   */
+  authenticate (agentId: string, headers: A2AServiceRequest['headers'], log?: ServiceLogger): Promise<AccessDecision>
   /** Never rejects. */
   handle (request: A2AServiceRequest): Promise<A2AReply>
 }
@@ -127,21 +136,30 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
    * The caller of a request to an agent that requires one, or the reply that refuses the request. The
    * credential's failure is never told apart, to the client or in the log.
    */
-  async function callerOf (request: A2AServiceRequest, authenticator: Authenticator, headers: Record<string, string>): Promise<Caller | JsonReply> {
+  async function callerOf (
+    request: Pick<A2AServiceRequest, 'headers' | 'log'>, authenticator: Authenticator, headers: Record<string, string>, id: JsonRpcId
+  ): Promise<Caller | JsonReply> {
     let caller: Caller | undefined
     try {
       caller = await authenticator.authenticate(request.headers)
     } catch (error) {
       if (error instanceof AuthenticationUnavailableError) {
         request.log?.warn({ code: error.code }, 'A2A request not authenticated: the identity provider cannot be reached')
-        return json(503, { ...headers, 'retry-after': '5' }, errorResponse(idOf(request.body),
-          internalError('authentication is unavailable; try again later')))
+        return json(503, { ...headers, 'retry-after': '5' }, errorResponse(id, internalError('authentication is unavailable; try again later')))
       }
     }
     if (caller !== undefined) return caller
     const error = unauthenticated()
     logError(request.log, undefined, error)
-    return json(401, { ...headers, 'www-authenticate': AUTHENTICATE_CHALLENGE }, errorResponse(idOf(request.body), error))
+    return json(401, { ...headers, 'www-authenticate': AUTHENTICATE_CHALLENGE }, errorResponse(id, error))
+  }
+
+  async function authenticate (agentId: string, headers: A2AServiceRequest['headers'], log?: ServiceLogger): Promise<AccessDecision> {
+    if (!backends.has(agentId)) return json(404, {}, unknownAgentBody(agentId))
+    const authenticator = authenticated.get(agentId)
+    if (authenticator === undefined) return { kind: 'allowed' }
+    const outcome = await callerOf({ headers, log }, authenticator, {}, null)
+    return 'kind' in outcome ? outcome : { kind: 'allowed', caller: outcome }
   }
 
   function json (status: number, headers: Record<string, string>, body: JsonRpcResponse | NotFoundBody): JsonReply {
@@ -171,7 +189,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     let caller = request.caller
     const authenticator = authenticated.get(request.agentId)
     if (authenticator !== undefined && caller === undefined) {
-      const outcome = await callerOf(request, authenticator, headers)
+      const outcome = await callerOf(request, authenticator, headers, idOf(request.body))
       if ('kind' in outcome) return outcome
       caller = outcome
     }
@@ -245,7 +263,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     }
   }
 
-  return { serves: (agentId) => backends.has(agentId), handle }
+  return { serves: (agentId) => backends.has(agentId), authenticate, handle }
 }
 
 /**

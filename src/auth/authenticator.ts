@@ -182,18 +182,33 @@ export function createAuthenticator (options: AuthenticatorOptions): Authenticat
     return { id }
   }
 
+  async function authenticateHeaders (headers: Parameters<Authenticator['authenticate']>[0]): Promise<Caller | undefined> {
+    const header = headers.authorization
+    if (header === undefined) return undefined
+    const credential = bearerCredential(header)
+    if (credential === undefined) throw new AuthenticationError()
+    const caller = keys.length > 0 ? keyCaller(credential) : undefined
+    if (caller !== undefined) return caller
+    // A compact JWS has three base64url parts; anything else cannot be a token.
+    if (jwt !== undefined && jwks !== undefined && /^[\w-]+\.[\w-]+\.[\w-]+$/.test(credential)) return await tokenCaller(credential, jwt, jwks)
+    throw new AuthenticationError()
+  }
+
+  /**
+   * One authentication per request: whoever asks again with the same headers object (the gateway's rate limiter,
+   * then the service) gets the same answer. Held weakly: gone with the request.
+   */
+  const answered = new WeakMap<object, Promise<Caller | undefined>>()
+
   return {
     accepts: { apiKeys: keys.length > 0, jwt: jwt !== undefined },
     async authenticate (headers) {
-      const header = headers.authorization
-      if (header === undefined) return undefined
-      const credential = bearerCredential(header)
-      if (credential === undefined) throw new AuthenticationError()
-      const caller = keys.length > 0 ? keyCaller(credential) : undefined
-      if (caller !== undefined) return caller
-      // A compact JWS has three base64url parts; anything else cannot be a token.
-      if (jwt !== undefined && jwks !== undefined && /^[\w-]+\.[\w-]+\.[\w-]+$/.test(credential)) return await tokenCaller(credential, jwt, jwks)
-      throw new AuthenticationError()
+      let answer = answered.get(headers)
+      if (answer === undefined) {
+        answer = authenticateHeaders(headers)
+        answered.set(headers, answer)
+      }
+      return await answer
     }
   }
 }

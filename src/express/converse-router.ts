@@ -10,7 +10,7 @@
  * (`app.use('/v1', router)` moves the routes and, through `req.baseUrl`, the URLs the cards name).
  */
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express'
-import type { Caller, ServiceLogger } from '../a2a/backend.js'
+import type { ServiceLogger } from '../a2a/backend.js'
 import { writeStream } from '../a2a/node-stream-writer.js'
 import type { Authenticator } from '../auth/authenticator.js'
 import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
@@ -229,7 +229,6 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         response,
         body,
         card: cardFor(agentId, request) as Record<string, unknown>,
-        caller: callerOf(request),
         log: logFor(request)
       })
     })
@@ -310,11 +309,6 @@ function guarded (
       fail(response)
     }
   }
-}
-
-/** Who is calling. Today nobody is authenticated (a walk-in caller); issue 12's authentication fills this in. */
-function callerOf (_request: Request): Caller | undefined {
-  return undefined
 }
 
 function requestBaseUrl (request: Request): string {

@@ -12,7 +12,8 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { writeStream } from '../a2a/node-stream-writer.js'
 import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
-import { errorResponse, internalError, invalidRequest } from '../jsonrpc/errors.js'
+import { errorResponse, internalError, invalidRequest, rateLimited } from '../jsonrpc/errors.js'
+import { RateLimitedError } from '../http/rate-limited-error.js'
 import { endpointAuthentication, endpointBackends, resolveEndpointOptions } from '../http/endpoint-options.js'
 import { ACCEPTED_CONTENT_TYPES } from '../http/request-body.js'
 import type { A2AEndpointOptions } from './a2a-endpoint-options.js'
@@ -54,6 +55,8 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   fastify.setErrorHandler((error: FastifyError, request: RouteRequest, reply) => {
     const body = bodyError(error, request)
     if (body !== undefined) return answer(request, reply, body)
+    // A rate limiter in front of the route (the gateway's): 429, Retry-After already set, a JSON-RPC body.
+    if (error instanceof RateLimitedError) return reply.code(429).send(errorResponse(null, rateLimited(error.retryAfterSec)))
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {
       // A client error raised elsewhere (an auth hook, a bad Content-Length): its status, a JSON-RPC body.

@@ -10,7 +10,6 @@ import createError from '@fastify/error'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { unknownAgentBody, type RequestBody } from '../a2a/service.js'
-import type { Caller } from '../a2a/backend.js'
 import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
 
@@ -34,11 +33,6 @@ function bodyError (error: FastifyError, request: AgentRequest): RequestBody | u
   return undefined
 }
 /* c8 ignore stop */
-
-/** Who is calling. Today nobody is authenticated (a walk-in caller); issue 12's authentication fills this in. */
-function callerOf (_request: FastifyRequest): Caller | undefined {
-  return undefined
-}
 
 async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpointOptions): Promise<void> {
   const { converse } = fastify
@@ -83,7 +77,6 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
       response: reply.raw,
       body: body ?? (request.body === undefined ? undefined : { kind: 'json', value: request.body }),
       card,
-      caller: callerOf(request),
       log: request.log
     })
     return reply

@@ -18,6 +18,7 @@ import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from '.
 import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
+import { openRateLimits } from './rate-limits.js'
 import { buildAgentRuntime } from './runtime.js'
 import { openGatewayState, type GatewayState } from './state.js'
 
@@ -138,28 +139,51 @@ async function registerAll (
   for (const upstream of runtime.upstreams) {
     upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, card.served))
   }
-  await app.register(a2aEndpoint, {
-    agents: runtime.agents.map(({ id, executor, backend, taskStore }) => ({
-      id,
-      executor,
-      backend,
-      taskStore,
-      turnLock: state.taskTurnLockFor(id),
-      access: required.has(id) ? 'authenticated' as const : 'walk-in' as const
-    })),
-    authenticator,
-    bodyLimit: config.bodyLimit,
-    events,
-    rootAgentId: config.rootEndpoint ? definitions[0].id : undefined
+  const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
+  const limits = openRateLimits(config.rateLimit, app.log)
+  app.addHook('onClose', async () => await limits.close())
+  // Each door in a scope of its own, its limiter first: it counts before anything else looks at the request.
+  await app.register(async (scope) => {
+    await limits.apply(scope, {
+      name: 'a2a',
+      max: config.rateLimit.max,
+      // The caller, where the agent requires one and the credential is valid (the service reuses this
+      // authentication: see createAuthenticator); else the client address.
+      key: async (request) => {
+        const agentId = (request.params as { agentId?: string }).agentId ?? rootAgentId
+        if (authenticator !== undefined && agentId !== undefined && required.has(agentId)) {
+          const caller = await authenticator.authenticate(request.headers).catch(() => undefined)
+          if (caller !== undefined) return `caller:${caller.id}`
+        }
+        return `address:${request.ip}`
+      }
+    })
+    await scope.register(a2aEndpoint, {
+      agents: runtime.agents.map(({ id, executor, backend, taskStore }) => ({
+        id,
+        executor,
+        backend,
+        taskStore,
+        turnLock: state.taskTurnLockFor(id),
+        access: required.has(id) ? 'authenticated' as const : 'walk-in' as const
+      })),
+      authenticator,
+      bodyLimit: config.bodyLimit,
+      events,
+      rootAgentId
+    })
+    // The MCP door every card names (params.mcp): the same agents through the same A2A service (and limit).
+    await scope.register(mcpEndpoint, { bodyLimit: config.bodyLimit })
   })
-  // The MCP door every card names (params.mcp): the same agents through the same A2A service.
-  await app.register(mcpEndpoint, { bodyLimit: config.bodyLimit })
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {
-    await app.register(operatorApi, {
-      apiKey: config.operatorApiKey as string,
-      agentIds: runtime.agents.map((agent) => agent.id),
-      inbox: runtime.inbox
+    await app.register(async (scope) => {
+      await limits.apply(scope, { name: 'operator', max: config.rateLimit.operatorMax, key: (request) => `address:${request.ip}` })
+      await scope.register(operatorApi, {
+        apiKey: config.operatorApiKey as string,
+        agentIds: runtime.agents.map((agent) => agent.id),
+        inbox: runtime.inbox
+      })
     })
     const root = packageRoot()
     await app.register(inboxPage, { pageDir: join(root, 'web', 'inbox'), scriptDir: join(root, 'dist', 'web', 'inbox') })
@@ -172,6 +196,7 @@ async function registerAll (
     operatorApi: operatorOn,
     // Which agents need a credential (never the credentials themselves).
     authenticated: [...required],
+    rateLimitStore: config.rateLimit.redisUrl === undefined ? 'memory' : 'redis',
     inbox: operatorOn ? '/inbox' : false
   }, 'gateway configured')
 }

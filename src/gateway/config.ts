@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import envSchema from 'env-schema'
 import { MIN_API_KEY_LENGTH, isCallerId, type ApiKeyCredential, type JwtOptions } from '../auth/authenticator.js'
+import type { RateLimitConfig } from './rate-limits.js'
 
 /** The gateway's settings, read from environment variables once at start. */
 export interface GatewayConfig {
@@ -43,6 +44,8 @@ export interface GatewayConfig {
   turnWaitTimeoutMs: number
   /** Who may call the agents (docs/identities.md). */
   auth: AuthConfig
+  /** Requests per caller (or client address) and window on the A2A door and the operator API. */
+  rateLimit: RateLimitConfig
 }
 
 /**
@@ -106,7 +109,12 @@ export const configSchema = {
     A2A_JWT_ISSUER: { type: 'string', minLength: 1 },
     A2A_JWT_AUDIENCE: { type: 'string', minLength: 1 },
     A2A_JWT_CALLER_CLAIM: { type: 'string', pattern: '^[A-Za-z0-9_.:/-]{1,64}$', default: 'sub' },
-    A2A_JWT_CLOCK_TOLERANCE_SEC: { type: 'integer', minimum: 0, maximum: 300, default: 30 }
+    A2A_JWT_CLOCK_TOLERANCE_SEC: { type: 'integer', minimum: 0, maximum: 300, default: 30 },
+    RATE_LIMIT_MAX: { type: 'integer', minimum: 0, maximum: 10000000, default: 6000 },
+    RATE_LIMIT_OPERATOR_MAX: { type: 'integer', minimum: 0, maximum: 10000000, default: 600 },
+    RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, maximum: 86400000, default: 60000 },
+    REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    REDIS_KEY_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'a2a-converse:' }
   }
 } as const
 
@@ -141,6 +149,11 @@ interface RawConfig {
   A2A_JWT_AUDIENCE?: string
   A2A_JWT_CALLER_CLAIM: string
   A2A_JWT_CLOCK_TOLERANCE_SEC: number
+  RATE_LIMIT_MAX: number
+  RATE_LIMIT_OPERATOR_MAX: number
+  RATE_LIMIT_WINDOW_MS: number
+  REDIS_URL?: string
+  REDIS_KEY_PREFIX: string
 }
 
 /** Validates the environment once; an invalid value throws a ConfigError naming the variable. */
@@ -192,7 +205,14 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     keepAliveTimeoutMs: raw.KEEP_ALIVE_TIMEOUT_MS,
     maxConnections: raw.MAX_CONNECTIONS,
     turnWaitTimeoutMs: raw.TURN_WAIT_TIMEOUT_MS,
-    auth: authConfig(raw)
+    auth: authConfig(raw),
+    rateLimit: {
+      max: raw.RATE_LIMIT_MAX,
+      operatorMax: raw.RATE_LIMIT_OPERATOR_MAX,
+      windowMs: raw.RATE_LIMIT_WINDOW_MS,
+      redisUrl: raw.REDIS_URL,
+      redisKeyPrefix: raw.REDIS_KEY_PREFIX
+    }
   }
 }
 

@@ -37,7 +37,12 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   A2A_JWT_ISSUER: 'the iss every JWT must carry',
   A2A_JWT_AUDIENCE: 'the aud every JWT must name',
   A2A_JWT_CALLER_CLAIM: "the JWT claim whose string value is the caller's id",
-  A2A_JWT_CLOCK_TOLERANCE_SEC: 'clock skew accepted on exp and nbf, in seconds'
+  A2A_JWT_CLOCK_TOLERANCE_SEC: 'clock skew accepted on exp and nbf, in seconds',
+  RATE_LIMIT_MAX: 'A2A requests per caller (or client address without a credential) and window; 0: no limit',
+  RATE_LIMIT_OPERATOR_MAX: 'operator API requests per client address and window, wrong keys included; 0: no limit',
+  RATE_LIMIT_WINDOW_MS: 'the rate limits\' window, in ms',
+  REDIS_URL: 'redis://… to count rate limits in Redis, shared by every instance; default: in memory',
+  REDIS_KEY_PREFIX: 'prefix of the gateway\'s Redis keys'
 })
 
 /** True when the command line asks for help rather than a start. */

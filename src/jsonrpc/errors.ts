@@ -27,8 +27,8 @@ export const JsonRpcErrorCode = Object.freeze({
   VersionNotSupported: -32009,
   /**
    * The server-error code JSON-RPC 2.0 leaves to implementations and A2A (which takes -32001…-32099) leaves
-   * free: A2A assigns no JSON-RPC code to authentication failures (§3.3.2, "custom error").
-   * The HTTP status and the ErrorInfo reason (UNAUTHENTICATED) tell it apart.
+   * free: A2A assigns no JSON-RPC code to authentication failures or rate limits (§3.3.2, "custom error").
+   * The HTTP status (401, 429) and the ErrorInfo reason (UNAUTHENTICATED, RATE_LIMITED) tell them apart.
    */
   ServerError: -32000
 })
@@ -173,6 +173,15 @@ export function unauthenticated (): JsonRpcError {
     code: JsonRpcErrorCode.ServerError,
     message: 'Authentication required: send a valid credential as Authorization: Bearer <credential>',
     data: [{ '@type': ERROR_INFO_TYPE, reason: 'UNAUTHENTICATED', domain: CONVERSE_ERROR_DOMAIN, metadata: {} }]
+  }
+}
+
+/** -32000 (HTTP 429): too many requests from this caller (or client address); retry after `retryAfterSec`. */
+export function rateLimited (retryAfterSec: number): JsonRpcError {
+  return {
+    code: JsonRpcErrorCode.ServerError,
+    message: `Rate limit exceeded; retry in ${retryAfterSec} s`,
+    data: [{ '@type': ERROR_INFO_TYPE, reason: 'RATE_LIMITED', domain: CONVERSE_ERROR_DOMAIN, metadata: { retryAfterSeconds: String(retryAfterSec) } }]
   }
 }
 

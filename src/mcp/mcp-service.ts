@@ -79,7 +79,11 @@ export interface McpRequest {
   body?: RequestBody
   /** The agent's card as this request sees it (its MCP URL and identity go into serverInfo). */
   card: Record<string, unknown>
-  /** Who is calling: handed to the A2A service with every tool call (the door's one place for authentication). */
+  /**
+   * Who is calling, when the door has authenticated the request itself; handed to the A2A service with every tool
+   * call. Otherwise the A2A service authenticates the request's headers once (an agent that requires a caller:
+   * 401 or 503 for the whole HTTP request, as at the A2A door).
+   */
   caller?: Caller
   log?: ServiceLogger
 }
@@ -191,6 +195,16 @@ export function createMcpService (options: McpServiceOptions): McpService {
       // Stateless: no standalone SSE stream (GET) and no session to delete (DELETE), as the SDK's stateless example answers.
       jsonRpcError(response, 405, -32000, 'Method not allowed.', { allow: 'POST' })
       return
+    }
+    // Authenticated once per HTTP request, as the A2A door would (a door that knows the caller passes it instead).
+    if (request.caller === undefined) {
+      const access = await (services.get(request.agentId) as A2AService).authenticate(request.agentId, request.request.headers, request.log)
+      if (access.kind === 'json') {
+        response.writeHead(access.status, { 'content-type': 'application/json; charset=utf-8', ...access.headers })
+        response.end(JSON.stringify(access.body))
+        return
+      }
+      request = { ...request, caller: access.caller }
     }
     const body = request.body
     if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, requestBodyTooLargeMessage(body.limit))

@@ -66,6 +66,18 @@ t.test('API keys: the caller of a key; nothing else is a caller', async (t) => {
   t.notOk(JSON.stringify({ ...error, message: error.message }).includes('nope'), 'the error keeps nothing of the credential')
 })
 
+t.test('one authentication per request: the same headers object is answered once', async (t) => {
+  const authenticator = createAuthenticator({ apiKeys: [{ callerId: 'alice', key: ALICE_KEY }] })
+  let reads = 0
+  const headers = { get authorization () { reads++; return `Bearer ${ALICE_KEY}` } }
+  t.same(await authenticator.authenticate(headers), { id: 'alice' })
+  t.same(await authenticator.authenticate(headers), { id: 'alice' })
+  t.equal(reads, 1, 'the header was read once')
+  const bad = { authorization: 'Bearer not-a-known-key-at-all' }
+  await t.rejects(authenticator.authenticate(bad), AuthenticationError)
+  await t.rejects(authenticator.authenticate(bad), AuthenticationError, 'a refusal is the same the second time')
+})
+
 t.test('JWT: a rotated signing key is fetched when a token names it', async (t) => {
   const provider = await identityProvider(t)
   const authenticator = createAuthenticator({ jwt: { jwksUrl: provider.jwksUrl, issuer: ISSUER, audience: AUDIENCE, jwksCooldownMs: 0 } })

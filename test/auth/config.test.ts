@@ -23,6 +23,8 @@ t.test('defaults: walk-in without credentials, required with them', async (t) =>
   t.same(loadConfig({ A2A_API_KEYS: ` alice:${ALICE_KEY} , ,bob:${BOB_KEY}:with-colon ` }).auth.apiKeys,
     [{ callerId: 'alice', key: ALICE_KEY }, { callerId: 'bob', key: `${BOB_KEY}:with-colon` }], 'the key is all after the first colon')
   t.match(helpText(), /A2A_API_KEYS/)
+  t.same(loadConfig({ RATE_LIMIT_MAX: '0', RATE_LIMIT_WINDOW_MS: '1000', REDIS_URL: 'rediss://cache:6380/2', REDIS_KEY_PREFIX: 'shop:' }).rateLimit,
+    { max: 0, operatorMax: 600, windowMs: 1000, redisUrl: 'rediss://cache:6380/2', redisKeyPrefix: 'shop:' })
 })
 
 t.test('invalid settings name the variable and never show a key', async (t) => {
@@ -38,7 +40,11 @@ t.test('invalid settings name the variable and never show a key', async (t) => {
     [{ A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE }, 'A2A_JWT_JWKS_URL', /is required with A2A_JWT_ISSUER, A2A_JWT_AUDIENCE/],
     [{ ...JWT, A2A_JWT_JWKS_URL: 'idp/jwks' }, 'A2A_JWT_JWKS_URL', /must match pattern/],
     [{ ...JWT, A2A_JWT_CLOCK_TOLERANCE_SEC: '900' }, 'A2A_JWT_CLOCK_TOLERANCE_SEC', /must be <= 300/],
-    [{ ...JWT, A2A_JWT_CALLER_CLAIM: 'no spaces please' }, 'A2A_JWT_CALLER_CLAIM', /must match pattern/]
+    [{ ...JWT, A2A_JWT_CALLER_CLAIM: 'no spaces please' }, 'A2A_JWT_CALLER_CLAIM', /must match pattern/],
+    [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX', /must be >= 0/],
+    [{ RATE_LIMIT_WINDOW_MS: '10' }, 'RATE_LIMIT_WINDOW_MS', /must be >= 1000/],
+    [{ REDIS_URL: 'http://cache:6379' }, 'REDIS_URL', /must match pattern/],
+    [{ REDIS_KEY_PREFIX: 'has space' }, 'REDIS_KEY_PREFIX', /must match pattern/]
   ]
   for (const [env, variable, problem] of cases) {
     const error = (() => { try { loadConfig(env) } catch (error) { return error } })() as ConfigError

@@ -9,7 +9,7 @@ const nginx = readFileSync('deploy/nginx.conf.template', 'utf8')
 const dockerfile = readFileSync('Dockerfile', 'utf8')
 
 t.test('a load balancer, two or more gateway replicas and PostgreSQL with a volume', async (t) => {
-  t.same(Object.keys(compose.services).sort(), ['gateway', 'lb', 'postgres'])
+  t.same(Object.keys(compose.services).sort(), ['gateway', 'lb', 'postgres', 'redis'])
   const { lb, gateway, postgres } = compose.services
   t.match(lb.image, /^nginx:/)
   t.same(lb.ports, ['$' + '{LB_PORT:-8080}:80'])

@@ -25,7 +25,8 @@ t.test('defaults with no configuration at all', async (t) => {
     keepAliveTimeoutMs: 72000,
     maxConnections: 10000,
     turnWaitTimeoutMs: 30000,
-    auth: { mode: 'walk-in', apiKeys: [], jwt: undefined }
+    auth: { mode: 'walk-in', apiKeys: [], jwt: undefined },
+    rateLimit: { max: 6000, operatorMax: 600, windowMs: 60000, redisUrl: undefined, redisKeyPrefix: 'a2a-converse:' }
   })
 })
 

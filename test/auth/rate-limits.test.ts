@@ -1,0 +1,99 @@
+/**
+ * Rate limits on a real listening gateway: per caller on an agent that requires a credential, per client address
+ * otherwise and on the operator API (wrong-key guesses included); over the limit HTTP 429 with Retry-After and, on
+ * the A2A door, a JSON-RPC body; the next window serves again. In memory, and in Redis shared by two instances
+ * when TEST_REDIS_URL is set.
+ */
+import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { ALICE_KEY, API_KEYS, BOB_KEY, call } from '../fixtures/auth.js'
+import { logLines, startGateway } from '../fixtures/gateway-helpers.js'
+
+type Json = Record<string, any>
+const redisUrl = process.env.TEST_REDIS_URL
+const OPERATOR_KEY = 'operator-key-for-the-rate-limit-test'
+const RATE_LIMITED = {
+  code: -32000,
+  data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'RATE_LIMITED', domain: 'a2a-converse' }]
+}
+
+/** Waits out the window the 429 named (Retry-After seconds). */
+async function waitOut (response: { headers: Headers }): Promise<void> {
+  await sleep(Number(response.headers.get('retry-after')) * 1000 + 100)
+}
+
+t.test('in memory: per caller, 429 with Retry-After and a JSON-RPC body, then the next window', async (t) => {
+  const { base } = await startGateway(t, { A2A_API_KEYS: API_KEYS, RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '1000' })
+  for (let i = 0; i < 3; i++) t.equal((await call(base, 'ListTasks', {}, ALICE_KEY)).status, 200, `Alice's request ${i + 1}`)
+  const over = await call(base, 'ListTasks', {}, ALICE_KEY)
+  t.equal(over.status, 429, "Alice's fourth in the window")
+  t.ok(Number(over.headers.get('retry-after')) >= 1, 'Retry-After in seconds')
+  t.match(over.body, { jsonrpc: '2.0', id: null, error: RATE_LIMITED })
+  t.match(over.body.error.message, /^Rate limit exceeded; retry in \d+ s$/)
+  t.equal((await call(base, 'ListTasks', {}, BOB_KEY)).status, 200, 'Bob has a count of his own')
+  await waitOut(over)
+  t.equal((await call(base, 'ListTasks', {}, ALICE_KEY)).status, 200, 'the next window serves Alice again')
+})
+
+t.test('in memory: requests without a valid credential count per client address, before authentication', async (t) => {
+  const { base } = await startGateway(t, { A2A_API_KEYS: API_KEYS, RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_MS: '1000' })
+  t.equal((await call(base, 'ListTasks', {})).status, 401)
+  t.equal((await call(base, 'ListTasks', {}, 'wrong-key-0123456789abcdef')).status, 401)
+  const over = await call(base, 'ListTasks', {}, 'another-wrong-key-0123456789')
+  t.equal(over.status, 429, 'a third guess from the address is refused unanswered')
+  t.equal((await call(base, 'ListTasks', {}, ALICE_KEY)).status, 200, 'a caller with a key is counted as the caller')
+})
+
+t.test('in memory: the operator API counts per address, wrong keys included', async (t) => {
+  const { base } = await startGateway(t, {
+    OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_OPERATOR_MAX: '3', RATE_LIMIT_WINDOW_MS: '1000'
+  })
+  const operator = (key: string) => fetch(`${base}/api/v1/agents/demo/conversations`, { headers: { authorization: `Bearer ${key}` } })
+  for (let i = 0; i < 3; i++) t.equal((await operator(`guess-${i}-0123456789abcdef`)).status, 401, `guess ${i + 1}`)
+  const over = await operator(OPERATOR_KEY)
+  t.equal(over.status, 429, 'the fourth request in the window, even with the right key')
+  t.ok(over.headers.get('retry-after'))
+  t.match(await over.json(), { statusCode: 429, error: 'Too Many Requests', message: /^Rate limit exceeded/ })
+  t.equal((await call(base, 'ListTasks', {})).status, 200, 'the A2A door has its own count')
+  await waitOut(over)
+  t.equal((await operator(OPERATOR_KEY)).status, 200, 'the next window serves the operator again')
+})
+
+t.test('RATE_LIMIT_MAX=0 switches the limit off', async (t) => {
+  const { base } = await startGateway(t, { RATE_LIMIT_MAX: '0', RATE_LIMIT_WINDOW_MS: '60000' })
+  for (let i = 0; i < 5; i++) t.equal((await call(base, 'ListTasks', {})).status, 200)
+})
+
+if (redisUrl === undefined) {
+  t.test('in Redis, shared by two instances', { skip: 'TEST_REDIS_URL not set' }, async () => {})
+} else {
+  t.test('in Redis: two instances share one count per caller; the next window serves again', async (t) => {
+    const prefix = `a2a-converse-test:${process.pid}:${randomBytes(4).toString('hex')}:`
+    const env = { A2A_API_KEYS: API_KEYS, RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '1000', REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix }
+    const [{ base: A }, { base: B }] = await Promise.all([startGateway(t, env), startGateway(t, env)])
+    t.equal((await call(A, 'ListTasks', {}, ALICE_KEY)).status, 200)
+    t.equal((await call(B, 'ListTasks', {}, ALICE_KEY)).status, 200)
+    t.equal((await call(A, 'ListTasks', {}, ALICE_KEY)).status, 200)
+    const over = await call(B, 'ListTasks', {}, ALICE_KEY)
+    t.equal(over.status, 429, 'the fourth, on the other instance: one count')
+    t.match(over.body, { error: RATE_LIMITED })
+    const redis = new Redis(redisUrl)
+    t.teardown(() => redis.quit())
+    const keys = await redis.keys(`${prefix}*`)
+    t.ok(keys.length > 0 && keys.every((key) => key.startsWith(`${prefix}a2a:`)), 'the counts are under the configured prefix')
+    t.notOk(keys.some((key) => key.includes(ALICE_KEY)), 'keyed by caller id, never by credential')
+    await waitOut(over)
+    t.equal((await call(B, 'ListTasks', {}, ALICE_KEY)).status, 200, 'recovered')
+  })
+}
+
+t.test('an unreachable Redis: requests are served, a warning says why', async (t) => {
+  const log = logLines()
+  const { base } = await startGateway(t, {
+    RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000', REDIS_URL: 'redis://127.0.0.1:1', LOG_LEVEL: 'warn'
+  }, { loggerStream: log.stream })
+  for (let i = 0; i < 3; i++) t.equal((await call(base, 'ListTasks', {})).status, 200)
+  t.ok(log.lines.some((line: Json) => line.msg === 'rate limits: Redis is unreachable; requests are not limited until it is back'))
+})
