@@ -71,6 +71,14 @@ t.test('the Express router authenticates with the same authenticator and scopes 
   t.equal((await call(base, 'ListTasks', {}, undefined, 'open')).status, 200, 'a walk-in agent next to it')
 })
 
+t.test('the service tells a door who may go on: a walk-in agent anyone, an unknown agent nobody (404)', async (t) => {
+  const extension = createConverseExtension({ agents: [{ id: 'demo', card }] })
+  const backends = new Map([['demo', { facts: {}, call: async () => {}, stream: () => ({}), toError: () => ({}) } as never]])
+  const service = createA2AService({ extension, backends })
+  t.same(await service.authenticate('demo', {}), { kind: 'allowed' })
+  t.match(await service.authenticate('nope', {}), { kind: 'json', status: 404 })
+})
+
 t.test('options are checked and errors name the option', async (t) => {
   const authenticator = createAuthenticator({ apiKeys })
   const extension = createConverseExtension({ agents: [{ id: 'demo', card }] })
