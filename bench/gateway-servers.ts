@@ -158,9 +158,9 @@ export async function startUpstreamAgent (): Promise<RunningServer> {
   return await listenExpress(app, '/a2a/echo')
 }
 
-/** The gateway in proxy mode in front of `upstreamUrl` (the minimal agents-file form), operator API off. */
+/** The gateway in proxy mode in front of `upstreamUrl` (the minimal agents-file form), operator API and rate limit off (one load-generator address). */
 export async function startProxy (upstreamUrl: string): Promise<RunningServer> {
-  const app = await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent' }), agents: [{ id: 'echo', upstream: { url: upstreamUrl } }] })
+  const app = await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }), agents: [{ id: 'echo', upstream: { url: upstreamUrl } }] })
   return { url: await listenFastify(app), path: '/a2a/echo', http: app.server, close: () => app.close() }
 }
 
