@@ -5,11 +5,11 @@
  * delivered into it first. The person's later replies reach the task through the inbox (operator API), which finds
  * it as the conversation's last task turn.
  */
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
+import { Role, TaskState, type Message } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor } from '@a2a-js/sdk/server'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import { dataPart, humanMessage } from '../runtime/conversation-executor.js'
+import { dataPart, humanMessage, turnTask } from '../runtime/conversation-executor.js'
 import { messageText, toWireParts } from '../runtime/slot-input.js'
 import { textPart } from '../runtime/knowledge-executor.js'
 import { newConversationState, type ConversationStore, type HumanReply } from '../stores/conversation-store.js'
@@ -53,18 +53,7 @@ export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecut
         return state
       })
       const timestamp = new Date().toISOString()
-      const existing = requestContext.task
-      const task: Task = existing !== undefined
-        ? { ...existing, history: [], artifacts: [] }
-        : {
-            id: taskId,
-            contextId,
-            status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp },
-            artifacts: [],
-            history: [userMessage],
-            metadata: undefined
-          }
-      eventBus.publish(AgentEvent.task(task))
+      eventBus.publish(AgentEvent.task(turnTask(requestContext, timestamp)))
       for (const reply of replies) {
         eventBus.publish(AgentEvent.statusUpdate({
           taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: humanMessage(contextId, taskId, reply, newId), timestamp }, metadata: undefined

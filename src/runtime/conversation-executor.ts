@@ -356,20 +356,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       return
     }
     const timestamp = new Date().toISOString()
-    const existing = requestContext.task
-    // An existing task was loaded when the request came in; parallel requests may have added to it since. Its
-    // event carries no history or artifacts, so the SDK merges what is persisted instead of writing an old copy.
-    const task: Task = existing !== undefined
-      ? { ...existing, history: [], artifacts: [] }
-      : {
-          id: taskId,
-          contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp },
-          artifacts: [],
-          history: [requestContext.userMessage],
-          metadata: undefined
-        }
-    eventBus.publish(AgentEvent.task(task))
+    eventBus.publish(AgentEvent.task(turnTask(requestContext, timestamp)))
     for (const reply of plan.replies ?? []) {
       eventBus.publish(AgentEvent.statusUpdate({
         taskId,
@@ -471,4 +458,23 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       }))
     }
   }
+}
+
+/**
+ * The task event a turn opens with. An existing task was loaded when the request came in; parallel requests may
+ * have added to it since. Its event carries no history or artifacts, so the SDK merges what is persisted instead of
+ * writing an old copy. A new task starts SUBMITTED with the user's message.
+ */
+export function turnTask (requestContext: Pick<RequestContext, 'taskId' | 'contextId' | 'task' | 'userMessage'>, timestamp: string): Task {
+  const { taskId, contextId, task: existing } = requestContext
+  return existing !== undefined
+    ? { ...existing, history: [], artifacts: [] }
+    : {
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp },
+        artifacts: [],
+        history: [requestContext.userMessage],
+        metadata: undefined
+      }
 }
