@@ -28,7 +28,7 @@ import { loadConfig } from '../src/gateway/config.js'
 import { ANSWER_TEXT } from './lib.js'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 
-export const SERVER_KINDS = ['gateway', 'express', 'bare', 'express-door', 'upstream', 'proxy', 'gateway-keys'] as const
+export const SERVER_KINDS = ['gateway', 'express', 'bare', 'express-door', 'upstream', 'proxy', 'gateway-keys', 'gateway-mcp-per-request'] as const
 export type ServerKind = typeof SERVER_KINDS[number]
 
 export const SEED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -84,11 +84,12 @@ export const BENCH_API_KEY = 'bench-key-0123456789abcdef'
  * The gateway as the demo runs it (walk-in; the rate limit off, so that the load generator's one address is not
  * limited), or (`keys`) requiring an API key with the A2A door's rate limit on, in memory, at a count no run reaches.
  */
-export async function startGateway (keys = false): Promise<RunningServer> {
+/** The gateway; `keys`: an API key required; `mcpPerRequest`: the MCP door without its fast path (a new server per request). */
+export async function startGateway (keys = false, mcpPerRequest = false): Promise<RunningServer> {
   const env = keys
     ? { LOG_LEVEL: 'silent', A2A_API_KEYS: `bench:${BENCH_API_KEY}`, RATE_LIMIT_MAX: '10000000' }
     : { LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }
-  const app = await buildGateway({ config: loadConfig(env) })
+  const app = await buildGateway({ config: loadConfig(env), mcpDirectToolCalls: !mcpPerRequest })
   return { url: await listenFastify(app), path: '/a2a/demo', http: app.server, close: () => app.close() }
 }
 
@@ -211,6 +212,7 @@ export function startServer (kind: ServerKind): Promise<RunningServer> {
     case 'upstream': return startUpstreamAgent()
     case 'proxy': return startProxy(process.env.BENCH_UPSTREAM_URL as string)
     case 'gateway-keys': return startGateway(true)
+    case 'gateway-mcp-per-request': return startGateway(false, true)
   }
 }
 

@@ -111,7 +111,8 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
       'express-door': 'Express door (converseRouter), echo executor',
       upstream: 'upstream agent (SDK Express server), echo executor',
       proxy: 'gateway in proxy mode',
-      'gateway-keys': 'gateway, API key required + rate limit'
+      'gateway-keys': 'gateway, API key required + rate limit',
+      'gateway-mcp-per-request': 'gateway, MCP door without its fast path'
     }
     const contenders: Contender[] = children.map((child) => ({
       name: names[child.kind],

@@ -3,16 +3,19 @@
  *
  * - A2A: the seed's SendMessage at POST /a2a/demo (A2A-Version 1.0, the converse extension requested);
  * - MCP: `tools/call` of `ask_agent` with the same text at POST /mcp/a/demo, as a stateless client sends it after
- *   initialize (Accept JSON and SSE, MCP-Protocol-Version); every request gets a new SDK Server and transport and
- *   runs a SendMessage through the A2A service.
+ *   initialize (Accept JSON and SSE, MCP-Protocol-Version); answered by the door's fast path (the agent's long-lived
+ *   SDK Server, src/mcp/direct-exchange.ts), which runs a SendMessage through the A2A service;
+ * - informative: the same MCP call on a second gateway without the fast path (a new SDK Server and Streamable HTTP
+ *   transport per request), to show what the fast path buys (kept only at ≥ 1.10, the rule of bench/fast-paths.ts).
  *
  * Target: MCP ≥ 0.7× A2A. Both contenders hit the same server process in alternating rounds (bench/lib.ts), so
- * the ratio is the MCP door's own cost: the SDK's transport (a Web Request/Response per HTTP request via
- * @hono/node-server), the per-request Server, the JSON-RPC of MCP and the tool result built from the A2A reply.
+ * the ratio is the MCP door's own cost: the SDK Server's JSON-RPC of MCP (zod schemas), the tool result built from
+ * the A2A reply, and the door's routing and body handling.
  */
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import { spawnServer, stopServer, checkReply, DEFAULT_CONNECTIONS } from './gateway.js'
 import { SEED_HEADERS } from './gateway-servers.js'
+import { KEEP_THRESHOLD } from './fast-paths.js'
 import { ANSWER_TEXT, SEED_REQUEST, compare, pairedRatio, runOptions, type Contender, type RunOptions, type ScenarioResult } from './lib.js'
 
 export const name = 'mcp'
@@ -50,35 +53,39 @@ async function checkToolReply (contender: Contender): Promise<number> {
 export async function run (overrides: Partial<RunOptions> = {}): Promise<ScenarioResult> {
   const options = runOptions({ connections: DEFAULT_CONNECTIONS, ...overrides })
   const gateway = await spawnServer('gateway')
+  const perRequest = await spawnServer('gateway-mcp-per-request')
   try {
+    const ask = { method: 'POST' as const, path: '/mcp/a/demo', headers: { ...MCP_HEADERS }, body: ASK_REQUEST }
     const contenders: Contender[] = [
-      {
-        name: 'MCP tools/call ask_agent (POST /mcp/a/demo)',
-        url: gateway.url,
-        load: { method: 'POST', path: '/mcp/a/demo', headers: { ...MCP_HEADERS }, body: ASK_REQUEST },
-        usage: gateway.usage
-      },
+      { name: 'MCP tools/call ask_agent (POST /mcp/a/demo)', url: gateway.url, load: ask, usage: gateway.usage },
       {
         name: 'A2A SendMessage (POST /a2a/demo, extension active)',
         url: gateway.url,
         load: { method: 'POST', path: gateway.path, headers: { ...SEED_HEADERS }, body: SEED_REQUEST },
         usage: gateway.usage
-      }
+      },
+      { name: 'MCP ask_agent without the fast path (own gateway)', url: perRequest.url, load: ask, usage: perRequest.usage }
     ]
-    const sizes = [await checkToolReply(contenders[0]), await checkReply(contenders[1])]
+    const sizes = [await checkToolReply(contenders[0]), await checkReply(contenders[1]), await checkToolReply(contenders[2])]
+    if (sizes[0] !== sizes[2]) throw new Error(`the fast path's reply (${sizes[0]} bytes) differs from the transport's (${sizes[2]})`)
     const rows = await compare(contenders, options)
     return {
       name,
       rows,
-      ratios: [{ description: 'MCP ask_agent / A2A SendMessage', ratio: pairedRatio(rows, 0, 1), target: TARGET }],
+      ratios: [
+        { description: 'MCP ask_agent / A2A SendMessage', ratio: pairedRatio(rows, 0, 1), target: TARGET },
+        { description: 'MCP fast path / a new server per request (keep ≥ 1.10)', ratio: pairedRatio(rows, 0, 2), target: KEEP_THRESHOLD }
+      ],
       notes: [
         `reply bytes: MCP ${sizes[0]}, A2A ${sizes[1]}`,
-        `server CPU per request (median): MCP ${(rows[0].cpuMicrosPerRequest as number).toFixed(1)} µs, A2A ${(rows[1].cpuMicrosPerRequest as number).toFixed(1)} µs; ` +
-          `CPU-based ratio ${pairedRatio(rows, 0, 1, true).toFixed(3)}`,
-        `one gateway process for both; ${options.connections} connections, ${options.rounds} rounds of ${options.durationSec} s`
+        `server CPU per request (median): MCP ${(rows[0].cpuMicrosPerRequest as number).toFixed(1)} µs, A2A ${(rows[1].cpuMicrosPerRequest as number).toFixed(1)} µs, ` +
+          `MCP without the fast path ${(rows[2].cpuMicrosPerRequest as number).toFixed(1)} µs; CPU-based ratios ${pairedRatio(rows, 0, 1, true).toFixed(3)} ` +
+          `(MCP / A2A) and ${pairedRatio(rows, 0, 2, true).toFixed(3)} (fast path / per request)`,
+        `MCP and A2A share one gateway process; ${options.connections} connections, ${options.rounds} rounds of ${options.durationSec} s`
       ]
     }
   } finally {
     await stopServer(gateway)
+    await stopServer(perRequest)
   }
 }

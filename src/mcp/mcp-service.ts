@@ -8,9 +8,11 @@
  * inputSchema is the very object the card's params.tools[] and the tools route serve (the low-level handlers send
  * it as declared; McpServer.registerTool would rewrite it). A routine tool call is the A2A door's typed routine call.
  *
- * Stateless: every POST gets a new Server and transport (what the SDK requires without sessions: a stateless
- * transport refuses a second request), so any instance behind a load balancer answers any request; all state is in
- * the A2A side's stores. Replies are JSON (`enableJsonResponse`), not SSE: a tool call answers once.
+ * Stateless: any instance behind a load balancer answers any request; all state is in the A2A side's stores. A plain
+ * `tools/call` or `tools/list` is answered by one long-lived Server per agent through an in-process transport
+ * (src/mcp/direct-exchange.ts, the fast path); every other request gets a new Server and Streamable HTTP transport
+ * (what the SDK requires without sessions: a stateless transport refuses a second request). Replies are JSON
+ * (`enableJsonResponse`), not SSE: a tool call answers once.
  */
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -18,7 +20,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import {
-  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool
+  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type JSONRPCRequest, type RequestId, type Tool
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Caller, ServiceLogger } from '../a2a/backend.js'
 import type { A2AService, JsonReply, RequestBody } from '../a2a/service.js'
@@ -28,6 +30,7 @@ import type { ConverseEnvelope } from '../core/envelope.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { JsonRpcResponse } from '../jsonrpc/errors.js'
+import { connectDirectExchange, eligibleRequest, type DirectExchange, type ExchangeHeaders } from './direct-exchange.js'
 import { serverIdentity } from './server-card.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
 
@@ -63,6 +66,11 @@ export interface McpServiceOptions {
   services: ReadonlyMap<string, A2AService>
   /** Largest accepted request body in bytes (the A2A endpoint's limit). */
   bodyLimit: number
+  /**
+   * Answer plain `tools/call` and `tools/list` requests through one long-lived Server per agent (src/mcp/direct-exchange.ts)
+   * instead of a new Server and transport per request. Same replies; default true. `false` is for comparisons.
+   */
+  directToolCalls?: boolean
 }
 
 export interface McpRequest {
@@ -121,6 +129,8 @@ export function createMcpService (options: McpServiceOptions): McpService {
   // request in stateless mode. One per service; the door's tools never ask the client for anything it validates.
   const jsonSchemaValidator = new AjvJsonSchemaValidator()
   const { extension, services, bodyLimit } = options
+  const direct = options.directToolCalls ?? true
+  if (typeof direct !== 'boolean') throw new InvalidOptionError('directToolCalls', 'must be a boolean')
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
   const tools = new Map<string, Tool[]>()
   for (const [agentId, agent] of extension.agents) {
@@ -180,13 +190,39 @@ export function createMcpService (options: McpServiceOptions): McpService {
     return toolResultOf(response, (envelope: ConverseEnvelope) => NOT_RUN.has(envelope.invocation?.outcome as string))
   }
 
-  function buildServer (request: McpRequest): Server {
+  /** A Server of the agent's tools; `requestOf` names the HTTP request a tool call belongs to. */
+  function buildServer (request: McpRequest, requestOf: (requestId: RequestId) => McpRequest): Server {
     const server = new Server(serverIdentity(request.card), { capabilities: { tools: {} }, jsonSchemaValidator })
     const agentTools = tools.get(request.agentId) as Tool[]
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: agentTools }))
     server.setRequestHandler(CallToolRequestSchema, (call, extra) =>
-      callTool(request, call.params.name, call.params.arguments ?? {}, call.params._meta, extra.signal))
+      callTool(requestOf(extra.requestId), call.params.name, call.params.arguments ?? {}, call.params._meta, extra.signal))
     return server
+  }
+
+  /** The agent's long-lived Server on the fast path, connected on first use (its serverInfo is never sent: no initialize). */
+  const exchanges = new Map<string, Promise<DirectExchange<McpRequest>>>()
+  function exchangeFor (request: McpRequest): Promise<DirectExchange<McpRequest>> {
+    let exchange = exchanges.get(request.agentId)
+    if (exchange === undefined) {
+      let connected: DirectExchange<McpRequest> | undefined
+      exchange = connectDirectExchange<McpRequest>(buildServer(request, (requestId) => (connected as DirectExchange<McpRequest>).contextOf(requestId)))
+        .then((value) => (connected = value))
+      exchanges.set(request.agentId, exchange)
+    }
+    return exchange
+  }
+
+  /** The fast path: the reply the stateless transport would write, without the transport. */
+  async function answerDirectly (request: McpRequest, call: JSONRPCRequest): Promise<void> {
+    const { response } = request
+    const exchange = (await exchangeFor(request)).exchange(call, request)
+    // A client gone before its reply: the tool call is cancelled, so its A2A call stops waiting.
+    response.once('close', () => { if (!response.writableFinished) exchange.cancel() })
+    const reply = await exchange.reply
+    if (reply === undefined) return
+    response.writeHead(200, { 'content-type': 'application/json' })
+    response.end(JSON.stringify(reply))
   }
 
   async function handle (request: McpRequest): Promise<void> {
@@ -209,7 +245,12 @@ export function createMcpService (options: McpServiceOptions): McpService {
     const body = request.body
     if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, requestBodyTooLargeMessage(body.limit))
     if (body?.kind === 'invalid_json') return jsonRpcError(response, 400, -32700, 'Parse error: Invalid JSON')
-    const server = buildServer(request)
+    if (direct) {
+      const call = body?.kind === 'json' ? eligibleRequest(request.request.method, request.request.headers as ExchangeHeaders, body.value) : undefined
+      if (call !== undefined) return await answerDirectly(request, call)
+    }
+    const fixed = request
+    const server = buildServer(request, () => fixed)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: bodyLimit })
     // A client gone before its reply: closing the transport aborts the tool call still running, so its A2A call
     // stops waiting. After a reply there is nothing to stop (no timer, no stream): the objects are simply dropped,
