@@ -235,7 +235,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         request,
         response,
         body,
-        card: cardFor(agentId, request) as Record<string, unknown>,
+        cardOf: () => cardFor(agentId, request) as Record<string, unknown>,
         log: logFor(request)
       })
     })

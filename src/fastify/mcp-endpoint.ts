@@ -72,7 +72,6 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
   }
 
   async function answer (request: AgentRequest, reply: FastifyReply, body?: RequestBody): Promise<FastifyReply> {
-    const card = converse.cardFor(request.params.agentId, request) as Record<string, unknown>
     reply.hijack()
     // Headers set on the reply (a request id, say) are not written by Fastify once hijacked.
     for (const [name, value] of Object.entries(reply.getHeaders())) {
@@ -83,7 +82,7 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
       request: request.raw,
       response: reply.raw,
       body: body ?? (request.body === undefined ? undefined : { kind: 'json', value: request.body }),
-      card,
+      cardOf: () => converse.cardFor(request.params.agentId, request) as Record<string, unknown>,
       log: request.log
     })
     return reply

@@ -85,8 +85,8 @@ export interface McpRequest {
    * answers (415 for a media type other than JSON).
    */
   body?: RequestBody
-  /** The agent's card as this request sees it (its MCP URL and identity go into serverInfo). */
-  card: Record<string, unknown>
+  /** The agent's card as this request sees it (its MCP URL and identity go into serverInfo); read only when needed. */
+  cardOf: () => Record<string, unknown>
   /**
    * Who is calling, when the door has authenticated the request itself; handed to the A2A service with every tool
    * call. Otherwise the A2A service authenticates the request's headers once (an agent that requires a caller:
@@ -192,7 +192,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
 
   /** A Server of the agent's tools; `requestOf` names the HTTP request a tool call belongs to. */
   function buildServer (request: McpRequest, requestOf: (requestId: RequestId) => McpRequest): Server {
-    const server = new Server(serverIdentity(request.card), { capabilities: { tools: {} }, jsonSchemaValidator })
+    const server = new Server(serverIdentity(request.cardOf()), { capabilities: { tools: {} }, jsonSchemaValidator })
     const agentTools = tools.get(request.agentId) as Tool[]
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: agentTools }))
     server.setRequestHandler(CallToolRequestSchema, (call, extra) =>
