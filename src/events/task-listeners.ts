@@ -1,14 +1,14 @@
-import type { TaskEventListener, TaskStreamEvent } from './task-event-hub.js'
+import type { TaskStreamEvent } from './task-event-hub.js'
 
 /**
  * The subscribers of each task (or of each agent's conversations): what every TaskEventHub keeps, whatever carries
- * the events between instances.
+ * the events between instances; the task stores keep their save signals the same way (an event per save).
  */
-export class TaskListeners {
-  readonly #byTask = new Map<string, Set<TaskEventListener>>()
+export class TaskListeners<Event = TaskStreamEvent> {
+  readonly #byTask = new Map<string, Set<(event: Event) => void>>()
 
   /** Adds a listener; returns the function that removes it (the task's entry goes with its last listener). */
-  add (taskId: string, listener: TaskEventListener): () => void {
+  add (taskId: string, listener: (event: Event) => void): () => void {
     let set = this.#byTask.get(taskId)
     if (set === undefined) {
       set = new Set()
@@ -34,7 +34,7 @@ export class TaskListeners {
    * Calls the task's listeners in subscription order (those subscribed when delivery starts). With `onError`, a
    * throwing listener is reported there and the others still run; without it, the error propagates.
    */
-  deliver (taskId: string, event: TaskStreamEvent, onError?: (error: unknown) => void): void {
+  deliver (taskId: string, event: Event, onError?: (error: unknown) => void): void {
     const set = this.#byTask.get(taskId)
     if (set === undefined) return
     for (const listener of [...set]) {

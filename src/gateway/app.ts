@@ -11,6 +11,7 @@ import { mcpEndpoint } from '../fastify/mcp-endpoint.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import { ConversationFeedStore } from '../runtime/conversation-feed.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
+import { withSaveSignals } from '../stores/task-save-signals.js'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
@@ -32,7 +33,10 @@ export interface GatewayOptions {
   executors?: Record<string, ExecutorFactory>
   /** Where conversations live. Default: in memory (one instance). */
   conversations?: ConversationStore
-  /** Task store per agent id. Default: one per agent, bounded in memory (MEMORY_MAX_TASKS …) or on PostgreSQL. */
+  /**
+   * Task store per agent id. Default: one per agent, bounded in memory (MEMORY_MAX_TASKS …) or on PostgreSQL. A store
+   * without save signals (src/stores/task-save-signals.ts) is wrapped so that the saves made here are signalled.
+   */
   taskStores?: Record<string, TaskStore>
   /** Live task events (a person's replies to open streams). Default: in memory. */
   events?: TaskEventHub
@@ -117,7 +121,11 @@ async function registerAll (
     executors: options.executors,
     conversations,
     events,
-    taskStoreFor: (agentId) => options.taskStores?.[agentId] ?? state.taskStoreFor(agentId),
+    // A given store without save signals gets them for the saves made here (the supersede close waits on them).
+    taskStoreFor: (agentId) => {
+      const given = options.taskStores?.[agentId]
+      return given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given)
+    },
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,

@@ -6,6 +6,7 @@
 import { TaskState, type Task } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { StoreUnavailableError } from '../stores/errors.js'
+import type { TaskSaveSignals } from '../stores/task-save-signals.js'
 import { isUnavailable, toStoreError } from '../stores/postgres/connection-errors.js'
 import { migrate } from '../stores/postgres/migrations.js'
 import { PostgresConversationStore } from '../stores/postgres/postgres-conversation-store.js'
@@ -87,9 +88,11 @@ export function executorStoreFailure (task: Task): StoreUnavailableError | undef
  * with that StoreUnavailableError instead, so the request fails with -32603 (stream: an error frame) and the task
  * stays as it was — the client may send the turn again.
  */
-class UnavailableAwareTaskStore implements TaskStore {
-  readonly #inner: TaskStore
-  constructor (inner: TaskStore) { this.#inner = inner }
+class UnavailableAwareTaskStore implements TaskStore, TaskSaveSignals {
+  readonly #inner: TaskStore & TaskSaveSignals
+  constructor (inner: TaskStore & TaskSaveSignals) { this.#inner = inner }
+
+  onSaved: TaskSaveSignals['onSaved'] = (taskId, listener) => this.#inner.onSaved(taskId, listener)
 
   save: TaskStore['save'] = async (task, context) => {
     const failure = executorStoreFailure(task)
@@ -119,7 +122,8 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     kind: 'postgresql',
     conversations,
     events,
-    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId) })),
+    // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
+    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId), signals: events })),
     // Turns on one task, one at a time across every instance on the database.
     taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
     readinessChecks: { database: () => database.ping() },

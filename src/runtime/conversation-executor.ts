@@ -8,7 +8,6 @@
  * closes the task the previous turn left waiting for input or held for a person (CANCELED, "Continued in task …").
  */
 import { randomUUID } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from '@a2a-js/sdk/server'
 import { createTaskWriter } from '../a2a/task-writer.js'
@@ -23,6 +22,7 @@ import {
   type ConversationTurn, type HumanReply
 } from '../stores/conversation-store.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
+import { loadWhen } from '../stores/task-save-signals.js'
 import type { KnowledgeBase } from './knowledge-base.js'
 import { answerTurn, textPart } from './knowledge-executor.js'
 import { createRoutineEngine, isTerminal, type RoutineEngine, type RoutineEngineOptions } from './routine-engine.js'
@@ -37,7 +37,9 @@ export interface ConversationExecutorOptions {
   /**
    * The agent's task store (the one its A2A endpoint uses). When a turn answers in a new task (a message with the
    * contextId only), the task the conversation left open is closed here (CANCELED, pointing to the new task)
-   * instead of waiting forever.
+   * instead of waiting forever. A store that signals its saves (src/stores/task-save-signals.ts: the gateway's
+   * memory and PostgreSQL stores) lets that close wait for the old task's last save without polling; with any
+   * other store, a close that finds the old task still being written waits the whole bound (SETTLE_TIMEOUT_MS).
    */
   taskStore: TaskStore
   /**
@@ -71,9 +73,8 @@ type Plan =
     replies?: HumanReply[]
   }
 
-/** How long a turn waits for a parallel turn's events to be persisted before closing that turn's task. */
-const SETTLE_POLL_MS = 5
-const SETTLE_ATTEMPTS = 200
+/** How long a turn waits at most for a parallel turn's events to be persisted before closing that turn's task. */
+export const SETTLE_TIMEOUT_MS = 1000
 
 const FINAL_STATES: ReadonlySet<TaskState | undefined> = new Set([
   TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED
@@ -228,20 +229,17 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
 
   /**
    * Closes the task the conversation left open when this turn answers in a new one: CANCELED, pointing to the new
-   * task. The SDK persists a turn's events after the executor published them, so a parallel turn may still be
-   * writing that task: wait (at most about a second) until it holds that turn's reply, then write through a
-   * task writer (stored — a task already over is left as it is — and published to its open streams).
+   * task. The SDK persists a turn's events after the executor published them, so a parallel turn (on this instance
+   * or another) may still be writing that task: wait until a save of it holds that turn's reply, re-reading it on
+   * the store's save signals (loadWhen, never polling; at most SETTLE_TIMEOUT_MS), then write through a task writer
+   * (stored — a task already over is left as it is — and published to its open streams).
    */
   async function closeSuperseded (requestContext: RequestContext): Promise<void> {
     const old = superseded.get(requestContext.taskId)
     if (old === undefined) return
     superseded.delete(requestContext.taskId)
     const context = requestContext.context
-    let task = await taskStore.load(old.taskId, context)
-    for (let attempt = 0; attempt < SETTLE_ATTEMPTS && !settled(task, old.turnId); attempt++) {
-      await sleep(SETTLE_POLL_MS)
-      task = await taskStore.load(old.taskId, context)
-    }
+    const task = await loadWhen(taskStore, old.taskId, context, (task) => settled(task, old.turnId), SETTLE_TIMEOUT_MS)
     const state = task?.status?.state
     if (state !== TaskState.TASK_STATE_INPUT_REQUIRED && state !== TaskState.TASK_STATE_WORKING) return
     const base = envelopeBase(newId(), requestContext.userMessage.messageId)

@@ -8,6 +8,9 @@
  * A finished task stays finished: a save that would move it to another state rejects with -32004's error
  * (src/stores/task-states.ts), as the PostgreSQL store's does.
  *
+ * Each completed save wakes the task's save listeners (`onSaved`, src/stores/task-save-signals.ts): a reader waiting
+ * for a task to change re-reads it then, instead of polling.
+ *
  * Otherwise it behaves as InMemoryTaskStore (test/stores/memory-task-store.test.ts compares the two): tasks are
  * scoped by tenant and owner, copies go in and out, and `list` filters, orders and pages exactly as the SDK's
  * does (its page token is the same base64 `<status timestamp>|<id>`).
@@ -17,6 +20,7 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { cloneData } from '../core/clone-data.js'
 import { InvalidOptionError } from '../core/errors.js'
+import { SaveListeners, type TaskSaveSignals } from './task-save-signals.js'
 import { mayReplace, taskFinishedError, TERMINAL_TASK_STATES } from './task-states.js'
 
 export interface MemoryTaskStoreOptions {
@@ -52,7 +56,7 @@ function scopeOf (context: ServerCallContext): string {
   return JSON.stringify([context.tenant ?? '', resolveUserScope(context)])
 }
 
-export class BoundedMemoryTaskStore implements TaskStore {
+export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
   readonly maxTasks: number
   readonly finishedTaskTtlMs: number
   readonly #now: () => number
@@ -62,6 +66,7 @@ export class BoundedMemoryTaskStore implements TaskStore {
   readonly #bySave = new Set<Entry>()
   /** Finished entries → when they were last saved, the earliest first. */
   readonly #finished = new Map<Entry, number>()
+  readonly #saved = new SaveListeners()
 
   constructor (options: MemoryTaskStoreOptions = {}) {
     this.maxTasks = positiveInteger('maxTasks', options.maxTasks, DEFAULT_MAX_TASKS)
@@ -72,6 +77,15 @@ export class BoundedMemoryTaskStore implements TaskStore {
   /** Tasks held now (for tests and metrics). */
   get size (): number {
     return this.#bySave.size
+  }
+
+  /** Tasks someone waits to see saved (for tests: 0 once every wait ended). */
+  get saveListeners (): number {
+    return this.#saved.size
+  }
+
+  onSaved (taskId: string, listener: () => void): () => void {
+    return this.#saved.onSaved(taskId, listener)
   }
 
   async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {
@@ -100,6 +114,7 @@ export class BoundedMemoryTaskStore implements TaskStore {
     if (FINISHED.has(task.status?.state)) this.#finished.set(entry, this.#now())
     this.#expire()
     this.#evict(entry)
+    this.#saved.saved(task.id)
   }
 
   async list (params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {

@@ -8,6 +8,11 @@
  * The agent-level channel (conversation events) travels the same way, its notifications keyed by agent instead of
  * task.
  *
+ * Task saves travel the same way too: PostgresTaskStore, given this hub, NOTIFYs `{"o":…,"s":<task id>}` from each
+ * save's statement (sent at its commit), and the hub wakes its save listeners (`onSaved`, src/stores/task-save-signals.ts)
+ * of that task; the saving instance wakes its own at once (`saved`) and ignores its echo. One LISTEN connection
+ * serves both.
+ *
  * NOTIFY payloads must stay under 8000 bytes: a bigger event is written to `converse_task_events` (its `task_id`
  * column holds the agent id for a conversation event) and only its id is notified; receivers read it back (rows older than `spillRetentionMs` are pruned by later spills).
  *
@@ -20,9 +25,11 @@ import pg from 'pg'
 import { InvalidOptionError } from '../../core/errors.js'
 import type { TaskEventHub, TaskEventListener, TaskStreamEvent } from '../../events/task-event-hub.js'
 import { TaskListeners } from '../../events/task-listeners.js'
+import { SaveListeners } from '../task-save-signals.js'
 import { toStoreError } from './connection-errors.js'
 import { TASK_EVENTS_TABLE } from './migrations.js'
 import type { PostgresDatabase } from './postgres-database.js'
+import type { PostgresSaveSignals } from './postgres-task-store.js'
 
 export interface PostgresTaskEventHubOptions {
   /** The NOTIFY channel. Default: `taskEventChannel(database.schema)`. Every instance of a service must use the same. */
@@ -58,7 +65,7 @@ export function taskEventChannel (schema?: string): string {
 
 /**
  * What travels in a notification: origin hub, the task (`t`) or the agent whose conversations it concerns (`a`),
- * and the event or the id of its spilled row.
+ * and the event or the id of its spilled row; or, for a task save, origin and task (`s`) alone.
  */
 interface Envelope {
   o: string
@@ -66,6 +73,7 @@ interface Envelope {
   a?: string
   e?: TaskStreamEvent
   r?: number
+  s?: string
 }
 
 type Channel = 't' | 'a'
@@ -73,6 +81,7 @@ type Channel = 't' | 'a'
 function parseEnvelope (payload: string | undefined): Envelope | undefined {
   try {
     const value = JSON.parse(String(payload)) as Partial<Envelope> | null
+    if (typeof value === 'object' && value !== null && typeof value.s === 'string') return value as Envelope
     if (typeof value === 'object' && value !== null && (typeof value.t === 'string') !== (typeof value.a === 'string') &&
       ((typeof value.e === 'object' && value.e !== null) || typeof value.r === 'number')) return value as Envelope
   } catch {}
@@ -100,7 +109,7 @@ interface Waiter {
   reject: (error: Error) => void
 }
 
-export class PostgresTaskEventHub implements TaskEventHub {
+export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
   readonly channel: string
   readonly #pool: pg.Pool
   readonly #clientConfig: pg.ClientConfig
@@ -114,6 +123,7 @@ export class PostgresTaskEventHub implements TaskEventHub {
   readonly #origin = randomUUID()
   readonly #listeners = new TaskListeners()
   readonly #agentListeners = new TaskListeners()
+  readonly #saveListeners = new SaveListeners()
   /** The LISTEN connection, connecting or connected; undefined while waiting to reconnect and once closed. */
   #client: pg.Client | undefined
   #listening = false
@@ -159,6 +169,11 @@ export class PostgresTaskEventHub implements TaskEventHub {
     return this.#listeners.size
   }
 
+  /** How many tasks have save listeners here (for tests: 0 once every wait ended). */
+  get saveListeners (): number {
+    return this.#saveListeners.size
+  }
+
   /** Resolves once the hub is listening (at once when it is); rejects when the hub is closed first. */
   async ready (): Promise<void> {
     if (this.#listening) return
@@ -188,6 +203,21 @@ export class PostgresTaskEventHub implements TaskEventHub {
   subscribeConversations (agentId: string, listener: TaskEventListener): () => void {
     if (this.#closed) return () => {}
     return this.#agentListeners.add(agentId, listener)
+  }
+
+  onSaved (taskId: string, listener: () => void): () => void {
+    return this.#saveListeners.onSaved(taskId, listener)
+  }
+
+  /** A save on this instance committed: its listeners here wake at once (the NOTIFY's echo is ignored). */
+  saved (taskId: string): void {
+    this.#saveListeners.saved(taskId)
+  }
+
+  /** The NOTIFY a task store sends from the statement that saves the task; none for an id too long for a payload. */
+  saveNotification (taskId: string): { channel: string, payload: string } | undefined {
+    const payload = JSON.stringify({ o: this.#origin, s: taskId })
+    return Buffer.byteLength(payload) <= MAX_NOTIFY_PAYLOAD_BYTES ? { channel: this.channel, payload } : undefined
   }
 
   async #publish (channel: Channel, key: string, event: TaskStreamEvent): Promise<void> {
@@ -289,6 +319,10 @@ export class PostgresTaskEventHub implements TaskEventHub {
     const envelope = parseEnvelope(message.payload)
     if (envelope === undefined) {
       this.#logger.warn({ channel: message.channel }, 'task event hub: ignored a notification that is not a task event')
+      return
+    }
+    if (envelope.s !== undefined) {
+      if (envelope.o !== this.#origin) this.#saveListeners.saved(envelope.s)
       return
     }
     const channel: Channel = envelope.t !== undefined ? 't' : 'a'

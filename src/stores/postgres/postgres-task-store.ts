@@ -4,16 +4,31 @@
  * task another turn (on another instance) had just finished. Here the upsert's update is conditional
  * (src/stores/task-states.ts): a finished task stays finished, and a refused save rejects with the SDK's
  * UnsupportedOperationError (-32004), as BoundedMemoryTaskStore does. `load` and `list` are the SDK's own.
+ *
+ * Each completed save is signalled (`onSaved`, src/stores/task-save-signals.ts). With `signals` (the PostgreSQL task
+ * event hub) the upsert statement also NOTIFYs the save, only when it wrote the row, so that readers on every
+ * instance sharing the database wake; without, only this instance's readers do.
  */
 import { Task, taskStateToJSON, type TaskState } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { DatabaseTaskStore, TASK_TABLE } from '@a2a-js/sdk/server/database'
 import { sql, type Kysely } from 'kysely'
+import { SaveListeners, type TaskSaveSignals } from '../task-save-signals.js'
 import { TERMINAL_TASK_STATES, taskFinishedError } from '../task-states.js'
+
+/** Where the saves are signalled across instances: PostgresTaskEventHub (its LISTEN connection hears the NOTIFYs). */
+export interface PostgresSaveSignals extends TaskSaveSignals {
+  /** The NOTIFY of a save of the task, sent from the saving statement; undefined: none. */
+  saveNotification (taskId: string): { channel: string, payload: string } | undefined
+  /** A save on this instance completed: wakes this instance's listeners. */
+  saved (taskId: string): void
+}
 
 export interface PostgresTaskStoreOptions {
   /** The owner column of a call (the SDK's option of the same name). Default: the SDK's resolveUserScope. */
   ownerResolver?: (context: ServerCallContext) => string
+  /** Signals each save to every instance on the database (the task event hub). Default: to this instance only. */
+  signals?: PostgresSaveSignals
 }
 
 /** The SDK's payload format (the `protocol_version` column its rows carry). */
@@ -25,15 +40,21 @@ function encode (value: unknown): string | null {
   return value === undefined ? null : JSON.stringify(value)
 }
 
-export class PostgresTaskStore implements TaskStore {
+export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
   readonly #db: Kysely<any>
   readonly #sdk: DatabaseTaskStore
   readonly #ownerResolver: (context: ServerCallContext) => string
+  readonly #signals: Pick<PostgresSaveSignals, 'onSaved' | 'saved'> & Partial<PostgresSaveSignals>
 
   constructor (db: Kysely<any>, options: PostgresTaskStoreOptions = {}) {
     this.#db = db
     this.#ownerResolver = options.ownerResolver ?? resolveUserScope
     this.#sdk = new DatabaseTaskStore(db, { ownerResolver: this.#ownerResolver })
+    this.#signals = options.signals ?? new SaveListeners()
+  }
+
+  onSaved (taskId: string, listener: () => void): () => void {
+    return this.#signals.onSaved(taskId, listener)
   }
 
   /** The SDK's row (toTaskRow in its database module), upserted unless the stored task is finished in another state. */
@@ -51,7 +72,7 @@ export class PostgresTaskStore implements TaskStore {
     }
     const tenant = context.tenant ?? ''
     const owner = this.#ownerResolver(context)
-    const saved = await this.#db.insertInto(TASK_TABLE)
+    const upsert = this.#db.insertInto(TASK_TABLE)
       .values({ tenant, owner, id: task.id, ...replaceable })
       .onConflict((conflict) => conflict.columns(['tenant', 'owner', 'id']).doUpdateSet(replaceable).where((eb) => eb.or([
         eb(`${TASK_TABLE}.status_state`, 'is', null),
@@ -59,8 +80,16 @@ export class PostgresTaskStore implements TaskStore {
         eb(`${TASK_TABLE}.status_state`, '=', sql.ref('excluded.status_state'))
       ])))
       .returning('id')
-      .executeTakeFirst()
-    if (saved !== undefined) return
+    const notice = this.#signals.saveNotification?.(task.id)
+    // The NOTIFY goes out with the statement's commit, once per row written: a refused save notifies nobody.
+    const saved = notice === undefined
+      ? await upsert.executeTakeFirst()
+      : await this.#db.with('saved', () => upsert).selectFrom('saved')
+        .select(['id', sql`pg_notify(${notice.channel}, ${notice.payload})`.as('notified')]).executeTakeFirst()
+    if (saved !== undefined) {
+      this.#signals.saved(task.id)
+      return
+    }
     // Refused: the stored task is finished. Say in which state (the SDK's load reads it back).
     const stored = await this.#sdk.load(task.id, context) as Task
     throw taskFinishedError(task.id, (stored.status as { state: TaskState }).state)
