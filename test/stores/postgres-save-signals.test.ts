@@ -1,0 +1,139 @@
+/**
+ * Save signals on PostgreSQL: a PostgresTaskStore given the task event hub NOTIFYs each save from its upsert
+ * statement, so a save on one instance wakes `onSaved` listeners on another (over the hub's one LISTEN connection);
+ * the saving instance wakes its own at once and ignores its echo; a refused save notifies nobody; loadWhen on a
+ * second instance returns as soon as the first one's save lands. Runs when TEST_DATABASE_URL is set.
+ */
+import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { TaskState, type Task } from '@a2a-js/sdk'
+import { ServerCallContext } from '@a2a-js/sdk/server'
+import pg from 'pg'
+import { loadWhen } from '../../src/stores/task-save-signals.js'
+import type { PostgresDatabase } from '../../src/stores/postgres/postgres-database.js'
+
+const url = process.env.TEST_DATABASE_URL
+
+if (url === undefined) {
+  t.test('PostgreSQL save signals', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+} else {
+  // Loaded only here: without a database these modules are not part of the run (nor of its coverage).
+  const { createPostgresDatabase } = await import('../../src/stores/postgres/postgres-database.js')
+  const { migrate } = await import('../../src/stores/postgres/migrations.js')
+  const { PostgresTaskEventHub, MAX_NOTIFY_PAYLOAD_BYTES } = await import('../../src/stores/postgres/postgres-task-event-hub.js')
+  const { PostgresTaskStore } = await import('../../src/stores/postgres/postgres-task-store.js')
+
+  const schema = `a2a_test_${process.pid}_${randomBytes(4).toString('hex')}`
+  const logger = { warn: () => {} }
+  const databases: PostgresDatabase[] = []
+  const hubs: Array<InstanceType<typeof PostgresTaskEventHub>> = []
+  /** One instance: a pool, a hub on it, a task store signalling through the hub. */
+  const instance = async () => {
+    const database = createPostgresDatabase({ connectionString: url, schema, logger })
+    databases.push(database)
+    const hub = new PostgresTaskEventHub(database)
+    hubs.push(hub)
+    await hub.ready()
+    return { hub, store: new PostgresTaskStore(database.db, { signals: hub }) }
+  }
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  const first = createPostgresDatabase({ connectionString: url, schema, logger })
+  databases.push(first)
+  await migrate(first.db, { schema })
+  t.teardown(async () => {
+    for (const hub of hubs) await hub.close()
+    for (const database of databases) await database.close()
+    await admin.query(`drop schema if exists ${schema} cascade`)
+    await admin.end()
+  })
+  const context = new ServerCallContext()
+  const task = (id: string, state: TaskState, note = ''): Task => ({
+    id,
+    contextId: `ctx-${id}`,
+    status: { state, message: undefined, timestamp: new Date().toISOString() },
+    artifacts: [],
+    history: [],
+    metadata: { note }
+  })
+  /** Resolves at the listener's `count`-th call. */
+  const counter = () => {
+    let calls = 0
+    const waiting: Array<{ count: number, resolve: () => void }> = []
+    return {
+      get calls () { return calls },
+      listener: () => {
+        calls++
+        for (const wait of waiting.filter((wait) => wait.count <= calls)) wait.resolve()
+      },
+      reach: async (count: number) => { if (calls < count) await new Promise<void>((resolve) => { waiting.push({ count, resolve }) }) }
+    }
+  }
+
+  t.test('a save on one instance wakes the listeners of both, once each; a refused save wakes nobody', async (t) => {
+    const a = await instance()
+    const b = await instance()
+    const here = counter()
+    const there = counter()
+    const stopHere = a.store.onSaved('t-1', here.listener)
+    const stopThere = b.store.onSaved('t-1', there.listener)
+    t.equal(b.hub.saveListeners, 1)
+
+    await a.store.save(task('t-1', TaskState.TASK_STATE_WORKING), context)
+    t.equal(here.calls, 1, 'the saving instance wakes its listener before save resolves')
+    await there.reach(1)
+    await a.store.save(task('t-1', TaskState.TASK_STATE_COMPLETED), context)
+    await t.rejects(a.store.save(task('t-1', TaskState.TASK_STATE_WORKING), context), { message: /terminal state \(TASK_STATE_COMPLETED\)/ })
+    await a.store.save(task('t-1', TaskState.TASK_STATE_COMPLETED, 'late'), context)
+    await there.reach(3)
+    t.equal(there.calls, 3, 'the other instance: one wake per completed save, none for the refused one')
+    t.equal(here.calls, 3, 'no echo: the NOTIFY back to the saving instance is ignored')
+
+    stopHere()
+    stopThere()
+    t.equal(a.hub.saveListeners, 0)
+    t.equal(b.hub.saveListeners, 0, 'listeners removed: nothing stays behind')
+  })
+
+  t.test('loadWhen on another instance returns at the save that settles the task, before the bound', async (t) => {
+    const a = await instance()
+    const b = await instance()
+    await a.store.save(task('t-2', TaskState.TASK_STATE_WORKING), context)
+    const started = performance.now()
+    const waiting = loadWhen(b.store, 't-2', context, (loaded) => loaded?.metadata?.note === 'done', 10_000)
+    setTimeout(() => { a.store.save(task('t-2', TaskState.TASK_STATE_WORKING, 'still'), context).catch(t.error) }, 20)
+    setTimeout(() => { a.store.save(task('t-2', TaskState.TASK_STATE_INPUT_REQUIRED, 'done'), context).catch(t.error) }, 60)
+    const loaded = await waiting
+    t.equal(loaded?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+    t.ok(performance.now() - started < 5000, 'woken by the save, not by the bound')
+    t.equal(b.hub.saveListeners, 0)
+  })
+
+  t.test('a store without the hub signals its own saves only; an id too long for a NOTIFY is signalled locally', async (t) => {
+    const b = await instance()
+    const local = new PostgresTaskStore(first.db)
+    const here = counter()
+    const there = counter()
+    const stopHere = local.onSaved('t-3', here.listener)
+    const stopThere = b.store.onSaved('t-3', there.listener)
+    await local.save(task('t-3', TaskState.TASK_STATE_WORKING), context)
+    t.equal(here.calls, 1)
+
+    const long = 'x'.repeat(MAX_NOTIFY_PAYLOAD_BYTES)
+    t.equal(b.hub.saveNotification(long), undefined, 'no NOTIFY for it')
+    const longHere = counter()
+    const stopLong = b.store.onSaved(long, longHere.listener)
+    await b.store.save(task(long, TaskState.TASK_STATE_WORKING), context)
+    t.equal(longHere.calls, 1)
+    t.equal((await b.store.load(long, context))?.status?.state, TaskState.TASK_STATE_WORKING)
+
+    // A save through the hub's store afterwards does arrive: the first one sent nothing (notifications keep order).
+    const a = await instance()
+    await a.store.save(task('t-3', TaskState.TASK_STATE_WORKING, 'signalled'), context)
+    await there.reach(1)
+    t.equal(there.calls, 1, 'the store without the hub notified nobody')
+    stopHere()
+    stopThere()
+    stopLong()
+  })
+}
