@@ -73,8 +73,14 @@ type Plan =
     replies?: HumanReply[]
   }
 
-/** How long a turn waits at most for a parallel turn's events to be persisted before closing that turn's task. */
-export const SETTLE_TIMEOUT_MS = 1000
+/**
+ * How long a turn waits at most for a parallel turn's events to be persisted before closing that turn's task. The
+ * wait ends at the save that settles the task, so this bound only counts when that save never comes (the other
+ * turn's instance stopped mid-turn). It is not 1 s because parallel turns on one conversation form a chain: each
+ * answers only after closing the task of the turn before it, so the last of N waits for N - 1 steps (a save, its
+ * signal, a close): about 100 ms each across two instances on a loaded 2-core machine, so 1 s cut chains of ~10.
+ */
+export const SETTLE_TIMEOUT_MS = 5000
 
 const FINAL_STATES: ReadonlySet<TaskState | undefined> = new Set([
   TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED

@@ -16,7 +16,7 @@ import { SlowBoundedTaskStore, SlowConversationStore } from '../fixtures/convers
 import { testSchema } from '../fixtures/test-schema.js'
 
 const url = process.env.TEST_DATABASE_URL
-const TURNS = 12
+const TURNS = 20
 
 type Json = any
 
@@ -72,7 +72,7 @@ t.test('the wait is bounded: a task whose turn\'s reply never lands is closed af
   const started = performance.now()
   const next = await client.task('notes=late', { contextId: first.contextId })
   const elapsed = performance.now() - started
-  t.ok(elapsed >= SETTLE_TIMEOUT_MS - 5 && elapsed < SETTLE_TIMEOUT_MS + 4000, `answered after the bound (${Math.round(elapsed)} ms)`)
+  t.ok(elapsed >= SETTLE_TIMEOUT_MS - 5 && elapsed < SETTLE_TIMEOUT_MS + 5000, `answered after the bound (${Math.round(elapsed)} ms)`)
   const closed = await client.getTask(first.id)
   t.equal(closed.status.state, 'TASK_STATE_CANCELED', 'still open at the bound: closed as before')
   t.equal(textOf(closed.status.message), `Continued in task ${next.id}.`)

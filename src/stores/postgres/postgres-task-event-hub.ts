@@ -8,10 +8,11 @@
  * The agent-level channel (conversation events) travels the same way, its notifications keyed by agent instead of
  * task.
  *
- * Task saves travel the same way too: PostgresTaskStore, given this hub, NOTIFYs `{"o":…,"s":<task id>}` from each
- * save's statement (sent at its commit), and the hub wakes its save listeners (`onSaved`, src/stores/task-save-signals.ts)
- * of that task; the saving instance wakes its own at once (`saved`) and ignores its echo. One LISTEN connection
- * serves both.
+ * Task saves travel the same way too: PostgresTaskStore, given this hub, calls `saved(taskId)` once a save committed;
+ * the hub wakes its own save listeners of that task (`onSaved`, src/stores/task-save-signals.ts) and NOTIFYs
+ * `{"o":…,"s":<task id>}`, on which every other hub wakes its listeners of that task. One LISTEN connection serves
+ * both. (Not from the save's statement: a NOTIFY holds PostgreSQL's notify lock through its transaction's commit, so
+ * concurrent saves that NOTIFY would commit one at a time — docs/postgres.md has the figures.)
  *
  * NOTIFY payloads must stay under 8000 bytes: a bigger event is written to `converse_task_events` (its `task_id`
  * column holds the agent id for a conversation event) and only its id is notified; receivers read it back (rows older than `spillRetentionMs` are pruned by later spills).
@@ -134,6 +135,8 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
   /** Other hubs' events, delivered in notification order (a spilled one is read before the next is delivered). */
   #delivery: Promise<void> = Promise.resolve()
   #waiters: Waiter[] = []
+  /** Save NOTIFYs on their way (close waits for them: the pool may end right after). */
+  readonly #sendingSaves = new Set<Promise<void>>()
   #closed = false
 
   /** Starts listening at once (see `ready()`); shares the database's pool for publishing. */
@@ -209,15 +212,27 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
     return this.#saveListeners.onSaved(taskId, listener)
   }
 
-  /** A save on this instance committed: its listeners here wake at once (the NOTIFY's echo is ignored). */
+  /**
+   * A save on this instance committed: its listeners here wake at once; every other hub's wake on a NOTIFY sent in
+   * the background (the save does not wait for it; the echo is ignored). When that NOTIFY fails (or the id is too
+   * long for a payload), it is logged and readers elsewhere wait for their bound instead; the save itself is done.
+   */
   saved (taskId: string): void {
     this.#saveListeners.saved(taskId)
+    if (this.#closed) return
+    const sending = this.#notifySaved(taskId)
+    this.#sendingSaves.add(sending)
+    sending.finally(() => { this.#sendingSaves.delete(sending) })
   }
 
-  /** The NOTIFY a task store sends from the statement that saves the task; none for an id too long for a payload. */
-  saveNotification (taskId: string): { channel: string, payload: string } | undefined {
+  async #notifySaved (taskId: string): Promise<void> {
     const payload = JSON.stringify({ o: this.#origin, s: taskId })
-    return Buffer.byteLength(payload) <= MAX_NOTIFY_PAYLOAD_BYTES ? { channel: this.channel, payload } : undefined
+    try {
+      if (Buffer.byteLength(payload) > MAX_NOTIFY_PAYLOAD_BYTES) throw new Error('the task id is too long for a notification')
+      await this.#pool.query('select pg_notify($1, $2)', [this.channel, payload])
+    } catch (error) {
+      this.#logger.warn({ err: error, taskId: taskId.slice(0, 100), channel: this.channel }, 'task event hub: could not signal a task save to the other instances')
+    }
   }
 
   async #publish (channel: Channel, key: string, event: TaskStreamEvent): Promise<void> {
@@ -250,6 +265,7 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
     const client = this.#client
     this.#client = undefined
     if (client !== undefined) await endClient(client)
+    await Promise.all(this.#sendingSaves)
     await this.#delivery
   }
 

@@ -6,8 +6,9 @@
  * UnsupportedOperationError (-32004), as BoundedMemoryTaskStore does. `load` and `list` are the SDK's own.
  *
  * Each completed save is signalled (`onSaved`, src/stores/task-save-signals.ts). With `signals` (the PostgreSQL task
- * event hub) the upsert statement also NOTIFYs the save, only when it wrote the row, so that readers on every
- * instance sharing the database wake; without, only this instance's readers do.
+ * event hub) the save is also NOTIFYed once it committed, so that readers on every instance sharing the database
+ * wake (the save does not wait for that NOTIFY); without, only this instance's readers do. A refused save signals
+ * nothing.
  */
 import { Task, taskStateToJSON, type TaskState } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
@@ -16,11 +17,9 @@ import { sql, type Kysely } from 'kysely'
 import { SaveListeners, type TaskSaveSignals } from '../task-save-signals.js'
 import { TERMINAL_TASK_STATES, taskFinishedError } from '../task-states.js'
 
-/** Where the saves are signalled across instances: PostgresTaskEventHub (its LISTEN connection hears the NOTIFYs). */
+/** Where the saves are signalled across instances: PostgresTaskEventHub (it NOTIFYs them and LISTENs for them). */
 export interface PostgresSaveSignals extends TaskSaveSignals {
-  /** The NOTIFY of a save of the task, sent from the saving statement; undefined: none. */
-  saveNotification (taskId: string): { channel: string, payload: string } | undefined
-  /** A save on this instance completed: wakes this instance's listeners. */
+  /** A save on this instance committed: wakes the listeners here at once, and (in the background) elsewhere. */
   saved (taskId: string): void
 }
 
@@ -44,7 +43,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
   readonly #db: Kysely<any>
   readonly #sdk: DatabaseTaskStore
   readonly #ownerResolver: (context: ServerCallContext) => string
-  readonly #signals: Pick<PostgresSaveSignals, 'onSaved' | 'saved'> & Partial<PostgresSaveSignals>
+  readonly #signals: PostgresSaveSignals
 
   constructor (db: Kysely<any>, options: PostgresTaskStoreOptions = {}) {
     this.#db = db
@@ -72,7 +71,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
     }
     const tenant = context.tenant ?? ''
     const owner = this.#ownerResolver(context)
-    const upsert = this.#db.insertInto(TASK_TABLE)
+    const saved = await this.#db.insertInto(TASK_TABLE)
       .values({ tenant, owner, id: task.id, ...replaceable })
       .onConflict((conflict) => conflict.columns(['tenant', 'owner', 'id']).doUpdateSet(replaceable).where((eb) => eb.or([
         eb(`${TASK_TABLE}.status_state`, 'is', null),
@@ -80,12 +79,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
         eb(`${TASK_TABLE}.status_state`, '=', sql.ref('excluded.status_state'))
       ])))
       .returning('id')
-    const notice = this.#signals.saveNotification?.(task.id)
-    // The NOTIFY goes out with the statement's commit, once per row written: a refused save notifies nobody.
-    const saved = notice === undefined
-      ? await upsert.executeTakeFirst()
-      : await this.#db.with('saved', () => upsert).selectFrom('saved')
-        .select(['id', sql`pg_notify(${notice.channel}, ${notice.payload})`.as('notified')]).executeTakeFirst()
+      .executeTakeFirst()
     if (saved !== undefined) {
       this.#signals.saved(task.id)
       return
