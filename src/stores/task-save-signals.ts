@@ -2,7 +2,7 @@
  * Save signals: a task store that says when a save of a task completed, so that a reader waiting for the task to
  * reach some state (the conversation executor, before it closes a task a newer turn superseded) re-reads it on each
  * save instead of polling. BoundedMemoryTaskStore signals its saves in process; PostgresTaskStore, given the
- * PostgreSQL task event hub, also NOTIFYs each save from its upsert statement, so that a save on one instance wakes
+ * PostgreSQL task event hub, also has the hub NOTIFY each save once committed, so that a save on one instance wakes
  * a reader on another.
  *
  * A TaskStore without signals (a user's own): the gateway wraps it with `withSaveSignals`, so the saves made through
