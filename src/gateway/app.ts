@@ -12,6 +12,7 @@ import type { TaskEventHub } from '../events/task-event-hub.js'
 import { ConversationFeedStore } from '../runtime/conversation-feed.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
 import { withSaveSignals } from '../stores/task-save-signals.js'
+import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
@@ -116,6 +117,13 @@ async function registerAll (
 ): Promise<void> {
   const { config } = options
   const { authenticator, required } = gatewayAccess(config, definitions)
+  // One turn lock per agent, shared by its A2A endpoint and the inbox's task writes.
+  const turnLocks = new Map<string, TaskTurnLock>()
+  const turnLock = (agentId: string): TaskTurnLock => {
+    let lock = turnLocks.get(agentId)
+    if (lock === undefined) turnLocks.set(agentId, lock = state.taskTurnLockFor(agentId))
+    return lock
+  }
   const runtime = await buildAgentRuntime({
     definitions,
     executors: options.executors,
@@ -126,6 +134,7 @@ async function registerAll (
       const given = options.taskStores?.[agentId]
       return given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given)
     },
+    turnLockFor: (agentId) => turnLock(agentId),
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,
@@ -174,7 +183,7 @@ async function registerAll (
         executor,
         backend,
         taskStore,
-        turnLock: state.taskTurnLockFor(id),
+        turnLock: turnLock(id),
         access: required.has(id) ? 'authenticated' as const : 'walk-in' as const
       })),
       authenticator,

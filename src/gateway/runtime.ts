@@ -13,6 +13,7 @@ import type { TaskEventHub } from '../events/task-event-hub.js'
 import { createInbox, type Inbox } from '../runtime/inbox.js'
 import type { RoutineEngine } from '../runtime/routine-engine.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
+import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import { takeoverBackend } from '../proxy/takeover-backend.js'
 import { startUpstreamAgent, type UpstreamAgent } from '../proxy/upstream-agent.js'
 import type { AgentDefinition } from './agent-definitions.js'
@@ -25,6 +26,8 @@ export interface AgentRuntimeOptions {
   conversations: ConversationStore
   events: TaskEventHub
   /** The task store of an agent. */
+  /** The task turn lock of each agent (its A2A endpoint's): the inbox's task writes take it too. */
+  turnLockFor?: (agentId: string) => TaskTurnLock
   taskStoreFor (agentId: string): TaskStore
   /** Where proxied agents log (card reads, upstream failures). */
   log?: ServiceLogger
@@ -73,6 +76,8 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
   const { conversations, events } = options
   const factories = { ...builtInExecutors, ...options.executors }
   const taskStores = new Map<string, TaskStore>()
+  const turnLocks = new Map<string, TaskTurnLock>()
+  if (options.turnLockFor !== undefined) for (const definition of options.definitions) turnLocks.set(definition.id, options.turnLockFor(definition.id))
   const engines = new Map<string, RoutineEngine>()
   const agents: RuntimeAgent[] = []
   const upstreams: UpstreamAgent[] = []
@@ -123,7 +128,7 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
   const readinessChecks = Object.fromEntries(upstreams.map((upstream) =>
     [`upstream:${upstream.agentId}`, () => upstream.cards.current() !== undefined]))
   const envelopeProvider = providers.size > 0 || fallback !== undefined ? perAgentEnvelopeProvider(providers, fallback) : undefined
-  return { agents, inbox: createInbox({ store: conversations, taskStores, events, engines }), upstreams, envelopeProvider, readinessChecks, close }
+  return { agents, inbox: createInbox({ store: conversations, taskStores, events, engines, turnLocks }), upstreams, envelopeProvider, readinessChecks, close }
 
   async function localAgent (definition: AgentDefinition): Promise<RuntimeAgent> {
     const name = definition.executor ?? 'conversation'

@@ -4,18 +4,25 @@
  * (the task of the last suppressed turn) — written to the TaskStore (GetTask shows it) and published on the
  * TaskEventHub (open streams receive it). A reply written while no task is held waits in the conversation's inbox
  * and goes into the task of the client's next turn.
+ *
+ * The conversation is changed first (ConversationStore.update, whose `fn` only computes the next state: a store may
+ * call it twice or roll it back), the task written after that change committed — under the task's turn lock, so no
+ * client turn on that task runs meanwhile, and only while the task still waits for a person. A reply whose task
+ * ended in between (a client turn superseded it) is re-addressed: to the task the conversation holds now, else to
+ * the inbox. Nothing a person wrote is lost or written twice.
  */
 import { randomUUID } from 'node:crypto'
-import { Role, StreamResponse, TaskState, type Message } from '@a2a-js/sdk'
+import { Role, StreamResponse, TaskState, type Message, type Task } from '@a2a-js/sdk'
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
 import { callerContext } from '../auth/sdk-user.js'
+import { TaskBusyError, taskTurnKey, type TaskTurnLock, type TaskTurnRelease } from '../stores/task-turn-lock.js'
 import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { TaskEventHub, TaskEventListener } from '../events/task-event-hub.js'
 import {
   clientContextId, needsPersonReasons, type ConversationCaller, type ConversationListOptions, type ConversationState, type ConversationStore,
-  type ConversationSummary, type ConversationTurn, type NeedsPersonReason, type TurnRole
+  type ConversationSummary, type ConversationTurn, type ConversationUpdate, type HumanReply, type NeedsPersonReason, type TurnRole
 } from '../stores/conversation-store.js'
 import { humanMessage, lastTaskTurn } from './conversation-executor.js'
 import { textPart } from './knowledge-executor.js'
@@ -110,6 +117,11 @@ export interface InboxOptions {
   events: TaskEventHub
   /** Routine engines by agent id, to show the routine in the view. */
   engines?: ReadonlyMap<string, RoutineEngine>
+  /**
+   * The task turn lock of every agent (the one its A2A endpoint takes for turns that name a task): a person's reply
+   * and a release's end of the held task wait for a client turn running on that task. Without one, they do not.
+   */
+  turnLocks?: ReadonlyMap<string, TaskTurnLock>
   recentTurns?: number
   newId?: () => string
 }
@@ -159,19 +171,44 @@ export function createInbox (options: InboxOptions): Inbox {
   }
 
   /**
-   * Sets the held task's status (and appends the message to its history) through the task writer: stored (a task
-   * already over stays over), then published to open streams on every instance.
+   * Writes a status to a task of the conversation after the conversation's change committed, under the task's turn
+   * lock (a client turn on the task runs before or after, never meanwhile), if the task is still in the state the
+   * change was decided on (`waiting`); through the task writer: stored, then published to open streams on every
+   * instance. `landed`: the task holds the message; `ended`: the task ended in between (nothing stored; a write that
+   * lost the race to the end by a hair was published to streams that end had already closed); `busy`: a client turn
+   * held the task past the lock's wait bound (nothing written).
    */
-  async function updateTask (conversation: ConversationState, taskId: string, state: TaskState, message: Message): Promise<void> {
-    const status = { state, message, timestamp: new Date().toISOString() }
-    await (writers.get(conversation.agentId) as TaskWriter).write(
-      { taskId, contextId: clientContextId(conversation), status, metadata: undefined }, callerContext(conversation.caller?.id))
+  async function writeTask (
+    conversation: ConversationState, taskId: string, state: TaskState, message: Message, waiting: (task: Task) => boolean
+  ): Promise<'landed' | 'ended' | 'busy'> {
+    const agentId = conversation.agentId
+    const context = callerContext(conversation.caller?.id)
+    let release: TaskTurnRelease | undefined
+    try {
+      release = await options.turnLocks?.get(agentId)?.acquire(taskTurnKey(context, taskId))
+    } catch (error) {
+      if (error instanceof TaskBusyError) return 'busy'
+      throw error
+    }
+    try {
+      const taskStore = taskStores.get(agentId) as TaskStore
+      const task = await taskStore.load(taskId, context)
+      if (task === undefined || !waiting(task)) return 'ended'
+      const status = { state, message, timestamp: new Date().toISOString() }
+      await (writers.get(agentId) as TaskWriter).write({ taskId, contextId: clientContextId(conversation), status, metadata: undefined }, context)
+      // A write that lost to a task's end (a superseding turn's close, which takes no turn lock) is refused by the
+      // store: what it holds now says whether this one landed.
+      return (await taskStore.load(taskId, context))?.status?.message?.messageId === message.messageId ? 'landed' : 'ended'
+    } finally {
+      await release?.()
+    }
   }
 
   async function setOwnership (agentId: string, contextId: string, ownership: OwnershipState) {
     if (!await store.exists(agentId, contextId)) return undefined
-    // Under the conversation's lock: a client turn cannot slip in between the change and the held task's end.
+    let held: string | undefined
     const state = await store.update(agentId, contextId, async (current) => {
+      held = undefined
       const next = current as ConversationState
       if (next.ownership === ownership) return next
       next.ownership = ownership
@@ -179,32 +216,61 @@ export function createInbox (options: InboxOptions): Inbox {
       if (ownership === 'ai_owned') {
         // Replies nobody received stay in the turns (the view shows them); the agent answers from now on.
         next.inbox = []
-        // Release ends the task that held the person's side, so its streams close and the client's next message
-        // starts a fresh task with the agent.
-        const held = await heldTask(agentId, next)
-        if (held !== undefined) {
-          const message: Message = {
-            messageId: newId(),
-            contextId: clientContextId(next),
-            taskId: held,
-            role: Role.ROLE_AGENT,
-            parts: [textPart('The conversation is back with the assistant.')],
-            metadata: {
-              [CONVERSE_EXTENSION_URI]: {
-                author: 'agent',
-                answerCoverage: { availability: 'not_recorded' },
-                ownership: { state: 'ai_owned', suppressed: false }
-              }
-            },
-            extensions: [CONVERSE_EXTENSION_URI],
-            referenceTaskIds: []
-          }
-          await updateTask(next, held, TaskState.TASK_STATE_COMPLETED, message)
-        }
+        held = await heldTask(agentId, next)
       }
       return next
     })
+    if (held !== undefined) {
+      // Release ends the task that held the person's side, so its streams close and the client's next message
+      // starts a fresh task with the agent — unless a client turn got to that task first (it answered it).
+      const message: Message = {
+        messageId: newId(),
+        contextId: clientContextId(state),
+        taskId: held,
+        role: Role.ROLE_AGENT,
+        parts: [textPart('The conversation is back with the assistant.')],
+        metadata: {
+          [CONVERSE_EXTENSION_URI]: {
+            author: 'agent',
+            answerCoverage: { availability: 'not_recorded' },
+            ownership: { state: 'ai_owned', suppressed: false }
+          }
+        },
+        extensions: [CONVERSE_EXTENSION_URI],
+        referenceTaskIds: []
+      }
+      await writeTask(state, held, TaskState.TASK_STATE_COMPLETED, message, heldForPerson)
+    }
     return toView(state)
+  }
+
+  /**
+   * Records a person's reply (attempt 0) or re-addresses it (later attempts, after its task ended before the reply
+   * reached it): to the task the conversation holds for a person, else — and on the last attempt always — to the
+   * inbox. Only computes the next state; `target` says where the reply is to be written.
+   */
+  function addressReply (
+    agentId: string, reply: HumanReply, attempt: number, target: { taskId?: string, result?: ReplyOutcome }
+  ): ConversationUpdate {
+    return async (current) => {
+      const state = current as ConversationState
+      target.taskId = undefined
+      target.result = 'not_human_owned'
+      if (state.ownership !== 'human_owned') return state
+      const taskId = attempt < REPLY_ATTEMPTS - 1 ? await heldTask(agentId, state) : undefined
+      const recorded = attempt === 0 ? undefined : state.turns.find((turn) => turn.role === 'human' && turn.id === reply.id)
+      if (taskId === undefined && state.inbox.length >= store.limits.maxInbox) {
+        // A new reply is refused; one already recorded stays in the turns, undelivered.
+        target.result = attempt === 0 ? 'inbox_full' : 'kept'
+        return state
+      }
+      if (recorded === undefined) state.turns.push({ ...reply, role: 'human', taskId })
+      else recorded.taskId = taskId
+      if (taskId === undefined) state.inbox.push(reply)
+      target.taskId = taskId
+      target.result = 'recorded'
+      return state
+    }
   }
 
   function toTrace (state: ConversationState): ConversationTrace {
@@ -246,28 +312,40 @@ export function createInbox (options: InboxOptions): Inbox {
     release: (agentId, contextId) => setOwnership(agentId, contextId, 'ai_owned'),
     async reply (agentId, contextId, text) {
       if (!await store.exists(agentId, contextId)) return undefined
-      let result: HumanReplyResult | 'not_human_owned' | 'inbox_full' = 'not_human_owned'
-      // Delivered under the conversation's lock, so a client turn that moves the conversation to a new task
-      // comes strictly before or after it.
-      await store.update(agentId, contextId, async (current) => {
-        const state = current as ConversationState
-        result = 'not_human_owned'
-        if (state.ownership !== 'human_owned') return state
-        const reply = { id: newId(), at: new Date().toISOString(), text }
-        const taskId = await heldTask(agentId, state)
-        if (taskId === undefined && state.inbox.length >= store.limits.maxInbox) {
-          result = 'inbox_full'
-          return state
+      const reply = { id: newId(), at: new Date().toISOString(), text }
+      const target: { taskId?: string, result?: ReplyOutcome } = {}
+      let result: HumanReplyResult | undefined
+      // Ends by the last attempt at the latest: it never addresses a task (see addressReply).
+      for (let attempt = 0; ; attempt++) {
+        const state = await store.update(agentId, contextId, addressReply(agentId, reply, attempt, target))
+        if (target.result === 'not_human_owned' || target.result === 'inbox_full') {
+          // A reply already recorded (later attempts) was released with the conversation: it stays in the turns.
+          return result === undefined ? target.result : { ...result, delivered: false }
         }
-        state.turns.push({ ...reply, role: 'human', taskId })
+        const taskId = target.taskId
         const message = humanMessage(clientContextId(state), taskId, reply, newId)
-        if (taskId !== undefined) await updateTask(state, taskId, TaskState.TASK_STATE_WORKING, message)
-        else state.inbox.push(reply)
         const wire = StreamResponse.toJSON({ payload: { $case: 'message', value: message } }) as { message: Record<string, unknown> }
         result = { contextId, ...(taskId !== undefined ? { taskId } : {}), delivered: taskId !== undefined, message: wire.message }
-        return state
-      })
-      return result
+        if (taskId === undefined || target.result === 'kept') return { ...result, delivered: false }
+        const written = await writeTask(state, taskId, TaskState.TASK_STATE_WORKING, message, heldForPerson)
+        if (written === 'landed') return result
+        // A task a client turn keeps busy will be so again: straight to the inbox (the last attempt).
+        if (written === 'busy') attempt = REPLY_ATTEMPTS - 2
+      }
+      /* c8 ignore next -- the end of the loop is never reached: the last attempt returns (it never addresses a task) */
     }
   }
+}
+
+type ReplyOutcome = 'recorded' | 'not_human_owned' | 'inbox_full' | 'kept'
+
+/**
+ * How many times a reply is addressed: to the held task, again to the task held after that one ended in between,
+ * then to the inbox.
+ */
+const REPLY_ATTEMPTS = 3
+
+/** A task still waiting for a person: WORKING (the held task's state; a client turn on it moves it on). */
+function heldForPerson (task: Task): boolean {
+  return task.status?.state === TaskState.TASK_STATE_WORKING
 }

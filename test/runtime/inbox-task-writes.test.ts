@@ -1,0 +1,277 @@
+/**
+ * The inbox writes tasks only after the conversation's change committed (ConversationStore.update's `fn` computes
+ * the next state and nothing else): a store that calls `fn` twice writes nothing twice, a change that fails writes
+ * nothing, a reply whose task ended between the change and the write is re-addressed (the task held now, else the
+ * inbox) and never lost, a release does not end a task a client turn already answered, and both wait for a client
+ * turn running on the task (its turn lock).
+ */
+import t from 'tap'
+import { TaskState, type Task } from '@a2a-js/sdk'
+import { ServerCallContext } from '@a2a-js/sdk/server'
+import { MemoryTaskEventHub } from '../../src/events/task-event-hub.js'
+import { createInbox } from '../../src/runtime/inbox.js'
+import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
+import { BoundedMemoryTaskStore } from '../../src/stores/memory-task-store.js'
+import { MemoryTaskTurnLock, taskTurnKey } from '../../src/stores/task-turn-lock.js'
+import {
+  newConversationState, type ConversationState, type ConversationStore, type ConversationUpdate
+} from '../../src/stores/conversation-store.js'
+import { StoreUnavailableError } from '../../src/stores/errors.js'
+
+const AGENT = 'demo'
+const CONTEXT = 'ctx-1'
+
+function workingTask (id: string): Task {
+  return {
+    id,
+    contextId: CONTEXT,
+    status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() },
+    artifacts: [],
+    history: [],
+    metadata: undefined
+  }
+}
+
+/** A conversation a person took over, whose last client turn went into `taskId` (WORKING: held for the person). */
+async function heldConversation (store: ConversationStore, taskStore: BoundedMemoryTaskStore, taskId = 'task-a'): Promise<void> {
+  await store.update(AGENT, CONTEXT, async () => {
+    const state = newConversationState(AGENT, CONTEXT)
+    state.ownership = 'human_owned'
+    state.turns.push({ id: 'turn-1', at: new Date().toISOString(), role: 'user', text: 'Can a person help me?', taskId, messageId: 'm-1' })
+    return state
+  })
+  await taskStore.save(workingTask(taskId), new ServerCallContext())
+}
+
+/**
+ * A memory store that can call `fn` twice (a store trying an optimistic path first), fail after `fn`, or run
+ * something between a committed change and the caller (`afterCommit`, once).
+ */
+class ScriptedStore extends MemoryConversationStore {
+  callsTwice = false
+  failNext = false
+  afterCommit: (() => Promise<void>) | undefined
+
+  override async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+    if (this.callsTwice) await fn(structuredClone(await this.get(agentId, contextId)))
+    if (this.failNext) {
+      this.failNext = false
+      await fn(structuredClone(await this.get(agentId, contextId)))
+      throw new StoreUnavailableError(new Error('connection lost at commit'))
+    }
+    const state = await super.update(agentId, contextId, fn)
+    const after = this.afterCommit
+    this.afterCommit = undefined
+    await after?.()
+    return state
+  }
+}
+
+function setup (turnLock?: MemoryTaskTurnLock) {
+  const store = new ScriptedStore()
+  const taskStore = new BoundedMemoryTaskStore()
+  const events = new MemoryTaskEventHub()
+  const published: Array<{ taskId: string, event: Record<string, unknown> }> = []
+  const publish = events.publish.bind(events)
+  events.publish = async (taskId, event) => { published.push({ taskId, event }); await publish(taskId, event) }
+  const inbox = createInbox({
+    store,
+    taskStores: new Map([[AGENT, taskStore]]),
+    events,
+    turnLocks: turnLock === undefined ? undefined : new Map([[AGENT, turnLock]])
+  })
+  const load = async (taskId: string) => await taskStore.load(taskId, new ServerCallContext()) as Task
+  return { store, taskStore, inbox, published, load }
+}
+
+/** The person's messages a task holds (its history and status message, each message once). */
+function humanTexts (task: Task): string[] {
+  const messages = new Map([...task.history, ...(task.status?.message === undefined ? [] : [task.status.message])]
+    .map((message) => [message.messageId, message]))
+  return [...messages.values()]
+    .filter((message) => (message.metadata as any)?.['https://docs.radioso.ai/reference/a2a-converse-extension/v1']?.author === 'human')
+    .map((message) => message.parts.map((part: any) => part.content?.value ?? part.text).join(''))
+}
+
+t.test('a store that calls fn twice: the reply is written to the task once, published once', async (t) => {
+  const { store, taskStore, inbox, published, load } = setup()
+  await heldConversation(store, taskStore)
+  store.callsTwice = true
+  const result = await inbox.reply(AGENT, CONTEXT, 'Hello, I am here.')
+  t.match(result, { taskId: 'task-a', delivered: true })
+  t.same(humanTexts(await load('task-a')), ['Hello, I am here.'])
+  t.equal(published.length, 1)
+  const state = await store.get(AGENT, CONTEXT) as ConversationState
+  t.same(state.turns.filter((turn) => turn.role === 'human').map((turn) => turn.taskId), ['task-a'], 'one human turn')
+})
+
+t.test('a change that fails writes no task and publishes nothing', async (t) => {
+  const { store, taskStore, inbox, published, load } = setup()
+  await heldConversation(store, taskStore)
+  store.failNext = true
+  await t.rejects(inbox.reply(AGENT, CONTEXT, 'lost with the change'), { code: 'A2A_CONVERSE_STORE_UNAVAILABLE' })
+  t.same(humanTexts(await load('task-a')), [])
+  t.equal(published.length, 0)
+
+  store.failNext = true
+  await t.rejects(inbox.release(AGENT, CONTEXT), { code: 'A2A_CONVERSE_STORE_UNAVAILABLE' })
+  t.equal((await load('task-a')).status?.state, TaskState.TASK_STATE_WORKING, 'the release did not end the task')
+  t.equal(published.length, 0)
+})
+
+t.test('the held task ended between the change and the write: the reply goes to the task held now', async (t) => {
+  const { store, taskStore, inbox, load } = setup()
+  await heldConversation(store, taskStore)
+  store.afterCommit = async () => {
+    // A client turn meanwhile: a new task B, task A closed as superseded.
+    const a = await load('task-a')
+    a.status = { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }
+    await taskStore.save(a, new ServerCallContext())
+    await taskStore.save(workingTask('task-b'), new ServerCallContext())
+    await MemoryConversationStore.prototype.update.call(store, AGENT, CONTEXT, async (current) => {
+      const state = current as ConversationState
+      state.turns.push({ id: 'turn-2', at: new Date().toISOString(), role: 'user', text: 'Anyone?', taskId: 'task-b', messageId: 'm-2' })
+      return state
+    })
+  }
+  const result = await inbox.reply(AGENT, CONTEXT, 'Sorry for the wait.')
+  t.match(result, { taskId: 'task-b', delivered: true })
+  t.same(humanTexts(await load('task-a')), [], 'not in the ended task')
+  t.same(humanTexts(await load('task-b')), ['Sorry for the wait.'])
+  const state = await store.get(AGENT, CONTEXT) as ConversationState
+  t.same(state.turns.filter((turn) => turn.role === 'human').map((turn) => turn.taskId), ['task-b'], 'the turn names where it went')
+  t.same(state.inbox, [])
+})
+
+t.test('the held task ended and none is held now: the reply waits in the inbox', async (t) => {
+  const { store, taskStore, inbox, load } = setup()
+  await heldConversation(store, taskStore)
+  store.afterCommit = async () => {
+    const a = await load('task-a')
+    a.status = { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }
+    await taskStore.save(a, new ServerCallContext())
+  }
+  const result = await inbox.reply(AGENT, CONTEXT, 'Still there?')
+  t.match(result, { delivered: false })
+  t.notOk((result as { taskId?: string }).taskId)
+  const state = await store.get(AGENT, CONTEXT) as ConversationState
+  t.same(state.inbox.map((reply) => reply.text), ['Still there?'])
+  t.same(state.turns.filter((turn) => turn.role === 'human').map((turn) => turn.taskId), [undefined])
+})
+
+t.test('the held task ended and the inbox is full: the reply stays in the turns, undelivered', async (t) => {
+  const { store, taskStore, inbox, load } = setup()
+  await heldConversation(store, taskStore)
+  await store.update(AGENT, CONTEXT, async (current) => {
+    const state = current as ConversationState
+    for (let index = 0; index < store.limits.maxInbox; index++) state.inbox.push({ id: `r-${index}`, at: new Date().toISOString(), text: 'queued' })
+    return state
+  })
+  store.afterCommit = async () => {
+    const a = await load('task-a')
+    a.status = { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }
+    await taskStore.save(a, new ServerCallContext())
+  }
+  const result = await inbox.reply(AGENT, CONTEXT, 'One too many')
+  t.match(result, { delivered: false })
+  const state = await store.get(AGENT, CONTEXT) as ConversationState
+  t.equal(state.inbox.length, store.limits.maxInbox)
+  t.same(state.turns.filter((turn) => turn.role === 'human').map((turn) => turn.text), ['One too many'], 'recorded, not lost')
+})
+
+t.test('released between the change and the write, with the task ended: the reply is recorded, undelivered', async (t) => {
+  const { store, taskStore, inbox, load } = setup()
+  await heldConversation(store, taskStore)
+  store.afterCommit = async () => {
+    const a = await load('task-a')
+    a.status = { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() }
+    await taskStore.save(a, new ServerCallContext())
+    await MemoryConversationStore.prototype.update.call(store, AGENT, CONTEXT, async (current) => ({ ...current as ConversationState, ownership: 'ai_owned' }))
+  }
+  const result = await inbox.reply(AGENT, CONTEXT, 'Too late')
+  t.match(result, { delivered: false, message: { role: 'ROLE_AGENT' } })
+  t.same(humanTexts(await load('task-a')), [])
+})
+
+t.test('a release does not end a task a client turn answered in between', async (t) => {
+  const { store, taskStore, inbox, load, published } = setup()
+  await heldConversation(store, taskStore)
+  store.afterCommit = async () => {
+    const a = await load('task-a')
+    a.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() }
+    await taskStore.save(a, new ServerCallContext())
+  }
+  const view = await inbox.release(AGENT, CONTEXT)
+  t.equal(view?.ownership, 'ai_owned')
+  t.equal((await load('task-a')).status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the client turn\'s answer stands')
+  t.equal(published.length, 0)
+})
+
+t.test('a release ends the held task once, after the change', async (t) => {
+  const { store, taskStore, inbox, load, published } = setup()
+  await heldConversation(store, taskStore)
+  store.callsTwice = true
+  await inbox.release(AGENT, CONTEXT)
+  t.equal((await load('task-a')).status?.state, TaskState.TASK_STATE_COMPLETED)
+  t.equal(published.length, 1)
+})
+
+t.test('a reply and a release wait for a client turn running on the task (its turn lock)', async (t) => {
+  const lock = new MemoryTaskTurnLock()
+  const { store, taskStore, inbox, load } = setup(lock)
+  await heldConversation(store, taskStore)
+  const release = await lock.acquire(taskTurnKey(new ServerCallContext(), 'task-a'))
+  const reply = inbox.reply(AGENT, CONTEXT, 'After your turn')
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  t.same(humanTexts(await load('task-a')), [], 'nothing written while the turn runs')
+  await release()
+  t.match(await reply, { taskId: 'task-a', delivered: true })
+  t.same(humanTexts(await load('task-a')), ['After your turn'])
+})
+
+t.test('a task a client turn keeps busy past the lock\'s bound: the reply goes to the inbox, the release leaves it', async (t) => {
+  const lock = new MemoryTaskTurnLock({ waitTimeoutMs: 20 })
+  const { store, taskStore, inbox, load } = setup(lock)
+  await heldConversation(store, taskStore)
+  const release = await lock.acquire(taskTurnKey(new ServerCallContext(), 'task-a'))
+  t.teardown(release)
+  const result = await inbox.reply(AGENT, CONTEXT, 'Busy?')
+  t.match(result, { delivered: false })
+  const state = await store.get(AGENT, CONTEXT) as ConversationState
+  t.same(state.inbox.map((reply) => reply.text), ['Busy?'])
+  await inbox.release(AGENT, CONTEXT)
+  t.equal((await load('task-a')).status?.state, TaskState.TASK_STATE_WORKING, 'left to the turn that holds it')
+})
+
+t.test('a lock that fails otherwise fails the reply', async (t) => {
+  const failing = { acquire: async () => { throw new StoreUnavailableError(new Error('database down')) } }
+  const store = new ScriptedStore()
+  const taskStore = new BoundedMemoryTaskStore()
+  const inbox = createInbox({ store, taskStores: new Map([[AGENT, taskStore]]), events: new MemoryTaskEventHub(), turnLocks: new Map([[AGENT, failing]]) })
+  await heldConversation(store, taskStore)
+  await t.rejects(inbox.reply(AGENT, CONTEXT, 'x'), { code: 'A2A_CONVERSE_STORE_UNAVAILABLE' })
+})
+
+t.test('the held task ends between the inbox\'s check and its write: the store refuses it, the reply goes to the inbox', async (t) => {
+  const { store, taskStore, inbox, load } = setup()
+  await heldConversation(store, taskStore)
+  const realLoad = taskStore.load.bind(taskStore)
+  let loads = 0
+  let raced = false
+  taskStore.load = async (taskId, context) => {
+    const task = await realLoad(taskId, context)
+    // The reply's loads: the held task while addressing it (1), the check before the write (2), the check after.
+    if (++loads === 2) {
+      raced = true
+      // A superseding turn's close lands right after the inbox read the task.
+      await taskStore.save({ ...task as Task, status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() } }, context)
+    }
+    return task
+  }
+  const result = await inbox.reply(AGENT, CONTEXT, 'Raced')
+  t.ok(raced)
+  t.match(result, { delivered: false })
+  t.equal((await load('task-a')).status?.state, TaskState.TASK_STATE_CANCELED, 'the end stands')
+  t.same(humanTexts(await load('task-a')), [])
+  t.same((await store.get(AGENT, CONTEXT) as ConversationState).inbox.map((reply) => reply.text), ['Raced'])
+})
