@@ -81,7 +81,13 @@ function setup (turnLock?: MemoryTaskTurnLock) {
     turnLocks: turnLock === undefined ? undefined : new Map([[AGENT, turnLock]])
   })
   const load = async (taskId: string) => await taskStore.load(taskId, new ServerCallContext()) as Task
-  return { store, taskStore, inbox, published, load }
+  /** What a client turn does to a task meanwhile: moves it to `state` (a superseding close, an answer). */
+  const moveTask = async (taskId: string, state: TaskState) => {
+    const task = await load(taskId)
+    task.status = { state, message: undefined, timestamp: new Date().toISOString() }
+    await taskStore.save(task, new ServerCallContext())
+  }
+  return { store, taskStore, inbox, published, load, moveTask }
 }
 
 /** The person's messages a task holds (its history and status message, each message once). */
@@ -120,13 +126,11 @@ t.test('a change that fails writes no task and publishes nothing', async (t) => 
 })
 
 t.test('the held task ended between the change and the write: the reply goes to the task held now', async (t) => {
-  const { store, taskStore, inbox, load } = setup()
+  const { store, taskStore, inbox, load, moveTask } = setup()
   await heldConversation(store, taskStore)
   store.afterCommit = async () => {
     // A client turn meanwhile: a new task B, task A closed as superseded.
-    const a = await load('task-a')
-    a.status = { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }
-    await taskStore.save(a, new ServerCallContext())
+    await moveTask('task-a', TaskState.TASK_STATE_CANCELED)
     await taskStore.save(workingTask('task-b'), new ServerCallContext())
     await MemoryConversationStore.prototype.update.call(store, AGENT, CONTEXT, async (current) => {
       const state = current as ConversationState
@@ -144,12 +148,10 @@ t.test('the held task ended between the change and the write: the reply goes to 
 })
 
 t.test('the held task ended and none is held now: the reply waits in the inbox', async (t) => {
-  const { store, taskStore, inbox, load } = setup()
+  const { store, taskStore, inbox, moveTask } = setup()
   await heldConversation(store, taskStore)
   store.afterCommit = async () => {
-    const a = await load('task-a')
-    a.status = { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }
-    await taskStore.save(a, new ServerCallContext())
+    await moveTask('task-a', TaskState.TASK_STATE_CANCELED)
   }
   const result = await inbox.reply(AGENT, CONTEXT, 'Still there?')
   t.match(result, { delivered: false })
@@ -160,7 +162,7 @@ t.test('the held task ended and none is held now: the reply waits in the inbox',
 })
 
 t.test('the held task ended and the inbox is full: the reply stays in the turns, undelivered', async (t) => {
-  const { store, taskStore, inbox, load } = setup()
+  const { store, taskStore, inbox, moveTask } = setup()
   await heldConversation(store, taskStore)
   await store.update(AGENT, CONTEXT, async (current) => {
     const state = current as ConversationState
@@ -168,9 +170,7 @@ t.test('the held task ended and the inbox is full: the reply stays in the turns,
     return state
   })
   store.afterCommit = async () => {
-    const a = await load('task-a')
-    a.status = { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }
-    await taskStore.save(a, new ServerCallContext())
+    await moveTask('task-a', TaskState.TASK_STATE_CANCELED)
   }
   const result = await inbox.reply(AGENT, CONTEXT, 'One too many')
   t.match(result, { delivered: false })
@@ -180,12 +180,10 @@ t.test('the held task ended and the inbox is full: the reply stays in the turns,
 })
 
 t.test('released between the change and the write, with the task ended: the reply is recorded, undelivered', async (t) => {
-  const { store, taskStore, inbox, load } = setup()
+  const { store, taskStore, inbox, load, moveTask } = setup()
   await heldConversation(store, taskStore)
   store.afterCommit = async () => {
-    const a = await load('task-a')
-    a.status = { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() }
-    await taskStore.save(a, new ServerCallContext())
+    await moveTask('task-a', TaskState.TASK_STATE_COMPLETED)
     await MemoryConversationStore.prototype.update.call(store, AGENT, CONTEXT, async (current) => ({ ...current as ConversationState, ownership: 'ai_owned' }))
   }
   const result = await inbox.reply(AGENT, CONTEXT, 'Too late')
@@ -194,12 +192,10 @@ t.test('released between the change and the write, with the task ended: the repl
 })
 
 t.test('a release does not end a task a client turn answered in between', async (t) => {
-  const { store, taskStore, inbox, load, published } = setup()
+  const { store, taskStore, inbox, load, published, moveTask } = setup()
   await heldConversation(store, taskStore)
   store.afterCommit = async () => {
-    const a = await load('task-a')
-    a.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() }
-    await taskStore.save(a, new ServerCallContext())
+    await moveTask('task-a', TaskState.TASK_STATE_INPUT_REQUIRED)
   }
   const view = await inbox.release(AGENT, CONTEXT)
   t.equal(view?.ownership, 'ai_owned')
