@@ -260,8 +260,9 @@ export function createInbox (options: InboxOptions): Inbox {
       const taskId = attempt < REPLY_ATTEMPTS - 1 ? await heldTask(agentId, state) : undefined
       const recorded = attempt === 0 ? undefined : state.turns.find((turn) => turn.role === 'human' && turn.id === reply.id)
       if (taskId === undefined && state.inbox.length >= store.limits.maxInbox) {
-        // A new reply is refused; one already recorded stays in the turns, undelivered.
+        // A new reply is refused; one already recorded stays in the turns, undelivered (it names no task).
         target.result = attempt === 0 ? 'inbox_full' : 'kept'
+        if (recorded !== undefined) recorded.taskId = undefined
         return state
       }
       if (recorded === undefined) state.turns.push({ ...reply, role: 'human', taskId })

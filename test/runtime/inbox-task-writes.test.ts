@@ -176,7 +176,8 @@ t.test('the held task ended and the inbox is full: the reply stays in the turns,
   t.match(result, { delivered: false })
   const state = await store.get(AGENT, CONTEXT) as ConversationState
   t.equal(state.inbox.length, store.limits.maxInbox)
-  t.same(state.turns.filter((turn) => turn.role === 'human').map((turn) => turn.text), ['One too many'], 'recorded, not lost')
+  t.same(state.turns.filter((turn) => turn.role === 'human').map((turn) => [turn.text, turn.taskId]), [['One too many', undefined]],
+    'recorded, not lost, and naming no task')
 })
 
 t.test('released between the change and the write, with the task ended: the reply is recorded, undelivered', async (t) => {
