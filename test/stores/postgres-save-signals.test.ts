@@ -7,10 +7,11 @@
  */
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { TaskState, type Task } from '@a2a-js/sdk'
+import { TaskState } from '@a2a-js/sdk'
 import { ServerCallContext } from '@a2a-js/sdk/server'
 import pg from 'pg'
 import { loadWhen } from '../../src/stores/task-save-signals.js'
+import { storedTask } from '../fixtures/stored-task.js'
 import type { PostgresDatabase } from '../../src/stores/postgres/postgres-database.js'
 
 const url = process.env.TEST_DATABASE_URL
@@ -50,14 +51,7 @@ if (url === undefined) {
     await admin.end()
   })
   const context = new ServerCallContext()
-  const task = (id: string, state: TaskState, note = ''): Task => ({
-    id,
-    contextId: `ctx-${id}`,
-    status: { state, message: undefined, timestamp: new Date().toISOString() },
-    artifacts: [],
-    history: [],
-    metadata: { note }
-  })
+  const task = storedTask
   /** Resolves at the listener's `count`-th call. */
   const counter = () => {
     let calls = 0

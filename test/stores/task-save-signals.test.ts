@@ -9,19 +9,11 @@ import { TaskState, type Task } from '@a2a-js/sdk'
 import { InMemoryTaskStore, ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { BoundedMemoryTaskStore } from '../../src/stores/memory-task-store.js'
 import { loadWhen, SaveListeners, signalsSaves, withSaveSignals } from '../../src/stores/task-save-signals.js'
+import { storedTask } from '../fixtures/stored-task.js'
 
 const context = new ServerCallContext()
 
-function task (id: string, state: TaskState, note = ''): Task {
-  return {
-    id,
-    contextId: `ctx-${id}`,
-    status: { state, message: undefined, timestamp: new Date().toISOString() },
-    artifacts: [],
-    history: [],
-    metadata: { note }
-  }
-}
+const task = storedTask
 
 const noted = (note: string) => (loaded: Task | undefined): boolean => loaded?.metadata?.note === note
 
