@@ -1,10 +1,17 @@
-import { Ajv, type ValidateFunction } from 'ajv'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import {
   AUTHORS, AVAILABILITIES, COVERAGES, COVERAGE_REASONS, INVOCATION_OUTCOMES, OWNERSHIP_STATES,
   ROUTINE_STATUSES, SLOT_TYPES, type ConverseEnvelope
 } from './envelope.js'
 
-const nonEmpty = { type: 'string', minLength: 1 } as const
+/**
+ * A non-empty string. Not `minLength: 1`: ajv checks minLength by counting the string's code points, a walk over
+ * every character that was four fifths of an envelope's validation (~0.4 of ~0.55 µs with three citations);
+ * "not the empty string" gives the same verdict at once. Its failure reads "must not be empty" (envelopeErrorMessage).
+ */
+const nonEmpty = { type: 'string', not: { const: '' } } as const
+/** A `not` right under a member's schema is nonEmpty's; the one under answerCoverage's `else` is not. */
+const NON_EMPTY_FAILURE = /\/properties\/[^/]+\/not$/
 
 /** The one JSON Schema of the envelope (draft-07, what ajv's default export speaks). */
 export const envelopeSchema = {
@@ -92,3 +99,9 @@ export const envelopeSchema = {
 /** Compiled once at module load; every validation in the process uses this function. */
 export const validateEnvelope: ValidateFunction<ConverseEnvelope> = new Ajv({ allErrors: true, strict: true, strictRequired: false })
   .compile<ConverseEnvelope>(envelopeSchema)
+
+/** What an error of validateEnvelope says: ajv's message, but for nonEmpty's `not` ("must NOT be valid" says nothing). */
+export function envelopeErrorMessage (error: ErrorObject): string {
+  // ajv always sets `message` (messages: true is its default).
+  return NON_EMPTY_FAILURE.test(error.schemaPath) ? 'must not be empty' : error.message as string
+}

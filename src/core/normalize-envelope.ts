@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv'
-import { validateEnvelope } from './envelope-schema.js'
+import { envelopeErrorMessage, validateEnvelope } from './envelope-schema.js'
 import type { AnswerCoverage, ConverseEnvelope, EnvelopeMember } from './envelope.js'
 
 const KNOWN = new Set<string>(['author', 'answerCoverage', 'ownership', 'routine', 'invocation', 'citations'])
@@ -62,8 +62,8 @@ export function normalizeEnvelope (draft: unknown): NormalizedEnvelope {
       members: [...failing].sort(),
       errors: [
         ...unknown.map((key) => `/${key} is not an envelope member`),
-        // ajv always sets `message` (messages: true is its default); instancePath is never empty (see memberOf).
-        ...errors.map((error) => `${error.instancePath} ${error.message}`)
+        // instancePath is never empty (see memberOf).
+        ...errors.map((error) => `${error.instancePath} ${envelopeErrorMessage(error)}`)
       ]
     }
   }

@@ -167,6 +167,14 @@ t.test('normalizeEnvelope drops invalid members and says invalid', async (t) => 
   t.same(unknownMember.invalid?.errors, ['/secret is not an envelope member'])
   t.ok(validateEnvelope(unknownMember.envelope))
 
+  const emptyIds = normalizeEnvelope({ ...FULL, citations: [{ ...FULL.citations[0], chunkId: '' }], routine: { ...FULL.routine, name: '' } })
+  t.same(emptyIds.invalid?.members, ['citations', 'routine'])
+  t.same(emptyIds.invalid?.errors, ['/routine/name must not be empty', '/citations/0/chunkId must not be empty'],
+    'an empty identifier says so (not ajv\'s "must NOT be valid")')
+  const verdictWithoutAssessment = normalizeEnvelope({ answerCoverage: { availability: 'failed', coverage: 'answered' } })
+  t.same(verdictWithoutAssessment.invalid?.errors, ['/answerCoverage must NOT be valid', '/answerCoverage must match "else" schema'],
+    'the else branch\'s `not` keeps ajv\'s message')
+
   for (const draft of ['agent', 42, true, [SPEC_EXAMPLE]]) {
     const result = normalizeEnvelope(draft)
     t.same(result.envelope, { author: 'agent', answerCoverage: { availability: 'invalid' }, ownership: DEFAULT_OWNERSHIP }, JSON.stringify(draft))
