@@ -56,23 +56,32 @@ function updatedState (event: TaskStreamEvent): string | undefined {
 class Inbox {
   readonly #held: TaskStreamEvent[] = []
   #wake: (() => void) | undefined
+  #closed = false
 
   push (event: TaskStreamEvent): void {
     this.#held.push(event)
-    this.wake()
-  }
-
-  shift (): TaskStreamEvent | undefined {
-    return this.#held.shift()
-  }
-
-  wake (): void {
     this.#wake?.()
   }
 
-  async next (): Promise<void> {
-    await new Promise<void>((resolve) => { this.#wake = resolve })
-    this.#wake = undefined
+  /** The stream was released: what is held or comes later is not given out any more. */
+  close (): void {
+    this.#closed = true
+    this.#wake?.()
+  }
+
+  /** The held events, then each later one, until one puts its task in a final state (by `stateOf`) or close(). */
+  async * untilFinal (stateOf: (event: TaskStreamEvent) => string | undefined): AsyncGenerator<TaskStreamEvent, void, undefined> {
+    while (!this.#closed) {
+      const event = this.#held.shift()
+      if (event === undefined) {
+        await new Promise<void>((resolve) => { this.#wake = resolve })
+        this.#wake = undefined
+        continue
+      }
+      yield event
+      const state = stateOf(event)
+      if (state !== undefined && FINAL_STATES.has(state)) return
+    }
   }
 }
 
@@ -108,7 +117,7 @@ export function relayTaskEvents (stream: AsyncGenerator<unknown, void, undefined
     unsubscribe?.()
     unsubscribe = undefined
     stop(STOPPED)
-    inbox.wake()
+    inbox.close()
   }
 
   async function * relay (): AsyncGenerator<unknown, void, undefined> {
@@ -143,17 +152,7 @@ export function relayTaskEvents (stream: AsyncGenerator<unknown, void, undefined
       }
       sourceRunning = false
       if (released || (sourceDone && (events === undefined || !taskStream || (state !== undefined && FINAL_STATES.has(state))))) return
-      while (true) {
-        if (released) return
-        const event = inbox.shift()
-        if (event === undefined) {
-          await inbox.next()
-          continue
-        }
-        yield event
-        const next = observe(event).state
-        if (next !== undefined && FINAL_STATES.has(next)) return
-      }
+      yield * inbox.untilFinal((event) => observe(event).state)
     } finally {
       sourceRunning = false
       unsubscribe?.()
@@ -180,7 +179,7 @@ export function followTask (taskId: string, snapshot: () => Promise<TaskStreamEv
   const release = (): void => {
     released = true
     stopListening()
-    inbox.wake()
+    inbox.close()
   }
 
   async function * follow (): AsyncGenerator<unknown, void, undefined> {
@@ -188,17 +187,7 @@ export function followTask (taskId: string, snapshot: () => Promise<TaskStreamEv
     try {
       for (const source of sources) unsubscribes.push(source.subscribe(taskId, (event) => { inbox.push(event) }))
       yield await snapshot()
-      while (true) {
-        if (released) return
-        const event = inbox.shift()
-        if (event === undefined) {
-          await inbox.next()
-          continue
-        }
-        yield event
-        const state = updatedState(event)
-        if (state !== undefined && FINAL_STATES.has(state)) return
-      }
+      yield * inbox.untilFinal(updatedState)
     } finally {
       stopListening()
     }
