@@ -118,12 +118,17 @@ export const echoExecutor: AgentExecutor = {
   async cancelTask () {}
 }
 
-export async function startExpress (): Promise<RunningServer> {
+/**
+ * The SDK's Express server with the echo executor at /a2a/echo, its card naming `interfaceUrl`. The card declares the
+ * extension, so a direct reply is the same as a proxied one (envelope and echo header); a gateway in front serves
+ * the extension itself and forwards nothing of it.
+ */
+function echoAgent (interfaceUrl: string): { app: ReturnType<typeof express>, handler: DefaultRequestHandler } {
   const card = AgentCard.fromJSON({
     name: 'Echo',
     description: 'Replies with a canned answer',
     version: '1.0.0',
-    supportedInterfaces: [{ url: 'http://127.0.0.1/a2a/echo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    supportedInterfaces: [{ url: interfaceUrl, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
     capabilities: { streaming: true, pushNotifications: false, extensions: [{ uri: CONVERSE_EXTENSION_URI, required: false }] },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
@@ -132,29 +137,16 @@ export async function startExpress (): Promise<RunningServer> {
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), echoExecutor)
   const app = express()
   app.use('/a2a/echo', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
-  return await listenExpress(app, '/a2a/echo')
+  return { app, handler }
 }
 
-/**
- * An upstream agent for the proxy scenario: the SDK's Express server with the echo executor (as `express`), its
- * card at /.well-known/agent-card.json (JSONRPC interface /a2a/echo, relative).
- */
+export async function startExpress (): Promise<RunningServer> {
+  return await listenExpress(echoAgent('http://127.0.0.1/a2a/echo').app, '/a2a/echo')
+}
+
+/** An upstream agent for the proxy scenario: `express` with its card at /.well-known/agent-card.json (interface /a2a/echo, relative). */
 export async function startUpstreamAgent (): Promise<RunningServer> {
-  const card = AgentCard.fromJSON({
-    name: 'Echo',
-    description: 'Replies with a canned answer',
-    version: '1.0.0',
-    supportedInterfaces: [{ url: '/a2a/echo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    // Declared so that the direct reply is the same as the proxied one (envelope and echo header); the gateway
-    // serves the extension itself and forwards nothing of it.
-    capabilities: { streaming: true, pushNotifications: false, extensions: [{ uri: CONVERSE_EXTENSION_URI, required: false }] },
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: []
-  })
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), echoExecutor)
-  const app = express()
-  app.use('/a2a/echo', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
+  const { app, handler } = echoAgent('/a2a/echo')
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }))
   return await listenExpress(app, '/a2a/echo')
 }
