@@ -32,10 +32,11 @@ async function untilText (page: Page, id: string, expected: string): Promise<voi
   await page.waitForFunction(([id, expected]) => (globalThis as any).document.getElementById(id)?.textContent === expected, [id, expected])
 }
 
-async function send (base: string, text: string, contextId: string): Promise<Json> {
+/** A caller's turn over A2A; with `key`, as the caller that key names. */
+async function send (base: string, text: string, contextId: string, key?: string): Promise<Json> {
   const response = await fetch(`${base}/a2a/demo`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': URI },
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': URI, ...(key === undefined ? {} : { authorization: `Bearer ${key}` }) },
     body: rpc('SendMessage', { message: userMessage(text, { contextId }) })
   })
   const body = await response.json() as Json
@@ -90,6 +91,7 @@ if (!existsSync(chromiumPath)) {
     t.match(await entry.textContent(), /browser-1.*assistant/, 'live, owned by the assistant')
     await entry.click()
     await untilText(page, 'conversation-title', 'Conversation browser-1')
+    t.equal(await page.locator('#caller').textContent(), 'a walk-in (no credential)', 'no credential, no caller named')
     t.same(await page.locator('#turns .who').allTextContents().then((all) => all.map((who) => who.split(' · ')[0])), ['Caller', 'Assistant'])
     t.match(await page.locator('#turns .turn.agent .meta').first().textContent(), /^Coverage: /, 'the agent turn"s coverage verdict')
     t.equal(await page.isDisabled('#send'), true, 'no reply before a takeover')
@@ -143,5 +145,23 @@ if (!existsSync(chromiumPath)) {
     t.same(failed, ['401 /api/v1/agents'], 'the only failed request of the page: the wrong key')
     t.same(requests.filter((url) => !url.startsWith(base)), [], 'no request to another origin')
     t.notOk(requests.some((url) => url.includes(OPERATOR_KEY)), 'the key never in a URL')
+  })
+  t.test('the inbox names the authenticated caller of a conversation', async (t) => {
+    const aliceKey = 'alice-key-0123456789abcdef'
+    const { base } = await startGateway(t, { OPERATOR_API_KEY: OPERATOR_KEY, A2A_API_KEYS: `alice:${aliceKey}` })
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: ARGS })
+    t.teardown(() => browser.close())
+    const page = await browser.newPage()
+    await page.goto(`${base}/inbox`)
+    await page.getByLabel('Operator key').fill(OPERATOR_KEY)
+    await page.getByLabel('Operator key').press('Enter')
+    await untilText(page, 'live', 'Live')
+
+    await send(base, 'Where is my parcel?', 'browser-3', aliceKey)
+    // The operator API addresses a caller's conversation as <caller>/<contextId>.
+    await page.locator('[data-context-id="alice/browser-3"]').click()
+    await untilText(page, 'conversation-title', 'Conversation alice/browser-3')
+    await untilText(page, 'caller', 'alice')
+    t.pass('the page names the caller the credential identified')
   })
 }

@@ -34,6 +34,8 @@ interface Routine {
 
 interface Trace {
   contextId: string
+  /** The authenticated caller the conversation belongs to; absent for a walk-in's. */
+  caller?: { id: string, contextId: string }
   ownership: Owner
   needsPerson: string[]
   routine?: Routine
@@ -74,6 +76,7 @@ const ui = {
   listError: element('list-error'),
   conversation: element('conversation'),
   title: element('conversation-title'),
+  caller: element('caller'),
   ownerState: element('owner-state'),
   needs: element('needs'),
   routine: element('routine'),
@@ -335,6 +338,7 @@ function routineText (routine: Routine): string {
 function renderConversation (trace: Trace): void {
   const human = trace.ownership === 'human_owned'
   ui.title.textContent = `Conversation ${trace.contextId}`
+  ui.caller.textContent = trace.caller === undefined ? 'a walk-in (no credential)' : trace.caller.id
   ui.ownerState.textContent = OWNER_LABELS[trace.ownership]
   ui.needs.textContent = trace.needsPerson.length === 0 ? 'no' : trace.needsPerson.map((reason) => NEEDS_LABELS[reason] ?? reason).join(', ')
   ui.routine.textContent = trace.routine === undefined ? 'none' : routineText(trace.routine)
