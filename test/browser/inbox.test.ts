@@ -32,6 +32,13 @@ async function untilText (page: Page, id: string, expected: string): Promise<voi
   await page.waitForFunction(([id, expected]) => (globalThis as any).document.getElementById(id)?.textContent === expected, [id, expected])
 }
 
+/** Signs in with the keyboard (type the key, Enter) and waits for the live list. */
+async function signIn (page: Page): Promise<void> {
+  await page.getByLabel('Operator key').fill(OPERATOR_KEY)
+  await page.getByLabel('Operator key').press('Enter')
+  await untilText(page, 'live', 'Live')
+}
+
 /** A caller's turn over A2A; with `key`, as the caller that key names. */
 async function send (base: string, text: string, contextId: string, key?: string): Promise<Json> {
   const response = await fetch(`${base}/a2a/demo`, {
@@ -76,10 +83,7 @@ if (!existsSync(chromiumPath)) {
     t.equal(await page.isHidden('#workspace'), true, 'a wrong key is refused')
     t.equal(await page.evaluate(() => (globalThis as any).sessionStorage.length), 0, 'and not kept')
 
-    // Signing in with the keyboard: type the key, Enter.
-    await page.getByLabel('Operator key').fill(OPERATOR_KEY)
-    await page.getByLabel('Operator key').press('Enter')
-    await untilText(page, 'live', 'Live')
+    await signIn(page)
     t.same(await page.locator('#agent option').allTextContents(), ['demo'], 'the agents to pick from')
     t.equal(await page.evaluate(() => Object.values((globalThis as any).sessionStorage).length), 1, 'the key is in sessionStorage')
     t.equal(await page.getByLabel('Operator key').inputValue(), '', 'and not left in the form')
@@ -153,15 +157,13 @@ if (!existsSync(chromiumPath)) {
     t.teardown(() => browser.close())
     const page = await browser.newPage()
     await page.goto(`${base}/inbox`)
-    await page.getByLabel('Operator key').fill(OPERATOR_KEY)
-    await page.getByLabel('Operator key').press('Enter')
-    await untilText(page, 'live', 'Live')
+    await signIn(page)
 
     await send(base, 'Where is my parcel?', 'browser-3', aliceKey)
     // The operator API addresses a caller's conversation as <caller>/<contextId>.
     await page.locator('[data-context-id="alice/browser-3"]').click()
     await untilText(page, 'conversation-title', 'Conversation alice/browser-3')
     await untilText(page, 'caller', 'alice')
-    t.pass('the page names the caller the credential identified')
+    t.equal(await page.locator('#caller').textContent(), 'alice', 'the page names the caller the credential identified')
   })
 }
