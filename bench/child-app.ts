@@ -16,15 +16,23 @@ import type { Usage } from './lib.js'
 
 export interface ChildApp {
   url: string
-  /** CPU time and requests served. */
-  usage (): Promise<Usage>
+  /** The process forked (valgrind's, when `spawn.execPath` runs the child under it). */
+  pid: number
+  /** CPU time and requests served; with `collect`, after a full garbage collection (a child run with --expose-gc). */
+  usage (collect?: boolean): Promise<Usage>
   close (): Promise<void>
 }
 
 type ToParent = { type: 'listening', url: string } | { type: 'usage', id: number, usage: Usage }
-type ToChild = { type: 'usage', id: number }
+/** `collect`: a full garbage collection first (a child run with --expose-gc). */
+type ToChild = { type: 'usage', id: number, collect?: boolean }
 
 export interface SpawnOptions {
+  /**
+   * The program that runs the child: another Node binary (default: this one), or a tool such as valgrind, whose
+   * own arguments and the Node binary then go first in `execArgv`.
+   */
+  execPath?: string
   /** Node options of the child (e.g. `--import` of a module that must load first). */
   execArgv?: string[]
   /** Variables added to the parent's environment. */
@@ -34,6 +42,7 @@ export interface SpawnOptions {
 export async function startChildApp (moduleUrl: string, exportName: string, spawn: SpawnOptions = {}): Promise<ChildApp> {
   const child = fork(new URL(import.meta.url), ['--serve', moduleUrl, exportName], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(spawn.execPath === undefined ? {} : { execPath: spawn.execPath }),
     execArgv: spawn.execArgv ?? [],
     env: { ...process.env, ...spawn.env }
   })
@@ -49,11 +58,12 @@ export async function startChildApp (moduleUrl: string, exportName: string, spaw
   })])
   return {
     url,
-    usage () {
+    pid: child.pid as number,
+    usage (collect = false) {
       const id = nextId++
       return new Promise<Usage>((resolve) => {
         pending.set(id, (usage) => { pending.delete(id); resolve(usage) })
-        child.send({ type: 'usage', id } satisfies ToChild)
+        child.send({ type: 'usage', id, collect } satisfies ToChild)
       })
     },
     async close () {
@@ -72,8 +82,9 @@ async function serve (moduleUrl: string, exportName: string): Promise<void> {
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as AddressInfo
   process.on('message', (message: ToChild) => {
+    if (message.collect === true) (globalThis as { gc?: () => void }).gc?.()
     const { user, system } = process.cpuUsage()
-    process.send?.({ type: 'usage', id: message.id, usage: { cpuMicros: user + system, requests } } satisfies ToParent)
+    process.send?.({ type: 'usage', id: message.id, usage: { cpuMicros: user + system, requests, heapUsed: process.memoryUsage().heapUsed } } satisfies ToParent)
   })
   process.on('SIGTERM', () => { app.close().then(() => process.exit(0), () => process.exit(1)) })
   // The parent is gone (crashed or killed): do not linger.

