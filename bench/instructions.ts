@@ -5,10 +5,11 @@
  *
  * Each server runs in its own child (child-app.ts) under callgrind, with V8 on one thread (`--single-threaded`:
  * the JIT counts on the thread that serves), a young generation of SEMI_SPACE_MB that holds everything the run
- * allocates and an old generation whose first limit the run does not reach. One request at a time over a
- * keep-alive connection: WARMUP requests, one full collection (`--expose-gc`), SETTLE more requests (the JIT's late
- * work), then MEASURED requests between two dumps with no collection at all (checked), and an idle window (no
- * request) taken off. The figure is the code's own instructions per request, the same in every run; what the
+ * allocates, an old generation whose first limit the run does not reach, and no memory reducer
+ * (`--no-memory-reducer`: on Node 22 and 24 it starts collections of its own when the process looks idle, as it
+ * does between dumps). One request at a time over a keep-alive connection: WARMUP requests, one full collection
+ * (`--expose-gc`), SETTLE more requests (the JIT's late work), then MEASURED requests between two dumps with no
+ * collection at all (checked), and an idle window (no request) taken off. The figure is the code's own instructions per request, the same in every run; what the
  * collector would add is in proportion to the heap each request allocated, printed beside it (the heap's growth
  * over the window). With collections in the window, two runs of one server differed by 15 %, and a window held a
  * whole mark-compact or none.
@@ -74,9 +75,9 @@ async function count (node: string, exportName: string): Promise<Count> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-instructions-'))
   const child = await startChildApp(SCENARIO, exportName, {
     execPath: 'valgrind',
-    execArgv: ['--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.%p')}`,
+    execArgv: ['-q', '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.%p')}`,
       node, '--single-threaded', `--min-semi-space-size=${SEMI_SPACE_MB}`, `--max-semi-space-size=${SEMI_SPACE_MB}`,
-      `--initial-old-space-size=${SEMI_SPACE_MB}`, '--expose-gc']
+      `--initial-old-space-size=${SEMI_SPACE_MB}`, '--no-memory-reducer', '--expose-gc']
   })
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   try {
