@@ -6,7 +6,8 @@
  *   agent (404) → A2A-Extensions negotiation (the echo header goes on every reply of a known agent)
  *   → the caller, for an agent that requires one (401 + WWW-Authenticate, -32000; 503 when the identity
  *   provider cannot be asked) → body (-32700 / 413 / 415) → JSON-RPC and A2A checks (check-request.ts: -32600 -32009 -32601 -32602
- *   -32008 -32004 -32003) → the agent's backend → each outgoing result decorated or stripped.
+ *   -32008 -32004 -32003; a walk-in's contextId must be a UUID and its ListTasks must name one: jsonrpc/walk-in.ts)
+ *   → the agent's backend → each outgoing result decorated or stripped.
  *
  * Streams: `frames` yields `data: <JSON-RPC response>\n\n` per result and one `event: error` frame for a
  * failure; it ends when the backend's stream ends or when the request's signal aborts (client gone, server
@@ -200,7 +201,8 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       return json(status, headers, errorResponse(null, error))
     }
     const version = requestedVersion(request.headers['a2a-version'], request.query?.[A2A_VERSION_HEADER])
-    const checked = checkRequest(body.value, backend.facts, { version, activated: negotiated.activated })
+    // No caller by now: an agent that takes walk-ins, and a request without one (a door may name a caller itself).
+    const checked = checkRequest(body.value, backend.facts, { version, activated: negotiated.activated, walkIn: caller === undefined })
     if (!checked.ok) {
       logError(request.log, (body.value as { method?: unknown } | null)?.method, checked.response.error)
       return json(200, headers, checked.response)

@@ -2,6 +2,7 @@
  * Everything decided from the request alone, before any lookup, in this order:
  *   JSON-RPC envelope (-32600) → A2A-Version (-32009) → method (-32601) → nesting depth (-32602 inside params,
  *   -32600 elsewhere) → params (-32602) → a typed converse call, when the request activated the extension (-32602)
+ *   → a walk-in's contextId and ListTasks filter (-32602, walk-in.ts)
  *   → required extensions (-32008) → capability gates (-32004 streaming / extended card, -32003 push).
  * Batches are not served: an array body (empty or not) is answered with one -32600 error.
  */
@@ -15,6 +16,7 @@ import { isA2AMethod, PUSH_CONFIG_METHODS, STREAMING_METHODS, type A2AMethod } f
 import { MAX_NESTING_DEPTH, fieldPath, tooDeepPath } from './nesting-depth.js'
 import { validateParams } from './params.js'
 import { checkVersion } from './version.js'
+import { walkInViolations } from './walk-in.js'
 
 /** What an agent offers, fixed at registration. "false or absent means unsupported" (§3.3.4). */
 export interface AgentFacts {
@@ -29,6 +31,8 @@ export interface RequestFacts {
   version: string
   /** Extension URIs activated for this request (requested ∩ declared). */
   activated: readonly string[]
+  /** No caller, on an agent that takes walk-ins: its contextIds must be UUIDs, its ListTasks names one (walk-in.ts). */
+  walkIn?: boolean
 }
 
 export interface CheckedRequest {
@@ -91,7 +95,8 @@ export function checkRequest (body: unknown, agent: AgentFacts, facts: RequestFa
       ? invalidParams([{ field: fieldPath(tooDeep.slice(1)), description }])
       : invalidRequest([{ field: fieldPath(tooDeep), description }]))
   }
-  const violations = validateParams(method, params) ?? typedCallViolations(method, params, facts.activated)
+  const violations = validateParams(method, params) ?? typedCallViolations(method, params, facts.activated) ??
+    (facts.walkIn === true ? walkInViolations(method, params) : undefined)
   if (violations !== undefined) return fail(id, invalidParams(violations))
   const missing = agent.requiredExtensions.filter((uri) => !facts.activated.includes(uri))
   if (missing.length > 0) return fail(id, extensionSupportRequired(missing))

@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { envelopeSchema, validateEnvelope } from '../core/envelope-schema.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import type { JsonRpcResponse } from '../jsonrpc/errors.js'
+import type { JsonRpcError, JsonRpcResponse } from '../jsonrpc/errors.js'
 
 /** The envelope's members plus the ids; what `structuredContent` holds (flat: a client reads `answerCoverage` at the top). */
 export interface ToolOutput extends ConverseEnvelope {
@@ -51,11 +51,14 @@ interface WireTask {
 
 /**
  * The tool result of one SendMessage reply. A JSON-RPC error is a tool error (`isError: true`) whose text names the
- * A2A code and message: the caller's model can read it, the MCP session goes on.
+ * A2A code and message, and for bad params each field and what is wrong with it: the caller's model can read it, the
+ * MCP session goes on.
  */
 export function toolResultOf (response: JsonRpcResponse, failed: (envelope: ConverseEnvelope) => boolean = () => false): CallToolResult {
   if ('error' in response) {
-    return { isError: true, content: [{ type: 'text', text: `A2A error ${response.error.code}: ${response.error.message}` }] }
+    const fields = violationsOf(response.error.data)
+    const text = `A2A error ${response.error.code}: ${response.error.message}${fields === '' ? '' : ` (${fields})`}`
+    return { isError: true, content: [{ type: 'text', text }] }
   }
   const result = response.result as { message?: WireCarrier, task?: WireTask }
   let carrier: WireCarrier | undefined
@@ -94,4 +97,10 @@ function contentOf (carrier: WireCarrier | undefined): CallToolResult['content']
 
 function stringOr (value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** `field: description; …` of the google.rpc.BadRequest details of an error, or '' when it has none. */
+function violationsOf (data: JsonRpcError['data'] = []): string {
+  return data.flatMap((detail) => 'fieldViolations' in detail ? detail.fieldViolations : [])
+    .map((violation) => `${violation.field}: ${violation.description}`).join('; ')
 }

@@ -7,6 +7,7 @@ import t from 'tap'
 import { Ajv } from 'ajv'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from '../../src/mcp/tool-result.js'
 import { serverIdentity } from '../../src/mcp/server-card.js'
+import { invalidParams, taskNotFound } from '../../src/jsonrpc/errors.js'
 import { CONVERSE_EXTENSION_URI as URI } from '../../src/core/uri.js'
 
 const validate = new Ajv({ strict: true, strictRequired: false }).compile(TOOL_OUTPUT_SCHEMA)
@@ -38,6 +39,15 @@ t.test('a JSON-RPC error is a tool error naming the A2A code', async (t) => {
   t.same(toolResultOf({ jsonrpc: '2.0', id: 1, error: { code: -32004, message: 'Task is in a terminal state' } }), {
     isError: true, content: [{ type: 'text', text: 'A2A error -32004: Task is in a terminal state' }]
   })
+})
+
+t.test('a -32602 tool error names each field and what is wrong with it; other details add nothing', async (t) => {
+  const bad = invalidParams([{ field: 'message.contextId', description: 'must be a UUID' }, { field: 'a', description: 'b' }])
+  const error = { ...bad, data: [...taskNotFound('x').data ?? [], ...bad.data ?? []] }
+  t.same(toolResultOf({ jsonrpc: '2.0', id: 1, error }).content, [
+    { type: 'text', text: 'A2A error -32602: Invalid parameters (message.contextId: must be a UUID; a: b)' }
+  ])
+  t.same(toolResultOf({ jsonrpc: '2.0', id: 1, error: taskNotFound('x') }).content, [{ type: 'text', text: 'A2A error -32001: Task not found' }])
 })
 
 t.test('server identity: names the schema accepts from any host, title and description within 100 characters', async (t) => {
