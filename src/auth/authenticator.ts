@@ -7,7 +7,10 @@
  *   so the time taken does not tell which key came close).
  * - JWT bearer tokens from an identity provider: `jose` verifies the signature against the provider's JWKS
  *   (fetched, cached and refetched on an unknown `kid`, so rotation needs nothing), the issuer, the audience,
- *   `exp` and `nbf` with a small clock tolerance. The caller id is the `sub` claim, or another string claim.
+ *   `exp` and `nbf` with a small clock tolerance. A token must carry `exp`: one without never expires, so it is
+ *   refused exactly like an expired one. With `maxTokenAgeSec`, a token must also carry `iat`, have been issued
+ *   within that age and not be minted to live longer (`exp - iat`), so a long-lived token is refused from its first
+ *   use, not only once it is old. The caller id is the `sub` claim, or another string claim.
  *
  * A request without an Authorization header is a walk-in (undefined): whether that is allowed is the caller's
  * decision (per agent). A header that carries no valid credential rejects with AuthenticationError, whose
@@ -39,6 +42,11 @@ export interface JwtOptions {
   callerClaim?: string
   /** Seconds of clock skew accepted on `exp` and `nbf`. Default 30. */
   clockToleranceSec?: number
+  /**
+   * The longest a token may live, in seconds: when set, a token must carry `iat`, `exp - iat` must not exceed it and
+   * `iat` must not be older. Default: none (`exp` is required all the same).
+   */
+  maxTokenAgeSec?: number
   /** Milliseconds to wait for the JWKS document. Default 5000. */
   jwksTimeoutMs?: number
   /**
@@ -111,7 +119,7 @@ function checkApiKeys (apiKeys: unknown): Array<{ callerId: string, digest: Buff
   })
 }
 
-function checkJwt (jwt: JwtOptions): Required<JwtOptions> & { url: URL } {
+function checkJwt (jwt: JwtOptions): Required<Omit<JwtOptions, 'maxTokenAgeSec'>> & Pick<JwtOptions, 'maxTokenAgeSec'> & { url: URL } {
   if (jwt === null || typeof jwt !== 'object') throw new InvalidOptionError('jwt', 'must be { jwksUrl, issuer, audience }')
   let url: URL
   try {
@@ -135,7 +143,11 @@ function checkJwt (jwt: JwtOptions): Required<JwtOptions> & { url: URL } {
   if (!Number.isInteger(jwksTimeoutMs) || jwksTimeoutMs < 1) throw new InvalidOptionError('jwt.jwksTimeoutMs', 'must be a positive integer')
   const jwksCooldownMs = jwt.jwksCooldownMs ?? DEFAULT_JWKS_COOLDOWN_MS
   if (!Number.isInteger(jwksCooldownMs) || jwksCooldownMs < 0) throw new InvalidOptionError('jwt.jwksCooldownMs', 'must be an integer ≥ 0')
-  return { ...jwt, callerClaim, clockToleranceSec, jwksTimeoutMs, jwksCooldownMs, url }
+  const maxTokenAgeSec = jwt.maxTokenAgeSec
+  if (maxTokenAgeSec !== undefined && (!Number.isSafeInteger(maxTokenAgeSec) || maxTokenAgeSec < 1)) {
+    throw new InvalidOptionError('jwt.maxTokenAgeSec', 'must be a positive integer (seconds)')
+  }
+  return { ...jwt, callerClaim, clockToleranceSec, jwksTimeoutMs, jwksCooldownMs, maxTokenAgeSec, url }
 }
 
 /** The credential of `Authorization: Bearer <credential>`; the scheme word is case-insensitive (RFC 9110 §11.1). */
@@ -166,15 +178,24 @@ export function createAuthenticator (options: AuthenticatorOptions): Authenticat
 
   async function tokenCaller (token: string, settings: NonNullable<typeof jwt>, keySet: JWTVerifyGetKey): Promise<Caller> {
     let payload: Record<string, unknown>
+    const maxAge = settings.maxTokenAgeSec
     try {
       ({ payload } = await jwtVerify(token, keySet, {
-        issuer: settings.issuer, audience: settings.audience, clockTolerance: settings.clockToleranceSec
+        issuer: settings.issuer,
+        audience: settings.audience,
+        clockTolerance: settings.clockToleranceSec,
+        requiredClaims: maxAge === undefined ? ['exp'] : ['exp', 'iat'],
+        maxTokenAge: maxAge
       }))
     } catch (error) {
       // The provider could not be asked (timeout, network, a broken JWKS document): not the caller's fault.
       if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid || !(error instanceof joseErrors.JOSEError)) {
         throw new AuthenticationUnavailableError()
       }
+      throw new AuthenticationError()
+    }
+    // jose has checked that exp (and, with a maximum age, iat) are numbers.
+    if (maxAge !== undefined && (payload.exp as number) - (payload.iat as number) > maxAge) {
       throw new AuthenticationError()
     }
     const id = payload[settings.callerClaim]

@@ -50,8 +50,8 @@ export interface GatewayConfig {
 
 /**
  * `required`: every A2A request needs a credential (an API key or a JWT), and tasks and conversations belong to
- * their caller; `walk-in`: anyone may call, and everyone shares one scope. Agents may override it in the agents
- * file (`auth`).
+ * their caller; `walk-in`: anyone may call, and reaches only what it holds a handle to (a task id, a UUID contextId:
+ * docs/identities.md). Agents may override it in the agents file (`auth`).
  */
 export type AuthMode = 'walk-in' | 'required'
 
@@ -110,6 +110,7 @@ export const configSchema = {
     A2A_JWT_AUDIENCE: { type: 'string', minLength: 1 },
     A2A_JWT_CALLER_CLAIM: { type: 'string', pattern: '^[A-Za-z0-9_.:/-]{1,64}$', default: 'sub' },
     A2A_JWT_CLOCK_TOLERANCE_SEC: { type: 'integer', minimum: 0, maximum: 300, default: 30 },
+    A2A_JWT_MAX_TOKEN_AGE_SEC: { type: 'integer', minimum: 1, maximum: 31536000 },
     RATE_LIMIT_MAX: { type: 'integer', minimum: 0, maximum: 10000000, default: 6000 },
     RATE_LIMIT_OPERATOR_MAX: { type: 'integer', minimum: 0, maximum: 10000000, default: 600 },
     RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, maximum: 86400000, default: 60000 },
@@ -149,6 +150,7 @@ interface RawConfig {
   A2A_JWT_AUDIENCE?: string
   A2A_JWT_CALLER_CLAIM: string
   A2A_JWT_CLOCK_TOLERANCE_SEC: number
+  A2A_JWT_MAX_TOKEN_AGE_SEC?: number
   RATE_LIMIT_MAX: number
   RATE_LIMIT_OPERATOR_MAX: number
   RATE_LIMIT_WINDOW_MS: number
@@ -231,7 +233,8 @@ function authConfig (raw: RawConfig): AuthConfig {
         issuer: raw.A2A_JWT_ISSUER as string,
         audience: raw.A2A_JWT_AUDIENCE as string,
         callerClaim: raw.A2A_JWT_CALLER_CLAIM,
-        clockToleranceSec: raw.A2A_JWT_CLOCK_TOLERANCE_SEC
+        clockToleranceSec: raw.A2A_JWT_CLOCK_TOLERANCE_SEC,
+        ...(raw.A2A_JWT_MAX_TOKEN_AGE_SEC === undefined ? {} : { maxTokenAgeSec: raw.A2A_JWT_MAX_TOKEN_AGE_SEC })
       }
   const configured = apiKeys.length > 0 || jwt !== undefined
   const mode = raw.A2A_AUTH ?? (configured ? 'required' : 'walk-in')

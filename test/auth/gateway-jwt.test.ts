@@ -6,7 +6,7 @@
 import t from 'tap'
 import { Message, SendMessageRequest, Task, TaskState } from '@a2a-js/sdk'
 import { TaskNotFoundError } from '@a2a-js/sdk/errors'
-import { ALICE_KEY, API_KEYS, AUDIENCE, call, identityProvider, ISSUER, sdkClient } from '../fixtures/auth.js'
+import { ALICE_KEY, API_KEYS, AUDIENCE, call, identityProvider, ISSUER, sdkClient, type TokenClaims } from '../fixtures/auth.js'
 import { logLines, startGateway, userMessage } from '../fixtures/gateway-helpers.js'
 
 const provider = await identityProvider(t)
@@ -67,6 +67,32 @@ t.test('every way a token can be wrong is the same 401', async (t) => {
   t.equal(tolerated.status, 200, 'a token expired within the clock tolerance (30 s) still passes')
   const raw = log.raw.join('')
   for (const [, token] of cases) t.notOk(raw.includes(token), 'no token in the log')
+})
+
+t.test('a token without exp is refused exactly like an expired one: 401, the same body, the same log line', async (t) => {
+  const answer = async (token: string) => {
+    const before = log.lines.length
+    const { status, headers, body } = await call(base, 'ListTasks', {}, token)
+    const lines = log.lines.slice(before).filter((line) => line.msg === 'A2A error reply').map(({ method, code, msg }) => ({ method, code, msg }))
+    return { status, challenge: headers.get('www-authenticate'), error: body.error, lines }
+  }
+  const forever = await answer(await provider.token('carol', { expSec: null }))
+  t.equal(forever.status, 401, 'no exp: never accepted')
+  t.same(forever, await answer(await provider.token('carol', { expSec: -120 })), 'indistinguishable from an expired token')
+  t.same(forever.lines, [{ method: undefined, code: -32000, msg: 'A2A error reply' }])
+})
+
+t.test('A2A_JWT_MAX_TOKEN_AGE_SEC: a token must carry iat, be issued within the age and not be minted to live longer', async (t) => {
+  const { base } = await startGateway(t, {
+    A2A_JWT_JWKS_URL: provider.jwksUrl, A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE, A2A_JWT_MAX_TOKEN_AGE_SEC: '3600'
+  })
+  const status = async (claims: TokenClaims) => (await call(base, 'ListTasks', {}, await provider.token('carol', claims))).status
+  t.equal(await status({ expSec: 600 }), 200, 'ten minutes: within the age')
+  t.equal(await status({ iatSec: -3000, expSec: 300 }), 200, 'issued 50 minutes ago for an hour')
+  t.equal(await status({ expSec: 7200 }), 401, 'minted to live two hours: refused from its first use')
+  t.equal(await status({ iatSec: -7200, expSec: 600 }), 401, 'issued two hours ago')
+  t.equal(await status({ iatSec: null }), 401, 'no iat: its age cannot be told')
+  t.equal(await status({ expSec: null }), 401, 'no exp')
 })
 
 t.test('API keys and tokens together: both kinds of caller are served, the card offers both', async (t) => {
