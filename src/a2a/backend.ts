@@ -38,6 +38,8 @@ export interface BackendContext {
   log?: ServiceLogger
   /** The door's own request object (Fastify, Express), for callbacks the door's user wrote (extendedCard). */
   doorRequest?: unknown
+  /** The client's address as the door sees it (its trust-proxy rules), when the door knows it. */
+  clientAddress?: string
 }
 
 export interface A2ABackend {

@@ -11,7 +11,10 @@
  *
  * Streams: `frames` yields `data: <JSON-RPC response>\n\n` per result and one `event: error` frame for a
  * failure; it ends when the backend's stream ends or when the request's signal aborts (client gone, server
- * closing) — the door aborts the signal, never needs to interrupt the iteration itself.
+ * closing) — the door aborts the signal, never needs to interrupt the iteration itself. With
+ * `maxStreamsPerCaller`, a caller key (`caller:<id>`, else `address:<client address>`) holds at most that many
+ * open streams: one more is answered HTTP 429 with Retry-After before it opens, and a stream's slot is free again
+ * as soon as it ends, however it ends.
  */
 import type { Authenticator } from '../auth/authenticator.js'
 import { AuthenticationUnavailableError } from '../auth/errors.js'
@@ -20,7 +23,7 @@ import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import { checkEnvelope, checkRequest, type CheckedRequest } from '../jsonrpc/check-request.js'
 import {
-  contentTypeNotSupported, errorResponse, internalError, invalidRequest, parseError, successResponse, unauthenticated,
+  contentTypeNotSupported, errorResponse, internalError, invalidRequest, parseError, successResponse, tooManyStreams, unauthenticated,
   type JsonRpcError, type JsonRpcId, type JsonRpcResponse
 } from '../jsonrpc/errors.js'
 import { STREAMING_METHODS } from '../jsonrpc/methods.js'
@@ -58,6 +61,8 @@ export interface A2AServiceRequest {
   log?: ServiceLogger
   /** The door's own request object (Fastify, Express), handed to user callbacks such as `extendedCard`. */
   doorRequest?: unknown
+  /** The client's address as the door sees it (its trust-proxy rules): a walk-in's key for per-caller bounds. */
+  clientAddress?: string
 }
 
 export interface JsonReply {
@@ -93,10 +98,23 @@ export interface A2AServiceOptions {
    * walk-in callers (no caller; credentials are not looked at).
    */
   authenticated?: ReadonlyMap<string, Authenticator>
+  /**
+   * Open streams (SendStreamingMessage, SubscribeToTask) per caller key at most, across this service's agents; one
+   * more is refused with HTTP 429 before it opens. 0 or absent: no limit.
+   */
+  maxStreamsPerCaller?: number
 }
 
 /** The challenge of a 401 (RFC 6750 §3). */
 export const AUTHENTICATE_CHALLENGE = 'Bearer realm="a2a"'
+
+/** Retry-After of a stream refused at the per-caller limit: streams end at no known time, so a short wait. */
+export const STREAM_LIMIT_RETRY_AFTER_SEC = 5
+
+/** The key per-caller bounds count under: the caller, else the client address (the rate limit's keys). */
+export function callerKey (caller: Caller | undefined, clientAddress: string | undefined): string {
+  return caller === undefined ? `address:${clientAddress ?? 'unknown'}` : `caller:${caller.id}`
+}
 
 /** Who may go on: the agent's authenticated caller (none for a walk-in agent), or the reply refusing the request. */
 export type AccessDecision = { kind: 'allowed', caller?: Caller } | JsonReply
@@ -123,6 +141,10 @@ export function unknownAgentBody (agentId: string): NotFoundBody {
 export function createA2AService (options: A2AServiceOptions): A2AService {
   const { extension, backends } = options
   const authenticated = options.authenticated ?? new Map<string, Authenticator>()
+  const maxStreams = options.maxStreamsPerCaller ?? 0
+  if (!Number.isSafeInteger(maxStreams) || maxStreams < 0) throw new InvalidOptionError('maxStreamsPerCaller', 'must be an integer ≥ 0 (0: no limit)')
+  /** Open streams per caller key; a key is dropped when its last stream ends. */
+  const openStreams = new Map<string, number>()
   for (const agentId of backends.keys()) {
     if (!extension.agents.has(agentId)) throw new InvalidOptionError('backends', `"${agentId}" is not an agent declared to the extension`)
   }
@@ -217,10 +239,17 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       signal: request.signal,
       caller,
       log: request.log,
-      doorRequest: request.doorRequest
+      doorRequest: request.doorRequest,
+      clientAddress: request.clientAddress
     }
     if (STREAMING_METHODS.has(rpc.method)) {
-      return { kind: 'stream', status: 200, headers: { ...headers, ...SSE_HEADERS }, frames: frames(backend, rpc, context, negotiated, body.value) }
+      const release = holdStream(callerKey(caller, request.clientAddress), request.signal)
+      if (release === undefined) {
+        const error = tooManyStreams(maxStreams, STREAM_LIMIT_RETRY_AFTER_SEC)
+        logError(request.log, rpc.method, error)
+        return json(429, { ...headers, 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_SEC) }, errorResponse(rpc.id, error))
+      }
+      return { kind: 'stream', status: 200, headers: { ...headers, ...SSE_HEADERS }, frames: frames(backend, rpc, context, negotiated, body.value, release) }
     }
     let response: JsonRpcResponse
     try {
@@ -235,8 +264,30 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     return json(200, headers, response)
   }
 
+  /**
+   * A stream slot of `key`, or undefined when the key holds the most it may. Given back once, by whichever comes
+   * first: the stream's end or the request's signal (a door that aborts without reading the frames).
+   */
+  function holdStream (key: string, signal: AbortSignal): (() => void) | undefined {
+    if (maxStreams === 0) return noop
+    const open = openStreams.get(key) ?? 0
+    if (open >= maxStreams) return undefined
+    openStreams.set(key, open + 1)
+    let held = true
+    const release = (): void => {
+      if (!held) return
+      held = false
+      signal.removeEventListener('abort', release)
+      const left = (openStreams.get(key) as number) - 1
+      if (left === 0) openStreams.delete(key)
+      else openStreams.set(key, left)
+    }
+    signal.addEventListener('abort', release, { once: true })
+    return release
+  }
+
   async function * frames (
-    backend: A2ABackend, rpc: CheckedRequest, context: BackendContext, negotiated: Negotiated, body: unknown
+    backend: A2ABackend, rpc: CheckedRequest, context: BackendContext, negotiated: Negotiated, body: unknown, release: () => void
   ): AsyncGenerator<string, void, undefined> {
     const { signal, log } = context
     const source = backend.stream(rpc, context)
@@ -260,6 +311,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
         yield errorFrame(rpc.id, rpcError)
       }
     } finally {
+      release()
       // A source still waiting is told to stop; its rejection, if any, is of no interest any more.
       if (!finished) source.return?.().then(undefined, noop)
     }

@@ -56,6 +56,11 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
    * a2aEndpoint. Rate limiting is the Express app's own (express-rate-limit, say): the router has none.
    */
   authenticator?: Authenticator
+  /**
+   * Open streams per caller (else per client address, Express's `req.ip`) at most; one more is HTTP 429 with
+   * Retry-After before it opens (see a2aEndpoint). Default: no limit.
+   */
+  maxStreamsPerCaller?: number
   /** pino-compatible. Default: errors and warnings to stderr. A request's own `req.log` (pino-http) wins. */
   logger?: ServiceLogger
 }
@@ -129,14 +134,20 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         bodyLimit: options.bodyLimit,
         events: options.events,
         rootAgentId: options.rootAgentId,
-        authenticator: options.authenticator
+        authenticator: options.authenticator,
+        maxStreamsPerCaller: options.maxStreamsPerCaller
       },
       extension,
       (index) => `agents[${servedIndexes[index]}]`
     )
   const backends = resolved === undefined ? new Map() : endpointBackends(resolved)
   const rootAgentId = resolved?.rootAgentId
-  const service = createA2AService({ extension, backends, authenticated: resolved === undefined ? undefined : endpointAuthentication(resolved) })
+  const service = createA2AService({
+    extension,
+    backends,
+    authenticated: resolved === undefined ? undefined : endpointAuthentication(resolved),
+    maxStreamsPerCaller: resolved?.maxStreamsPerCaller
+  })
   /** Open streams, so that close() can end them. */
   const streams = new Map<AbortController, Promise<void>>()
 
@@ -170,7 +181,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
       body,
       signal: controller.signal,
       log: logFor(request),
-      doorRequest: request
+      doorRequest: request,
+      clientAddress: request.ip
     })
     response.off('close', abort)
     if (reply.kind === 'json') {
@@ -236,7 +248,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         response,
         body,
         cardOf: () => cardFor(agentId, request) as Record<string, unknown>,
-        log: logFor(request)
+        log: logFor(request),
+        clientAddress: request.ip
       })
     })
     target.post('/mcp/a/:agentId', answer)

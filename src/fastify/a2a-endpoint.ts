@@ -31,7 +31,9 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   // fastify-plugin's dependency check has made sure the converse plugin is there.
   const resolved = resolveEndpointOptions<FastifyRequest>(options, fastify.converse)
   const backends = endpointBackends(resolved)
-  const service = createA2AService({ extension: fastify.converse.extension, backends, authenticated: endpointAuthentication(resolved) })
+  const service = createA2AService({
+    extension: fastify.converse.extension, backends, authenticated: endpointAuthentication(resolved), maxStreamsPerCaller: resolved.maxStreamsPerCaller
+  })
   // The MCP door answers through the same service (same backends, same task stores and locks).
   for (const agentId of backends.keys()) {
     if (!fastify.converse.a2aServices.has(agentId)) fastify.converse.a2aServices.set(agentId, service)
@@ -87,7 +89,8 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
       body,
       signal: controller.signal,
       log: request.log,
-      doorRequest: request
+      doorRequest: request,
+      clientAddress: request.ip
     })
     reply.raw.off('close', abort)
     if (result.kind === 'json') return reply.code(result.status).headers(result.headers).send(result.body)

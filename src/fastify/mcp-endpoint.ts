@@ -83,7 +83,8 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
       response: reply.raw,
       body: body ?? (request.body === undefined ? undefined : { kind: 'json', value: request.body }),
       cardOf: () => converse.cardFor(request.params.agentId, request) as Record<string, unknown>,
-      log: request.log
+      log: request.log,
+      clientAddress: request.ip
     })
     return reply
   }

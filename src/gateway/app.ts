@@ -189,7 +189,8 @@ async function registerAll (
       authenticator,
       bodyLimit: config.bodyLimit,
       events,
-      rootAgentId
+      rootAgentId,
+      maxStreamsPerCaller: config.maxStreamsPerCaller
     })
     // The MCP door every card names (params.mcp): the same agents through the same A2A service (and limit).
     await scope.register(mcpEndpoint, { bodyLimit: config.bodyLimit, directToolCalls: options.mcpDirectToolCalls })

@@ -40,6 +40,8 @@ export interface GatewayConfig {
   keepAliveTimeoutMs: number
   /** Open connections at most; further ones are closed at once. */
   maxConnections: number
+  /** Open SSE streams per caller (walk-ins: per client address) at most; 0: no limit. */
+  maxStreamsPerCaller: number
   /** How long a turn naming a task waits for the task's earlier turns (its turn lock) before -32603. */
   turnWaitTimeoutMs: number
   /** Who may call the agents (docs/identities.md). */
@@ -102,6 +104,7 @@ export const configSchema = {
     HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 10000 },
     KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 72000 },
     MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1000000, default: 10000 },
+    MAX_STREAMS_PER_CALLER: { type: 'integer', minimum: 0, maximum: 1000000, default: 100 },
     TURN_WAIT_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 3600000, default: 30000 },
     A2A_AUTH: { type: 'string', enum: ['walk-in', 'required'] },
     A2A_API_KEYS: { type: 'string' },
@@ -142,6 +145,7 @@ interface RawConfig {
   HEADERS_TIMEOUT_MS: number
   KEEP_ALIVE_TIMEOUT_MS: number
   MAX_CONNECTIONS: number
+  MAX_STREAMS_PER_CALLER: number
   TURN_WAIT_TIMEOUT_MS: number
   A2A_AUTH?: AuthMode
   A2A_API_KEYS?: string
@@ -206,6 +210,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     headersTimeoutMs: raw.HEADERS_TIMEOUT_MS,
     keepAliveTimeoutMs: raw.KEEP_ALIVE_TIMEOUT_MS,
     maxConnections: raw.MAX_CONNECTIONS,
+    maxStreamsPerCaller: raw.MAX_STREAMS_PER_CALLER,
     turnWaitTimeoutMs: raw.TURN_WAIT_TIMEOUT_MS,
     auth: authConfig(raw),
     rateLimit: {

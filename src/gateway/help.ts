@@ -30,6 +30,7 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   HEADERS_TIMEOUT_MS: "time to receive a request's headers, in ms",
   KEEP_ALIVE_TIMEOUT_MS: "an idle keep-alive connection closes after this, in ms (longer than the balancer's idle timeout)",
   MAX_CONNECTIONS: 'open connections at most; a further one is closed at once',
+  MAX_STREAMS_PER_CALLER: 'open SSE streams per caller (walk-ins: per client address) at most; a further one is HTTP 429 with Retry-After; 0: no limit',
   TURN_WAIT_TIMEOUT_MS: "a turn naming a task waits at most this for the task's earlier turns, in ms (then -32603, task busy)",
   A2A_AUTH: 'walk-in (anyone; a walk-in reaches only the task ids and UUID contextIds it holds) or required (a credential; each caller sees its own tasks); default: required when credentials are configured, else walk-in',
   A2A_API_KEYS: 'comma list of callerId:key (keys at least 16 characters), sent as Authorization: Bearer <key>',

@@ -64,6 +64,13 @@ export interface EndpointOptions<R = unknown> {
    * the task, which then stay open while the task is SUBMITTED or WORKING. Default: none.
    */
   events?: TaskEventSource
+  /**
+   * Open streams (SendStreamingMessage, SubscribeToTask) per caller at most — per authenticated caller, else per
+   * client address (the framework's `request.ip`, so its trust-proxy setting decides) — across the endpoint's
+   * agents; one more is HTTP 429 with Retry-After before it opens. Default: no limit (the gateway sets
+   * MAX_STREAMS_PER_CALLER).
+   */
+  maxStreamsPerCaller?: number
 }
 
 export interface ResolvedEndpointOptions<R = unknown> {
@@ -71,6 +78,8 @@ export interface ResolvedEndpointOptions<R = unknown> {
   authenticator?: Authenticator
   rootAgentId?: string
   events?: TaskEventSource
+  /** 0: no limit. */
+  maxStreamsPerCaller: number
 }
 
 /** One agent after checking: the card the SDK request handler gets, with the effective capabilities. */
@@ -103,6 +112,10 @@ export function resolveEndpointOptions<R = unknown> (
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object')
   if (options.bodyLimit !== undefined && (!Number.isSafeInteger(options.bodyLimit) || options.bodyLimit < 1)) {
     throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
+  }
+  const maxStreamsPerCaller = options.maxStreamsPerCaller ?? 0
+  if (!Number.isSafeInteger(maxStreamsPerCaller) || maxStreamsPerCaller < 0) {
+    throw new InvalidOptionError('maxStreamsPerCaller', 'must be an integer ≥ 0 (0: no limit)')
   }
   const events = options.events
   if (events !== undefined && (events === null || typeof events !== 'object' || typeof events.subscribe !== 'function')) {
@@ -180,7 +193,7 @@ export function resolveEndpointOptions<R = unknown> (
   if (rootAgentId !== undefined && !seen.has(rootAgentId)) {
     throw new InvalidOptionError('rootAgentId', 'must name one of the agents served here')
   }
-  return { agents, events, rootAgentId, authenticator }
+  return { agents, events, rootAgentId, authenticator, maxStreamsPerCaller }
 }
 
 /** The agents that require an authenticated caller, each with the endpoint's authenticator (for the service). */

@@ -185,6 +185,22 @@ export function rateLimited (retryAfterSec: number): JsonRpcError {
   }
 }
 
+/**
+ * -32000 (HTTP 429): this caller (or client address) holds as many open streams as it may; one ends, then retry.
+ */
+export function tooManyStreams (limit: number, retryAfterSec: number): JsonRpcError {
+  return {
+    code: JsonRpcErrorCode.ServerError,
+    message: `Too many open streams: at most ${limit} per caller; close one, or retry in ${retryAfterSec} s`,
+    data: [{
+      '@type': ERROR_INFO_TYPE,
+      reason: 'TOO_MANY_STREAMS',
+      domain: CONVERSE_ERROR_DOMAIN,
+      metadata: { maxStreams: String(limit), retryAfterSeconds: String(retryAfterSec) }
+    }]
+  }
+}
+
 export function errorResponse (id: JsonRpcId, error: JsonRpcError): JsonRpcErrorResponse {
   return { jsonrpc: JSONRPC_VERSION, id, error }
 }

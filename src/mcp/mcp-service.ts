@@ -94,6 +94,8 @@ export interface McpRequest {
    */
   caller?: Caller
   log?: ServiceLogger
+  /** The client's address as the door sees it, handed to every A2A call (a walk-in's key for per-caller bounds). */
+  clientAddress?: string
 }
 
 export interface McpService {
@@ -157,7 +159,8 @@ export function createMcpService (options: McpServiceOptions): McpService {
       signal,
       caller: request.caller,
       log: request.log,
-      doorRequest: request.request
+      doorRequest: request.request,
+      clientAddress: request.clientAddress
     })
     // SendMessage is not a streaming method and the agent is served: always a JSON-RPC body.
     return (reply as JsonReply).body as JsonRpcResponse
