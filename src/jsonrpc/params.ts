@@ -24,6 +24,13 @@ export const MAX_VIOLATIONS = 20
  */
 export const MAX_ID_LENGTH = 128
 
+/**
+ * The most parts one message may carry (SendMessage, SendStreamingMessage): a request's work is bounded by its parts
+ * (each is checked, decorated, stored and listed again with the task), so one body of 80 000 tiny parts cannot make
+ * every later ListTasks slow. Fixed, like MAX_ID_LENGTH: memory and PostgreSQL accept exactly the same messages.
+ */
+export const MAX_MESSAGE_PARTS = 100
+
 export const PART_MEMBERS = Object.freeze(['text', 'raw', 'url', 'data'])
 export const ROLES = Object.freeze(['ROLE_USER', 'ROLE_AGENT'])
 export const TASK_STATES = Object.freeze([
@@ -93,7 +100,7 @@ const message = {
     contextId: optionalId,
     taskId: optionalId,
     role: { enum: [...ROLES, 1, 2] },
-    parts: { type: 'array', minItems: 1, items: part },
+    parts: { type: 'array', minItems: 1, maxItems: MAX_MESSAGE_PARTS, items: part },
     metadata: struct,
     extensions: stringList,
     referenceTaskIds: idList
@@ -239,6 +246,8 @@ function describe (error: ErrorObject): FieldViolation {
     case 'minItems':
       // Every minItems here is 1: REQUIRED arrays must not be empty (§5.7).
       return at(field, 'must have at least one item')
+    case 'maxItems':
+      return at(field, `must have at most ${String(params.limit)} items`)
     case 'minimum':
     case 'maximum':
       return at(field, parent.minimum !== undefined && parent.maximum !== undefined && parent.maximum < 2147483647
