@@ -45,6 +45,26 @@ t.test('backends must serve declared agents', async (t) => {
     { name: 'InvalidOptionError', message: 'option "backends" "ghost" is not an agent declared to the extension' })
 })
 
+t.test('maxStreamsPerCaller: checked; a slot comes back when the request aborts, even if its frames were never read', async (t) => {
+  for (const value of [-1, 0.5, Number.NaN]) {
+    t.throws(() => createA2AService({ extension, backends: new Map(), maxStreamsPerCaller: value }),
+      { name: 'InvalidOptionError', message: /maxStreamsPerCaller/ })
+  }
+  const streaming: A2ABackend = {
+    ...backend(async () => reply),
+    facts: { capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false }, requiredExtensions: [] },
+    stream: () => ({ next: async () => await new Promise<IteratorResult<unknown, void>>(() => {}) })
+  }
+  const service = createA2AService({ extension, backends: new Map([['demo', streaming]]), maxStreamsPerCaller: 1 })
+  const open = (signal: AbortSignal) => service.handle(request({ signal, body: { kind: 'json', value: { ...send, method: 'SendStreamingMessage' } } }))
+  const first = new AbortController()
+  t.equal((await open(first.signal)).kind, 'stream', 'a walk-in without an address is counted under one key')
+  const refused = await open(new AbortController().signal) as JsonReply
+  t.same([refused.status, refused.headers['retry-after']], [429, '5'])
+  first.abort()
+  t.equal((await open(new AbortController().signal)).kind, 'stream', 'the aborted request gave its slot back')
+})
+
 t.test('unknown agent, body errors, checks, results and errors', async (t) => {
   const service = createA2AService({
     extension,

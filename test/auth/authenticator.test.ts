@@ -33,7 +33,9 @@ t.test('options are checked and errors name the option', async (t) => {
     [{ jwt: { ...jwt, callerClaim: 'a claim' } }, 'jwt.callerClaim'],
     [{ jwt: { ...jwt, clockToleranceSec: 301 } }, 'jwt.clockToleranceSec'],
     [{ jwt: { ...jwt, jwksTimeoutMs: 0 } }, 'jwt.jwksTimeoutMs'],
-    [{ jwt: { ...jwt, jwksCooldownMs: -1 } }, 'jwt.jwksCooldownMs']
+    [{ jwt: { ...jwt, jwksCooldownMs: -1 } }, 'jwt.jwksCooldownMs'],
+    [{ jwt: { ...jwt, maxTokenAgeSec: 0 } }, 'jwt.maxTokenAgeSec'],
+    [{ jwt: { ...jwt, maxTokenAgeSec: 1.5 } }, 'jwt.maxTokenAgeSec']
   ]
   for (const [options, option] of cases) {
     t.throws(() => createAuthenticator(options as never), InvalidOptionError, option)

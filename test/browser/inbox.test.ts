@@ -17,9 +17,13 @@ import { promisify } from 'node:util'
 import { OPERATOR_KEY, stream, statusMessageOf, URI } from '../fixtures/conversation-gateway.js'
 import { rpc, startGateway, userMessage } from '../fixtures/gateway-helpers.js'
 import { ROOT } from '../fixtures/gateway-process.js'
+import { contextIdOf } from '../fixtures/context-ids.js'
 import type { Page } from 'playwright-core'
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+/** Walk-in conversations: their contextIds are UUIDs (test/auth/walk-ins.test.ts). */
+const BROWSER_1 = contextIdOf('browser-1')
+const BROWSER_2 = contextIdOf('browser-2')
 const ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync'
@@ -89,12 +93,12 @@ if (!existsSync(chromiumPath)) {
     t.equal(await page.getByLabel('Operator key').inputValue(), '', 'and not left in the form')
 
     // A caller starts a conversation over A2A: it appears in the list without a reload.
-    await send(base, 'Where is my parcel?', 'browser-1')
-    const entry = page.locator('[data-context-id="browser-1"]')
+    await send(base, 'Where is my parcel?', BROWSER_1)
+    const entry = page.locator(`[data-context-id="${BROWSER_1}"]`)
     await entry.waitFor()
-    t.match(await entry.textContent(), /browser-1.*assistant/, 'live, owned by the assistant')
+    t.match(await entry.textContent(), new RegExp(`${BROWSER_1}.*assistant`), 'live, owned by the assistant')
     await entry.click()
-    await untilText(page, 'conversation-title', 'Conversation browser-1')
+    await untilText(page, 'conversation-title', `Conversation ${BROWSER_1}`)
     t.equal(await page.locator('#caller').textContent(), 'a walk-in (no credential)', 'no credential, no caller named')
     t.same(await page.locator('#turns .who').allTextContents().then((all) => all.map((who) => who.split(' · ')[0])), ['Caller', 'Assistant'])
     t.match(await page.locator('#turns .turn.agent .meta').first().textContent(), /^Coverage: /, 'the agent turn"s coverage verdict')
@@ -105,7 +109,7 @@ if (!existsSync(chromiumPath)) {
     t.equal(await page.isEnabled('#send'), true)
 
     // The caller's next turn is suppressed: the task waits for a person; the page says so, live.
-    const held = await send(base, 'Can a person help me?', 'browser-1')
+    const held = await send(base, 'Can a person help me?', BROWSER_1)
     t.equal(held.task.status.state, 'TASK_STATE_WORKING')
     t.same(statusMessageOf({ result: { statusUpdate: { status: held.task.status } } }).metadata[URI].ownership, { state: 'human_owned', suppressed: true })
     await untilText(page, 'needs', 'waits for a reply')
@@ -131,8 +135,8 @@ if (!existsSync(chromiumPath)) {
 
     // Text is text: markup a caller sends is shown as written, never parsed.
     const markup = '<img src=x onerror=alert(1)>'
-    await send(base, markup, 'browser-2')
-    await page.locator('[data-context-id="browser-2"]').click()
+    await send(base, markup, BROWSER_2)
+    await page.locator(`[data-context-id="${BROWSER_2}"]`).click()
     await page.waitForFunction((text) => (globalThis as any).document.querySelector('#turns .turn.user .text')?.textContent === text, markup)
     t.equal(await page.locator('#turns img, #conversations img').count(), 0, 'no element made from the text')
 
@@ -140,8 +144,8 @@ if (!existsSync(chromiumPath)) {
     await page.setViewportSize({ width: 360, height: 800 })
     t.equal(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth), true, 'no horizontal scrolling at 360 px')
     await page.setViewportSize({ width: 1200, height: 900 })
-    await page.locator('[data-context-id="browser-1"]').click()
-    await untilText(page, 'conversation-title', 'Conversation browser-1')
+    await page.locator(`[data-context-id="${BROWSER_1}"]`).click()
+    await untilText(page, 'conversation-title', `Conversation ${BROWSER_1}`)
     if (process.env.INBOX_SCREENSHOT !== undefined) await page.screenshot({ path: process.env.INBOX_SCREENSHOT, fullPage: true })
 
     // (The browser logs every failed response as an error too: those are checked one by one.)

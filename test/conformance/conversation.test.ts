@@ -10,6 +10,7 @@ import { memoryState } from '../../src/gateway/state.js'
 import { validateEnvelope } from '../../src/index.js'
 import { call, DOORS, open, serveDoor, URI, type DoorName } from '../fixtures/doors.js'
 import { message, textOf } from '../fixtures/conversation-gateway.js'
+import { contextIdOf } from '../fixtures/context-ids.js'
 import type { Test } from 'tap'
 
 async function serveDemo (t: Test, name: DoorName) {
@@ -36,12 +37,12 @@ for (const name of DOORS) {
     const { door } = await serveDemo(t, name)
     const send = async (text: string, options = {}) =>
       (await call(door, 'SendMessage', { message: message(text, options) }, { active: true })).json.result
-    const started = (await send('I would like to book a table', { contextId: `walk-${name}` })).task
+    const started = (await send('I would like to book a table', { contextId: contextIdOf(`walk-${name}`) })).task
     t.equal(started.status.state, 'TASK_STATE_INPUT_REQUIRED')
     t.match(envelope(t, started.status.message).routine, { toolName: 'book_table', status: 'waiting_for_input' })
-    const half = (await send('date=2026-12-24, partySize=four', { contextId: `walk-${name}` })).task
+    const half = (await send('date=2026-12-24, partySize=four', { contextId: contextIdOf(`walk-${name}`) })).task
     t.match(textOf(half.status.message), /partySize must be an integer/)
-    const done = (await send('4', { contextId: `walk-${name}` })).task
+    const done = (await send('4', { contextId: contextIdOf(`walk-${name}`) })).task
     t.equal(done.status.state, 'TASK_STATE_COMPLETED')
     t.match(envelope(t, done.artifacts[0]).routine, { toolName: 'book_table', status: 'completed' })
 
@@ -56,7 +57,7 @@ for (const name of DOORS) {
 
   t.test(`${name}: human takeover: a suppressed turn, the person's reply on an open stream`, async (t) => {
     const { door, inbox } = await serveDemo(t, name)
-    const contextId = `takeover-${name}`
+    const contextId = contextIdOf(`takeover-${name}`)
     const first = (await call(door, 'SendMessage', { message: message('Where is my parcel?', { contextId }) }, { active: true })).json.result
     t.ok(first.message ?? first.task)
     t.equal((await inbox.takeover('demo', contextId))?.ownership, 'human_owned')

@@ -9,6 +9,7 @@ import { staticEnvelopeProvider } from '../../src/index.js'
 import { ENVELOPE } from '../fixtures/a2a-app.js'
 import { hangingExecutor, messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
 import { call, DOORS, serveDoor, URI, userMessage, type DoorAgent, type DoorName } from '../fixtures/doors.js'
+import { contextIdOf } from '../fixtures/context-ids.js'
 
 const provider = staticEnvelopeProvider(ENVELOPE as never)
 const card = { name: 'Demo', description: 'A test agent', capabilities: { streaming: true } }
@@ -38,15 +39,16 @@ for (const name of DOORS) {
   t.test(`${name}: Task replies, GetTask, ListTasks, CancelTask: every agent object decorated`, async (t) => {
     const door = await serve(t, name, taskExecutor())
     const sent = (await call(door, 'SendMessage', { message: userMessage('q') }, { active: true })).json.result.task
+    const contextId = sent.contextId as string
     t.equal(sent.status.state, 'TASK_STATE_COMPLETED')
     t.strictSame(sent.artifacts[0].extensions, [URI])
     t.match(envelope(sent.artifacts[0]), { answerCoverage: ENVELOPE.answerCoverage }, 'artifact')
     t.equal(envelope(sent.history[0]), undefined, 'user messages in history get no envelope')
     const got = (await call(door, 'GetTask', { id: sent.id }, { active: true })).json.result
     t.match(envelope(got.artifacts[0]), { answerCoverage: ENVELOPE.answerCoverage }, 'GetTask artifact')
-    const listed = (await call(door, 'ListTasks', { includeArtifacts: true }, { active: true })).json.result
+    const listed = (await call(door, 'ListTasks', { contextId, includeArtifacts: true }, { active: true })).json.result
     t.match(envelope(listed.tasks[0].artifacts[0]), { answerCoverage: ENVELOPE.answerCoverage }, 'ListTasks artifact')
-    for (const [method, params] of [['GetTask', { id: sent.id }], ['ListTasks', { includeArtifacts: true }]] as const) {
+    for (const [method, params] of [['GetTask', { id: sent.id }], ['ListTasks', { contextId, includeArtifacts: true }]] as const) {
       const plain = await call(door, method, params)
       t.equal(plain.status, 200)
       noTrace(t, plain.text, `${method} not activated`)
@@ -59,10 +61,10 @@ for (const name of DOORS) {
     const stream = fetch(`${door.base}/a2a/demo`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: userMessage('wait') } })
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: userMessage('wait', { contextId: contextIdOf(`cancel-${name}`) }) } })
     })
     await executor.started
-    const listed = (await call(door, 'ListTasks', {})).json.result.tasks
+    const listed = (await call(door, 'ListTasks', { contextId: contextIdOf(`cancel-${name}`) })).json.result.tasks
     const canceled = await call(door, 'CancelTask', { id: listed[0].id }, { active: true })
     t.equal(canceled.json.result.status.state, 'TASK_STATE_CANCELED')
     t.equal(canceled.headers.get('a2a-extensions'), URI)

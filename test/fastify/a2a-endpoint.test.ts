@@ -8,8 +8,10 @@ import { resolveEndpointOptions } from '../../src/http/endpoint-options.js'
 import type { A2AEndpointOptions } from '../../src/fastify/a2a-endpoint-options.js'
 import { buildApp, logCapture, rpc, userMessage } from '../fixtures/a2a-app.js'
 import { hangingExecutor, inputRequiredExecutor, messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
+import { contextIdOf } from '../fixtures/context-ids.js'
 
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo'
+const CTX = contextIdOf('ctx')
 const info = (reason: string, metadata: Record<string, string> = {}) => [{ '@type': ERROR_INFO, reason, domain: 'a2a-protocol.org', metadata }]
 
 t.test('registration checks its options and names them', async (t) => {
@@ -121,8 +123,8 @@ t.test('SendMessage answered with a Task', async (t) => {
   t.equal(task.history.length, 1)
   const noHistory = await rpc(app, 'SendMessage', { message: userMessage('q'), configuration: { historyLength: 0 } })
   t.notOk(noHistory.json().result.task.history, 'historyLength 0 omits history')
-  const ids = await rpc(app, 'SendMessage', { message: userMessage('q', { contextId: 'ctx-mine' }) })
-  t.equal(ids.json().result.task.contextId, 'ctx-mine', 'a client contextId is kept')
+  const ids = await rpc(app, 'SendMessage', { message: userMessage('q', { contextId: contextIdOf('ctx-mine') }) })
+  t.equal(ids.json().result.task.contextId, contextIdOf('ctx-mine'), 'a client contextId (a UUID: a walk-in) is kept')
 })
 
 t.test('multi-turn: INPUT_REQUIRED, follow-up, terminal task, unknown task, contextId mismatch', async (t) => {
@@ -132,7 +134,7 @@ t.test('multi-turn: INPUT_REQUIRED, follow-up, terminal task, unknown task, cont
   t.equal(first.status.state, 'TASK_STATE_INPUT_REQUIRED')
   t.equal(first.status.message.parts[0].text, 'Which order?')
 
-  const mismatch = (await rpc(app, 'SendMessage', { message: userMessage('A-1', { taskId: first.id, contextId: 'other' }) })).json()
+  const mismatch = (await rpc(app, 'SendMessage', { message: userMessage('A-1', { taskId: first.id, contextId: contextIdOf('other') }) })).json()
   t.equal(mismatch.error.code, -32602)
   t.strictSame(mismatch.error.data[0].fieldViolations[0].field, 'message.contextId')
 
@@ -169,26 +171,27 @@ t.test('GetTask', async (t) => {
 })
 
 t.test('ListTasks', async (t) => {
+  // A walk-in lists the tasks of one conversation (test/auth/walk-ins.test.ts): all of them are in CTX.
   const app = await buildApp(taskExecutor())
   t.teardown(() => app.close())
-  const empty = (await rpc(app, 'ListTasks', {})).json().result
+  const empty = (await rpc(app, 'ListTasks', { contextId: CTX })).json().result
   t.strictSame(empty, { tasks: [], nextPageToken: '', pageSize: 50, totalSize: 0 }, 'every member present, even on an empty page')
-  for (const text of ['a', 'b', 'c']) await rpc(app, 'SendMessage', { message: userMessage(text, { contextId: 'ctx' }) })
-  const page = (await rpc(app, 'ListTasks', { pageSize: 2 })).json().result
+  for (const text of ['a', 'b', 'c']) await rpc(app, 'SendMessage', { message: userMessage(text, { contextId: CTX }) })
+  const page = (await rpc(app, 'ListTasks', { contextId: CTX, pageSize: 2 })).json().result
   t.equal(page.tasks.length, 2)
   t.equal(page.totalSize, 3)
   t.equal(page.pageSize, 2)
   t.not(page.nextPageToken, '')
   t.notOk(page.tasks.some((task: Record<string, unknown>) => 'artifacts' in task), 'no artifacts key without includeArtifacts')
-  const rest = (await rpc(app, 'ListTasks', { pageSize: 2, pageToken: page.nextPageToken })).json().result
+  const rest = (await rpc(app, 'ListTasks', { contextId: CTX, pageSize: 2, pageToken: page.nextPageToken })).json().result
   t.equal(rest.tasks.length, 1)
   t.equal(rest.nextPageToken, '')
-  const withArtifacts = (await rpc(app, 'ListTasks', { includeArtifacts: true, status: 'TASK_STATE_COMPLETED', contextId: 'ctx' })).json().result
+  const withArtifacts = (await rpc(app, 'ListTasks', { includeArtifacts: true, status: 'TASK_STATE_COMPLETED', contextId: CTX })).json().result
   t.equal(withArtifacts.tasks.length, 3)
   t.ok(withArtifacts.tasks.every((task: { artifacts?: unknown[] }) => task.artifacts?.length === 1))
-  t.equal((await rpc(app, 'ListTasks', { status: 'TASK_STATE_WORKING' })).json().result.tasks.length, 0)
-  t.equal((await rpc(app, 'ListTasks', { statusTimestampAfter: '2000-01-01T00:00:00Z' })).json().result.tasks.length, 3)
-  const badToken = (await rpc(app, 'ListTasks', { pageToken: 'bm90LWEtY3Vyc29y' })).json()
+  t.equal((await rpc(app, 'ListTasks', { contextId: CTX, status: 'TASK_STATE_WORKING' })).json().result.tasks.length, 0)
+  t.equal((await rpc(app, 'ListTasks', { contextId: CTX, statusTimestampAfter: '2000-01-01T00:00:00Z' })).json().result.tasks.length, 3)
+  const badToken = (await rpc(app, 'ListTasks', { contextId: CTX, pageToken: 'bm90LWEtY3Vyc29y' })).json()
   t.equal(badToken.error.code, -32602, 'a token that is no cursor is an invalid param (from the SDK)')
   t.equal(badToken.error.data[0].fieldViolations[0].field, 'params')
 })

@@ -24,6 +24,7 @@ t.test('defaults with no configuration at all', async (t) => {
     headersTimeoutMs: 10000,
     keepAliveTimeoutMs: 72000,
     maxConnections: 10000,
+    maxStreamsPerCaller: 100,
     turnWaitTimeoutMs: 30000,
     auth: { mode: 'walk-in', apiKeys: [], jwt: undefined },
     rateLimit: { max: 6000, operatorMax: 600, windowMs: 60000, redisUrl: undefined, redisKeyPrefix: 'a2a-converse:' }

@@ -94,7 +94,7 @@ if (url === undefined) {
       message: userMessage('date=2026-12-24', { taskId: task.id, contextId: task.contextId })
     })))
     checkUnavailable(t, 'GetTask', await call(base, rpc('GetTask', { id: task.id })))
-    checkUnavailable(t, 'ListTasks', await call(base, rpc('ListTasks', {})))
+    checkUnavailable(t, 'ListTasks', await call(base, rpc('ListTasks', { contextId: task.contextId })))
     checkUnavailable(t, 'CancelTask', await call(base, rpc('CancelTask', { id: task.id })))
 
     // Streams: the failure is the stream's one error frame, and the stream ends.
@@ -129,7 +129,7 @@ if (url === undefined) {
     const answer = (await call(base, rpc('SendMessage', { message: userMessage('How long do I have to return an order?') }))).value.body.result
     t.match(answer.message.parts[0].text, /30 days of delivery/, 'Message replies again')
     t.equal(answer.message.metadata[URI].author, 'agent')
-    const listed = (await call(base, rpc('ListTasks', {}))).value.body.result
+    const listed = (await call(base, rpc('ListTasks', { contextId: task.contextId }))).value.body.result
     t.same(listed.tasks.map((entry: Json) => entry.id), [task.id], 'ListTasks again')
   })
 
@@ -182,7 +182,7 @@ if (url === undefined) {
     t.equal(kept.status.state, 'TASK_STATE_INPUT_REQUIRED', 'not FAILED: the task waits for the turn again')
     t.same(kept.history.map((message: Json) => message.role), ['ROLE_USER', 'ROLE_AGENT', 'ROLE_USER', 'ROLE_USER', 'ROLE_USER'],
       'the unanswered messages are in its history (the SDK records a message to a task before the agent runs), no reply')
-    t.same((await call(base, rpc('ListTasks', {}))).value.body.result.tasks.map((entry: Json) => entry.id), [task.id], 'no FAILED task was stored')
+    t.same((await call(base, rpc('ListTasks', { contextId: task.contextId }))).value.body.result.tasks.map((entry: Json) => entry.id), [task.id], 'no FAILED task was stored')
 
     // Any other executor failure is the SDK's as before: a FAILED task naming the error.
     conversations.failure = new Error('a bug')

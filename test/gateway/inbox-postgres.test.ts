@@ -8,6 +8,7 @@ import { Client, OPERATOR_KEY, URI } from '../fixtures/conversation-gateway.js'
 import { startGateway } from '../fixtures/gateway-helpers.js'
 import { InboxEvents } from '../fixtures/inbox-events.js'
 import { testSchema } from '../fixtures/test-schema.js'
+import { contextIdOf } from '../fixtures/context-ids.js'
 
 const url = process.env.TEST_DATABASE_URL
 const AUTH = { authorization: `Bearer ${OPERATOR_KEY}` }
@@ -23,6 +24,7 @@ if (url === undefined) {
   // Dropped when the file's tests are over, after the gateways of the test were closed.
   const schema = testSchema(t, url)
   t.test('the inbox on two instances sharing one PostgreSQL database', async (t) => {
+    const pg = (n: number): string => contextIdOf(`pg-inbox-${n}`)
     const env = { DATABASE_URL: url, DATABASE_SCHEMA: schema, OPERATOR_API_KEY: OPERATOR_KEY }
     const [a, b] = await Promise.all([startGateway(t, env), startGateway(t, env)])
     const onB = new InboxEvents(b.base, 'demo', `Bearer ${OPERATOR_KEY}`)
@@ -30,30 +32,30 @@ if (url === undefined) {
     await Promise.all([onA.ready(), onB.ready()])
 
     const caller = new Client(t, a.app)
-    const answer = await caller.send('Should I sue the courier?', { contextId: 'pg-inbox-1' })
-    const seen = await onB.conversation('pg-inbox-1')
+    const answer = await caller.send('Should I sue the courier?', { contextId: pg(1) })
+    const seen = await onB.conversation(pg(1))
     t.match(seen, { ownership: 'ai_owned', needsPerson: ['scope_boundary'], lastTurn: { role: 'agent' } }, 'A\'s conversation reaches B\'s stream')
 
-    const trace = await operator(b.base, 'GET', 'conversations/pg-inbox-1/trace')
+    const trace = await operator(b.base, 'GET', `conversations/${pg(1)}/trace`)
     t.equal(trace.status, 200)
     t.same(trace.body.turns[1].envelope, answer.message.metadata[URI], 'B\'s trace holds the envelope A sent')
 
-    t.equal((await operator(b.base, 'POST', 'conversations/pg-inbox-1/takeover')).status, 200)
-    t.match(await onA.conversation('pg-inbox-1', (entry) => entry.ownership === 'human_owned'), { version: seen.version + 1 }, 'B\'s takeover reaches A\'s stream')
+    t.equal((await operator(b.base, 'POST', `conversations/${pg(1)}/takeover`)).status, 200)
+    t.match(await onA.conversation(pg(1), (entry) => entry.ownership === 'human_owned'), { version: seen.version + 1 }, 'B\'s takeover reaches A\'s stream')
 
-    for (let n = 2; n <= 5; n++) await new Client(t, n % 2 === 0 ? b.app : a.app).send('When are you open on Saturday?', { contextId: `pg-inbox-${n}` })
+    for (let n = 2; n <= 5; n++) await new Client(t, n % 2 === 0 ? b.app : a.app).send('When are you open on Saturday?', { contextId: pg(n) })
     for (const query of ['', '?limit=2', '?owner=human_owned', '?needsPerson=false']) {
       const fromA = await operator(a.base, 'GET', `conversations${query}`)
       const fromB = await operator(b.base, 'GET', `conversations${query}`)
       t.same(fromA, fromB, `the same list from both instances (${query || 'no query'})`)
     }
     const first = await operator(a.base, 'GET', 'conversations?limit=2')
-    t.same(first.body.conversations.map((entry: any) => entry.contextId), ['pg-inbox-5', 'pg-inbox-4'])
+    t.same(first.body.conversations.map((entry: any) => entry.contextId), [pg(5), pg(4)])
     const second = await operator(b.base, 'GET', `conversations?limit=2&cursor=${first.body.next as string}`)
-    t.same(second.body.conversations.map((entry: any) => entry.contextId), ['pg-inbox-3', 'pg-inbox-2'], 'a cursor from A pages on B')
+    t.same(second.body.conversations.map((entry: any) => entry.contextId), [pg(3), pg(2)], 'a cursor from A pages on B')
     const last = await operator(b.base, 'GET', `conversations?limit=2&cursor=${second.body.next as string}`)
     t.same(last.body, { conversations: [last.body.conversations[0]] })
-    t.equal(last.body.conversations[0].contextId, 'pg-inbox-1')
+    t.equal(last.body.conversations[0].contextId, pg(1))
     // Closing an instance ends its stream.
     await Promise.all([a.app.close(), b.app.close()])
     await Promise.all([onA.ended, onB.ended])

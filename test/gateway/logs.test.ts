@@ -1,8 +1,10 @@
 /** The gateway's logs: pino JSON, a request id per request (x-request-id honoured and echoed), no content at info. */
 import t from 'tap'
 import { logLines, rpc, SEED_BODY, SEED_HEADERS, startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
+import { contextIdOf } from '../fixtures/context-ids.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const CTX = contextIdOf('ctx-logs')
 
 t.test('one request id per request: generated, or the incoming x-request-id, echoed and on every line', async (t) => {
   const log = logLines()
@@ -51,12 +53,12 @@ t.test('message text and envelope content are never logged at info', async (t) =
   // Knowledge answer (seed), streamed answer, a routine with slot values, an invalid request, an operator reply.
   await (await post(SEED_BODY)).text()
   await (await post(rpc('SendStreamingMessage', { message: userMessage('Secret-Question-Alpha about warranty length?') }))).text()
-  const started = await (await post(rpc('SendMessage', { message: userMessage('book a table', { contextId: 'ctx-logs' }) }))).json() as any
+  const started = await (await post(rpc('SendMessage', { message: userMessage('book a table', { contextId: CTX }) }))).json() as any
   t.equal(started.result.task.status.state, 'TASK_STATE_INPUT_REQUIRED')
-  await (await post(rpc('SendMessage', { message: userMessage('date=2031-02-03, partySize=4, notes=Secret-Note-Bravo', { contextId: 'ctx-logs' }) }))).text()
+  await (await post(rpc('SendMessage', { message: userMessage('date=2031-02-03, partySize=4, notes=Secret-Note-Bravo', { contextId: CTX }) }))).text()
   await (await post(rpc('SendMessage', { message: { messageId: 'x', role: 'ROLE_USER', parts: [] }, metadata: { note: 'Secret-Meta-Charlie' } }))).text()
   const operator = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' }
-  const conversation = `${base}/api/v1/agents/demo/conversations/ctx-logs`
+  const conversation = `${base}/api/v1/agents/demo/conversations/${CTX}`
   t.equal((await fetch(`${conversation}/takeover`, { method: 'POST', headers: { authorization: operator.authorization } })).status, 200)
   const reply = await fetch(`${conversation}/messages`, { method: 'POST', headers: operator, body: JSON.stringify({ text: 'Secret-Human-Delta' }) })
   t.equal(reply.status, 201)

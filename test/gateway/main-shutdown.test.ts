@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { connect, type Socket } from 'node:net'
 import { once } from 'node:events'
 import { rpc, SEED_HEADERS, URI, userMessage } from '../fixtures/gateway-helpers.js'
+import { contextIdOf } from '../fixtures/context-ids.js'
 import { startMain, within, type GatewayProcess } from '../fixtures/gateway-process.js'
 import { readSse } from '../fixtures/sse-reader.js'
 
@@ -80,7 +81,7 @@ function checkCleanOutput (t: Test, child: GatewayProcess) {
 t.test('SIGTERM during an open SSE stream (SendStreamingMessage): the stream ends cleanly, ready is 503, exit 0 in time', async (t) => {
   const child = startMain(t, { OPERATOR_API_KEY: KEY, SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), LOG_LEVEL: 'info' })
   const base = await child.listening()
-  const { response, stream } = await openHeldStream(base, 'ctx-sigterm', 'SendStreamingMessage')
+  const { response, stream } = await openHeldStream(base, contextIdOf('ctx-sigterm'), 'SendStreamingMessage')
   t.equal(response.status, 200)
   t.match(response.headers.get('content-type'), /^text\/event-stream/)
   t.equal(response.headers.get('a2a-extensions'), URI)
@@ -107,7 +108,7 @@ t.test('SIGTERM during an open SSE stream (SendStreamingMessage): the stream end
 t.test('SIGINT twice (as `npm start` forwards Ctrl-C) during a SubscribeToTask stream: one drain, exit 0', async (t) => {
   const child = startMain(t, { OPERATOR_API_KEY: KEY, SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), LOG_LEVEL: 'info' })
   const base = await child.listening()
-  const { response, stream } = await openHeldStream(base, 'ctx-sigint', 'SubscribeToTask')
+  const { response, stream } = await openHeldStream(base, contextIdOf('ctx-sigint'), 'SubscribeToTask')
   t.equal(response.status, 200)
   t.match(response.headers.get('content-type'), /^text\/event-stream/)
 

@@ -1,16 +1,18 @@
 /**
  * Memory mode levels off (issue 10, defect 3): routine turns with fresh contextIds, each leaving a task, keep at
  * most MEMORY_MAX_TASKS tasks per agent and MEMORY_MAX_CONVERSATIONS conversations; the oldest finished task goes
- * first, and an evicted task is -32001 like any unknown one.
+ * first, and an evicted task is -32001 like any unknown one. The caller has a key, so that ListTasks counts every
+ * task of the agent (a walk-in lists one conversation only).
  */
 import t from 'tap'
+import { ALICE_KEY, API_KEYS } from '../fixtures/auth.js'
 import { Client, gateway } from '../fixtures/conversation-gateway.js'
 
 const CAP = 20
 
 t.test('fresh contexts: the number of tasks and conversations stays at the caps, whatever the number of turns', async (t) => {
-  const app = await gateway(t, { env: { MEMORY_MAX_TASKS: String(CAP), MEMORY_MAX_CONVERSATIONS: String(CAP) } })
-  const client = new Client(t, app)
+  const app = await gateway(t, { env: { MEMORY_MAX_TASKS: String(CAP), MEMORY_MAX_CONVERSATIONS: String(CAP), A2A_API_KEYS: API_KEYS } })
+  const client = new Client(t, app, { credential: ALICE_KEY })
   const metadata = { padding: 'x'.repeat(50_000) }
   const first: string[] = []
   let lastTask = ''
@@ -43,8 +45,8 @@ t.test('fresh contexts: the number of tasks and conversations stays at the caps,
     t.equal(evicted.error?.code, -32001, 'an evicted task is unknown (-32001)')
   }
   t.equal((await client.getTask(lastTask)).id, lastTask, 'the latest task is there')
-  const operator = await app.inject({ method: 'GET', url: '/api/v1/agents/demo/conversations/fresh-0', headers: { authorization: 'Bearer operator-key-0123456789' } })
+  const operator = await app.inject({ method: 'GET', url: `/api/v1/agents/demo/conversations/${encodeURIComponent('alice/fresh-0')}`, headers: { authorization: 'Bearer operator-key-0123456789' } })
   t.equal(operator.statusCode, 404, 'the oldest conversation was evicted (MEMORY_MAX_CONVERSATIONS)')
-  const latest = await app.inject({ method: 'GET', url: `/api/v1/agents/demo/conversations/fresh-${3 * CAP - 1}`, headers: { authorization: 'Bearer operator-key-0123456789' } })
+  const latest = await app.inject({ method: 'GET', url: `/api/v1/agents/demo/conversations/${encodeURIComponent(`alice/fresh-${3 * CAP - 1}`)}`, headers: { authorization: 'Bearer operator-key-0123456789' } })
   t.equal(latest.statusCode, 200)
 })

@@ -107,10 +107,10 @@ if (url === undefined) {
     t.equal(got.id, demoTask.id)
     t.equal(got.status.state, 'TASK_STATE_INPUT_REQUIRED')
     t.equal(envelope(got.status.message).routine.status, 'waiting_for_input', 'with its envelope')
-    const demoIds = (await call(B, 'ListTasks', { pageSize: 100 })).result.tasks.map((task: Json) => task.id)
+    const demoIds = (await call(B, 'ListTasks', { pageSize: 100, contextId: demoTask.contextId })).result.tasks.map((task: Json) => task.id)
     t.ok(demoIds.includes(demoTask.id), "demo's ListTasks on B lists A's task")
     t.notOk(demoIds.includes(shopTask.id), "not the other agent's")
-    const shopIds = (await call(B, 'ListTasks', { pageSize: 100 }, 'shop')).result.tasks.map((task: Json) => task.id)
+    const shopIds = (await call(B, 'ListTasks', { pageSize: 100, contextId: shopTask.contextId }, 'shop')).result.tasks.map((task: Json) => task.id)
     t.same(shopIds, [shopTask.id], "shop's ListTasks on B: its one task")
 
     t.equal((await call(B, 'GetTask', { id: shopTask.id })).error?.code, -32001, "demo cannot read shop's task")

@@ -21,7 +21,7 @@ function booking (contextId: string, messageId: string): Json {
 
 /** Sends the same booking three times through the clients given (in turn, or at once); checks one booking. */
 async function threeCopies (t: Test, clients: Client[], together: boolean): Promise<void> {
-  const contextId = `retry-${randomUUID()}`
+  const contextId = randomUUID()
   const messageId = randomUUID()
   const send = async (index: number): Promise<Json> => {
     const reply = await clients[index % clients.length].call('SendMessage', { message: booking(contextId, messageId) })
@@ -52,14 +52,14 @@ async function suite (t: Test, apps: FastifyInstance[]): Promise<void> {
   t.test('three copies one after another', async (t) => threeCopies(t, clients, false))
   t.test('three copies at once', async (t) => threeCopies(t, clients, true))
   t.test('a repeated messageId whose first reply was a Message is not answered again either', async (t) => {
-    const contextId = `retry-${randomUUID()}`
+    const contextId = randomUUID()
     const message = { messageId: randomUUID(), contextId, role: 'ROLE_USER', parts: [{ text: 'When are you open on Saturday?' }] }
     const first = await clients[0].call('SendMessage', { message })
     t.ok(first.result.message, 'a knowledge answer')
     const again = await clients[clients.length - 1].call('SendMessage', { message })
     t.equal(textOf(again.result.message), `Message ${message.messageId} was already received and answered.`)
     t.equal(again.result.message.referenceTaskIds, undefined, 'no task to name (ProtoJSON omits the empty list)')
-    const otherContext = await clients[0].call('SendMessage', { message: { ...message, contextId: `other-${randomUUID()}` } })
+    const otherContext = await clients[0].call('SendMessage', { message: { ...message, contextId: randomUUID() } })
     t.notMatch(textOf(otherContext.result.message), /already received/, 'messageIds are per conversation')
   })
 }

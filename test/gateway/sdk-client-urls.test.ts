@@ -7,6 +7,7 @@ import t from 'tap'
 import { Message, SendMessageRequest, TaskState, type ListTasksRequest, type Task } from '@a2a-js/sdk'
 import { ClientFactory } from '@a2a-js/sdk/client'
 import { startGateway, userMessage } from '../fixtures/gateway-helpers.js'
+import { contextIdOf } from '../fixtures/context-ids.js'
 
 t.test("an agent's URL with a trailing slash and the host root both resolve the card; without the slash the SDK misses it", async (t) => {
   const { base } = await startGateway(t)
@@ -28,15 +29,15 @@ t.test('listTasks({ contextId }) from the official client: its unset status filt
   const { base } = await startGateway(t)
   const client = await new ClientFactory().createFromUrl(`${base}/a2a/demo/`)
   const started = await client.sendMessage(SendMessageRequest.fromJSON({
-    message: userMessage('I would like to book a table', { contextId: 'urls-list-1' })
+    message: userMessage('I would like to book a table', { contextId: contextIdOf('urls-list-1') })
   })) as Task
   t.equal(started.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
 
   // As a JavaScript caller writes it (the issue's repro); the SDK's toJSON turns the missing status into "UNRECOGNIZED".
-  const listed = await client.listTasks({ contextId: 'urls-list-1' } as ListTasksRequest)
+  const listed = await client.listTasks({ contextId: contextIdOf('urls-list-1') } as ListTasksRequest)
   t.same(listed.tasks.map((task) => task.id), [started.id])
   t.equal(listed.totalSize, 1)
 
-  const other = await client.listTasks({ contextId: 'nobody-here' } as ListTasksRequest)
+  const other = await client.listTasks({ contextId: contextIdOf('nobody-here') } as ListTasksRequest)
   t.same(other.tasks, [])
 })

@@ -17,8 +17,11 @@ import inboxPage, { INBOX_CSP } from '../../plugins/inbox-page.js'
 import { AUTH, Client, gateway, OPERATOR_KEY, operator, URI } from '../fixtures/conversation-gateway.js'
 import { logLines, startGateway } from '../fixtures/gateway-helpers.js'
 import { InboxEvents } from '../fixtures/inbox-events.js'
+import { contextIdOf } from '../fixtures/context-ids.js'
 
 const contexts = (body: { conversations: Array<{ contextId: string }> }) => body.conversations.map((entry) => entry.contextId)
+/** Walk-in conversations, by label: a walk-in's contextId is a UUID (test/auth/walk-ins.test.ts). */
+const C = Object.fromEntries(['answered', 'unanswered', 'scope', 'approval', 'held', 'trace1', 'live1'].map((label) => [label, contextIdOf(label)]))
 
 t.test('the list: newest activity first, each with owner, last activity, needs-a-person and the last turn', async (t) => {
   const app = await gateway(t)
@@ -27,18 +30,18 @@ t.test('the list: newest activity first, each with owner, last activity, needs-a
   t.equal(empty.statusCode, 200)
   t.strictSame(empty.json(), { conversations: [] }, 'no conversations yet, no next page')
 
-  await client.send('When are you open on Saturday?', { contextId: 'answered' })
-  await client.send('Do you sell quantum flux capacitors for submarines?', { contextId: 'unanswered' })
-  await client.send('Should I sue the courier?', { contextId: 'scope' })
-  await client.send('I want a refund, orderId: A-1042', { contextId: 'approval' })
-  await client.send('Where is my parcel?', { contextId: 'held' })
-  t.equal((await operator(app, 'POST', 'demo/conversations/held/takeover')).statusCode, 200)
-  await client.send('Can a person help me?', { contextId: 'held' })
+  await client.send('When are you open on Saturday?', { contextId: C.answered })
+  await client.send('Do you sell quantum flux capacitors for submarines?', { contextId: C.unanswered })
+  await client.send('Should I sue the courier?', { contextId: C.scope })
+  await client.send('I want a refund, orderId: A-1042', { contextId: C.approval })
+  await client.send('Where is my parcel?', { contextId: C.held })
+  t.equal((await operator(app, 'POST', `demo/conversations/${C.held}/takeover`)).statusCode, 200)
+  await client.send('Can a person help me?', { contextId: C.held })
 
   const list = await operator(app, 'GET', 'demo/conversations')
   t.equal(list.statusCode, 200)
   const body = list.json()
-  t.same(contexts(body), ['held', 'approval', 'scope', 'unanswered', 'answered'])
+  t.same(contexts(body), [C.held, C.approval, C.scope, C.unanswered, C.answered])
   t.same(body.conversations.map((entry: any) => entry.needsPerson), [
     ['waiting_for_reply'], ['waiting_for_approval'], ['scope_boundary'], ['unanswered'], []
   ], 'what the issue calls "needs a person", each with its reason')
@@ -49,10 +52,10 @@ t.test('the list: newest activity first, each with owner, last activity, needs-a
   t.ok(Date.parse(held.lastActivityAt) >= Date.parse(body.conversations[1].lastActivityAt), 'newest activity first')
 
   const needing = await operator(app, 'GET', 'demo/conversations?needsPerson=true')
-  t.same(contexts(needing.json()), ['held', 'approval', 'scope', 'unanswered'])
-  t.same(contexts((await operator(app, 'GET', 'demo/conversations?needsPerson=false')).json()), ['answered'])
-  t.same(contexts((await operator(app, 'GET', 'demo/conversations?owner=human_owned')).json()), ['held'])
-  t.same(contexts((await operator(app, 'GET', 'demo/conversations?owner=ai_owned&needsPerson=true')).json()), ['approval', 'scope', 'unanswered'])
+  t.same(contexts(needing.json()), [C.held, C.approval, C.scope, C.unanswered])
+  t.same(contexts((await operator(app, 'GET', 'demo/conversations?needsPerson=false')).json()), [C.answered])
+  t.same(contexts((await operator(app, 'GET', 'demo/conversations?owner=human_owned')).json()), [C.held])
+  t.same(contexts((await operator(app, 'GET', 'demo/conversations?owner=ai_owned&needsPerson=true')).json()), [C.approval, C.scope, C.unanswered])
 
   // Pages of two: `next` is the cursor of the following page; the last page has none.
   const pages: string[][] = []
@@ -63,13 +66,13 @@ t.test('the list: newest activity first, each with owner, last activity, needs-a
     cursor = page.next
     if (cursor !== undefined) t.match(cursor, /^[1-9][0-9]*$/, 'an opaque decimal cursor')
   } while (cursor !== undefined)
-  t.same(pages, [['held', 'approval'], ['scope', 'unanswered'], ['answered']])
+  t.same(pages, [[C.held, C.approval], [C.scope, C.unanswered], [C.answered]])
 
   // A reply settles "waiting for a reply"; the conversation moves to the top.
-  await client.send('Hello?', { contextId: 'answered' })
-  t.equal((await operator(app, 'POST', 'demo/conversations/held/messages', { text: 'Sam here, it is on its way.' })).statusCode, 201)
+  await client.send('Hello?', { contextId: C.answered })
+  t.equal((await operator(app, 'POST', `demo/conversations/${C.held}/messages`, { text: 'Sam here, it is on its way.' })).statusCode, 201)
   const after = (await operator(app, 'GET', 'demo/conversations?limit=2')).json()
-  t.same(contexts(after), ['held', 'answered'])
+  t.same(contexts(after), [C.held, C.answered])
   t.same(after.conversations[0].needsPerson, [])
   t.equal(after.conversations[0].lastTurn.role, 'human')
 })
@@ -105,16 +108,16 @@ t.test('the Bearer scheme word is case-insensitive; the key is not', async (t) =
 t.test('the trace: every turn, who wrote it, and per agent turn the envelope the client received', async (t) => {
   const app = await gateway(t)
   const client = new Client(t, app)
-  const answer = await client.send('When are you open on Saturday?', { contextId: 'trace-1' })
-  const started = await client.task('I want a refund, orderId: A-1042', { contextId: 'trace-1' })
-  await operator(app, 'POST', 'demo/conversations/trace-1/takeover')
-  const held = await client.task('Can a person help me?', { contextId: 'trace-1' })
-  await operator(app, 'POST', 'demo/conversations/trace-1/messages', { text: '<b>Sam</b> here' })
+  const answer = await client.send('When are you open on Saturday?', { contextId: C.trace1 })
+  const started = await client.task('I want a refund, orderId: A-1042', { contextId: C.trace1 })
+  await operator(app, 'POST', `demo/conversations/${C.trace1}/takeover`)
+  const held = await client.task('Can a person help me?', { contextId: C.trace1 })
+  await operator(app, 'POST', `demo/conversations/${C.trace1}/messages`, { text: '<b>Sam</b> here' })
 
-  const res = await operator(app, 'GET', 'demo/conversations/trace-1/trace')
+  const res = await operator(app, 'GET', `demo/conversations/${C.trace1}/trace`)
   t.equal(res.statusCode, 200)
   const trace = res.json()
-  t.match(trace, { agentId: 'demo', contextId: 'trace-1', ownership: 'human_owned', ownershipChangedAt: String, lastActivityAt: String, version: Number })
+  t.match(trace, { agentId: 'demo', contextId: C.trace1, ownership: 'human_owned', ownershipChangedAt: String, lastActivityAt: String, version: Number })
   t.same(trace.needsPerson, ['waiting_for_approval'])
   t.same(trace.routine, { toolName: 'request_refund', name: 'Request a refund', status: 'waiting_for_approval', pendingInput: [] })
   t.same(trace.turns.map((turn: any) => [turn.role, turn.author]), [
@@ -128,7 +131,7 @@ t.test('the trace: every turn, who wrote it, and per agent turn the envelope the
 
   const missing = await operator(app, 'GET', 'demo/conversations/nope/trace')
   t.strictSame([missing.statusCode, missing.json()], [404, { statusCode: 404, error: 'Not Found', message: 'unknown conversation "nope"' }])
-  t.equal((await operator(app, 'GET', 'nobody/conversations/trace-1/trace')).statusCode, 404)
+  t.equal((await operator(app, 'GET', `nobody/conversations/${C.trace1}/trace`)).statusCode, 404)
   t.equal((await operator(app, 'GET', `demo/conversations/${'x'.repeat(MAX_CONVERSATION_KEY_LENGTH + 1)}/trace`)).statusCode, 400)
 })
 
@@ -144,14 +147,14 @@ t.test('the live stream: ready, then an event per change of any conversation of 
   t.ok(response.headers.get('x-request-id'), 'the request id survives the hijack')
   await events.ready()
 
-  await client.send('Where is my parcel?', { contextId: 'live-1' })
-  const created = await events.conversation('live-1')
+  await client.send('Where is my parcel?', { contextId: C.live1 })
+  const created = await events.conversation(C.live1)
   t.same(Object.keys(created).sort(), ['contextId', 'lastActivityAt', 'lastTurn', 'needsPerson', 'ownership', 'version'], 'a list entry')
   t.match(created, { ownership: 'ai_owned', lastTurn: { role: 'agent' } })
-  await operator(app, 'POST', 'demo/conversations/live-1/takeover')
-  t.match(await events.conversation('live-1', (entry) => entry.ownership === 'human_owned'), { needsPerson: [] })
-  await client.send('Anyone there?', { contextId: 'live-1' })
-  t.match(await events.conversation('live-1', (entry) => entry.needsPerson.includes('waiting_for_reply')), { lastTurn: { role: 'user', text: 'Anyone there?' } })
+  await operator(app, 'POST', `demo/conversations/${C.live1}/takeover`)
+  t.match(await events.conversation(C.live1, (entry) => entry.ownership === 'human_owned'), { needsPerson: [] })
+  await client.send('Anyone there?', { contextId: C.live1 })
+  t.match(await events.conversation(C.live1, (entry) => entry.needsPerson.includes('waiting_for_reply')), { lastTurn: { role: 'user', text: 'Anyone there?' } })
   const versions = events.events.filter((event) => event.event === 'conversation').map((event) => event.data.version)
   t.same(versions, [...versions].sort((a, b) => a - b), 'versions grow')
 
