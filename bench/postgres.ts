@@ -48,7 +48,7 @@ export async function buildPostgresGateway (): Promise<FastifyInstance> {
 
 /** Child: the same gateway with its in-memory default. */
 export async function buildMemoryGateway (): Promise<FastifyInstance> {
-  return await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }) })
+  return await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }) })
 }
 
 /** Sends the request once and checks the reply is the demo's answer with its envelope; returns its byte size. */
