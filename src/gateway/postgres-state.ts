@@ -133,7 +133,7 @@ export class DataDirError extends Error {
 
 /** What went wrong with the folder, in words a user acts on. */
 function dataDirProblem (error: unknown): string {
-  if (error instanceof FolderInUseError) return `${error.message.replace(/^.* is in use/, 'is in use')}; stop it or choose another DATA_DIR`
+  if (error instanceof FolderInUseError) return `is in use by another running process (pid ${error.pid}); stop it or choose another DATA_DIR`
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `cannot be created or written (${code})`
   const message = String((error as Error | undefined)?.message)

@@ -16,7 +16,7 @@ const heldHere = new Set<string>()
 export class FolderInUseError extends Error {
   readonly pid: number
   constructor (folder: string, pid: number) {
-    super(`${folder} is in use by another running process (pid ${pid}): one gateway per data folder`)
+    super(`${folder} is in use by another running process (pid ${pid})`)
     this.name = 'FolderInUseError'
     this.pid = pid
   }
