@@ -65,11 +65,15 @@ for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
 }
 
 t.test('the folder\'s faults: each refuses the start with DATA_DIR named, exit 1, no stack', async (t) => {
-  const dir = t.testdir({ 'a-file': 'not a folder' })
+  const dir = t.testdir({ 'a-file': 'not a folder', 'not-a-database': { PG_VERSION: '99' } })
 
   const unwritable = startMain(t, { STATE: 'embedded', DATA_DIR: join(dir, 'a-file', 'data') })
   t.equal((await unwritable.exited).code, 1)
   t.match(unwritable.stderr(), /^a2a-converse: cannot start: DATA_DIR .*a-file\/data: cannot be created or written \(ENOTDIR\)\n$/)
+
+  const garbage = startMain(t, { STATE: 'embedded', DATA_DIR: join(dir, 'not-a-database') })
+  t.equal((await garbage.exited).code, 1)
+  t.match(garbage.stderr(), /^a2a-converse: cannot start: DATA_DIR .*not-a-database: the embedded database cannot be opened \(PGlite failed to initialize properly\)\n$/)
 
   const dataDir = join(dir, 'data')
   const holder = await started(t, dataDir)

@@ -93,7 +93,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
           released = true
           // A broken connection's open transaction ends with it (a server rolls it back when the connection closes).
           if (broken === undefined || broken === false || closed) handOn()
-          else void session.query('rollback').then(handOn, handOn)
+          else session.query('rollback').then(handOn, handOn)
         },
         on () { return client }
       }
