@@ -93,7 +93,7 @@ t.test("the cards' URLs: PUBLIC_URL, else the listen address (an unspecified hos
 })
 
 const url = process.env.TEST_DATABASE_URL
-t.test('migrations are logged: each one applied on a new schema, then "up to date"', { skip: url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {
+t.test('migrations are logged: each one applied on a new schema, then "up to date"', { skip: url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false }, async (t) => {
   const schema = testSchema(t, url as string)
   const env = { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: url as string, DATABASE_SCHEMA: schema }
   const first = logLines()
