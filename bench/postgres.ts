@@ -52,7 +52,7 @@ export async function buildMemoryGateway (): Promise<FastifyInstance> {
 }
 
 /** Sends the request once and checks the reply is the demo's answer with its envelope; returns its byte size. */
-async function checkReply (contender: Contender): Promise<number> {
+export async function checkReply (contender: Contender): Promise<number> {
   const res = await fetch(contender.url + contender.load.path, { method: 'POST', headers: contender.load.headers, body: contender.load.body })
   const text = await res.text()
   const message = (JSON.parse(text) as { result?: { message?: { parts?: Array<{ text?: string }>, metadata?: Record<string, { citations?: unknown[] }> } } }).result?.message
