@@ -23,8 +23,8 @@ t.test('a connection holds the session: a pool query waits for its transaction t
   await client.query("insert into counters values ('b', 9007199254740993)")
   await client.query('COMMIT')
   client.release()
-  t.same((await outside).rows, [{ n: '2' }], 'the count after the commit, as a string (int8, as pg reads it)')
-  t.same((await database.pool.query('select n from counters where id = $1', ['b'])).rows, [{ n: '9007199254740993' }], 'no digit lost')
+  t.strictSame((await outside).rows, [{ n: '2' }], 'the count after the commit, as a string (int8, as pg reads it)')
+  t.strictSame((await database.pool.query('select n from counters where id = $1', ['b'])).rows, [{ n: '9007199254740993' }], 'no digit lost')
   const write = await database.pool.query("update counters set n = n + 1 where id = 'a'")
   t.strictSame([write.command, write.rowCount], ['UPDATE', 1], 'a write tells its command and rows (Kysely reads them)')
 })
@@ -67,6 +67,11 @@ t.test('one process per folder: a running holder refuses, a lock left by a dead 
     await again()
   }
   t.pass('stale locks taken over')
+  // A folder that can be made but holds no file: its path leaves no room for the lock's name (PATH_MAX 4096).
+  let deep = dir
+  while (deep.length < 4090 - 200) deep = join(deep, 'd'.repeat(200))
+  deep = join(deep, 'e'.repeat(4090 - deep.length - 1))
+  await t.rejects(lockFolder(deep), { code: 'ENAMETOOLONG' })
 })
 
 t.test('a folder that cannot be created: the file system\'s error; one that holds no database: PGlite\'s, and the lock is let go', async (t) => {

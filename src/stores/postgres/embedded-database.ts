@@ -28,14 +28,15 @@ export interface EmbeddedDatabaseOptions {
   logger: PostgresLogger
 }
 
-/** int8 (20) and its array (1016) as strings, as `pg` reads them: a count or a sequence never loses digits. */
-const PG_COMPATIBLE_PARSERS = { 20: (value: string) => value, 1016: (value: string) => value.slice(1, -1).split(',') }
+/** int8 (20) as a string, as `pg` reads it: a count or a sequence never loses digits. */
+const PG_COMPATIBLE_PARSERS = { 20: (value: string) => value }
 
 type Query = string | { text: string, name?: string }
 
 /** A `pg` query result, as the stores and Kysely read it (Kysely reads `command` and `rowCount` of a write). */
 function pgResult (result: { rows: unknown[], affectedRows?: number, fields: unknown[], command?: string }): pg.QueryResult {
-  const rowCount = result.command === 'SELECT' ? result.rows.length : result.affectedRows ?? 0
+  // PGlite counts a statement's affected rows on every result; a SELECT's rows are its count, as pg reports it.
+  const rowCount = result.command === 'SELECT' ? result.rows.length : result.affectedRows as number
   return { rows: result.rows, rowCount, command: result.command, fields: result.fields, oid: 0 } as unknown as pg.QueryResult
 }
 
@@ -58,7 +59,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   const unlock = options.dataDir === undefined ? async () => {} : await lockFolder(options.dataDir)
   let session: PGlite
   try {
-    session = new PGlite(options.dataDir, { parsers: PG_COMPATIBLE_PARSERS })
+    session = new PGlite({ dataDir: options.dataDir, parsers: PG_COMPATIBLE_PARSERS })
     await session.waitReady
     if (options.schema !== undefined) await session.query(`set search_path to ${options.schema}`)
   } catch (error) {
@@ -94,12 +95,10 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
           // A broken connection's open transaction ends with it (a server rolls it back when the connection closes).
           if (broken === undefined || broken === false || closed) handOn()
           else session.query('rollback').then(handOn, handOn)
-        },
-        on () { return client }
+        }
       }
       return client as unknown as pg.PoolClient
     },
-    on () { return pool },
     async end () {}
   }
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) })

@@ -37,8 +37,8 @@ export async function lockFolder (folder: string): Promise<() => Promise<void>> 
   await mkdir(folder, { recursive: true })
   const path = join(resolve(folder), LOCK_FILE)
   if (heldHere.has(path)) throw new FolderInUseError(folder, process.pid)
-  // Two attempts: the second after removing a lock its process left behind.
-  for (let attempt = 1; ; attempt++) {
+  // Again after removing a lock its process left behind (another opener may take it first: its lock is then read).
+  for (;;) {
     try {
       const file = await open(path, 'wx')
       await file.writeFile(String(process.pid))
@@ -49,7 +49,7 @@ export async function lockFolder (folder: string): Promise<() => Promise<void>> 
         await rm(path, { force: true })
       }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt === 2) throw error
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
     const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10)
     if (Number.isInteger(pid) && pid !== process.pid && running(pid)) throw new FolderInUseError(folder, pid)
