@@ -22,6 +22,10 @@ COPY --from=build /app/dist ./dist
 COPY examples ./examples
 # The inbox page's HTML and CSS (its script is compiled into dist/web/inbox).
 COPY web/inbox/index.html web/inbox/inbox.css ./web/inbox/
+# Without DATABASE_URL the gateway keeps its state in the embedded database, in a volume the node user owns.
+ENV DATA_DIR=/data
+RUN mkdir /data && chown node:node /data
+VOLUME /data
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 \

@@ -48,11 +48,11 @@ export async function buildPostgresGateway (): Promise<FastifyInstance> {
 
 /** Child: the same gateway with its in-memory default. */
 export async function buildMemoryGateway (): Promise<FastifyInstance> {
-  return await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }) })
+  return await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }) })
 }
 
 /** Sends the request once and checks the reply is the demo's answer with its envelope; returns its byte size. */
-async function checkReply (contender: Contender): Promise<number> {
+export async function checkReply (contender: Contender): Promise<number> {
   const res = await fetch(contender.url + contender.load.path, { method: 'POST', headers: contender.load.headers, body: contender.load.body })
   const text = await res.text()
   const message = (JSON.parse(text) as { result?: { message?: { parts?: Array<{ text?: string }>, metadata?: Record<string, { citations?: unknown[] }> } } }).result?.message

@@ -34,10 +34,9 @@ const InvalidMcpJsonError = createError('A2A_CONVERSE_MCP_INVALID_JSON', 'Invali
 function bodyError (error: FastifyError, request: AgentRequest): RequestBody | undefined {
   if (error.code === 'A2A_CONVERSE_MCP_INVALID_JSON') return { kind: 'invalid_json' }
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { kind: 'too_large', limit: request.routeOptions.bodyLimit }
-  /* c8 ignore start -- Fastify's own client errors (a bad Content-Length) keep Fastify's default answer */
+  // Fastify's own client errors (a body cut short, a bad Content-Length) keep Fastify's default answer.
   return undefined
 }
-/* c8 ignore stop */
 
 async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpointOptions): Promise<void> {
   const { converse } = fastify
@@ -63,7 +62,6 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
   fastify.setErrorHandler(async (error: FastifyError, request: AgentRequest, reply) => {
     const body = bodyError(error, request)
     if (body !== undefined) return await answer(request, reply, body)
-    /* c8 ignore next -- (see bodyError) */
     throw error
   })
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
@@ -88,7 +88,7 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
   app.server.maxConnections = config.maxConnections
   app.addHook('onRequest', async (request, reply) => { reply.header('x-request-id', request.id) })
 
-  // DATABASE_URL: tasks, conversations and live events on PostgreSQL; otherwise in this process's memory.
+  // STATE: tasks, conversations and live events in the embedded database (DATA_DIR), on a PostgreSQL server, or in memory.
   const state = await openGatewayState(config, app.log)
   const events = options.events ?? state.events
   const stored = options.conversations ?? state.conversations
@@ -213,6 +213,7 @@ async function registerAll (
   app.log.info({
     agents: definitions.map((definition) => definition.id),
     stateStore: state.kind,
+    ...(state.kind === 'embedded' ? { dataDir: resolve(config.dataDir) } : {}),
     operatorApi: operatorOn,
     // Which agents need a credential (never the credentials themselves).
     authenticated: [...required],

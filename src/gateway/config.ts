@@ -17,6 +17,13 @@ export interface GatewayConfig {
   bodyLimit: number
   agentsFile?: string
   operatorApiKey?: string
+  /**
+   * Where tasks, conversations and events live: `embedded` (PostgreSQL in this process, in `dataDir`; the default
+   * without DATABASE_URL), `postgres` (the server at DATABASE_URL; the default with it), `memory` (lost on exit).
+   */
+  state: StateKind
+  /** The embedded database's folder (STATE=embedded). */
+  dataDir: string
   databaseUrl?: string
   /** PostgreSQL schema for every table (created at start); default: the server's search path. */
   databaseSchema?: string
@@ -49,6 +56,8 @@ export interface GatewayConfig {
   /** Requests per caller (or client address) and window on the A2A door and the operator API. */
   rateLimit: RateLimitConfig
 }
+
+export type StateKind = 'memory' | 'embedded' | 'postgres'
 
 /**
  * `required`: every A2A request needs a credential (an API key or a JWT), and tasks and conversations belong to
@@ -91,6 +100,8 @@ export const configSchema = {
     BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 104857600, default: 1048576 },
     AGENTS_FILE: { type: 'string', minLength: 1 },
     OPERATOR_API_KEY: { type: 'string', minLength: 16 },
+    STATE: { type: 'string', enum: ['memory', 'embedded', 'postgres'] },
+    DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     DATABASE_SCHEMA: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' },
     PROVIDER_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 1000 },
@@ -132,6 +143,8 @@ interface RawConfig {
   BODY_LIMIT: number
   AGENTS_FILE?: string
   OPERATOR_API_KEY?: string
+  STATE?: StateKind
+  DATA_DIR: string
   DATABASE_URL?: string
   DATABASE_SCHEMA?: string
   PROVIDER_TIMEOUT_MS: number
@@ -187,6 +200,12 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must be at most REQUEST_TIMEOUT_MS (${raw.REQUEST_TIMEOUT_MS})`)
   }
   const publicUrl = raw.PUBLIC_URL?.replace(/\/+$/, '')
+  const state = raw.STATE ?? (raw.DATABASE_URL === undefined ? 'embedded' : 'postgres')
+  if (state === 'postgres' && raw.DATABASE_URL === undefined) throw new ConfigError('STATE', 'is postgres, which needs DATABASE_URL')
+  // Two sources of state would be a mistake either way: say which one wins rather than pick one silently.
+  if (state !== 'postgres' && raw.DATABASE_URL !== undefined) {
+    throw new ConfigError('STATE', `is ${state}, but DATABASE_URL is set too: unset one of them`)
+  }
   return {
     port: raw.PORT,
     host: raw.HOST,
@@ -197,6 +216,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     bodyLimit: raw.BODY_LIMIT,
     agentsFile: raw.AGENTS_FILE,
     operatorApiKey: raw.OPERATOR_API_KEY,
+    state,
+    dataDir: raw.DATA_DIR,
     databaseUrl: raw.DATABASE_URL,
     databaseSchema: raw.DATABASE_SCHEMA,
     providerTimeoutMs: raw.PROVIDER_TIMEOUT_MS,

@@ -1,7 +1,12 @@
 /**
- * DATABASE_URL: every store on PostgreSQL so that several gateway instances behave as one service —
- * tasks in @a2a-js/sdk's DatabaseTaskStore table (Kysely over pg; our save keeps a finished task finished),
- * conversations in our own tables, live task events over LISTEN/NOTIFY, a lease row per task with a turn running. The schema is migrated at start (idempotent, safe when instances start together).
+ * The gateway's state on PostgreSQL: tasks in @a2a-js/sdk's DatabaseTaskStore table (Kysely; our save keeps a
+ * finished task finished), conversations in our own tables, the schema migrated at start (idempotent, safe when
+ * instances start together).
+ *
+ * - STATE=postgres (DATABASE_URL): a server, so that several gateway instances behave as one service — live task
+ *   events over LISTEN/NOTIFY, a lease row per task with a turn running.
+ * - STATE=embedded (DATA_DIR): the same stores and migrations on PGlite in this process; one process per folder, so
+ *   live events and turn locks stay in this process's memory.
  */
 import { TaskState, type Task } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
@@ -14,6 +19,10 @@ import { createPostgresDatabase, type PostgresLogger } from '../stores/postgres/
 import { PostgresTaskEventHub } from '../stores/postgres/postgres-task-event-hub.js'
 import { PostgresTaskStore } from '../stores/postgres/postgres-task-store.js'
 import { PostgresTaskTurnLock } from '../stores/postgres/postgres-task-turn-lock.js'
+import { openEmbeddedDatabase } from '../stores/postgres/embedded-database.js'
+import { FolderInUseError } from '../stores/postgres/folder-lock.js'
+import { MemoryTaskEventHub } from '../events/task-event-hub.js'
+import { MemoryTaskTurnLock } from '../stores/task-turn-lock.js'
 import type { GatewayState } from './state.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
@@ -103,6 +112,66 @@ class UnavailableAwareTaskStore implements TaskStore, TaskSaveSignals {
   load: TaskStore['load'] = async (taskId, context) => { try { return await this.#inner.load(taskId, context) } catch (error) { throw toStoreError(error) } }
 
   list: TaskStore['list'] = async (params, context) => { try { return await this.#inner.list(params, context) } catch (error) { throw toStoreError(error) } }
+}
+
+export interface EmbeddedStateOptions {
+  /** The data folder (DATA_DIR). */
+  dataDir: string
+  logger: StateLogger
+  /** How long a turn waits for the task's earlier turns. Default 30 000 ms. */
+  turnWaitTimeoutMs?: number
+}
+
+/** DATA_DIR cannot be used: not writable, held by another gateway, or written by a newer version. Names the folder. */
+export class DataDirError extends Error {
+  constructor (dataDir: string, problem: string, cause?: unknown) {
+    super(`DATA_DIR ${dataDir}: ${problem}`)
+    this.name = 'DataDirError'
+    this.cause = cause
+  }
+}
+
+/** What went wrong with the folder, in words a user acts on. */
+function dataDirProblem (error: unknown): string {
+  if (error instanceof FolderInUseError) return `is in use by another running process (pid ${error.pid}); stop it or choose another DATA_DIR`
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `cannot be created or written (${code})`
+  const message = String((error as Error | undefined)?.message)
+  // Kysely's Migrator refuses a ledger naming migrations this version does not have.
+  if (/corrupted migrations/.test(message)) return 'was written by a newer version of a2a-converse (its schema has migrations this version does not know); run that version, or start with another DATA_DIR'
+  return `the embedded database cannot be opened (${message})`
+}
+
+export async function openEmbeddedState (options: EmbeddedStateOptions): Promise<GatewayState> {
+  let database
+  try {
+    database = await openEmbeddedDatabase({ dataDir: options.dataDir, logger: options.logger })
+  } catch (error) {
+    throw new DataDirError(options.dataDir, dataDirProblem(error), error)
+  }
+  let report
+  try {
+    report = await migrate(database.db, { schema: 'public' })
+  } catch (error) {
+    await database.close()
+    throw new DataDirError(options.dataDir, dataDirProblem(error), error)
+  }
+  for (const migration of report.applied) options.logger.info({ dataDir: options.dataDir, migration }, `migration applied: ${migration}`)
+  const conversations = new PostgresConversationStore(database)
+  const events = new MemoryTaskEventHub()
+  return {
+    kind: 'embedded',
+    conversations,
+    events,
+    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId) })),
+    taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: options.turnWaitTimeoutMs }),
+    readinessChecks: { database: () => database.ping() },
+    async close () {
+      await events.close()
+      await conversations.close()
+      await database.close()
+    }
+  }
 }
 
 export async function openPostgresState (options: PostgresStateOptions): Promise<GatewayState> {

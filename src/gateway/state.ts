@@ -1,6 +1,7 @@
 /**
- * Where the gateway keeps tasks, conversations and live task events: this process's memory, or PostgreSQL when
- * DATABASE_URL is set (several instances, one service). The PostgreSQL layer is imported only when it is used.
+ * Where the gateway keeps tasks, conversations and live task events (STATE): an embedded PostgreSQL in this process
+ * (DATA_DIR; the default), a PostgreSQL server (DATABASE_URL: several instances, one service), or this process's
+ * memory. The PostgreSQL layer is imported only when it is used.
  */
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { MemoryTaskEventHub, type TaskEventHub } from '../events/task-event-hub.js'
@@ -14,7 +15,7 @@ import type { GatewayConfig } from './config.js'
 
 export interface GatewayState {
   /** Where the state lives (the start-up log says it). */
-  kind: 'memory' | 'postgresql'
+  kind: 'memory' | 'embedded' | 'postgresql'
   conversations: ConversationStore
   events: TaskEventHub
   taskStoreFor (agentId: string): TaskStore
@@ -45,13 +46,15 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
   }
 }
 
-export async function openGatewayState (config: Pick<GatewayConfig, 'databaseUrl' | 'databaseSchema'> & MemoryBounds, logger: StateLogger): Promise<GatewayState> {
-  /* c8 ignore start -- the PostgreSQL path runs in the tests that need TEST_DATABASE_URL (CI sets it); without a
-     database it cannot run, and counting it there would fail `npm test` on a machine without PostgreSQL */
-  if (config.databaseUrl !== undefined) {
-    const { openPostgresState } = await import('./postgres-state.js')
-    return openPostgresState({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger, turnWaitTimeoutMs: config.turnWaitTimeoutMs })
+export type StateConfig = Pick<GatewayConfig, 'state' | 'dataDir' | 'databaseUrl' | 'databaseSchema'> & MemoryBounds
+
+export async function openGatewayState (config: StateConfig, logger: StateLogger): Promise<GatewayState> {
+  if (config.state === 'memory') return memoryState(config)
+  if (config.state === 'embedded') {
+    const { openEmbeddedState } = await import('./postgres-state.js')
+    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs: config.turnWaitTimeoutMs })
   }
-  /* c8 ignore stop */
-  return memoryState(config)
+  const { openPostgresState } = await import('./postgres-state.js')
+  // STATE=postgres comes with DATABASE_URL (loadConfig checks).
+  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs: config.turnWaitTimeoutMs })
 }

@@ -259,8 +259,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
     // stops waiting. After a reply there is nothing to stop (no timer, no stream): the objects are simply dropped,
     // which spares a close that builds an McpError per request.
     response.once('close', () => {
-      /* c8 ignore next -- closing an in-memory server and transport does not reject; nothing to do if it did */
-      if (!response.writableFinished) server.close().then(undefined, () => {})
+      if (!response.writableFinished) server.close().then(undefined, closeFailed)
     })
     try {
       await server.connect(transport)
@@ -275,6 +274,9 @@ export function createMcpService (options: McpServiceOptions): McpService {
 
   return { serves: (agentId) => tools.has(agentId), handle }
 }
+
+/* c8 ignore next 2 -- closing an in-memory server and transport does not reject; nothing to do if it did */
+function closeFailed (): void {}
 
 /** An HTTP error with a JSON-RPC error body of id null, the shape (and, for body errors, the text) of the transport's. */
 function jsonRpcError (response: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {

@@ -60,6 +60,6 @@ t.test('an agent that requires authentication with no credentials configured sto
   const demo = JSON.parse(await readFile(join(root, 'examples/demo/agent.json'), 'utf8')) as Record<string, unknown>
   demo.documents = join(root, 'examples/demo/documents')
   const dir = t.testdir({ 'agents.json': JSON.stringify([{ ...demo, auth: 'required' }]) })
-  const config = loadConfig({ AGENTS_FILE: join(dir, 'agents.json'), LOG_LEVEL: 'silent' })
+  const config = loadConfig({ STATE: 'memory', AGENTS_FILE: join(dir, 'agents.json'), LOG_LEVEL: 'silent' })
   await t.rejects(buildGateway({ config }), { name: 'ConfigError', message: /agent "demo" requires authentication/ })
 })

@@ -14,7 +14,7 @@ const url = process.env.TEST_DATABASE_URL
 const OPERATOR_KEY = 'operator-key-for-the-identity-pg-test'
 
 if (url === undefined) {
-  t.test('identities on two instances and PostgreSQL', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('identities on two instances and PostgreSQL', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   const provider = await identityProvider(t)
   const schema = testSchema(t, url)

@@ -67,7 +67,7 @@ t.test('RATE_LIMIT_MAX=0 switches the limit off', async (t) => {
 })
 
 if (redisUrl === undefined) {
-  t.test('in Redis, shared by two instances', { skip: 'TEST_REDIS_URL not set' }, async () => {})
+  t.test('in Redis, shared by two instances', { skip: 'TEST_REDIS_URL not set (a Redis server: TEST_REDIS_URL=redis://127.0.0.1:6379 npm test)' }, async () => {})
 } else {
   t.test('in Redis: two instances share one count per caller; the next window serves again', async (t) => {
     const prefix = `a2a-converse-test:${process.pid}:${randomBytes(4).toString('hex')}:`

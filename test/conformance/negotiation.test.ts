@@ -114,6 +114,7 @@ for (const name of DOORS) {
       t.strictSame(result.history[0], task.history?.[0], `${method}: a user message is left as it is`)
     }
     const list = (await call(door, 'ListTasks', {}, { active: true, path })).json.result
+    t.ok(list.tasks.length > 0, 'ListTasks lists tasks to look at')
     t.ok(list.tasks.every((listed: any) => envelopeOf(listed.status.message) !== undefined && envelopeOf(listed.artifacts[0]) !== undefined))
     t.strictSame(envelopeOf((await call(door, 'SendStreamingMessage', {}, { active: true, path })).json.result.task.artifacts[0]), FULL)
     t.strictSame((await call(door, 'GetExtendedAgentCard', {}, { active: true, path })).json.result, { name: 'not touched', metadata: { [URI]: 'x' } },

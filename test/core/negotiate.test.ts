@@ -89,23 +89,15 @@ t.test('negotiate: CR/LF and control characters never activate nor survive into 
   t.notMatch(formatExtensionsHeader(folded.activated) as string, /[\r\n]/)
 })
 
-t.test('negotiate: an 8 KB header of junk costs little and activates nothing', async (t) => {
+t.test('negotiate: an 8 KB header of junk activates nothing and requests at most the cap', async (t) => {
   const junk = Array.from({ length: 8 * 1024 }, (_, i) => String.fromCharCode(33 + (i * 7919) % 94)).join('')
   t.equal(junk.length, 8192)
-  const started = process.hrtime.bigint()
-  for (let i = 0; i < 1000; i++) negotiate(junk, declared)
-  const ms = Number(process.hrtime.bigint() - started) / 1e6
   t.same(negotiate(junk, declared).activated, [])
   t.ok(negotiate(junk, declared).requested.length <= MAX_REQUESTED)
-  t.ok(ms < 1000, `1000 parses of 8 KB junk took ${ms.toFixed(1)} ms`)
 })
 
-t.test('negotiate: 1000 items cost little, are capped, and activate nothing unexpected', async (t) => {
+t.test('negotiate: 1000 items are capped and activate nothing unexpected', async (t) => {
   const items = Array.from({ length: 1000 }, (_, i) => `https://example.com/junk/${i}`)
-  const started = process.hrtime.bigint()
-  for (let i = 0; i < 1000; i++) negotiate(items.join(','), declared)
-  const ms = Number(process.hrtime.bigint() - started) / 1e6
-  t.ok(ms < 2000, `1000 negotiations of 1000 items took ${ms.toFixed(1)} ms`)
   const result = negotiate(items.join(','), declared)
   t.equal(result.requested.length, MAX_REQUESTED, 'requested is capped')
   t.same(result.requested, items.slice(0, MAX_REQUESTED), 'the first items, in order')

@@ -88,11 +88,8 @@ t.test('negotiation over HTTP: junk, CR/LF and 1000 items', async (t) => {
   hasNoTrace(t, junkRes.json(), '8 KB junk')
 
   const items = Array.from({ length: 1000 }, (_, i) => `urn:junk:${i}`)
-  const started = process.hrtime.bigint()
   const many = await send(app, 'SendMessage', items.join(','))
-  const ms = Number(process.hrtime.bigint() - started) / 1e6
   t.equal(many.statusCode, 200)
-  t.ok(ms < 1000, `1000 items answered in ${ms.toFixed(1)} ms`)
   t.notOk('a2a-extensions' in many.headers, '1000 items: nothing activated')
   t.ok((seen as any).requested.length <= 64, 'requested is bounded')
   const manyWithUri = await send(app, 'SendMessage', [URI, ...items].join(','))

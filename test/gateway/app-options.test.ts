@@ -7,7 +7,7 @@ import { rpc, SEED_HEADERS, userMessage } from '../fixtures/gateway-helpers.js'
 
 t.test('a task store given for an agent is the one its endpoint uses', async (t) => {
   const store = new InMemoryTaskStore()
-  const app = await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent' }), taskStores: { demo: store } })
+  const app = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent' }), taskStores: { demo: store } })
   t.teardown(() => app.close())
   const res = await app.inject({
     method: 'POST', url: '/a2a/demo', headers: SEED_HEADERS, payload: rpc('SendMessage', { message: userMessage('book a table') })
@@ -19,7 +19,7 @@ t.test('a task store given for an agent is the one its endpoint uses', async (t)
 
 t.test('readiness checks given as options decide /health/ready', async (t) => {
   let up = true
-  const app = await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent' }), readinessChecks: { database: () => up } })
+  const app = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent' }), readinessChecks: { database: () => up } })
   t.teardown(() => app.close())
   t.same((await app.inject('/health/ready')).json(), { status: 'ready', checks: { database: 'ok' } })
   up = false
@@ -29,11 +29,11 @@ t.test('readiness checks given as options decide /health/ready', async (t) => {
 })
 
 t.test('the operator API is served only when OPERATOR_API_KEY is set', async (t) => {
-  const without = await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent' }) })
+  const without = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent' }) })
   t.teardown(() => without.close())
   t.equal((await without.inject('/api/v1/agents/demo/conversations/c1')).statusCode, 404)
   const key = 'a-long-enough-operator-key'
-  const withKey = await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent', OPERATOR_API_KEY: key }) })
+  const withKey = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', OPERATOR_API_KEY: key }) })
   t.teardown(() => withKey.close())
   t.equal((await withKey.inject('/api/v1/agents/demo/conversations/c1')).statusCode, 401)
   t.equal((await withKey.inject({ url: '/api/v1/agents/demo/conversations/c1', headers: { authorization: `Bearer ${key}` } })).statusCode, 404)

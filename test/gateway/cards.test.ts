@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/gateway/config.js'
 import { rpc, startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
 
 async function gateway (t: Test, env: Record<string, string> = {}) {
-  const app = await buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent', ...env }) })
+  const app = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', ...env }) })
   t.teardown(() => app.close())
   return app
 }
@@ -212,7 +212,7 @@ t.test('an AGENTS_FILE naming an unknown executor fails at start, naming the age
     ])
   })
   await t.rejects(
-    buildGateway({ config: loadConfig({ LOG_LEVEL: 'silent', AGENTS_FILE: join(dir, 'agents.json') }) }),
+    buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', AGENTS_FILE: join(dir, 'agents.json') }) }),
     /agent "odd": unknown executor "telepathy" \(known: conversation, knowledge\)/
   )
 })
@@ -220,7 +220,7 @@ t.test('an AGENTS_FILE naming an unknown executor fails at start, naming the age
 t.test('agents and executors given as options replace AGENTS_FILE and extend the built-in executors', async (t) => {
   const calls: Array<{ id: string, services: string[] }> = []
   const app = await buildGateway({
-    config: loadConfig({ LOG_LEVEL: 'silent', AGENTS_FILE: '/no/such/file.json' }),
+    config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', AGENTS_FILE: '/no/such/file.json' }),
     agents: [{ id: 'custom', name: 'Custom', description: 'd', executor: 'canned' }],
     executors: {
       canned: (definition, services) => {

@@ -13,6 +13,8 @@ t.test('defaults with no configuration at all', async (t) => {
     bodyLimit: 1048576,
     agentsFile: undefined,
     operatorApiKey: undefined,
+    state: 'embedded',
+    dataDir: './data',
     databaseUrl: undefined,
     providerTimeoutMs: 1000,
     shutdownTimeoutMs: 10000,
@@ -61,12 +63,22 @@ t.test('every variable is read and typed', async (t) => {
   t.equal(config.bodyLimit, 2048)
   t.equal(config.operatorApiKey, 'a-long-enough-operator-key')
   t.equal(config.databaseUrl, 'postgres://u@db/app')
+  t.equal(config.state, 'postgres', 'DATABASE_URL alone selects the server')
   t.equal(config.providerTimeoutMs, 250)
   t.equal(config.shutdownTimeoutMs, 5000)
   t.strictSame([config.memoryMaxTasks, config.memoryFinishedTaskTtlMs, config.memoryMaxConversations], [500, 60000, 300])
   t.strictSame([config.requestTimeoutMs, config.headersTimeoutMs, config.keepAliveTimeoutMs, config.maxConnections], [20000, 5000, 65000, 100])
   t.equal(config.turnWaitTimeoutMs, 5000)
   t.equal(loadConfig({ PUBLIC_URL: 'http://a.example', MCP_PUBLIC_URL: 'https://mcp.example/' }).mcpPublicUrl, 'https://mcp.example')
+})
+
+t.test('STATE: embedded by default, postgres with DATABASE_URL, memory when asked; the messages say what to do', async (t) => {
+  t.strictSame([loadConfig({}).state, loadConfig({}).dataDir], ['embedded', './data'])
+  t.strictSame([loadConfig({ STATE: 'embedded', DATA_DIR: '/var/lib/converse' }).dataDir], ['/var/lib/converse'])
+  t.equal(loadConfig({ STATE: 'memory' }).state, 'memory')
+  t.equal(loadConfig({ STATE: 'postgres', DATABASE_URL: 'postgres://u@db/app' }).state, 'postgres')
+  t.throws(() => loadConfig({ STATE: 'postgres' }), { message: 'STATE is postgres, which needs DATABASE_URL' })
+  t.throws(() => loadConfig({ STATE: 'memory', DATABASE_URL: 'postgres://u@db/app' }), { message: 'STATE is memory, but DATABASE_URL is set too: unset one of them' })
 })
 
 t.test('blank values mean unset', async (t) => {
@@ -93,7 +105,11 @@ t.test('an invalid value names the variable', async (t) => {
     [{ HEADERS_TIMEOUT_MS: '40000' }, 'HEADERS_TIMEOUT_MS'],
     [{ KEEP_ALIVE_TIMEOUT_MS: '5' }, 'KEEP_ALIVE_TIMEOUT_MS'],
     [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS'],
-    [{ TURN_WAIT_TIMEOUT_MS: '0' }, 'TURN_WAIT_TIMEOUT_MS']
+    [{ TURN_WAIT_TIMEOUT_MS: '0' }, 'TURN_WAIT_TIMEOUT_MS'],
+    [{ STATE: 'sqlite' }, 'STATE'],
+    [{ STATE: 'postgres' }, 'STATE'],
+    [{ STATE: 'embedded', DATABASE_URL: 'postgres://u@db/app' }, 'STATE'],
+    [{ STATE: 'memory', DATABASE_URL: 'postgres://u@db/app' }, 'STATE']
   ]
   for (const [env, variable] of cases) {
     let caught: unknown

@@ -54,7 +54,7 @@ async function ready (base: string) {
 }
 
 if (url === undefined) {
-  t.test('gateway database outages', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('gateway database outages', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   // Imported only here: without a database nothing of the PostgreSQL layer is loaded (and counted for coverage).
   const { executorStoreFailure } = await import('../../src/gateway/postgres-state.js')

@@ -19,7 +19,7 @@ async function operator (base: string, method: 'GET' | 'POST', path: string): Pr
 }
 
 if (url === undefined) {
-  t.test('the inbox on two instances', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('the inbox on two instances', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   // Dropped when the file's tests are over, after the gateways of the test were closed.
   const schema = testSchema(t, url)

@@ -62,7 +62,7 @@ async function agentsFile (t: Test): Promise<string> {
 }
 
 if (url === undefined) {
-  t.test('two gateway instances on one database', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('two gateway instances on one database', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   // Every instance is the real entry run through tap's TypeScript loader: allow for slow, busy machines.
   t.setTimeout(300_000)

@@ -96,8 +96,8 @@ async function suite (t: Test, apps: () => Promise<FastifyInstance[]>): Promise<
 t.test('memory', async (t) => suite(t, async () => [await gateway(t)]))
 
 if (url === undefined) {
-  t.test('PostgreSQL, one instance', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
-  t.test('PostgreSQL, two instances on one database', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('PostgreSQL, one instance', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
+  t.test('PostgreSQL, two instances on one database', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   t.test('PostgreSQL, one instance', async (t) => {
     const env = { DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url) }

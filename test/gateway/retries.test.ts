@@ -67,7 +67,7 @@ async function suite (t: Test, apps: FastifyInstance[]): Promise<void> {
 t.test('memory, one instance', async (t) => suite(t, [await gateway(t)]))
 
 if (url === undefined) {
-  t.test('PostgreSQL, two instances', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('PostgreSQL, two instances', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   t.test('PostgreSQL, two instances on one database', async (t) => {
     const env = { DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url) }

@@ -15,11 +15,12 @@ import { cardUrls } from '../../src/gateway/card-urls.js'
 import { logLines } from '../fixtures/gateway-helpers.js'
 import { ROOT } from '../fixtures/gateway-process.js'
 import { testSchema } from '../fixtures/test-schema.js'
+import { inMemoryUnlessDatabase } from '../fixtures/state-env.js'
 
 const agent = { id: 'shop', name: 'Shop', description: 'Answers shop questions.' }
 
 async function startFailure (env: Record<string, string>): Promise<Error> {
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env })
+  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...inMemoryUnlessDatabase(env) })
   return buildGateway({ config }).then(async (app) => { await app.close(); throw new Error('it started') }, (error: Error) => error)
 }
 
@@ -74,7 +75,7 @@ t.test('--help lists every variable with its default; the README table lists the
   t.match(text, /npm start -- --help/)
   t.same(Object.keys(VARIABLE_HELP).sort(), Object.keys(configSchema.properties).sort())
   t.match(text, /\n {2}PORT +listen port \(default 8080\)\n/)
-  t.match(text, /\n {2}DATABASE_URL +postgres:\/\/… [^\n]*in memory\n/, 'no default printed when there is none')
+  t.match(text, /\n {2}DATABASE_URL +postgres:\/\/… [^\n]*default: none \(embedded\)\n/, 'no default printed when there is none')
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
   for (const variable of Object.keys(VARIABLE_HELP)) t.match(readme, `| \`${variable}\` |`, `README documents ${variable}`)
 })
@@ -92,7 +93,7 @@ t.test("the cards' URLs: PUBLIC_URL, else the listen address (an unspecified hos
 })
 
 const url = process.env.TEST_DATABASE_URL
-t.test('migrations are logged: each one applied on a new schema, then "up to date"', { skip: url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {
+t.test('migrations are logged: each one applied on a new schema, then "up to date"', { skip: url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false }, async (t) => {
   const schema = testSchema(t, url as string)
   const env = { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: url as string, DATABASE_SCHEMA: schema }
   const first = logLines()

@@ -88,7 +88,7 @@ async function parity (t: Test, env: Record<string, string>): Promise<void> {
 t.test('memory', async (t) => parity(t, {}))
 
 if (url === undefined) {
-  t.test('PostgreSQL', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('PostgreSQL', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   t.test('PostgreSQL', async (t) => parity(t, { DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url) }))
 }

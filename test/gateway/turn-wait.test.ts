@@ -28,7 +28,7 @@ t.test('memory', async (t) => {
   t.equal((defaults.taskTurnLockFor('demo') as unknown as { waitTimeoutMs: number }).waitTimeoutMs, 30_000, 'default 30 s')
 })
 
-t.test('PostgreSQL', { skip: url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {
+t.test('PostgreSQL', { skip: url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false }, async (t) => {
   const config = loadConfig({ TURN_WAIT_TIMEOUT_MS: '50', DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url as string) })
   const state = await openGatewayState(config, silent)
   t.teardown(() => state.close())

@@ -4,6 +4,7 @@
  * artifact), the server card (validated against the vendored SEP-2127 schema, its media type, CORS, caching, and
  * agreeing with the live serverInfo), agents without an endpoint, and a parser mounted before the Express router.
  */
+import type { A2ABackend } from '../../src/a2a/backend.js'
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
@@ -19,7 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { DOORS, serveDoor, URI } from '../fixtures/doors.js'
-import { hangingExecutor, messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
+import { messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
 import { bookTable } from '../fixtures/demo-routines.js'
 import { TOOL_OUTPUT_SCHEMA } from '../../src/mcp/tool-result.js'
 import { a2aEndpoint, converse, mcpEndpoint } from '../../src/fastify.js'
@@ -105,24 +106,50 @@ for (const name of DOORS) {
   })
 }
 
+/** A backend whose calls wait until their request is aborted, and say when they started and when the abort came. */
+function abortRecordingBackend () {
+  let markStarted!: () => void
+  let markAborted!: () => void
+  const started = new Promise<void>((resolve) => { markStarted = resolve })
+  const aborted = new Promise<void>((resolve) => { markAborted = resolve })
+  const backend: A2ABackend = {
+    facts: { capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false }, requiredExtensions: [] },
+    call: async (_request, context) => await new Promise((_resolve, reject) => {
+      context.signal.addEventListener('abort', () => { markAborted(); reject(new Error('aborted')) }, { once: true })
+      markStarted()
+    }),
+    async * stream () {},
+    toError: () => ({ code: -32603, message: 'Internal error' })
+  }
+  return { backend, started, aborted }
+}
+
 for (const name of DOORS) {
-  t.test(`${name}: a client gone mid-call ends its call; the door answers the next one`, async (t) => {
-    const hanging = hangingExecutor()
-    const door = await serveDoor(t, name, { agents: [{ id: 'hang', card: { name: 'Hang', description: 'Never answers.' }, executor: hanging }, agents[0]] })
-    const controller = new AbortController()
-    const call = fetch(`${door.base}/mcp/a/hang`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask_agent', arguments: { message: 'wait' } } }),
-      signal: controller.signal
+  for (const directToolCalls of [true, false]) {
+    t.test(`${name}${directToolCalls ? '' : ' (no fast path)'}: a client gone mid-call aborts its A2A call; the door answers the next one`, async (t) => {
+      const waiting = abortRecordingBackend()
+      const door = await serveDoor(t, name, {
+        directToolCalls,
+        agents: [{ id: 'hang', card: { name: 'Hang', description: 'Never answers.' }, backend: waiting.backend }, agents[0]]
+      })
+      const controller = new AbortController()
+      const call = fetch(`${door.base}/mcp/a/hang`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask_agent', arguments: { message: 'wait' } } }),
+        signal: controller.signal
+      })
+      await waiting.started
+      controller.abort()
+      await t.rejects(call, { name: 'AbortError' })
+      // Without the door's cancellation the backend would wait for ever (and the test for its timeout).
+      await waiting.aborted
+      t.pass('the A2A call the tool call made was aborted')
+      const client = await connect(t, `${door.base}/mcp/a/echo`)
+      const echoed = await client.callTool({ name: 'ask_agent', arguments: { message: 'still here' } }) as CallToolResult
+      t.equal(textOf(echoed), 'echo: still here')
     })
-    await hanging.started
-    controller.abort()
-    await t.rejects(call, { name: 'AbortError' })
-    const client = await connect(t, `${door.base}/mcp/a/echo`)
-    const echoed = await client.callTool({ name: 'ask_agent', arguments: { message: 'still here' } }) as CallToolResult
-    t.equal(textOf(echoed), 'echo: still here')
-  })
+  }
 }
 
 t.test('express: a client gone before its whole body was sent gets nothing; the router goes on', async (t) => {
@@ -133,6 +160,20 @@ t.test('express: a client gone before its whole body was sent gets nothing; the 
   socket.write('POST /mcp/a/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"')
   await new Promise((resolve) => setTimeout(resolve, 50))
   socket.destroy()
+  const client = await connect(t, `${door.base}/mcp/a/echo`)
+  t.equal(textOf(await client.callTool({ name: 'ask_agent', arguments: { message: 'next' } }) as CallToolResult), 'echo: next')
+})
+
+t.test('fastify: a body cut short (the client half-closed) gets Fastify\'s own 400; the door goes on', async (t) => {
+  const door = await serveDoor(t, 'fastify', { agents: [agents[0]] })
+  const socket = connectSocket(Number(new URL(door.origin).port), '127.0.0.1')
+  await once(socket, 'connect')
+  let received = ''
+  socket.setEncoding('utf8').on('data', (chunk: string) => { received += chunk })
+  socket.end('POST /mcp/a/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"')
+  await once(socket, 'close')
+  t.match(received, /^HTTP\/1\.1 400 Bad Request\r\n/)
+  t.match(received, /\r\n\r\n\{"error":"Bad Request","message":"Client Error","statusCode":400\}$/)
   const client = await connect(t, `${door.base}/mcp/a/echo`)
   t.equal(textOf(await client.callTool({ name: 'ask_agent', arguments: { message: 'next' } }) as CallToolResult), 'echo: next')
 })

@@ -15,7 +15,7 @@ type Json = Record<string, any>
 
 const url = process.env.TEST_DATABASE_URL
 
-t.test('one MCP session over two instances on PostgreSQL', { skip: url === undefined ? 'TEST_DATABASE_URL is not set' : false }, async (t) => {
+t.test('one MCP session over two instances on PostgreSQL', { skip: url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false }, async (t) => {
   const schema = testSchema(t, url as string)
   const env = { DATABASE_URL: url as string, DATABASE_SCHEMA: schema }
   const a = await startGateway(t, env)

@@ -98,7 +98,9 @@ t.test('the consumer type-checks against the installed declarations (repo TypeSc
   for (const file of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, file), join(consumer, file))
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
   const result = await run(process.execPath, [tsc, '-p', consumer], { cwd: consumer, timeout: 300_000 }).catch((error) => error)
-  t.equal(result.code ?? 0, 0, `${result.stdout as string}${result.stderr as string}`)
+  // A tsc the timeout killed has no exit code (null, with a signal): that is a failure, not a pass.
+  const outcome = result instanceof Error ? ((result as { killed?: boolean }).killed === true ? 'killed by the timeout' : (result as { code?: unknown }).code) : 0
+  t.equal(outcome, 0, `${result.stdout as string}${result.stderr as string}`)
   for (const app of CONSUMER_APPS) t.ok(existsSync(join(consumer, 'dist', app.file.replace(/\.ts$/, '.js'))), app.file)
 })
 

@@ -209,7 +209,7 @@ t.test('an unusable card fails the start with an error naming the agent', async 
   const upstream = await startRawUpstream()
   t.teardown(() => upstream.close())
   const build = () => buildGateway({
-    config: loadConfig({ LOG_LEVEL: 'silent' }),
+    config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent' }),
     agents: [{ id: 'shop', upstream: { url: upstream.base } }]
   })
   upstream.card.text = 'not json'

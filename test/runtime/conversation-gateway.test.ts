@@ -77,7 +77,7 @@ t.test('stores and the event hub given as options are used, and closed with the 
   const events = new MemoryTaskEventHub()
   const lines: string[] = []
   const app = await buildGateway({
-    config: loadConfig({ LOG_LEVEL: 'info', OPERATOR_API_KEY: 'operator-key-0123456789' }),
+    config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'info', OPERATOR_API_KEY: 'operator-key-0123456789' }),
     conversations,
     taskStores: { demo: taskStore },
     events,
@@ -96,7 +96,7 @@ t.test('stores and the event hub given as options are used, and closed with the 
 t.test('an unknown executor name fails the build (and what was opened is closed)', async (t) => {
   const conversations = new MemoryConversationStore()
   await t.rejects(buildGateway({
-    config: loadConfig({ LOG_LEVEL: 'silent' }),
+    config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent' }),
     conversations,
     agents: [{ id: 'x', name: 'X', description: 'X', executor: 'nope' }]
   }), /agent "x": unknown executor "nope" \(known: conversation, knowledge\)/)

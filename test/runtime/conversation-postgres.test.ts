@@ -10,7 +10,7 @@ import { testSchema } from '../fixtures/test-schema.js'
 const url = process.env.TEST_DATABASE_URL
 
 if (url === undefined) {
-  t.test('conversation flows on PostgreSQL', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('conversation flows on PostgreSQL', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   const onPostgres = (t: Test) => gateway(t, { env: { DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url) } })
 

@@ -17,7 +17,7 @@ import type { PostgresDatabase } from '../../src/stores/postgres/postgres-databa
 const url = process.env.TEST_DATABASE_URL
 
 if (url === undefined) {
-  t.test('PostgreSQL save signals', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('PostgreSQL save signals', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   // Loaded only here: without a database these modules are not part of the run (nor of its coverage).
   const { createPostgresDatabase } = await import('../../src/stores/postgres/postgres-database.js')

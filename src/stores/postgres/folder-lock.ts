@@ -1,0 +1,58 @@
+/**
+ * One process per data folder. PGlite has no lock of its own, and two processes writing one folder corrupt it, so
+ * the folder holds a lock file with its holder's pid (`<folder>/gateway.lock`), created exclusively. A lock whose
+ * process is gone (a SIGKILL leaves it behind) is taken over; one whose process runs refuses the second opener. A lock
+ * naming this very process is a leftover too (a container restarted: the gateway is pid 1 again); this process's
+ * own open folders are known in memory.
+ */
+import { mkdir, open, readFile, rm } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+
+export const LOCK_FILE = 'gateway.lock'
+
+const heldHere = new Set<string>()
+
+/** The folder is held by another running process. */
+export class FolderInUseError extends Error {
+  readonly pid: number
+  constructor (folder: string, pid: number) {
+    super(`${folder} is in use by another running process (pid ${pid})`)
+    this.name = 'FolderInUseError'
+    this.pid = pid
+  }
+}
+
+function running (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Creates the folder if missing and takes its lock; resolves to the release. Throws FolderInUseError, or the fs error. */
+export async function lockFolder (folder: string): Promise<() => Promise<void>> {
+  await mkdir(folder, { recursive: true })
+  const path = join(resolve(folder), LOCK_FILE)
+  if (heldHere.has(path)) throw new FolderInUseError(folder, process.pid)
+  // Again after removing a lock its process left behind (another opener may take it first: its lock is then read).
+  for (;;) {
+    try {
+      const file = await open(path, 'wx')
+      await file.writeFile(String(process.pid))
+      await file.close()
+      heldHere.add(path)
+      return async () => {
+        heldHere.delete(path)
+        await rm(path, { force: true })
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+    const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10)
+    if (Number.isInteger(pid) && pid !== process.pid && running(pid)) throw new FolderInUseError(folder, pid)
+    await rm(path, { force: true })
+  }
+}

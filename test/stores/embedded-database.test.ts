@@ -1,0 +1,83 @@
+/**
+ * The embedded database's pool over one PGlite session: a connection holds the session alone (a transaction never
+ * interleaves with another caller's statements), a broken connection rolls back what it left open, values read as
+ * pg reads them, and its data folder is one process's.
+ */
+import t from 'tap'
+import { join } from 'node:path'
+import { writeFileSync } from 'node:fs'
+import { openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
+import { FolderInUseError, LOCK_FILE, lockFolder } from '../../src/stores/postgres/folder-lock.js'
+import { StoreUnavailableError } from '../../src/stores/errors.js'
+
+const logger = { warn () {} }
+
+t.test('a connection holds the session: a pool query waits for its transaction to end', async (t) => {
+  const database = await openEmbeddedDatabase({ logger })
+  t.teardown(async () => await database.close())
+  await database.pool.query('create table counters (id text primary key, n int8 not null)')
+  const client = await database.pool.connect()
+  await client.query('BEGIN')
+  await client.query("insert into counters values ('a', 1)")
+  const outside = database.pool.query('select count(*) as n from counters')
+  await client.query("insert into counters values ('b', 9007199254740993)")
+  await client.query('COMMIT')
+  client.release()
+  t.strictSame((await outside).rows, [{ n: '2' }], 'the count after the commit, as a string (int8, as pg reads it)')
+  t.strictSame((await database.pool.query('select n from counters where id = $1', ['b'])).rows, [{ n: '9007199254740993' }], 'no digit lost')
+  const write = await database.pool.query("update counters set n = n + 1 where id = 'a'")
+  t.strictSame([write.command, write.rowCount], ['UPDATE', 1], 'a write tells its command and rows (Kysely reads them)')
+})
+
+t.test('a connection released as broken rolls back what it left open', async (t) => {
+  const database = await openEmbeddedDatabase({ schema: 'broken_release', logger })
+  t.teardown(async () => await database.close())
+  await database.pool.query('create schema broken_release')
+  await database.pool.query('create table t (id text)')
+  const client = await database.pool.connect()
+  await client.query('BEGIN')
+  await client.query("insert into t values ('half-written')")
+  client.release(true)
+  client.release()
+  t.same((await database.pool.query('select * from t')).rows, [], 'nothing half-written')
+  t.equal((await database.pool.query('select current_schema() as s')).rows[0].s, 'broken_release', 'the schema option is the search path')
+})
+
+t.test('closed: every call is a StoreUnavailableError, ping says false, close again is fine', async (t) => {
+  const database = await openEmbeddedDatabase({ logger })
+  t.equal(await database.ping(), true)
+  await database.close()
+  await database.close()
+  t.equal(await database.ping(), false)
+  await t.rejects(database.pool.query('select 1'), StoreUnavailableError)
+})
+
+t.test('one process per folder: a running holder refuses, a lock left by a dead process or by this pid is taken over', async (t) => {
+  const dir = t.testdir()
+  const folder = join(dir, 'data')
+  const release = await lockFolder(folder)
+  await t.rejects(lockFolder(folder), new FolderInUseError(folder, process.pid), 'twice in this process')
+  await release()
+  // pid 1 runs (init): another process holds the folder.
+  writeFileSync(join(folder, LOCK_FILE), '1')
+  await t.rejects(lockFolder(folder), { name: 'FolderInUseError', pid: 1, message: `${folder} is in use by another running process (pid 1)` })
+  for (const stale of ['2147483646', String(process.pid), 'garbage']) {
+    writeFileSync(join(folder, LOCK_FILE), stale)
+    const again = await lockFolder(folder)
+    await again()
+  }
+  t.pass('stale locks taken over')
+  // A folder that can be made but holds no file: its path leaves no room for the lock's name (PATH_MAX 4096).
+  let deep = dir
+  while (deep.length < 4090 - 200) deep = join(deep, 'd'.repeat(200))
+  deep = join(deep, 'e'.repeat(4090 - deep.length - 1))
+  await t.rejects(lockFolder(deep), { code: 'ENAMETOOLONG' })
+})
+
+t.test('a folder that cannot be created: the file system\'s error; one that holds no database: PGlite\'s, and the lock is let go', async (t) => {
+  const dir = t.testdir({ file: 'x', 'not-a-database': { PG_VERSION: '99' } })
+  await t.rejects(openEmbeddedDatabase({ dataDir: join(dir, 'file', 'data'), logger }), { code: 'ENOTDIR' })
+  const folder = join(dir, 'not-a-database')
+  await t.rejects(openEmbeddedDatabase({ dataDir: folder, logger }), { message: /PGlite/ })
+  await (await lockFolder(folder))()
+})

@@ -1,0 +1,65 @@
+/**
+ * The PostgreSQL stores on the embedded database (PGlite in this process): the same store code, the same migrations
+ * and the same contract suite as on a server — on every machine, with no server installed.
+ */
+import t from 'tap'
+import { TaskState, type Task } from '@a2a-js/sdk'
+import { ServerCallContext } from '@a2a-js/sdk/server'
+import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
+import { openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
+import { migrate } from '../../src/stores/postgres/migrations.js'
+import { PostgresConversationStore } from '../../src/stores/postgres/postgres-conversation-store.js'
+import { PostgresTaskStore } from '../../src/stores/postgres/postgres-task-store.js'
+import { PostgresTaskTurnLock } from '../../src/stores/postgres/postgres-task-turn-lock.js'
+import { finishedStaysFinished } from '../fixtures/finished-stays-finished.js'
+import { conversationStoreContract } from './conversation-store-contract.js'
+
+const database = await openEmbeddedDatabase({ schema: 'converse_test', logger: { warn () {} } })
+t.teardown(async () => await database.close())
+const report = await migrate(database.db, { schema: 'converse_test' })
+
+t.test('the server\'s migrations apply as they are', async (t) => {
+  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks'])
+  t.same((await migrate(database.db, { schema: 'converse_test' })).applied, [], 'and again: nothing to do')
+})
+
+t.test('the conversation store contract', async (t) => {
+  conversationStoreContract(t, { create: (options) => new PostgresConversationStore(database, options) })
+})
+
+t.test('a finished task stays finished', async (t) => {
+  await finishedStaysFinished(t, new PostgresTaskStore(database.db), 'embedded')
+})
+
+t.test('rows are the SDK\'s: what our store writes, the SDK\'s reads and lists alike', async (t) => {
+  const context = new ServerCallContext()
+  const ours = new PostgresTaskStore(database.db, { ownerResolver: () => 'agent:x' })
+  const sdk = new DatabaseTaskStore(database.db, { ownerResolver: () => 'agent:x' })
+  const task = (id: string, second: number): Task => ({
+    id,
+    contextId: 'ctx-embedded',
+    status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: `2026-12-01T10:00:0${second}.000Z` },
+    artifacts: [],
+    history: [],
+    metadata: { n: second }
+  })
+  for (let n = 0; n < 3; n++) await ours.save(task(`embedded-${n}`, n), context)
+  t.strictSame(await sdk.load('embedded-1', context), await ours.load('embedded-1', context))
+  const request = { tenant: '', contextId: 'ctx-embedded', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined, pageSize: 2 } as never
+  const page = await ours.list(request, context)
+  t.strictSame(page, await sdk.list(request, context))
+  t.equal(page.totalSize, 3, 'a count read as pg reads it')
+  t.same(page.tasks.map((listed) => listed.id), ['embedded-2', 'embedded-1'])
+})
+
+t.test('the per-task turn lock runs on the embedded database too (one process: the gateway uses the memory lock)', async (t) => {
+  const lock = new PostgresTaskTurnLock(database, { scope: 'embedded', waitTimeoutMs: 2000, retryInitialDelayMs: 1, retryMaxDelayMs: 5 })
+  const key = { tenant: '', owner: 'alice', taskId: 'task-1' }
+  const order: string[] = []
+  const first = await lock.acquire(key)
+  const second = lock.acquire(key).then((release) => { order.push('second'); return release })
+  order.push('first')
+  await first()
+  await (await second)()
+  t.same(order, ['first', 'second'])
+})
