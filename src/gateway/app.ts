@@ -129,6 +129,7 @@ async function registerAll (
     executors: options.executors,
     conversations,
     events,
+    upstreamOwnership: state.upstreamOwnership,
     // A given store without save signals gets them for the saves made here (the supersede close waits on them).
     taskStoreFor: (agentId) => {
       const given = options.taskStores?.[agentId]

@@ -14,6 +14,7 @@ import { createPostgresDatabase, type PostgresLogger } from '../stores/postgres/
 import { PostgresTaskEventHub } from '../stores/postgres/postgres-task-event-hub.js'
 import { PostgresTaskStore } from '../stores/postgres/postgres-task-store.js'
 import { PostgresTaskTurnLock } from '../stores/postgres/postgres-task-turn-lock.js'
+import { PostgresUpstreamOwnershipStore } from '../stores/postgres/postgres-upstream-ownership-store.js'
 import type { GatewayState } from './state.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
@@ -122,6 +123,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     kind: 'postgresql',
     conversations,
     events,
+    upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
     taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId), signals: events })),
     // Turns on one task, one at a time across every instance on the database.
