@@ -7,7 +7,9 @@ import t, { type Test } from 'tap'
 import { InvalidOptionError } from '../../src/core/errors.js'
 import { StoreUnavailableError } from '../../src/stores/errors.js'
 import { MemoryUpstreamOwnershipStore } from '../../src/stores/memory-upstream-ownership-store.js'
-import { migrate } from '../../src/stores/postgres/migrations.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import { migrate, UPSTREAM_CONTEXTS_TABLE } from '../../src/stores/postgres/migrations.js'
 import { createPostgresDatabase } from '../../src/stores/postgres/postgres-database.js'
 import { PostgresUpstreamOwnershipStore } from '../../src/stores/postgres/postgres-upstream-ownership-store.js'
 import { WALK_IN_OWNER, type UpstreamOwnershipStore } from '../../src/stores/upstream-ownership-store.js'
@@ -74,6 +76,28 @@ t.test('memory: bounded per agent, the oldest record first', async (t) => {
   t.same((await store.listTasks('nobody', 'alice', { pageSize: 5 })).taskIds, [], 'an agent without records')
   await store.close()
   t.equal(await store.taskOwner('shop', 't3'), undefined, 'closed: forgotten')
+})
+
+t.test('postgresql: a claim that waited for another instance\'s uncommitted claim returns that claim\'s owner', { skip: url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {
+  const schema = testSchema(t, url as string)
+  const database = createPostgresDatabase({ connectionString: url as string, schema })
+  t.teardown(() => database.close())
+  await migrate(database.db, { schema })
+  const store = new PostgresUpstreamOwnershipStore(database)
+  const other = new pg.Client({ connectionString: url })
+  await other.connect()
+  t.teardown(() => other.end())
+  await other.query('begin')
+  await other.query(`insert into ${schema}.${UPSTREAM_CONTEXTS_TABLE} (agent_id, context_id, owner) values ('shop', 'c1', 'alice')`)
+  const claim = store.claimContext('shop', 'bob', 'c1')
+  // The claim's insert waits for the open transaction's row: wait until it does, then commit.
+  for (;;) {
+    const { rows } = await other.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%with inserted as%'")
+    if (rows[0].n > 0) break
+    await sleep(10)
+  }
+  await other.query('commit')
+  t.equal(await claim, 'alice', 'the committed claim wins')
 })
 
 t.test('postgresql: an unreachable database is a StoreUnavailableError', { skip: url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {

@@ -53,8 +53,12 @@ export class PostgresUpstreamOwnershipStore implements UpstreamOwnershipStore {
   }
 
   async claimContext (agentId: string, owner: string, contextId: string): Promise<string> {
-    const { rows } = await this.#query<{ owner: string }>(CLAIM_CONTEXT, [agentId, owner, contextId])
-    return rows[0].owner
+    for (;;) {
+      const { rows } = await this.#query<{ owner: string }>(CLAIM_CONTEXT, [agentId, owner, contextId])
+      // Empty only when another claim's insert committed after this statement's snapshot (the insert waited for
+      // it, then did nothing): the next statement sees that row.
+      if (rows.length > 0) return rows[0].owner
+    }
   }
 
   async taskOwner (agentId: string, taskId: string): Promise<string | undefined> {
