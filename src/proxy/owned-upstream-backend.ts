@@ -89,8 +89,13 @@ export function ownedUpstreamBackend (options: OwnedUpstreamBackendOptions): A2A
 
   async function listTasks (request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const params = withoutUnsetStatusFilter(request.params) as {
-      contextId?: string, status?: string, pageSize?: number, pageToken?: string, historyLength?: number,
-      statusTimestampAfter?: string, includeArtifacts?: boolean
+      contextId?: string,
+      status?: string,
+      pageSize?: number,
+      pageToken?: string,
+      historyLength?: number,
+      statusTimestampAfter?: string,
+      includeArtifacts?: boolean
     }
     const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE
     let after: number | undefined

@@ -22,7 +22,6 @@ import { A2AReplyError } from '../a2a/local-backend.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { AgentFacts, CheckedRequest } from '../jsonrpc/check-request.js'
 import { internalError, type JsonRpcError } from '../jsonrpc/errors.js'
-import { withoutUnsetStatusFilter } from '../jsonrpc/params.js'
 import { sseEvents, SseEventTooLargeError } from './sse-events.js'
 import type { UpstreamCard } from './upstream-card.js'
 import {
@@ -96,10 +95,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
   }
 
   function body (request: CheckedRequest): string {
-    // The gateway accepts an unset ListTasks status filter (the official client sends one) as "no filter"; the
-    // upstream gets the request as the gateway understood it.
-    const params = request.method === 'ListTasks' ? withoutUnsetStatusFilter(request.params) : request.params
-    return JSON.stringify({ jsonrpc: '2.0', id: request.id, method: request.method, params })
+    return JSON.stringify({ jsonrpc: '2.0', id: request.id, method: request.method, params: request.params })
   }
 
   /** The upstream's JSON-RPC error as the caller gets it; the original in the log (warn). */
@@ -184,7 +180,8 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
         // Aborting destroys the body too: a pending read ends at once (the service stops waiting on abort).
         signal: context.signal,
         headersTimeout: timeoutMs,
-        bodyTimeout: streamIdleTimeoutMs
+        // Not undici's body timer (any byte restarts it, a keep-alive comment included): ours below.
+        bodyTimeout: 0
       })
     } catch (error) {
       throw classifyNetworkError(agentId, error, 'request')

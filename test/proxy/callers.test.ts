@@ -46,7 +46,8 @@ async function expressRouter (t: Test, store: StoreName, upstream: RunningUpstre
     definitions: [{ id: 'shop', upstream: { url: upstream.base } }],
     conversations: state.conversations,
     events: state.events,
-    upstreamOwnership: state.upstreamOwnership,
+    // On memory the runtime's own records (its default); on PostgreSQL the shared ones.
+    upstreamOwnership: store === 'memory' ? undefined : state.upstreamOwnership,
     taskStoreFor: state.taskStoreFor
   })
   const router = converseRouter({

@@ -17,7 +17,12 @@ type Json = Record<string, any>
 
 function context (caller?: string): BackendContext {
   return {
-    agentId: 'shop', requestedExtensions: [], activated: [], version: '1.0', headers: {}, signal: new AbortController().signal,
+    agentId: 'shop',
+    requestedExtensions: [],
+    activated: [],
+    version: '1.0',
+    headers: {},
+    signal: new AbortController().signal,
     ...(caller === undefined ? {} : { caller: { id: caller } })
   }
 }
@@ -45,6 +50,8 @@ function scriptedUpstream () {
       if (request.method === 'SendMessage') {
         if (params.message.parts[0].text === 'msg') return { message: { messageId: 'm', contextId: params.message.contextId ?? 'c-msg', role: 'ROLE_AGENT', parts: [] } }
         if (params.message.parts[0].text === 'odd') return null
+        if (params.message.parts[0].text === 'empty') return {}
+        if (params.message.parts[0].text === 'msg-task') return { message: { messageId: 'm', taskId: 'mt1', contextId: 'mc1', role: 'ROLE_AGENT', parts: [] } }
         const id = `t${++next}`
         const task = {
           id,
@@ -128,6 +135,24 @@ t.test('a reply without a task records its context; a result that is no object r
   await backend.call(send('msg'), context('alice'))
   t.equal(await ownership.claimContext('shop', 'bob', 'c-msg'), 'alice', 'the message\'s context is alice\'s')
   t.equal(await backend.call(send('odd'), context('alice')), null)
+  t.same(await backend.call(send('empty'), context('alice')), {}, 'a result naming nothing')
+  const artifactFirst = ownedUpstreamBackend({
+    agentId: 'shop',
+    ownership,
+    upstream: { ...upstream, async * stream () { yield { artifactUpdate: { taskId: 'at1', contextId: 'ac1' } } } }
+  })
+  await drain(artifactFirst.stream({ ...send('x'), method: 'SendStreamingMessage' }, context('alice')))
+  t.equal(await ownership.taskOwner('shop', 'at1'), 'alice', 'a stream whose first result is an artifact update')
+  const statusFirst = ownedUpstreamBackend({
+    agentId: 'shop',
+    ownership,
+    upstream: { ...upstream, async * stream () { yield { statusUpdate: { taskId: 'su1', contextId: 'sc9' } } } }
+  })
+  await drain(statusFirst.stream({ ...send('x'), method: 'SendStreamingMessage' }, context('alice')))
+  t.equal(await ownership.taskOwner('shop', 'su1'), 'alice', 'a stream whose first result is a status update')
+  await backend.call(send('msg-task'), context('alice'))
+  t.equal(await ownership.taskOwner('shop', 'mt1'), 'alice', 'a message naming its task')
+  t.same((await backend.call(request('ListTasks', { contextId: '' }), context('nobody')) as Json).tasks, [], 'an empty contextId filter is none')
   await backend.call(send('msg', { contextId: '' }), context('alice'))
   t.pass('an empty contextId is none')
 })

@@ -92,7 +92,8 @@ t.test('postgresql: a claim that waited for another instance\'s uncommitted clai
   const claim = store.claimContext('shop', 'bob', 'c1')
   // The claim's insert waits for the open transaction's row: wait until it does, then commit.
   for (;;) {
-    const { rows } = await other.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%with inserted as%'")
+    // Not on `other`: inside its transaction the activity view is a snapshot.
+    const { rows } = await database.pool.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%with inserted as%'")
     if (rows[0].n > 0) break
     await sleep(10)
   }
