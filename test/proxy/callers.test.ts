@@ -97,6 +97,10 @@ for (const store of STORES) {
       t.teardown(() => upstream.close())
       const base = await serve(t, door, store, upstream)
       const as = async (key: string, method: string, params: Json) => (await call(base, method, params, key, 'shop')).body
+      if (door === 'fastify') {
+        const card = await (await fetch(`${base}/a2a/shop/.well-known/agent-card.json`)).json() as Json
+        t.ok(card.securitySchemes?.apiKey, 'the card names the gateway\'s scheme: callers authenticate to the gateway')
+      }
       const task = (await as(ALICE_KEY, 'SendMessage', { message: userMessage('ask me') })).result.task
       t.equal(task.status.state, 'TASK_STATE_INPUT_REQUIRED', 'alice has an open upstream task')
       const forwarded = upstream.seen.length
