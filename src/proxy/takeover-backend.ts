@@ -76,7 +76,9 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
    */
   async function answeredHere (request: CheckedRequest, context: BackendContext): Promise<boolean> {
     if (SEND_METHODS.has(request.method)) {
-      const contextId = (request.params.message as WireObject).contextId
+      const { contextId, taskId } = request.params.message as WireObject & { taskId?: unknown }
+      // A turn naming the caller's own held task continues it, with or without its contextId.
+      if (taskId !== undefined && await isLocalTask(taskId, context)) return true
       if (typeof contextId !== 'string') return false
       return (await conversations.get(agentId, conversationKey(context.caller?.id, contextId)))?.ownership === 'human_owned'
     }

@@ -193,6 +193,9 @@ for (const store of STORES) {
     t.match(JSON.stringify(held.history), /R-777[\s\S]*S-888/, 'alice\'s held task carries both replies')
     const got = await as(ALICE_KEY, 'GetTask', { id: held.id })
     t.equal(got.result?.id, held.id, 'alice reads her own held task')
+    const again = (await as(ALICE_KEY, 'SendMessage', { message: userMessage('hello?', { taskId: held.id }) })).result?.task
+    t.same([again?.id, again?.status.state], [held.id, 'TASK_STATE_WORKING'], 'her held task continued by its id alone')
+    t.equal((await as(BOB_KEY, 'SendMessage', { message: userMessage('me too', { taskId: held.id }) })).error?.code, -32001, 'not by bob')
     const theirs = await as(BOB_KEY, 'GetTask', { id: held.id })
     t.same(withoutId(theirs.error, held.id), withoutId((await as(BOB_KEY, 'GetTask', { id: 'no-such-task' })).error, 'no-such-task'), 'bob: -32001, as a missing task')
     const view = (await operator(`/${key}`)).body
