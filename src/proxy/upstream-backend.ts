@@ -147,6 +147,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     if (context.signal.aborted) passAbort()
     else context.signal.addEventListener('abort', passAbort, { once: true })
     const timer = setTimeout(() => { controller.abort(DEADLINE) }, timeoutMs)
+    let result: unknown
     try {
       const response = await undiciRequest(url, {
         dispatcher,
@@ -157,7 +158,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs
       })
-      return resultOf(await readText(response.body), response.statusCode, request, context)
+      result = resultOf(await readText(response.body), response.statusCode, request, context)
     } catch (error) {
       if (error instanceof A2AReplyError) throw error
       if (controller.signal.reason === DEADLINE) throw new UpstreamError(upstreamTimeout(agentId, 'no reply in time'), 'DEADLINE')
@@ -166,6 +167,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
       clearTimeout(timer)
       context.signal.removeEventListener('abort', passAbort)
     }
+    return result
   }
 
   async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
