@@ -19,6 +19,7 @@ const runtime = await buildAgentRuntime({
   definitions: await loadAgentDefinitions(config.agentsFile ?? defaultAgentsFile()),
   conversations: state.conversations,
   events: state.events,
+  upstreamOwnership: state.upstreamOwnership,
   taskStoreFor: state.taskStoreFor
 })
 const converse = converseRouter({

@@ -14,7 +14,8 @@ export const SERVER_ONLY = [
   'src/stores/postgres/postgres-database.ts',
   'src/stores/postgres/postgres-task-event-hub.ts',
   'src/stores/postgres/postgres-task-store.ts',
-  'src/stores/postgres/postgres-task-turn-lock.ts'
+  'src/stores/postgres/postgres-task-turn-lock.ts',
+  'src/stores/postgres/postgres-upstream-ownership-store.ts'
 ]
 
 function sources (folder) {

@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject } from 'ajv'
 import { parse as parseYaml } from 'yaml'
 import { validateRoutineDeclarations, type RoutineDeclaration } from '../core/routine-declarations.js'
 import type { OutOfScopeTopic } from '../runtime/knowledge-base.js'
+import { UPSTREAM_ERROR_DETAILS, type UpstreamErrorDetails } from '../proxy/upstream-errors.js'
 import { packageRoot } from './package-root.js'
 
 /** Where a proxied agent runs (proxy mode): another A2A 1.0 agent the gateway stands in front of. */
@@ -12,16 +13,21 @@ export interface UpstreamDefinition {
   url: string
   /** Headers added to every upstream request (an API key, say). */
   headers?: Record<string, string>
-  /** A call's response headers and each wait for its body, a stream's response headers, a card read (ms). Default 30000. */
+  /** A call's whole exchange, a stream's response headers, a card read (ms). Default 30000. */
   timeoutMs?: number
   /** Time to open a connection (ms). Default 5000. */
   connectTimeoutMs?: number
-  /** Longest wait between two events of a stream (ms). Default 300000. */
+  /** Longest wait for the next A2A event of a stream (ms; SSE comments do not count). Default 300000. */
   streamIdleTimeoutMs?: number
   /** How often the card is read again (ms). Default 300000. */
   cardTtlMs?: number
   /** Largest reply body or stream event (bytes). Default 4 MiB. */
   maxResponseBytes?: number
+  /**
+   * How much of an upstream JSON-RPC error reaches the caller: `code` (default: its code, a generic message, no
+   * `data`) or `full` (as the upstream sent it). The original is logged at warn either way.
+   */
+  errorDetails?: UpstreamErrorDetails
 }
 
 /** An HTTP envelope provider (httpEnvelopeProvider): where envelopes come from when the agent attaches none. */
@@ -80,7 +86,8 @@ const agentSchema = {
         connectTimeoutMs: positiveMs,
         streamIdleTimeoutMs: positiveMs,
         cardTtlMs: positiveMs,
-        maxResponseBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 }
+        maxResponseBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 },
+        errorDetails: { enum: UPSTREAM_ERROR_DETAILS }
       }
     },
     envelopeProvider: {
@@ -151,7 +158,8 @@ export async function loadAgentDefinitions (file: string): Promise<AgentDefiniti
       // ajv sets `errors` (with messages) whenever validation fails.
       const [error] = validateAgent.errors as ErrorObject[]
       const field = `agents[${index}]${error.instancePath.replaceAll('/', '.')}`
-      throw new AgentsFileError(file, `${field} ${error.message as string}`)
+      const allowed = error.keyword === 'enum' ? `: ${(error.params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` : ''
+      throw new AgentsFileError(file, `${field} ${error.message as string}${allowed}`)
     }
     const definition = agent as unknown as AgentDefinition
     if (definition.upstream !== undefined) {

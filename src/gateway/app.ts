@@ -129,6 +129,7 @@ async function registerAll (
     executors: options.executors,
     conversations,
     events,
+    upstreamOwnership: state.upstreamOwnership,
     // A given store without save signals gets them for the saves made here (the supersede close waits on them).
     taskStoreFor: (agentId) => {
       const given = options.taskStores?.[agentId]
@@ -143,12 +144,12 @@ async function registerAll (
   app.addHook('onClose', async () => { await runtime.close() })
 
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
+  // An agent that requires a credential names the gateway's schemes on its card (a proxied agent's too: the
+  // caller authenticates to the gateway, never to the upstream).
+  const secured = <T extends object>(id: string, card: T): T =>
+    required.has(id) ? { ...card, ...cardSecurity((authenticator as Authenticator).accepts) } : card
   await app.register(converse, {
-    agents: runtime.agents.map(({ id, card, routines }) => ({
-      id,
-      card: required.has(id) ? { ...card, ...cardSecurity((authenticator as Authenticator).accepts) } : card,
-      routines
-    })),
+    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: secured(id, card), routines })),
     publicUrl: config.publicUrl,
     mcpPublicUrl: config.mcpPublicUrl,
     provider: runtime.envelopeProvider,
@@ -156,7 +157,7 @@ async function registerAll (
   })
   // A proxied agent's card as read now (it may have been read since the runtime started), then every change.
   for (const upstream of runtime.upstreams) {
-    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, card.served))
+    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, secured(upstream.agentId, card.served)))
   }
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
   const limits = openRateLimits(config.rateLimit, app.log)

@@ -23,6 +23,7 @@ import { openEmbeddedDatabase } from '../stores/postgres/embedded-database.js'
 import { FolderInUseError } from '../stores/postgres/folder-lock.js'
 import { MemoryTaskEventHub } from '../events/task-event-hub.js'
 import { MemoryTaskTurnLock } from '../stores/task-turn-lock.js'
+import { PostgresUpstreamOwnershipStore } from '../stores/postgres/postgres-upstream-ownership-store.js'
 import type { GatewayState } from './state.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
@@ -163,6 +164,7 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
     kind: 'embedded',
     conversations,
     events,
+    upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
     taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId) })),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: options.turnWaitTimeoutMs }),
     readinessChecks: { database: () => database.ping() },
@@ -191,6 +193,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     kind: 'postgresql',
     conversations,
     events,
+    upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
     taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId), signals: events })),
     // Turns on one task, one at a time across every instance on the database.

@@ -13,7 +13,10 @@ import type { TaskEventHub } from '../events/task-event-hub.js'
 import { createInbox, type Inbox } from '../runtime/inbox.js'
 import type { RoutineEngine } from '../runtime/routine-engine.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
+import { MemoryUpstreamOwnershipStore } from '../stores/memory-upstream-ownership-store.js'
+import type { UpstreamOwnershipStore } from '../stores/upstream-ownership-store.js'
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
+import { ownedUpstreamBackend } from '../proxy/owned-upstream-backend.js'
 import { takeoverBackend } from '../proxy/takeover-backend.js'
 import { startUpstreamAgent, type UpstreamAgent } from '../proxy/upstream-agent.js'
 import type { AgentDefinition } from './agent-definitions.js'
@@ -25,6 +28,11 @@ export interface AgentRuntimeOptions {
   executors?: Record<string, ExecutorFactory>
   conversations: ConversationStore
   events: TaskEventHub
+  /**
+   * Who owns each proxied agent's upstream tasks and contexts (the gateway state's: shared by instances on
+   * PostgreSQL). Default: a MemoryUpstreamOwnershipStore of this runtime.
+   */
+  upstreamOwnership?: UpstreamOwnershipStore
   /** The task store of an agent. */
   /** The task turn lock of each agent (its A2A endpoint's): the inbox's task writes take it too. */
   turnLockFor?: (agentId: string) => TaskTurnLock
@@ -74,6 +82,7 @@ export interface AgentRuntime {
 
 export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<AgentRuntime> {
   const { conversations, events } = options
+  const ownership = options.upstreamOwnership ?? new MemoryUpstreamOwnershipStore()
   const factories = { ...builtInExecutors, ...options.executors }
   const taskStores = new Map<string, TaskStore>()
   const turnLocks = new Map<string, TaskTurnLock>()
@@ -103,6 +112,8 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
           log: options.log
         })
         upstreams.push(upstream)
+        // Callers kept apart: every task and context the upstream returns is recorded as its caller's.
+        const owned = ownedUpstreamBackend({ agentId: definition.id, upstream: upstream.backend, ownership })
         agents.push({
           id: definition.id,
           // Until the upstream's card is read: what the agents file says (the card is replaced once read).
@@ -113,8 +124,8 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
           },
           routines: definition.routines,
           backend: options.proxyTakeover === false
-            ? upstream.backend
-            : takeoverBackend({ agentId: definition.id, upstream: upstream.backend, conversations, taskStore, events }),
+            ? owned
+            : takeoverBackend({ agentId: definition.id, upstream: owned, conversations, taskStore, events }),
           taskStore
         })
         continue

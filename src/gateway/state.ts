@@ -9,6 +9,8 @@ import type { ConversationStore } from '../stores/conversation-store.js'
 import { MemoryConversationStore } from '../stores/memory-conversation-store.js'
 import { BoundedMemoryTaskStore } from '../stores/memory-task-store.js'
 import { MemoryTaskTurnLock, type TaskTurnLock } from '../stores/task-turn-lock.js'
+import { MemoryUpstreamOwnershipStore } from '../stores/memory-upstream-ownership-store.js'
+import type { UpstreamOwnershipStore } from '../stores/upstream-ownership-store.js'
 import type { StateLogger } from './postgres-state.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
@@ -18,6 +20,8 @@ export interface GatewayState {
   kind: 'memory' | 'embedded' | 'postgresql'
   conversations: ConversationStore
   events: TaskEventHub
+  /** Who owns each proxied agent's upstream tasks and contexts. */
+  upstreamOwnership: UpstreamOwnershipStore
   taskStoreFor (agentId: string): TaskStore
   /** Serializes turns on one task of the agent (for every instance that shares the state). */
   taskTurnLockFor (agentId: string): TaskTurnLock
@@ -28,20 +32,26 @@ export interface GatewayState {
 /** The memory bounds (MEMORY_* variables); the stores' defaults where a field is absent. */
 export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'turnWaitTimeoutMs'>>
 
-/** One process: nothing shared, nothing to check, lost on restart; bounded (tasks per agent, conversations). */
+/**
+ * One process: nothing shared, nothing to check, lost on restart; bounded (tasks per agent, conversations; upstream
+ * ownership records per agent by the same two bounds).
+ */
 export function memoryState (bounds: MemoryBounds = {}): GatewayState {
   const conversations = new MemoryConversationStore({ maxConversations: bounds.memoryMaxConversations })
   const events = new MemoryTaskEventHub()
+  const upstreamOwnership = new MemoryUpstreamOwnershipStore({ maxTasks: bounds.memoryMaxTasks, maxContexts: bounds.memoryMaxConversations })
   return {
     kind: 'memory',
     conversations,
     events,
+    upstreamOwnership,
     taskStoreFor: () => new BoundedMemoryTaskStore({ maxTasks: bounds.memoryMaxTasks, finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs }),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: bounds.turnWaitTimeoutMs }),
     readinessChecks: {},
     async close () {
       await conversations.close()
       await events.close()
+      await upstreamOwnership.close()
     }
   }
 }

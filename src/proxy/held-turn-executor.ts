@@ -7,12 +7,13 @@
  */
 import { Role, TaskState, type Message } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor } from '@a2a-js/sdk/server'
+import { callerIdOf } from '../auth/sdk-user.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { dataPart, humanMessage, turnTask } from '../runtime/conversation-executor.js'
 import { messageText, toWireParts } from '../runtime/slot-input.js'
 import { textPart } from '../runtime/knowledge-executor.js'
-import { newConversationState, type ConversationStore, type HumanReply } from '../stores/conversation-store.js'
+import { conversationKey, newConversationState, type ConversationStore, type HumanReply } from '../stores/conversation-store.js'
 
 export interface HeldTurnExecutorOptions {
   agentId: string
@@ -41,9 +42,13 @@ export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecut
       const { taskId, contextId, userMessage } = requestContext
       const turnId = newId()
       let replies: HumanReply[] = []
-      await store.update(agentId, contextId, (current) => {
+      // The caller's own conversation (as the takeover backend found it human-owned).
+      const callerId = callerIdOf(requestContext.context)
+      const key = conversationKey(callerId, contextId)
+      await store.update(agentId, key, (current) => {
         // The conversation was found human-owned; one removed since (evicted) starts again, held.
-        const state = current ?? { ...newConversationState(agentId, contextId), ownership: 'human_owned' }
+        const state = current ?? { ...newConversationState(agentId, key), ownership: 'human_owned' }
+        if (callerId !== undefined) state.caller = { id: callerId, contextId }
         // A person's replies written since the last turn (there was no task to put them in) go into this one.
         replies = state.inbox
         state.inbox = []

@@ -9,11 +9,15 @@
  * - GetTask, CancelTask and SubscribeToTask of a gateway-local task are answered locally; every other request
  *   goes upstream.
  *
+ * Conversations are the caller's own (`conversationKey(caller, contextId)`, the caller recorded on them), as for
+ * local agents: a person's reply reaches only the caller whose conversation was taken over.
+ *
  * Ownership is read (not locked) before a turn is forwarded: a takeover that lands while a forwarded turn is on
  * its way applies from the next turn.
  */
-import { ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
+import type { TaskStore } from '@a2a-js/sdk/server'
 import type { A2ABackend, BackendContext } from '../a2a/backend.js'
+import { callerContext } from '../auth/sdk-user.js'
 import { localBackend } from '../a2a/local-backend.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { normalizeEnvelope } from '../core/normalize-envelope.js'
@@ -21,7 +25,7 @@ import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
 import type { CheckedRequest } from '../jsonrpc/check-request.js'
 import { messageText } from '../runtime/slot-input.js'
-import { newConversationState, type ConversationStore, type ConversationTurn } from '../stores/conversation-store.js'
+import { conversationKey, newConversationState, type ConversationStore, type ConversationTurn } from '../stores/conversation-store.js'
 import { heldTurnExecutor } from './held-turn-executor.js'
 import { UpstreamError } from './upstream-errors.js'
 import { randomUUID } from 'node:crypto'
@@ -66,31 +70,36 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
     events: options.events
   })
 
-  /** Whether the request is answered here rather than upstream. */
-  async function answeredHere (request: CheckedRequest): Promise<boolean> {
+  /**
+   * Whether the request is answered here rather than upstream. The caller's own conversation (conversationKey: an
+   * authenticated caller's contextIds are its own) and its own held tasks (the task store's caller scope) only.
+   */
+  async function answeredHere (request: CheckedRequest, context: BackendContext): Promise<boolean> {
     if (SEND_METHODS.has(request.method)) {
-      const contextId = (request.params.message as WireObject).contextId
+      const { contextId, taskId } = request.params.message as WireObject & { taskId?: unknown }
+      // A turn naming the caller's own held task continues it, with or without its contextId.
+      if (taskId !== undefined && await isLocalTask(taskId, context)) return true
       if (typeof contextId !== 'string') return false
-      return (await conversations.get(agentId, contextId))?.ownership === 'human_owned'
+      return (await conversations.get(agentId, conversationKey(context.caller?.id, contextId)))?.ownership === 'human_owned'
     }
-    if (TASK_METHODS.has(request.method)) return await isLocalTask(request.params.id)
+    if (TASK_METHODS.has(request.method)) return await isLocalTask(request.params.id, context)
     return false
   }
 
-  async function isLocalTask (taskId: unknown): Promise<boolean> {
-    return typeof taskId === 'string' && await taskStore.load(taskId, new ServerCallContext()) !== undefined
+  async function isLocalTask (taskId: unknown, context: BackendContext): Promise<boolean> {
+    return typeof taskId === 'string' && await taskStore.load(taskId, callerContext(context.caller?.id)) !== undefined
   }
 
   /** A held turn continues a held task, or starts one: a taskId of an upstream task is not carried over. */
-  async function heldRequest (request: CheckedRequest): Promise<CheckedRequest> {
+  async function heldRequest (request: CheckedRequest, context: BackendContext): Promise<CheckedRequest> {
     const message = request.params.message as Record<string, unknown>
-    if (message.taskId === undefined || await isLocalTask(message.taskId)) return request
+    if (message.taskId === undefined || await isLocalTask(message.taskId, context)) return request
     const { taskId: _upstreamTask, ...rest } = message
     return { ...request, params: { ...request.params, message: rest } }
   }
 
-  /** Adds the forwarded turn (the caller's text, the reply's) to the conversation. */
-  async function record (request: CheckedRequest, outcome: TurnOutcome): Promise<void> {
+  /** Adds the forwarded turn (the caller's text, the reply's) to the caller's conversation. */
+  async function record (request: CheckedRequest, outcome: TurnOutcome, callerId: string | undefined): Promise<void> {
     const contextId = outcome.contextId
     if (contextId === undefined) return
     const message = request.params.message as WireObject & { messageId?: string }
@@ -105,8 +114,10 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
       if (attached !== undefined) turn.envelope = normalizeEnvelope(attached).envelope as ConverseEnvelope
       turns.push(turn)
     }
-    await conversations.update(agentId, contextId, (current) => {
-      const state = current ?? newConversationState(agentId, contextId)
+    const key = conversationKey(callerId, contextId)
+    await conversations.update(agentId, key, (current) => {
+      const state = current ?? newConversationState(agentId, key)
+      if (callerId !== undefined) state.caller = { id: callerId, contextId }
       state.turns.push(...turns)
       return state
     })
@@ -128,7 +139,7 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
 
   async function recordQuietly (request: CheckedRequest, outcome: TurnOutcome, context: BackendContext): Promise<void> {
     try {
-      await record(request, outcome)
+      await record(request, outcome, context.caller?.id)
     } catch (error) {
       // The caller has its answer; a conversation not recorded costs the inbox one turn, not the reply.
       context.log?.error({ agentId, err: { name: (error as Error).name, message: (error as Error).message } }, 'proxied turn not recorded')
@@ -136,8 +147,8 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
   }
 
   async function * forwardedStream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
-    if (await answeredHere(request)) {
-      yield * iterate(local.stream(request.method === 'SubscribeToTask' ? request : await heldRequest(request), context))
+    if (await answeredHere(request, context)) {
+      yield * iterate(local.stream(request.method === 'SubscribeToTask' ? request : await heldRequest(request, context), context))
       return
     }
     const outcome: TurnOutcome = {}
@@ -155,8 +166,8 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
   return {
     get facts () { return upstream.facts },
     async call (request, context) {
-      if (await answeredHere(request)) {
-        return await local.call(request.method === 'SendMessage' ? await heldRequest(request) : request, context)
+      if (await answeredHere(request, context)) {
+        return await local.call(request.method === 'SendMessage' ? await heldRequest(request, context) : request, context)
       }
       const result = await upstream.call(request, context)
       if (request.method === 'SendMessage') {

@@ -85,7 +85,8 @@ export async function startUpstreamAgent (options: UpstreamAgentOptions): Promis
     headers: upstream.headers,
     timeoutMs: settings.timeoutMs,
     streamIdleTimeoutMs: settings.streamIdleTimeoutMs,
-    maxResponseBytes: settings.maxResponseBytes
+    maxResponseBytes: settings.maxResponseBytes,
+    errorDetails: upstream.errorDetails
   })
   return { agentId, backend, cards, initialCard, close }
 }

@@ -7,11 +7,14 @@
  *   connect timeout).
  * - Headers: `A2A-Version` as the caller asked, the caller's `A2A-Extensions` minus the converse URI (the gateway
  *   serves it), the configured headers. Nothing else of the caller's request goes upstream.
- * - Time: a call has `timeoutMs` for its response headers and again between two chunks of its body; a stream
- *   `timeoutMs` for its response headers and `streamIdleTimeoutMs` between two events. The caller's abort (client gone, gateway closing) cancels the
- *   upstream request.
+ * - Time: deadlines, however slowly bytes arrive. A call has `timeoutMs` for the whole exchange (connection,
+ *   headers, body: one timer per call); a stream `timeoutMs` for its response headers and `streamIdleTimeoutMs`
+ *   between two A2A events (one timer per stream, re-armed per event; SSE comments and keep-alives do not count,
+ *   and the time the caller takes to read an event does not either). The caller's abort (client gone, gateway
+ *   closing) cancels the upstream request.
  * - Streams: SSE read event by event as the caller pulls (sse-events.ts), each event's JSON-RPC result yielded.
- * - Failures: upstream-errors.ts (an upstream JSON-RPC error passes through unchanged).
+ * - Failures: upstream-errors.ts. An upstream JSON-RPC error reaches the caller as `errorDetails` allows (by
+ *   default its code and a generic message), the original logged at warn.
  */
 import { request as undiciRequest, type Dispatcher } from 'undici'
 import type { A2ABackend, BackendContext, ServiceLogger } from '../a2a/backend.js'
@@ -19,12 +22,15 @@ import { A2AReplyError } from '../a2a/local-backend.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { AgentFacts, CheckedRequest } from '../jsonrpc/check-request.js'
 import { internalError, type JsonRpcError } from '../jsonrpc/errors.js'
-import { withoutUnsetStatusFilter } from '../jsonrpc/params.js'
 import { sseEvents, SseEventTooLargeError } from './sse-events.js'
 import type { UpstreamCard } from './upstream-card.js'
 import {
-  classifyNetworkError, upstreamInvalidResponse, upstreamUnavailable, UpstreamError
+  classifyNetworkError, upstreamInvalidResponse, upstreamReplyError, upstreamTimeout, upstreamUnavailable, UpstreamError,
+  type UpstreamErrorDetails
 } from './upstream-errors.js'
+
+/** The abort reason of a call past its deadline (told apart from the caller's own abort). */
+const DEADLINE = Symbol('upstream call deadline')
 
 export interface UpstreamBackendOptions {
   agentId: string
@@ -33,12 +39,14 @@ export interface UpstreamBackendOptions {
   dispatcher: Dispatcher
   /** Added to every upstream request (an API key, say). */
   headers?: Record<string, string>
-  /** A call's response headers and each wait for its body, and a stream's response headers, in ms. */
+  /** A call's whole exchange, and a stream's response headers, in ms. */
   timeoutMs: number
-  /** Longest wait between two stream events, in ms. */
+  /** Longest wait for the next A2A event of a stream, in ms. */
   streamIdleTimeoutMs: number
   /** Largest reply body (a call) or SSE event (a stream), in bytes. */
   maxResponseBytes: number
+  /** How much of an upstream JSON-RPC error reaches the caller. Default `code`. */
+  errorDetails?: UpstreamErrorDetails
 }
 
 /** Capabilities before the card was read: requests go to the backend, which answers "unavailable". */
@@ -50,6 +58,7 @@ const UNREAD_FACTS: AgentFacts = Object.freeze({
 export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
   const { agentId, dispatcher, timeoutMs, streamIdleTimeoutMs, maxResponseBytes } = options
   const configured = options.headers ?? {}
+  const errorDetails = options.errorDetails ?? 'code'
   let factsOf: { card: UpstreamCard, facts: AgentFacts } | undefined
 
   function facts (): AgentFacts {
@@ -86,14 +95,17 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
   }
 
   function body (request: CheckedRequest): string {
-    // The gateway accepts an unset ListTasks status filter (the official client sends one) as "no filter"; the
-    // upstream gets the request as the gateway understood it.
-    const params = request.method === 'ListTasks' ? withoutUnsetStatusFilter(request.params) : request.params
-    return JSON.stringify({ jsonrpc: '2.0', id: request.id, method: request.method, params })
+    return JSON.stringify({ jsonrpc: '2.0', id: request.id, method: request.method, params: request.params })
+  }
+
+  /** The upstream's JSON-RPC error as the caller gets it; the original in the log (warn). */
+  function replyError (original: JsonRpcError, request: CheckedRequest, context: BackendContext): A2AReplyError {
+    context.log?.warn({ agentId, method: request.method, upstreamError: original }, 'upstream agent answered an error')
+    return new A2AReplyError(upstreamReplyError(original, errorDetails))
   }
 
   /** The JSON-RPC response's result; its error thrown as an A2AReplyError; anything else an UpstreamError. */
-  function resultOf (text: string, status: number): unknown {
+  function resultOf (text: string, status: number, request: CheckedRequest, context: BackendContext): unknown {
     let response: unknown
     try {
       response = JSON.parse(text)
@@ -104,7 +116,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     }
     const rpc = response as { jsonrpc?: unknown, result?: unknown, error?: unknown } | null
     if (rpc !== null && typeof rpc === 'object' && rpc.jsonrpc === '2.0') {
-      if (isJsonRpcError(rpc.error)) throw new A2AReplyError(rpc.error)
+      if (isJsonRpcError(rpc.error)) throw replyError(rpc.error, request, context)
       if (rpc.result !== undefined && rpc.error === undefined) return rpc.result
     }
     throw status >= 500
@@ -128,22 +140,34 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
 
   async function call (request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const url = endpoint()
+    // The call's deadline: one controller and one timer per call (undici's own timers restart on every chunk, so a
+    // dribbling upstream would outlive them); the caller's abort is passed on.
+    const controller = new AbortController()
+    const passAbort = (): void => { controller.abort(context.signal.reason) }
+    if (context.signal.aborted) passAbort()
+    else context.signal.addEventListener('abort', passAbort, { once: true })
+    const timer = setTimeout(() => { controller.abort(DEADLINE) }, timeoutMs)
+    let result: unknown
     try {
-      // undici's own timers (no timer or signal of ours per request: this is the hot path).
       const response = await undiciRequest(url, {
         dispatcher,
         method: 'POST',
         headers: headersFor(context, 'application/json'),
         body: body(request),
-        signal: context.signal,
+        signal: controller.signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs
       })
-      return resultOf(await readText(response.body), response.statusCode)
+      result = resultOf(await readText(response.body), response.statusCode, request, context)
     } catch (error) {
       if (error instanceof A2AReplyError) throw error
+      if (controller.signal.reason === DEADLINE) throw new UpstreamError(upstreamTimeout(agentId, 'no reply in time'), 'DEADLINE')
       throw classifyNetworkError(agentId, error, 'request')
+    } finally {
+      clearTimeout(timer)
+      context.signal.removeEventListener('abort', passAbort)
     }
+    return result
   }
 
   async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
@@ -158,7 +182,8 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
         // Aborting destroys the body too: a pending read ends at once (the service stops waiting on abort).
         signal: context.signal,
         headersTimeout: timeoutMs,
-        bodyTimeout: streamIdleTimeoutMs
+        // Not undici's body timer (any byte restarts it, a keep-alive comment included): ours below.
+        bodyTimeout: 0
       })
     } catch (error) {
       throw classifyNetworkError(agentId, error, 'request')
@@ -172,9 +197,17 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
       } catch (error) {
         throw classifyNetworkError(agentId, error, 'request')
       }
-      resultOf(text, response.statusCode)
+      resultOf(text, response.statusCode, request, context)
       throw new UpstreamError(upstreamInvalidResponse(agentId, 'a JSON result where a stream was expected'), 'NOT_SSE')
     }
+    // The wait for the next A2A event: armed while the upstream is read, not while the caller reads an event.
+    let reading = true
+    let idle = false
+    const timer = setTimeout(() => {
+      if (!reading) return
+      idle = true
+      response.body.destroy(new Error('no stream event in time'))
+    }, streamIdleTimeoutMs)
     try {
       for await (const data of sseEvents(response.body, maxResponseBytes)) {
         let event: { jsonrpc?: unknown, result?: unknown, error?: unknown } | null
@@ -186,19 +219,24 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
         if (event === null || typeof event !== 'object' || event.jsonrpc !== '2.0') {
           throw new UpstreamError(upstreamInvalidResponse(agentId, 'a stream event that is not JSON-RPC'), 'NOT_JSON_RPC')
         }
-        if (isJsonRpcError(event.error)) throw new A2AReplyError(event.error)
+        if (isJsonRpcError(event.error)) throw replyError(event.error, request, context)
         if (event.result === undefined) {
           throw new UpstreamError(upstreamInvalidResponse(agentId, 'a stream event without a result'), 'NOT_JSON_RPC')
         }
+        reading = false
         yield event.result
+        reading = true
+        timer.refresh()
       }
     } catch (error) {
       if (error instanceof A2AReplyError) throw error
+      if (idle) throw new UpstreamError(upstreamTimeout(agentId, 'no stream event in time'), 'STREAM_IDLE')
       if (error instanceof SseEventTooLargeError) {
         throw new UpstreamError(upstreamInvalidResponse(agentId, `a stream event larger than ${maxResponseBytes} bytes`), 'TOO_LARGE')
       }
       throw classifyNetworkError(agentId, error, 'stream')
     } finally {
+      clearTimeout(timer)
       // Ended early (the caller left, an error): the connection is not reused for the rest of this stream.
       if (!response.body.readableEnded) response.body.destroy()
     }

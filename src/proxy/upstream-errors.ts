@@ -9,9 +9,49 @@
  * - -32006 INVALID_AGENT_RESPONSE (A2A's own code): a reply that is not JSON-RPC (garbage, HTML, a bad SSE frame,
  *   too large).
  *
- * An upstream JSON-RPC error (`{ error: { code, message, data } }`) is passed through unchanged.
+ * An upstream JSON-RPC error (`{ error: { code, message, data } }`) reaches the caller as far as the agent's
+ * `upstream.errorDetails` allows (`upstreamReplyError`): by default its code only, with the gateway's own message
+ * for that code; `full` passes it through unchanged.
  */
 import { a2aError, JsonRpcErrorCode, type JsonRpcError } from '../jsonrpc/errors.js'
+
+/**
+ * How much of an upstream JSON-RPC error reaches the caller: `code` (the default) its code with a generic message
+ * (A2A's standard message and reason for A2A's own codes) and none of its `data`; `full` all of it as sent.
+ */
+export type UpstreamErrorDetails = 'code' | 'full'
+
+export const UPSTREAM_ERROR_DETAILS = ['code', 'full'] as const
+
+/** A2A's own codes (§5.4): their standard reason and a message of ours. */
+const A2A_ERRORS = new Map<number, [reason: string, message: string]>([
+  [JsonRpcErrorCode.TaskNotFound, ['TASK_NOT_FOUND', 'Task not found']],
+  [JsonRpcErrorCode.TaskNotCancelable, ['TASK_NOT_CANCELABLE', 'Task cannot be canceled']],
+  [JsonRpcErrorCode.PushNotificationNotSupported, ['PUSH_NOTIFICATION_NOT_SUPPORTED', 'Push notifications are not supported by this agent']],
+  [JsonRpcErrorCode.UnsupportedOperation, ['UNSUPPORTED_OPERATION', 'This operation is not supported']],
+  [JsonRpcErrorCode.ContentTypeNotSupported, ['CONTENT_TYPE_NOT_SUPPORTED', 'Content type not supported']],
+  [JsonRpcErrorCode.InvalidAgentResponse, ['INVALID_AGENT_RESPONSE', 'Invalid agent response']],
+  [JsonRpcErrorCode.ExtendedAgentCardNotConfigured, ['EXTENDED_AGENT_CARD_NOT_CONFIGURED', 'Extended agent card is not configured']],
+  [JsonRpcErrorCode.ExtensionSupportRequired, ['EXTENSION_SUPPORT_REQUIRED', 'Required extension not activated']],
+  [JsonRpcErrorCode.VersionNotSupported, ['VERSION_NOT_SUPPORTED', 'A2A version not supported']]
+])
+
+/** JSON-RPC 2.0's own codes: their standard messages (as the gateway words them). */
+const JSON_RPC_MESSAGES = new Map<number, string>([
+  [JsonRpcErrorCode.ParseError, 'Invalid JSON payload'],
+  [JsonRpcErrorCode.InvalidRequest, 'Invalid JSON-RPC request'],
+  [JsonRpcErrorCode.MethodNotFound, 'Method not found'],
+  [JsonRpcErrorCode.InvalidParams, 'Invalid parameters'],
+  [JsonRpcErrorCode.InternalError, 'Internal error']
+])
+
+/** What the caller gets of an upstream's JSON-RPC error (see UpstreamErrorDetails). */
+export function upstreamReplyError (original: JsonRpcError, details: UpstreamErrorDetails): JsonRpcError {
+  if (details === 'full') return original
+  const known = A2A_ERRORS.get(original.code)
+  if (known !== undefined) return a2aError(original.code, known[0], known[1])
+  return { code: original.code, message: JSON_RPC_MESSAGES.get(original.code) ?? 'Upstream agent error' }
+}
 
 export const UpstreamErrorCode = Object.freeze({
   Unavailable: -32050,

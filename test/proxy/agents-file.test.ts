@@ -18,6 +18,7 @@ t.test('the minimal form loads exactly as written; name and description are opti
       '      streamIdleTimeoutMs: 60000',
       '      cardTtlMs: 60000',
       '      maxResponseBytes: 1048576',
+      '      errorDetails: full',
       '    envelopeProvider: { url: "http://envelopes.internal/envelope", timeoutMs: 500 }',
       ''
     ].join('\n')
@@ -25,6 +26,7 @@ t.test('the minimal form loads exactly as written; name and description are opti
   t.same(await loadAgentDefinitions(join(dir, 'agents.json')), [{ id: 'shop', upstream: { url: 'http://agent.internal:9000/' } }])
   const [full] = await loadAgentDefinitions(join(dir, 'full.yaml'))
   t.same(full.upstream?.headers, { authorization: 'Bearer k' })
+  t.equal(full.upstream?.errorDetails, 'full')
   t.same(full.envelopeProvider, { url: 'http://envelopes.internal/envelope', timeoutMs: 500 })
 })
 
@@ -35,6 +37,7 @@ t.test('errors name the agent and the field', async (t) => {
     'unknown.json': { id: 'shop', upstream: { url: 'http://a/', retries: 3 } },
     'timeout.json': { id: 'shop', upstream: { url: 'http://a/', timeoutMs: 0 } },
     'headers.json': { id: 'shop', upstream: { url: 'http://a/', headers: { 'x-key': 1 } } },
+    'details.json': { id: 'shop', upstream: { url: 'http://a/', errorDetails: 'verbose' } },
     'executor.json': { id: 'shop', upstream: { url: 'http://a/' }, executor: 'knowledge' },
     'documents.json': { id: 'shop', upstream: { url: 'http://a/' }, documents: './docs' },
     'provider.json': { id: 'shop', upstream: { url: 'http://a/' }, envelopeProvider: { url: 'nope' } },
@@ -51,6 +54,7 @@ t.test('errors name the agent and the field', async (t) => {
   await expect('unknown.json', /agents\[0\]\.upstream must NOT have additional properties/)
   await expect('timeout.json', /agents\[0\]\.upstream\.timeoutMs must be >= 1/)
   await expect('headers.json', /agents\[0\]\.upstream\.headers\.x-key must be string/)
+  await expect('details.json', /agents\[0\]\.upstream\.errorDetails must be equal to one of the allowed values: "code", "full"/)
   await expect('executor.json', /agents\[0\]\.executor does not apply to an upstream agent \(proxy mode\)/)
   await expect('documents.json', /agents\[0\]\.documents does not apply to an upstream agent/)
   await expect('provider.json', /agents\[0\]\.envelopeProvider\.url must match pattern/)

@@ -238,9 +238,10 @@ t.test('with takeover on: forwarded streams are recorded, upstream failures answ
   upstream.handler = (_request, response) => response.end('garbage')
   const failed = await (await post('SendMessage', { message: userMessage('x') })).json() as Record<string, any>
   t.equal(failed.error.code, -32006, 'an upstream failure through the takeover layer')
-  upstream.handler = (_request, response) => response.end('{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}')
-  const missing = await (await post('GetTask', { id: 'nope' })).json() as Record<string, any>
-  t.same(missing.error, { code: -32001, message: 'Task not found' }, 'an upstream JSON-RPC error through the takeover layer, unchanged')
+  upstream.handler = (_request, response) => response.end('{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task t1 of alice was purged"}}')
+  const missing = await (await post('GetTask', { id: 't1' })).json() as Record<string, any>
+  t.same(missing.error, { code: -32001, message: 'Task not found', data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org', metadata: {} }] },
+    'an upstream JSON-RPC error through the takeover layer: its code, A2A\'s own message')
   upstream.handler = (_request, response) => response.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: 'odd' }))
   t.equal((await (await post('SendMessage', { message: userMessage('x') })).json() as Record<string, any>).result, 'odd', 'a result that is no object is passed on, nothing recorded')
 })

@@ -102,7 +102,7 @@ t.test('a slow upstream past the timeout: -32051', async (t) => {
   t.match(frames.at(-1)?.error, { code: -32051 }, 'a stream whose headers do not come in time')
 })
 
-t.test('garbage, HTML, a 5xx, an oversized body; a JSON-RPC error on a 500 passes through', async (t) => {
+t.test('garbage, HTML, a 5xx, an oversized body; a JSON-RPC error on a 500 reaches the caller as its code', async (t) => {
   const upstream = await startRawUpstream()
   t.teardown(() => upstream.close())
   const { base } = await gatewayFor(t, upstream.base, { maxResponseBytes: 1024 })
@@ -116,7 +116,7 @@ t.test('garbage, HTML, a 5xx, an oversized body; a JSON-RPC error on a 500 passe
     ['oversized', (response) => response.end(`{"jsonrpc":"2.0","id":1,"result":{"x":"${'x'.repeat(4096)}"}}`),
       { code: -32006, message: 'Invalid upstream agent response: larger than 1024 bytes' }],
     ['a JSON-RPC error on a 500', (response) => { response.writeHead(500); response.end('{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom","data":[{"@type":"x"}]}}') },
-      { code: -32603, message: 'boom', data: [{ '@type': 'x' }] }]
+      { code: -32603, message: 'Internal error', data: undefined }]
   ]
   for (const [name, write, expected] of cases) {
     upstream.handler = (_request, response) => write(response)
@@ -141,9 +141,10 @@ t.test('broken streams: garbage frames, JSON where a stream was expected, an ove
     ['a frame that is not JSON-RPC', sse('data: {"x":1}\n\n'), { code: -32006, message: 'Invalid upstream agent response: a stream event that is not JSON-RPC' }, 1],
     ['a frame without result', sse('data: {"jsonrpc":"2.0","id":1}\n\n'), { code: -32006, message: 'Invalid upstream agent response: a stream event without a result' }, 1],
     ['an oversized event', sse(`data: ${'y'.repeat(2048)}\n\n`), { code: -32006, message: 'Invalid upstream agent response: a stream event larger than 1024 bytes' }, 1],
-    ['an error event passes through', sse(`${ok}event: error\ndata: {"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"gone"}}\n\n`), { code: -32001, message: 'gone' }, 2],
+    ['an error event: its code, A2A\'s message', sse(`${ok}event: error\ndata: {"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"gone"}}\n\n`),
+      { code: -32001, message: 'Task not found', data: [{ reason: 'TASK_NOT_FOUND', metadata: {} }] }, 2],
     ['a JSON-RPC error instead of a stream', (response) => response.end('{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"no streams"}}'),
-      { code: -32004, message: 'no streams' }, 1],
+      { code: -32004, message: 'This operation is not supported' }, 1],
     ['a JSON result instead of a stream', (response) => response.end('{"jsonrpc":"2.0","id":1,"result":{}}'),
       { code: -32006, message: 'Invalid upstream agent response: a JSON result where a stream was expected' }, 1],
     ['an oversized JSON reply instead of a stream', (response) => response.end(`{"x":"${'z'.repeat(4096)}"}`), { code: -32006 }, 1]
@@ -180,6 +181,36 @@ t.test('the upstream stops mid-stream: the stream ends with -32050; a quiet stre
   const second = await startGateway(t, {}, { agents: [{ id: 'shop', upstream: { url: quiet.base, streamIdleTimeoutMs: 200 } }] })
   const frames = await stream(second.base, send('task', 'SendStreamingMessage'))
   t.equal(frames.length, 2)
+  t.match(frames[1].error, { code: -32051, message: 'Upstream agent timed out: no stream event in time' })
+})
+
+/** A handler that writes `head`, then `chunk` every `everyMs` until the gateway goes away. */
+function dribble (type: string, head: string, chunk: string, everyMs: number) {
+  return (_request: import('node:http').IncomingMessage, response: import('node:http').ServerResponse) => {
+    response.writeHead(200, { 'content-type': type })
+    response.write(head)
+    const timer = setInterval(() => response.write(chunk), everyMs)
+    response.on('close', () => clearInterval(timer))
+  }
+}
+
+t.test('timeoutMs is a deadline: an upstream dribbling its reply byte by byte is -32051 all the same', async (t) => {
+  const upstream = await startRawUpstream(dribble('application/json', '{"jsonrpc":"2.0","id":1,"result":{"message":{"parts":[{"text":"', 'x', 50))
+  t.teardown(() => upstream.close())
+  const { base } = await gatewayFor(t, upstream.base, { timeoutMs: 300 })
+  const reply = await post(base, send('hello'))
+  t.match(reply.error, { code: -32051, message: 'Upstream agent timed out: no reply in time', data: [{ reason: 'UPSTREAM_TIMEOUT' }] })
+  t.equal((await fetch(`${base}/health/live`)).status, 200)
+})
+
+t.test('streamIdleTimeoutMs counts A2A events: a stream of keep-alive comments only is -32051', async (t) => {
+  const first = 'data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}\n\n'
+  const upstream = await startRawUpstream(dribble('text/event-stream', first, ': keepalive\n\n', 50))
+  t.teardown(() => upstream.close())
+  const { base } = await gatewayFor(t, upstream.base, { streamIdleTimeoutMs: 300 })
+  const frames = await stream(base, send('task', 'SendStreamingMessage'))
+  t.equal(frames.length, 2, 'the event, then the error')
+  t.equal(frames[0].result.task.id, 't1')
   t.match(frames[1].error, { code: -32051, message: 'Upstream agent timed out: no stream event in time' })
 })
 

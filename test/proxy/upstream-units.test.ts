@@ -12,7 +12,9 @@ import { localBackend } from '../../src/a2a/local-backend.js'
 import { heldTurnExecutor } from '../../src/proxy/held-turn-executor.js'
 import { cardUrlOf, parseUpstreamCard, upstreamCardSource } from '../../src/proxy/upstream-card.js'
 import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
-import { classifyNetworkError, upstreamUnavailable, UpstreamError } from '../../src/proxy/upstream-errors.js'
+import type { JsonRpcError } from '../../src/jsonrpc/errors.js'
+import { upstreamBackend } from '../../src/proxy/upstream-backend.js'
+import { classifyNetworkError, upstreamReplyError, upstreamUnavailable, UpstreamError } from '../../src/proxy/upstream-errors.js'
 
 t.test('network failures: timeouts are -32051, the rest -32050, with the cause code kept for the log', async (t) => {
   const reset = classifyNetworkError('shop', { cause: { code: 'ECONNRESET' } }, 'stream')
@@ -155,4 +157,37 @@ t.test('a refresh that reads the same card changes nothing (no listener call)', 
   await sleep(150)
   t.equal(source.current(), first, 'the same card object')
   t.equal(changes.length, 1, 'only the immediate call with the current card')
+})
+
+t.test('error details: a code outside JSON-RPC\'s and A2A\'s own gets a generic message; a stream body timeout words the stream', async (t) => {
+  t.same(upstreamReplyError({ code: -32050, message: 'shop db at 10.0.0.3 down', data: [{ host: '10.0.0.3' }] } as unknown as JsonRpcError, 'code'), { code: -32050, message: 'Upstream agent error' })
+  t.same(upstreamReplyError({ code: -32601, message: 'no such method: x' }, 'code'), { code: -32601, message: 'Method not found' })
+  const original = { code: 7, message: 'mine', data: { any: 1 } } as unknown as JsonRpcError
+  t.equal(upstreamReplyError(original, 'full'), original)
+  t.equal(classifyNetworkError('shop', { code: 'UND_ERR_BODY_TIMEOUT' }, 'stream').error.message, 'Upstream agent timed out: no stream event in time')
+})
+
+t.test('the upstream backend on its own: an already aborted call; the caller\'s time with an event does not count as idle', async (t) => {
+  const upstream = await startRawUpstream((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' })
+    const event = (state: string) => `data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"${state}"}}}}\n\n`
+    response.write(event('TASK_STATE_WORKING'))
+    response.end(event('TASK_STATE_COMPLETED'))
+  })
+  t.teardown(() => upstream.close())
+  const dispatcher = new Agent()
+  t.teardown(() => dispatcher.close())
+  const card = parseUpstreamCard('shop', `${upstream.base}/.well-known/agent-card.json`, upstream.card.text)
+  const backend = upstreamBackend({ agentId: 'shop', card: () => card, dispatcher, timeoutMs: 1000, streamIdleTimeoutMs: 50, maxResponseBytes: 4096 })
+  const context = (signal: AbortSignal) => ({ agentId: 'shop', requestedExtensions: [], activated: [], version: '1.0', headers: {}, signal })
+  const request = { id: 1, method: 'SendStreamingMessage' as const, params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hi' }] } } }
+  const aborted = new AbortController()
+  aborted.abort()
+  await t.rejects(backend.call({ ...request, method: 'SendMessage' }, context(aborted.signal)), 'a call whose caller already left does not go out')
+  const stream = backend.stream(request, context(new AbortController().signal))
+  t.match((await stream.next()).value, { task: { status: { state: 'TASK_STATE_WORKING' } } })
+  // The caller holds the first event three idle timeouts long: the upstream is not waited for meanwhile.
+  await sleep(150)
+  t.match((await stream.next()).value, { task: { status: { state: 'TASK_STATE_COMPLETED' } } }, 'the next event, no timeout')
+  t.equal((await stream.next()).done, true)
 })

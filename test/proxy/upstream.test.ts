@@ -8,7 +8,7 @@ import {
   ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, ServiceParameters, withA2AExtensions
 } from '@a2a-js/sdk/client'
 import { startUpstream, TRACE_URI } from '../fixtures/upstream-agent.js'
-import { startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
+import { logLines, startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
 
 const withConverse = { serviceParameters: ServiceParameters.create(withA2AExtensions(URI, TRACE_URI)) }
 
@@ -138,12 +138,32 @@ t.test('GetTask, ListTasks, an INPUT_REQUIRED task continued, CancelTask and Sub
   t.equal(subscribed.at(-1).value.status.state, TaskState.TASK_STATE_CANCELED, 'the subscription saw the cancel and ended')
 })
 
-t.test('an upstream JSON-RPC error is passed through unchanged', async (t) => {
-  const { upstream, gateway } = await proxied(t)
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'GetTask', params: { id: 'no-such-task' } })
+t.test('an upstream JSON-RPC error: its code and a generic message by default, all of it with errorDetails "full"; the original logged', async (t) => {
+  const upstream = await startUpstream()
+  t.teardown(() => upstream.close())
   const headers = { 'content-type': 'application/json', 'a2a-version': '1.0' }
-  const direct = await (await fetch(`${upstream.base}/rpc`, { method: 'POST', headers, body })).json() as Record<string, any>
-  const through = await (await fetch(`${gateway.base}/a2a/shop`, { method: 'POST', headers, body })).json() as Record<string, any>
-  t.equal(direct.error.code, -32001)
-  t.same(through, direct, 'code, message and data as the upstream wrote them')
+  const logs = logLines()
+  const coded = await startGateway(t, { LOG_LEVEL: 'warn' }, { agents: [{ id: 'shop', upstream: { url: upstream.base } }], loggerStream: logs.stream })
+  const full = await startGateway(t, {}, { agents: [{ id: 'shop', upstream: { url: upstream.base, errorDetails: 'full' } }] })
+  // A finished task cannot be canceled: the upstream answers -32002 with its own message and data.
+  const cancelOnce = async (base: string) => {
+    const send = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: userMessage('task done soon') } })
+    const task = (await (await fetch(`${base}/a2a/shop`, { method: 'POST', headers, body: send })).json() as Record<string, any>).result.task
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'CancelTask', params: { id: task.id } })
+    const through = await (await fetch(`${base}/a2a/shop`, { method: 'POST', headers, body })).json() as Record<string, any>
+    const direct = await (await fetch(`${upstream.base}/rpc`, { method: 'POST', headers, body })).json() as Record<string, any>
+    return { through, direct }
+  }
+  const byCode = await cancelOnce(coded.base)
+  t.equal(byCode.direct.error.code, -32002)
+  t.not(byCode.direct.error.message, 'Task cannot be canceled', 'the upstream words it its own way')
+  t.same(byCode.through, {
+    jsonrpc: '2.0',
+    id: 7,
+    error: { code: -32002, message: 'Task cannot be canceled', data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_CANCELABLE', domain: 'a2a-protocol.org', metadata: {} }] }
+  }, 'by default: the code, A2A\'s own message and reason, none of the upstream\'s data')
+  const logged = logs.lines.find((line) => line.msg === 'upstream agent answered an error')
+  t.match(logged, { level: 40, agentId: 'shop', method: 'CancelTask', upstreamError: byCode.direct.error }, 'the original at warn')
+  const all = await cancelOnce(full.base)
+  t.same(all.through, all.direct, 'errorDetails "full": code, message and data as the upstream wrote them')
 })

@@ -60,14 +60,15 @@ if (url === undefined) {
     const b = open(schema)
     const [first, second] = await Promise.all([migrate(a.db, { schema }), migrate(b.db, { schema })])
     t.equal(first.schema, schema)
-    t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
+    t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
     t.same(await tablesOf(schema), [
       'a2a_migrations_lock', 'a2a_tasks_migrations', 'converse_conversation_tasks', 'converse_conversations',
-      'converse_migrations', 'converse_migrations_lock', 'converse_task_events', 'converse_task_turn_locks', 'tasks'
+      'converse_migrations', 'converse_migrations_lock', 'converse_task_events', 'converse_task_turn_locks',
+      'converse_upstream_contexts', 'converse_upstream_tasks', 'tasks'
     ])
     t.same(await migrate(a.db, { schema }), { schema, applied: [] }, 'nothing left to do')
     t.same((await admin.query(`select name from ${schema}.a2a_tasks_migrations`)).rows, [{ name: '0001_create_tasks' }], 'recorded in the SDK CLI\'s ledger')
-    t.same((await admin.query(`select name from ${schema}.converse_migrations order by name`)).rows, [{ name: '0001_converse_tables' }, { name: '0002_wide_task_ids' }, { name: '0003_task_turn_locks' }])
+    t.same((await admin.query(`select name from ${schema}.converse_migrations order by name`)).rows, [{ name: '0001_converse_tables' }, { name: '0002_wide_task_ids' }, { name: '0003_task_turn_locks' }, { name: '0004_upstream_ownership' }])
 
     const conversations = await shapeOf(schema, migrations.CONVERSATIONS_TABLE) as { columns: Array<{ column_name: string }>, indexes: unknown[], constraints: unknown[] }
     t.same(conversations.columns.map((column) => column.column_name), ['agent_id', 'context_id', 'state', 'version', 'created_at', 'updated_at', 'write_seq'])
@@ -79,6 +80,11 @@ if (url === undefined) {
         { conname: 'converse_conversation_tasks_pkey', def: 'PRIMARY KEY (agent_id, task_id)' }
       ]
     })
+    const owned = await shapeOf(schema, migrations.UPSTREAM_TASKS_TABLE) as { columns: Array<{ column_name: string }>, constraints: unknown[] }
+    t.same(owned.columns.map((column) => column.column_name), ['agent_id', 'task_id', 'owner', 'context_id', 'seq', 'recorded_at'])
+    t.match(owned.constraints, [{ conname: 'converse_upstream_tasks_pkey', def: 'PRIMARY KEY (agent_id, task_id)' }])
+    const contexts = await shapeOf(schema, migrations.UPSTREAM_CONTEXTS_TABLE) as { constraints: unknown[] }
+    t.match(contexts.constraints, [{ conname: 'converse_upstream_contexts_pkey', def: 'PRIMARY KEY (agent_id, context_id)' }])
   })
 
   t.test('the task table is the one the SDK\'s own migration creates, and DatabaseTaskStore works on it', async (t) => {
@@ -100,7 +106,7 @@ if (url === undefined) {
     const sdkShape = await shapeOf(reference, TASK_TABLE)
 
     const onSdkSchema = await migrate(open(reference).db, { schema: reference })
-    t.same(onSdkSchema.applied, ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks'],
+    t.same(onSdkSchema.applied, ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership'],
       'a schema the SDK CLI migrated: our tables are added and its id columns widened')
     t.same(await shapeOf(ours, TASK_TABLE), await shapeOf(reference, TASK_TABLE), 'then the same columns, types, collations, primary key and indexes')
     const { columns, ...keys } = sdkShape as { columns: Array<{ column_name: string, data_type: string, character_maximum_length: number | null }> }

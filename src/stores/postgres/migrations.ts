@@ -7,7 +7,8 @@
  * - `tasks`: the table of @a2a-js/sdk's `DatabaseTaskStore`, created exactly as the SDK's own migration
  *   (`a2a-db upgrade`, migration `0001_create_tasks`) creates it, recorded in the SDK CLI's ledger
  *   (`a2a_tasks_migrations`), so `a2a-db status` sees it as migrated and either tool may create it first.
- * - `converse`: our tables (conversations, their task index, spilled task events), ledger `converse_migrations`.
+ * - `converse`: our tables (conversations, their task index, spilled task events, turn locks, upstream ownership
+ *   records), ledger `converse_migrations`.
  */
 import { TASK_TABLE } from '@a2a-js/sdk/server/database'
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
@@ -23,6 +24,8 @@ export const CONVERSATIONS_TABLE = 'converse_conversations'
 export const CONVERSATION_TASKS_TABLE = 'converse_conversation_tasks'
 export const TASK_EVENTS_TABLE = 'converse_task_events'
 export const TASK_TURN_LOCKS_TABLE = 'converse_task_turn_locks'
+export const UPSTREAM_TASKS_TABLE = 'converse_upstream_tasks'
+export const UPSTREAM_CONTEXTS_TABLE = 'converse_upstream_contexts'
 
 export interface MigrateOptions {
   /** The schema to create (if missing) and migrate. Default: the connection's `current_schema()`. */
@@ -149,6 +152,39 @@ function createTaskTurnLocks (schema: string): Migration {
   }
 }
 
+/**
+ * Who owns each task and context of an upstream agent (proxy mode; src/stores/upstream-ownership-store.ts): the
+ * upstream does not know the gateway's callers, so every instance reads these records to keep callers apart. `seq`
+ * orders a caller's tasks for ListTasks (newest recorded first) and is its page position.
+ */
+function createUpstreamOwnership (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      for (const statement of [
+        `create table ${UPSTREAM_TASKS_TABLE} (
+          agent_id text collate "C" not null,
+          task_id text collate "C" not null,
+          owner text collate "C" not null,
+          context_id text collate "C",
+          seq bigserial not null,
+          recorded_at timestamptz not null default now(),
+          constraint ${UPSTREAM_TASKS_TABLE}_pkey primary key (agent_id, task_id)
+        )`,
+        `create index ${UPSTREAM_TASKS_TABLE}_owner_idx on ${UPSTREAM_TASKS_TABLE} (agent_id, owner, seq desc)`,
+        `create index ${UPSTREAM_TASKS_TABLE}_owner_context_idx on ${UPSTREAM_TASKS_TABLE} (agent_id, owner, context_id, seq desc)`,
+        `create table ${UPSTREAM_CONTEXTS_TABLE} (
+          agent_id text collate "C" not null,
+          context_id text collate "C" not null,
+          owner text collate "C" not null,
+          recorded_at timestamptz not null default now(),
+          constraint ${UPSTREAM_CONTEXTS_TABLE}_pkey primary key (agent_id, context_id)
+        )`
+      ]) await sql.raw(statement).execute(db)
+    }
+  }
+}
+
 interface History {
   name: string
   ledger: string
@@ -166,7 +202,8 @@ function histories (schema: string): History[] {
       migrations: {
         '0001_converse_tables': createConverseTables(schema),
         '0002_wide_task_ids': widenTaskIds(schema),
-        '0003_task_turn_locks': createTaskTurnLocks(schema)
+        '0003_task_turn_locks': createTaskTurnLocks(schema),
+        '0004_upstream_ownership': createUpstreamOwnership(schema)
       }
     }
   ]
