@@ -18,6 +18,17 @@ export interface ConversationTurn {
   text: string
   taskId?: string
   messageId?: string
+  /**
+   * A user turn's content digest (messageContentDigest): a retry of its messageId must carry the same content.
+   * Absent on turns an earlier version stored (any content then counts as the same).
+   */
+  content?: string
+  /**
+   * A user turn answered by a Message: that Message as the client received it (ProtoJSON, serialized), so a retry
+   * gets it again byte for byte. Kept as a string so both stores hold it exactly (jsonb would change U+0000).
+   * Bounded with the turn: by maxTurns, and by what one reply can hold (an agent's reply, not the client's body).
+   */
+  reply?: string
   /** An agent turn's envelope as the client received it (the inbox's trace shows it). */
   envelope?: ConverseEnvelope
 }
