@@ -35,6 +35,8 @@ export interface BackendContext {
   /** Aborts when the client went away or the server is closing. */
   signal: AbortSignal
   caller?: Caller
+  /** The client's address (the door's view: a proxy's when behind one, unless the door trusts it). */
+  clientAddress?: string
   log?: ServiceLogger
   /** The door's own request object (Fastify, Express), for callbacks the door's user wrote (extendedCard). */
   doorRequest?: unknown

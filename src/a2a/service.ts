@@ -54,6 +54,8 @@ export interface A2AServiceRequest {
    * authentication has the service authenticate the request's Authorization header.
    */
   caller?: Caller
+  /** The client's address (the door's view), for per-caller bounds on walk-ins (`address:<ip>`). */
+  clientAddress?: string
   log?: ServiceLogger
   /** The door's own request object (Fastify, Express), handed to user callbacks such as `extendedCard`. */
   doorRequest?: unknown
@@ -214,6 +216,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       headers: request.headers,
       signal: request.signal,
       caller,
+      clientAddress: request.clientAddress,
       log: request.log,
       doorRequest: request.doorRequest
     }

@@ -169,6 +169,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
       query: request.query as Record<string, unknown>,
       body,
       signal: controller.signal,
+      clientAddress: request.ip,
       log: logFor(request),
       doorRequest: request
     })
@@ -236,6 +237,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         response,
         body,
         cardOf: () => cardFor(agentId, request) as Record<string, unknown>,
+        clientAddress: request.ip,
         log: logFor(request)
       })
     })

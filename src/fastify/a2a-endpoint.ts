@@ -86,6 +86,7 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
       query: request.query as Record<string, unknown>,
       body,
       signal: controller.signal,
+      clientAddress: request.ip,
       log: request.log,
       doorRequest: request
     })

@@ -83,6 +83,7 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
       response: reply.raw,
       body: body ?? (request.body === undefined ? undefined : { kind: 'json', value: request.body }),
       cardOf: () => converse.cardFor(request.params.agentId, request) as Record<string, unknown>,
+      clientAddress: request.ip,
       log: request.log
     })
     return reply

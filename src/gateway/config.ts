@@ -28,6 +28,10 @@ export interface GatewayConfig {
   rootEndpoint: boolean
   /** Without DATABASE_URL: tasks each agent keeps in memory at most (finished ones are evicted first). */
   memoryMaxTasks: number
+  /** Without DATABASE_URL: the sum of each agent's task sizes (ProtoJSON length) kept in memory at most. */
+  memoryMaxTaskBytes: number
+  /** Open tasks one caller (caller:<id>, or address:<ip> for a walk-in) holds per agent at most; a new one past it is refused. */
+  maxOpenTasksPerCaller: number
   /** Without DATABASE_URL: how long a finished task stays in memory. */
   memoryFinishedTaskTtlMs: number
   /** Without DATABASE_URL: conversations kept in memory at most (the least recently updated is evicted). */
@@ -96,6 +100,8 @@ export const configSchema = {
     SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
     A2A_ROOT_ENDPOINT: { type: 'boolean', default: false },
     MEMORY_MAX_TASKS: { type: 'integer', minimum: 1, maximum: 10000000, default: 10000 },
+    MEMORY_MAX_TASK_BYTES: { type: 'integer', minimum: 65536, maximum: 1099511627776, default: 268435456 },
+    MAX_OPEN_TASKS_PER_CALLER: { type: 'integer', minimum: 1, maximum: 10000000, default: 1000 },
     MEMORY_FINISHED_TASK_TTL_MS: { type: 'integer', minimum: 1000, maximum: 2592000000, default: 3600000 },
     MEMORY_MAX_CONVERSATIONS: { type: 'integer', minimum: 1, maximum: 10000000, default: 10000 },
     REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 30000 },
@@ -135,6 +141,8 @@ interface RawConfig {
   SHUTDOWN_TIMEOUT_MS: number
   A2A_ROOT_ENDPOINT: boolean
   MEMORY_MAX_TASKS: number
+  MEMORY_MAX_TASK_BYTES: number
+  MAX_OPEN_TASKS_PER_CALLER: number
   MEMORY_FINISHED_TASK_TTL_MS: number
   MEMORY_MAX_CONVERSATIONS: number
   REQUEST_TIMEOUT_MS: number
@@ -198,6 +206,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
     rootEndpoint: raw.A2A_ROOT_ENDPOINT,
     memoryMaxTasks: raw.MEMORY_MAX_TASKS,
+    memoryMaxTaskBytes: raw.MEMORY_MAX_TASK_BYTES,
+    maxOpenTasksPerCaller: raw.MAX_OPEN_TASKS_PER_CALLER,
     memoryFinishedTaskTtlMs: raw.MEMORY_FINISHED_TASK_TTL_MS,
     memoryMaxConversations: raw.MEMORY_MAX_CONVERSATIONS,
     requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,

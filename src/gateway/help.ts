@@ -24,6 +24,8 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   SHUTDOWN_TIMEOUT_MS: 'SIGTERM/SIGINT drain budget before the process exits anyway, in ms',
   A2A_ROOT_ENDPOINT: "true: the default (first) agent's JSON-RPC endpoint also at POST / (for the A2A TCK)",
   MEMORY_MAX_TASKS: 'without DATABASE_URL: tasks kept per agent (finished ones evicted first)',
+  MEMORY_MAX_TASK_BYTES: "without DATABASE_URL: each agent's tasks kept, summed as ProtoJSON length (finished ones evicted first, open ones never)",
+  MAX_OPEN_TASKS_PER_CALLER: 'open tasks per agent one caller (or walk-in address) holds; a new one past it is -32000 RESOURCE_EXHAUSTED',
   MEMORY_FINISHED_TASK_TTL_MS: 'without DATABASE_URL: a finished task is forgotten this long after its last update, in ms',
   MEMORY_MAX_CONVERSATIONS: 'without DATABASE_URL: conversations kept (least recently updated idle one evicted first)',
   REQUEST_TIMEOUT_MS: 'time to receive a whole request, in ms (slower: HTTP 408); replies and streams are not bounded',

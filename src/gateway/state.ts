@@ -25,7 +25,7 @@ export interface GatewayState {
 }
 
 /** The memory bounds (MEMORY_* variables); the stores' defaults where a field is absent. */
-export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'turnWaitTimeoutMs'>>
+export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryMaxTaskBytes' | 'maxOpenTasksPerCaller' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'turnWaitTimeoutMs'>>
 
 /** One process: nothing shared, nothing to check, lost on restart; bounded (tasks per agent, conversations). */
 export function memoryState (bounds: MemoryBounds = {}): GatewayState {
@@ -35,7 +35,12 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
     kind: 'memory',
     conversations,
     events,
-    taskStoreFor: () => new BoundedMemoryTaskStore({ maxTasks: bounds.memoryMaxTasks, finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs }),
+    taskStoreFor: () => new BoundedMemoryTaskStore({
+      maxTasks: bounds.memoryMaxTasks,
+      maxTaskBytes: bounds.memoryMaxTaskBytes,
+      maxOpenTasksPerCaller: bounds.maxOpenTasksPerCaller,
+      finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs
+    }),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: bounds.turnWaitTimeoutMs }),
     readinessChecks: {},
     async close () {

@@ -24,6 +24,7 @@ import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } f
 import { ExecutionBuses } from '../a2a/execution-buses.js'
 import { hasReplays, MessageIdReusedError, type MessageReplays } from '../a2a/message-replays.js'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
+import { CALLER_KEY_STATE, CallerCapError } from '../stores/caller-key.js'
 import { TERMINAL_TASK_STATES } from '../stores/task-states.js'
 import { MemoryTaskTurnLock, TaskBusyError, taskTurnKey, type TaskTurnLock } from '../stores/task-turn-lock.js'
 import { AuthenticatedCaller } from '../auth/sdk-user.js'
@@ -33,7 +34,7 @@ import { followTask, relayTaskEvents, type TaskEventSource, type TaskStreamEvent
 import { withoutUnsetStatusFilter } from './params.js'
 import type { AgentFacts, CheckedRequest } from './check-request.js'
 import {
-  errorResponse, internalError, invalidParams, successResponse, type JsonRpcError, type JsonRpcResponse
+  capReached, errorResponse, internalError, invalidParams, successResponse, type JsonRpcError, type JsonRpcResponse
 } from './errors.js'
 import { fromSdkError } from './sdk-errors.js'
 
@@ -79,6 +80,8 @@ export interface ContextInit {
   headers?: Record<string, string | string[] | undefined>
   /** The authenticated caller's id; absent for a walk-in. */
   callerId?: string
+  /** The caller key per-caller bounds count by (src/stores/caller-key.ts); the stores read it from the context. */
+  callerKey?: string
 }
 
 /** A stream of JSON-RPC `result`s (StreamResponse ProtoJSON), and how to stop it early. */
@@ -156,7 +159,7 @@ export class A2ADispatcher {
       requestedVersion: init.version,
       tenant: typeof tenant === 'string' && tenant !== '' ? tenant : undefined,
       user: init.callerId === undefined ? undefined : new AuthenticatedCaller(init.callerId),
-      state: new Map([[STATE_HEADERS_KEY, init.headers ?? {}]])
+      state: new Map<string, unknown>([[STATE_HEADERS_KEY, init.headers ?? {}], ...(init.callerKey === undefined ? [] : [[CALLER_KEY_STATE, init.callerKey] as const])])
     })
   }
 
@@ -262,6 +265,7 @@ export class A2ADispatcher {
   toError (error: unknown, request: CheckedRequest, log?: ErrorLogger): JsonRpcError {
     const mapped = fromSdkError(error, { taskId: taskIdOf(request) })
     if (mapped !== undefined) return mapped
+    if (error instanceof CallerCapError) return capReached(error.cap, error.limit, error.message)
     if (error instanceof MessageIdReusedError) return invalidParams([{ field: 'message.messageId', description: error.message }])
     // Waited its bound for the task's earlier turns: nothing ran, nothing was written; not a failure of ours.
     if (error instanceof TaskBusyError) return internalError(error.message)

@@ -93,6 +93,8 @@ export interface McpRequest {
    * 401 or 503 for the whole HTTP request, as at the A2A door).
    */
   caller?: Caller
+  /** The client's address (the door's view), handed to the A2A service with every tool call. */
+  clientAddress?: string
   log?: ServiceLogger
 }
 
@@ -156,6 +158,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
       },
       signal,
       caller: request.caller,
+      clientAddress: request.clientAddress,
       log: request.log,
       doorRequest: request.request
     })

@@ -20,6 +20,8 @@ t.test('defaults with no configuration at all', async (t) => {
     memoryMaxTasks: 10000,
     memoryFinishedTaskTtlMs: 3600000,
     memoryMaxConversations: 10000,
+    memoryMaxTaskBytes: 268435456,
+    maxOpenTasksPerCaller: 1000,
     requestTimeoutMs: 30000,
     headersTimeoutMs: 10000,
     keepAliveTimeoutMs: 72000,
