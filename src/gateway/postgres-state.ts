@@ -15,6 +15,7 @@ import { PostgresTaskEventHub } from '../stores/postgres/postgres-task-event-hub
 import { PostgresTaskStore } from '../stores/postgres/postgres-task-store.js'
 import { PostgresTaskTurnLock } from '../stores/postgres/postgres-task-turn-lock.js'
 import type { GatewayState } from './state.js'
+import { callerKeyOf } from '../stores/caller-key.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
 export interface StateLogger extends PostgresLogger {
@@ -28,6 +29,8 @@ export interface PostgresStateOptions {
   logger: StateLogger
   /** How long a turn waits for the task's earlier turns (PostgresTaskTurnLock's waitTimeoutMs). Default 30 000 ms. */
   turnWaitTimeoutMs?: number
+  /** Open tasks one caller holds per agent at most (MAX_OPEN_TASKS_PER_CALLER). Default 1 000. */
+  maxOpenTasksPerCaller?: number
 }
 
 /** The database named by DATABASE_URL cannot be reached at start; the message names the variable, never credentials. */
@@ -123,7 +126,13 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     conversations,
     events,
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
-    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId), signals: events })),
+    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, {
+      ownerResolver: agentScope(agentId),
+      signals: events,
+      // One table for every agent: a caller's open tasks are counted per agent, as each memory store counts them.
+      callerResolver: (context) => `${agentId}:${callerKeyOf(context)}`,
+      maxOpenTasksPerCaller: options.maxOpenTasksPerCaller
+    })),
     // Turns on one task, one at a time across every instance on the database.
     taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
     readinessChecks: { database: () => database.ping() },

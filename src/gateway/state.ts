@@ -55,7 +55,13 @@ export async function openGatewayState (config: Pick<GatewayConfig, 'databaseUrl
      database it cannot run, and counting it there would fail `npm test` on a machine without PostgreSQL */
   if (config.databaseUrl !== undefined) {
     const { openPostgresState } = await import('./postgres-state.js')
-    return openPostgresState({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger, turnWaitTimeoutMs: config.turnWaitTimeoutMs })
+    return openPostgresState({
+      connectionString: config.databaseUrl,
+      schema: config.databaseSchema,
+      logger,
+      turnWaitTimeoutMs: config.turnWaitTimeoutMs,
+      maxOpenTasksPerCaller: config.maxOpenTasksPerCaller
+    })
   }
   /* c8 ignore stop */
   return memoryState(config)

@@ -3,13 +3,17 @@
  * 25 new routines evicted bob's open booking (-32001). Now open work is never evicted: past the store's cap only
  * finished tasks go, a new task of a caller at MAX_OPEN_TASKS_PER_CALLER is refused (-32000 RESOURCE_EXHAUSTED
  * naming the cap, nothing runs for it), and so is a new task when the store holds nothing but open work. Walk-ins
- * count per client address. Memory (the bounds are memory's).
+ * count per client address. Memory; the per-caller cap on PostgreSQL too (two instances sharing the database),
+ * when TEST_DATABASE_URL is set.
  */
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { API_KEYS, ALICE_KEY, BOB_KEY } from '../fixtures/auth.js'
 import { gateway } from '../fixtures/conversation-gateway.js'
+import { testSchema } from '../fixtures/test-schema.js'
+
+const url = process.env.TEST_DATABASE_URL
 
 type Json = any
 
@@ -58,14 +62,41 @@ t.test("alice's 25 routines do not evict bob's open booking (caps of 20)", async
   t.equal(kept.result?.status?.state, 'TASK_STATE_INPUT_REQUIRED', "bob's booking is still there")
 })
 
-t.test('a caller at MAX_OPEN_TASKS_PER_CALLER is refused; the others are not', async (t) => {
-  const app = await gateway(t, { env: { MEMORY_MAX_TASKS: String(CAP), MAX_OPEN_TASKS_PER_CALLER: '5', A2A_API_KEYS: API_KEYS } })
-  for (let n = 0; n < 5; n++) t.ok((await send(app, ALICE_KEY, routine())).result?.task, `alice's open task ${n + 1}`)
-  checkCap(t, await send(app, ALICE_KEY, routine()), 'MAX_OPEN_TASKS_PER_CALLER', 5)
-  t.ok((await send(app, BOB_KEY, routine())).result?.task, 'bob opens his own')
+async function perCallerCap (t: Test, apps: FastifyInstance[]): Promise<void> {
+  const on = (n: number): FastifyInstance => apps[n % apps.length]
+  const opened: string[] = []
+  for (let n = 0; n < 5; n++) {
+    const task = (await send(on(n), ALICE_KEY, routine())).result?.task
+    t.ok(task, `alice's open task ${n + 1}`)
+    opened.push(task.id)
+  }
+  checkCap(t, await send(on(5), ALICE_KEY, routine()), 'MAX_OPEN_TASKS_PER_CALLER', 5)
+  t.ok((await send(on(6), BOB_KEY, routine())).result?.task, 'bob opens his own')
   const question = { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'When are you open on Saturday?' }] }
-  t.ok((await send(app, ALICE_KEY, question)).result?.message, 'a question answered by a Message opens no task: still answered')
+  t.ok((await send(on(7), ALICE_KEY, question)).result?.message, 'a question answered by a Message opens no task: still answered')
+  const cancel = await on(8).inject({
+    method: 'POST',
+    url: '/a2a/demo',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${ALICE_KEY}` },
+    payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'CancelTask', params: { id: opened[0] } })
+  })
+  t.equal(cancel.json().result?.status?.state, 'TASK_STATE_CANCELED')
+  t.ok((await send(on(9), ALICE_KEY, routine())).result?.task, 'a canceled task made room')
+  checkCap(t, await send(on(10), ALICE_KEY, routine()), 'MAX_OPEN_TASKS_PER_CALLER', 5)
+}
+
+t.test('a caller at MAX_OPEN_TASKS_PER_CALLER is refused; the others are not (memory)', async (t) => {
+  await perCallerCap(t, [await gateway(t, { env: { MEMORY_MAX_TASKS: String(CAP), MAX_OPEN_TASKS_PER_CALLER: '5', A2A_API_KEYS: API_KEYS } })])
 })
+
+if (url === undefined) {
+  t.test('PostgreSQL, two instances', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+} else {
+  t.test('PostgreSQL, two instances on one database: the same cap', async (t) => {
+    const env = { DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url), MAX_OPEN_TASKS_PER_CALLER: '5', A2A_API_KEYS: API_KEYS }
+    await perCallerCap(t, [await gateway(t, { env }), await gateway(t, { env })])
+  })
+}
 
 t.test('walk-ins count per client address', async (t) => {
   const app = await gateway(t, { env: { MAX_OPEN_TASKS_PER_CALLER: '3' } })

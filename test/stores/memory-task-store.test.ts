@@ -106,7 +106,7 @@ t.test('full: the earliest finished goes first, open work never; with only open 
   t.equal(await store.load('done-2', context), undefined, 'then the next finished one')
   await t.rejects(store.save(task('open-4', TaskState.TASK_STATE_INPUT_REQUIRED), context),
     { name: 'CallerCapError', code: 'A2A_CONVERSE_CAP_REACHED', cap: 'MEMORY_MAX_TASKS', limit: 3 }, 'only open work left: a new task is refused')
-  await t.rejects(store.save(task('done-3', TaskState.TASK_STATE_COMPLETED), walkIn('10.0.0.9')), { cap: 'MEMORY_MAX_TASKS' }, 'whoever sends it')
+  await t.rejects(store.save(task('done-3', TaskState.TASK_STATE_COMPLETED), walkIn('10.0.0.9')), { name: 'CallerCapError', cap: 'MEMORY_MAX_TASKS' }, 'whoever sends it')
   t.equal(await store.load('open-4', context), undefined, 'nothing written')
   t.strictSame((await store.list(listRequest(), context)).tasks.map((entry) => entry.id).sort(), ['open-1', 'open-2', 'open-3'])
   await store.save(task('open-1', TaskState.TASK_STATE_INPUT_REQUIRED, { metadata: { more: true } }), context)
@@ -171,7 +171,7 @@ t.test('bytes: the sum of the tasks\' ProtoJSON lengths stays under maxTaskBytes
   await open.save(task('open-a', TaskState.TASK_STATE_WORKING, { metadata }), context)
   await open.save(task('open-b', TaskState.TASK_STATE_WORKING, { metadata }), walkIn('10.0.0.1'))
   await t.rejects(open.save(task('open-c', TaskState.TASK_STATE_WORKING, { metadata }), walkIn('10.0.0.2')),
-    { cap: 'MEMORY_MAX_TASK_BYTES', limit: 2 * size }, 'open work is never evicted: the new task is refused')
+    { name: 'CallerCapError', cap: 'MEMORY_MAX_TASK_BYTES', limit: 2 * size }, 'open work is never evicted: the new task is refused')
   await open.save(task('open-a', TaskState.TASK_STATE_WORKING, { metadata: { blob: 'y'.repeat(20_000) } }), context)
   t.ok(open.bytes > 2 * size, 'a held open task that grows is saved all the same (a turn is never cut off)')
   await open.save(task('open-a', TaskState.TASK_STATE_COMPLETED, { metadata: { blob: 'y'.repeat(20_000) } }), context)
@@ -193,7 +193,7 @@ t.test('per caller: at most maxOpenTasksPerCaller open tasks; finishing one make
   await store.save(task('w-1', TaskState.TASK_STATE_WORKING), walkIn('10.0.0.1'))
   await store.save(task('w-2', TaskState.TASK_STATE_WORKING), walkIn('10.0.0.1'))
   await store.save(task('w-3', TaskState.TASK_STATE_WORKING), walkIn('10.0.0.2'))
-  await t.rejects(store.save(task('w-4', TaskState.TASK_STATE_WORKING), walkIn('10.0.0.1')), { cap: 'MAX_OPEN_TASKS_PER_CALLER' })
+  await t.rejects(store.save(task('w-4', TaskState.TASK_STATE_WORKING), walkIn('10.0.0.1')), { name: 'CallerCapError', cap: 'MAX_OPEN_TASKS_PER_CALLER' })
   await store.save(task('w-1', TaskState.TASK_STATE_INPUT_REQUIRED), walkIn('10.0.0.2'))
   t.strictSame([store.openTasksOf('address:10.0.0.1'), store.openTasksOf('address:10.0.0.2')], [2, 1], 'a task stays its first saver\'s')
   await store.save(task('a-1', TaskState.TASK_STATE_COMPLETED), alice)
