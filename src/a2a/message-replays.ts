@@ -60,7 +60,8 @@ function canonicalJson (value: unknown): string {
   if (typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, member]) => member !== undefined)
-      .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+      // An object's keys are distinct: never equal.
+      .sort(([a], [b]) => a < b ? -1 : 1)
     return `{${entries.map(([key, member]) => `${JSON.stringify(key)}:${canonicalJson(member)}`).join(',')}}`
   }
   return JSON.stringify(value)

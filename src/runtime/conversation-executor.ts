@@ -232,7 +232,8 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     const same = first.content === undefined || first.content === messageContentDigest(message)
     if (same && first.reply !== undefined) return { kind: 'replay', message: Message.fromJSON(JSON.parse(first.reply)) }
     if (same && first.taskId !== undefined) return { kind: 'replay', task: { taskId: first.taskId, turnId: first.id } }
-    const where = same ? first.taskId === undefined ? 'answered' : `answered in task ${first.taskId}` : 'answered; this copy has other content'
+    // (A same-content turn with a task was replayed above.)
+    const where = same ? 'answered' : 'answered; this copy has other content'
     return {
       kind: 'message',
       repeat: true,
@@ -401,9 +402,8 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     eventBus.publish(AgentEvent.message(replyMessage(gone, requestContext)))
   }
 
-  function publish (plan: Plan, requestContext: RequestContext, eventBus: ExecutionEventBus, reply?: Message): void {
+  function publish (plan: Exclude<Plan, { kind: 'replay' }>, requestContext: RequestContext, eventBus: ExecutionEventBus, reply?: Message): void {
     const { taskId, contextId } = requestContext
-    if (plan.kind === 'replay') return
     if (plan.kind === 'message') {
       eventBus.publish(AgentEvent.message(reply ?? replyMessage(plan, requestContext)))
       return
@@ -476,7 +476,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       // The task left open is closed before this turn answers: a client that has the answer sees it closed.
       await closeSuperseded(requestContext)
       if (plan?.kind === 'replay') await publishReplay(plan, requestContext, eventBus)
-      else publish(plan as Plan, requestContext, eventBus, reply)
+      else publish(plan as Exclude<Plan, { kind: 'replay' }>, requestContext, eventBus, reply)
     },
     async replayOf (message, contextId, context) {
       const state = await store.get(agentId, conversationKey(callerIdOf(context), contextId))
