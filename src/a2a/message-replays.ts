@@ -21,6 +21,8 @@ export interface MessageReplays {
   /**
    * What the message's messageId was answered with in the conversation `contextId` (as the client knows it), in the
    * caller's scope; undefined when it was not (a new message). A task reply is given once the task holds it.
+   * `contextId` is '' for a message that starts a new conversation. May reject with an error the endpoint answers
+   * (a new conversation past a per-caller bound: CallerCapError), before anything ran.
    */
   replayOf (message: Message, contextId: string, context: ServerCallContext): Promise<Replay | undefined>
 }

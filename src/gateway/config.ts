@@ -36,6 +36,8 @@ export interface GatewayConfig {
   memoryFinishedTaskTtlMs: number
   /** Without DATABASE_URL: conversations kept in memory at most (the least recently updated is evicted). */
   memoryMaxConversations: number
+  /** Without DATABASE_URL: conversations one caller keeps per agent; a new one past it is refused. */
+  maxConversationsPerCaller: number
   /** Time to receive a whole request (headers and body); a slower one gets 408 and the connection closes. */
   requestTimeoutMs: number
   /** Time to receive a request's headers. At most requestTimeoutMs. */
@@ -104,6 +106,7 @@ export const configSchema = {
     MAX_OPEN_TASKS_PER_CALLER: { type: 'integer', minimum: 1, maximum: 10000000, default: 1000 },
     MEMORY_FINISHED_TASK_TTL_MS: { type: 'integer', minimum: 1000, maximum: 2592000000, default: 3600000 },
     MEMORY_MAX_CONVERSATIONS: { type: 'integer', minimum: 1, maximum: 10000000, default: 10000 },
+    MAX_CONVERSATIONS_PER_CALLER: { type: 'integer', minimum: 1, maximum: 10000000, default: 1000 },
     REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 30000 },
     HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 10000 },
     KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 72000 },
@@ -145,6 +148,7 @@ interface RawConfig {
   MAX_OPEN_TASKS_PER_CALLER: number
   MEMORY_FINISHED_TASK_TTL_MS: number
   MEMORY_MAX_CONVERSATIONS: number
+  MAX_CONVERSATIONS_PER_CALLER: number
   REQUEST_TIMEOUT_MS: number
   HEADERS_TIMEOUT_MS: number
   KEEP_ALIVE_TIMEOUT_MS: number
@@ -210,6 +214,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     maxOpenTasksPerCaller: raw.MAX_OPEN_TASKS_PER_CALLER,
     memoryFinishedTaskTtlMs: raw.MEMORY_FINISHED_TASK_TTL_MS,
     memoryMaxConversations: raw.MEMORY_MAX_CONVERSATIONS,
+    maxConversationsPerCaller: raw.MAX_CONVERSATIONS_PER_CALLER,
     requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
     headersTimeoutMs: raw.HEADERS_TIMEOUT_MS,
     keepAliveTimeoutMs: raw.KEEP_ALIVE_TIMEOUT_MS,

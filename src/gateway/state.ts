@@ -25,11 +25,14 @@ export interface GatewayState {
 }
 
 /** The memory bounds (MEMORY_* variables); the stores' defaults where a field is absent. */
-export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryMaxTaskBytes' | 'maxOpenTasksPerCaller' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'turnWaitTimeoutMs'>>
+export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryMaxTaskBytes' | 'maxOpenTasksPerCaller' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'maxConversationsPerCaller' | 'turnWaitTimeoutMs'>>
 
 /** One process: nothing shared, nothing to check, lost on restart; bounded (tasks per agent, conversations). */
 export function memoryState (bounds: MemoryBounds = {}): GatewayState {
-  const conversations = new MemoryConversationStore({ maxConversations: bounds.memoryMaxConversations })
+  const conversations = new MemoryConversationStore({
+    maxConversations: bounds.memoryMaxConversations,
+    maxConversationsPerCaller: bounds.maxConversationsPerCaller
+  })
   const events = new MemoryTaskEventHub()
   return {
     kind: 'memory',

@@ -232,7 +232,7 @@ export class A2ADispatcher {
     const message = request.message as Message
     let contextId = message.contextId
     if (contextId === '' && message.taskId !== '') contextId = (await this.#taskStore.load(message.taskId, context))?.contextId ?? ''
-    if (contextId === '') return undefined
+    // contextId '': a new conversation (the executor may refuse it: a per-caller bound).
     const replay = await this.#replays.replayOf(message, contextId, context)
     if (replay === undefined) return undefined
     if (replay.kind === 'conflict') throw new MessageIdReusedError(message.messageId)

@@ -13,6 +13,7 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import { messageContentDigest, type MessageReplays } from '../a2a/message-replays.js'
 import { createTaskWriter } from '../a2a/task-writer.js'
 import { callerIdOf } from '../auth/sdk-user.js'
+import { callerKeyOf } from '../stores/caller-key.js'
 import type { ConverseEnvelope, Invocation, OwnershipState } from '../core/envelope.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 import { readTypedCall, type TypedCall } from '../core/typed-call.js'
@@ -447,6 +448,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       let reply: Message | undefined
       // An authenticated caller's conversations are its own (see conversationKey).
       const callerId = callerIdOf(requestContext.context)
+      const owner = callerKeyOf(requestContext.context)
       await store.update(agentId, conversationKey(callerId, requestContext.contextId), (current) => {
         const state = current ?? newConversationState(agentId, conversationKey(callerId, requestContext.contextId))
         if (callerId !== undefined) state.caller = { id: callerId, contextId: requestContext.contextId }
@@ -472,15 +474,20 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
           state.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId, envelope: plan.envelope })
         }
         return state
-      })
+      }, { owner })
       // The task left open is closed before this turn answers: a client that has the answer sees it closed.
       await closeSuperseded(requestContext)
       if (plan?.kind === 'replay') await publishReplay(plan, requestContext, eventBus)
       else publish(plan as Exclude<Plan, { kind: 'replay' }>, requestContext, eventBus, reply)
     },
     async replayOf (message, contextId, context) {
-      const state = await store.get(agentId, conversationKey(callerIdOf(context), contextId))
-      const first = state === undefined ? undefined : firstTurnOf(state, message.messageId)
+      const state = contextId === '' ? undefined : await store.get(agentId, conversationKey(callerIdOf(context), contextId))
+      if (state === undefined) {
+        // A new conversation: refused here, before anything runs, when its caller is at the store's bound.
+        await store.admit?.(agentId, callerKeyOf(context))
+        return undefined
+      }
+      const first = firstTurnOf(state, message.messageId)
       if (first === undefined) return undefined
       if (first.content !== undefined && first.content !== messageContentDigest(message)) return { kind: 'conflict' }
       if (first.reply !== undefined) return { kind: 'message', message: Message.fromJSON(JSON.parse(first.reply)) }

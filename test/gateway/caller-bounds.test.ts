@@ -104,3 +104,20 @@ t.test('walk-ins count per client address', async (t) => {
   checkCap(t, await send(app, undefined, routine(), '10.0.0.1'), 'MAX_OPEN_TASKS_PER_CALLER', 3)
   t.ok((await send(app, undefined, routine(), '10.0.0.2')).result?.task, 'another address has its own cap')
 })
+
+t.test('MAX_CONVERSATIONS_PER_CALLER: a new conversation past it is refused before anything runs; continuing is not', async (t) => {
+  const app = await gateway(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '3', A2A_API_KEYS: API_KEYS } })
+  const question = (contextId?: string): Json => ({ messageId: randomUUID(), ...(contextId === undefined ? {} : { contextId }), role: 'ROLE_USER', parts: [{ text: 'When are you open on Saturday?' }] })
+  const contexts: string[] = []
+  for (let n = 0; n < 3; n++) {
+    const reply = await send(app, ALICE_KEY, question(n === 0 ? undefined : randomUUID()))
+    t.ok(reply.result?.message, `alice's conversation ${n + 1}`)
+    contexts.push(reply.result.message.contextId)
+  }
+  checkCap(t, await send(app, ALICE_KEY, question(randomUUID())), 'MAX_CONVERSATIONS_PER_CALLER', 3)
+  checkCap(t, await send(app, ALICE_KEY, question()), 'MAX_CONVERSATIONS_PER_CALLER', 3)
+  t.ok((await send(app, ALICE_KEY, question(contexts[0]))).result?.message, 'an existing conversation goes on')
+  t.ok((await send(app, BOB_KEY, question(randomUUID()))).result?.message, 'bob has his own bound')
+  const listed = await app.inject({ method: 'GET', url: '/api/v1/agents/demo/conversations', headers: { authorization: 'Bearer operator-key-0123456789' } })
+  t.equal(listed.json().conversations.length, 4, 'nothing was written for the refused ones')
+})

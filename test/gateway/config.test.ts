@@ -22,6 +22,7 @@ t.test('defaults with no configuration at all', async (t) => {
     memoryMaxConversations: 10000,
     memoryMaxTaskBytes: 268435456,
     maxOpenTasksPerCaller: 1000,
+    maxConversationsPerCaller: 1000,
     requestTimeoutMs: 30000,
     headersTimeoutMs: 10000,
     keepAliveTimeoutMs: 72000,
