@@ -55,6 +55,10 @@ t.test('the executor publishes the first reply to a copy the dispatcher did not 
   t.equal(bytes(again), bytes(await client.getTask(booked.id)), 'the task holding the first reply, as stored')
   t.equal(again.artifacts.length, 1, 'one booking')
 
+  const changed = await client.call('SendMessage', { message: { ...call, parts: [{ text: 'another booking' }] } })
+  t.equal(textOf(changed.result.message), `Message ${call.messageId as string} was already received and answered; this copy has other content.`)
+  t.strictSame(changed.result.message.referenceTaskIds, [booked.id], 'names the task holding the first reply')
+
   taskStore.forgotten.add(booked.id)
   const gone = await client.call('SendMessage', { message: call })
   t.equal(textOf(gone.result.message), `Message ${call.messageId as string} was already received and answered in task ${booked.id as string}, which is no longer kept.`)

@@ -300,6 +300,18 @@ t.test('per owner: admit refuses past maxConversationsPerCaller; an update that 
   t.equal(await store.exists('demo', 'a-2'), false, 'alice\'s least recently updated one went')
   t.ok(await store.exists('demo', 'a-1'))
   t.ok(await store.exists('demo', 'b-1'), 'never another owner\'s')
+  // Every other conversation of alice's busy (an update holds it): none of them goes, the bound is passed for now.
+  const gates = [deferred(), deferred()]
+  const held = ['a-1', 'a-4'].map(async (key, index) => await store.update('demo', key, async (state) => {
+    await gates[index].promise
+    return state as ConversationState
+  }))
+  await sleep(10)
+  await store.update('demo', 'a-5', addTurn('t1'), { owner: 'caller:alice' })
+  t.equal(store.conversationsOf('demo', 'caller:alice'), 3, 'no idle one of the owner\'s to evict')
+  for (const gate of gates) gate.resolve()
+  await Promise.all(held)
+  t.ok(await store.delete('demo', 'a-5'))
   t.ok(await store.delete('demo', 'a-1'))
   t.equal(store.conversationsOf('demo', 'caller:alice'), 1, 'a deleted conversation no longer counts')
   await store.delete('demo', 'b-1')

@@ -178,6 +178,13 @@ t.test('bytes: the sum of the tasks\' ProtoJSON lengths stays under maxTaskBytes
   await open.save(task('open-c', TaskState.TASK_STATE_WORKING, { metadata }), walkIn('10.0.0.2'))
   t.equal(await open.load('open-a', context), undefined, 'once it finished it makes room')
   t.ok(await open.load('open-b', walkIn('10.0.0.1')))
+
+  const grow = new BoundedMemoryTaskStore({ maxTaskBytes: 2 * size })
+  await grow.save(task('done', TaskState.TASK_STATE_COMPLETED, { metadata }), context)
+  await grow.save(task('busy', TaskState.TASK_STATE_WORKING, { metadata }), context)
+  await grow.save(task('busy', TaskState.TASK_STATE_WORKING, { metadata: { blob: 'y'.repeat(20_000) } }), context)
+  t.equal(await grow.load('done', context), undefined, 'an open task that grows pushes finished ones out')
+  t.ok(await grow.load('busy', context))
 })
 
 t.test('per caller: at most maxOpenTasksPerCaller open tasks; finishing one makes room; the first saver owns the task', async (t) => {
