@@ -5,6 +5,7 @@
  */
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import { A2ADispatcher } from '../jsonrpc/dispatch.js'
+import { callerKey } from '../stores/caller-key.js'
 import { extendedAgentCardNotConfigured, type JsonRpcError } from '../jsonrpc/errors.js'
 import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
@@ -48,7 +49,8 @@ export function localBackend (options: LocalBackendOptions): A2ABackend {
       requestedExtensions: context.requestedExtensions,
       version: context.version,
       headers: context.headers as Record<string, string>,
-      callerId: context.caller?.id
+      callerId: context.caller?.id,
+      callerKey: callerKey(context.caller?.id, context.clientAddress)
     })
   }
 

@@ -29,6 +29,7 @@ import {
 import { STREAMING_METHODS } from '../jsonrpc/methods.js'
 import { A2A_VERSION_HEADER, requestedVersion } from '../jsonrpc/version.js'
 import type { A2ABackend, BackendContext, Caller, ServiceLogger } from './backend.js'
+import { callerKey } from '../stores/caller-key.js'
 import { errorFrame, frame, SSE_HEADERS } from './sse.js'
 
 /** The request body as the door read it. */
@@ -110,11 +111,6 @@ export const AUTHENTICATE_CHALLENGE = 'Bearer realm="a2a"'
 
 /** Retry-After of a stream refused at the per-caller limit: streams end at no known time, so a short wait. */
 export const STREAM_LIMIT_RETRY_AFTER_SEC = 5
-
-/** The key per-caller bounds count under: the caller, else the client address (the rate limit's keys). */
-export function callerKey (caller: Caller | undefined, clientAddress: string | undefined): string {
-  return caller === undefined ? `address:${clientAddress ?? 'unknown'}` : `caller:${caller.id}`
-}
 
 /** Who may go on: the agent's authenticated caller (none for a walk-in agent), or the reply refusing the request. */
 export type AccessDecision = { kind: 'allowed', caller?: Caller } | JsonReply
@@ -243,7 +239,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       clientAddress: request.clientAddress
     }
     if (STREAMING_METHODS.has(rpc.method)) {
-      const release = holdStream(callerKey(caller, request.clientAddress), request.signal)
+      const release = holdStream(callerKey(caller?.id, request.clientAddress), request.signal)
       if (release === undefined) {
         const error = tooManyStreams(maxStreams, STREAM_LIMIT_RETRY_AFTER_SEC)
         logError(request.log, rpc.method, error)

@@ -35,10 +35,16 @@ export interface GatewayConfig {
   rootEndpoint: boolean
   /** Without DATABASE_URL: tasks each agent keeps in memory at most (finished ones are evicted first). */
   memoryMaxTasks: number
+  /** Without DATABASE_URL: the sum of each agent's task sizes (ProtoJSON length) kept in memory at most. */
+  memoryMaxTaskBytes: number
+  /** Open tasks one caller (caller:<id>, or address:<ip> for a walk-in) holds per agent at most; a new one past it is refused. */
+  maxOpenTasksPerCaller: number
   /** Without DATABASE_URL: how long a finished task stays in memory. */
   memoryFinishedTaskTtlMs: number
   /** Without DATABASE_URL: conversations kept in memory at most (the least recently updated is evicted). */
   memoryMaxConversations: number
+  /** Without DATABASE_URL: conversations one caller keeps per agent; a new one past it is refused. */
+  maxConversationsPerCaller: number
   /** Time to receive a whole request (headers and body); a slower one gets 408 and the connection closes. */
   requestTimeoutMs: number
   /** Time to receive a request's headers. At most requestTimeoutMs. */
@@ -109,8 +115,11 @@ export const configSchema = {
     SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
     A2A_ROOT_ENDPOINT: { type: 'boolean', default: false },
     MEMORY_MAX_TASKS: { type: 'integer', minimum: 1, maximum: 10000000, default: 10000 },
+    MEMORY_MAX_TASK_BYTES: { type: 'integer', minimum: 65536, maximum: 1099511627776, default: 268435456 },
+    MAX_OPEN_TASKS_PER_CALLER: { type: 'integer', minimum: 1, maximum: 10000000, default: 1000 },
     MEMORY_FINISHED_TASK_TTL_MS: { type: 'integer', minimum: 1000, maximum: 2592000000, default: 3600000 },
     MEMORY_MAX_CONVERSATIONS: { type: 'integer', minimum: 1, maximum: 10000000, default: 10000 },
+    MAX_CONVERSATIONS_PER_CALLER: { type: 'integer', minimum: 1, maximum: 10000000, default: 1000 },
     REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 30000 },
     HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 10000 },
     KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 72000 },
@@ -152,8 +161,11 @@ interface RawConfig {
   SHUTDOWN_TIMEOUT_MS: number
   A2A_ROOT_ENDPOINT: boolean
   MEMORY_MAX_TASKS: number
+  MEMORY_MAX_TASK_BYTES: number
+  MAX_OPEN_TASKS_PER_CALLER: number
   MEMORY_FINISHED_TASK_TTL_MS: number
   MEMORY_MAX_CONVERSATIONS: number
+  MAX_CONVERSATIONS_PER_CALLER: number
   REQUEST_TIMEOUT_MS: number
   HEADERS_TIMEOUT_MS: number
   KEEP_ALIVE_TIMEOUT_MS: number
@@ -225,8 +237,11 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
     rootEndpoint: raw.A2A_ROOT_ENDPOINT,
     memoryMaxTasks: raw.MEMORY_MAX_TASKS,
+    memoryMaxTaskBytes: raw.MEMORY_MAX_TASK_BYTES,
+    maxOpenTasksPerCaller: raw.MAX_OPEN_TASKS_PER_CALLER,
     memoryFinishedTaskTtlMs: raw.MEMORY_FINISHED_TASK_TTL_MS,
     memoryMaxConversations: raw.MEMORY_MAX_CONVERSATIONS,
+    maxConversationsPerCaller: raw.MAX_CONVERSATIONS_PER_CALLER,
     requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
     headersTimeoutMs: raw.HEADERS_TIMEOUT_MS,
     keepAliveTimeoutMs: raw.KEEP_ALIVE_TIMEOUT_MS,

@@ -25,6 +25,7 @@ import { MemoryTaskEventHub } from '../events/task-event-hub.js'
 import { MemoryTaskTurnLock } from '../stores/task-turn-lock.js'
 import { PostgresUpstreamOwnershipStore } from '../stores/postgres/postgres-upstream-ownership-store.js'
 import type { GatewayState } from './state.js'
+import { callerKeyOf } from '../stores/caller-key.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
 export interface StateLogger extends PostgresLogger {
@@ -38,6 +39,8 @@ export interface PostgresStateOptions {
   logger: StateLogger
   /** How long a turn waits for the task's earlier turns (PostgresTaskTurnLock's waitTimeoutMs). Default 30 000 ms. */
   turnWaitTimeoutMs?: number
+  /** Open tasks one caller holds per agent at most (MAX_OPEN_TASKS_PER_CALLER). Default 1 000. */
+  maxOpenTasksPerCaller?: number
 }
 
 /** The database named by DATABASE_URL cannot be reached at start; the message names the variable, never credentials. */
@@ -121,6 +124,8 @@ export interface EmbeddedStateOptions {
   logger: StateLogger
   /** How long a turn waits for the task's earlier turns. Default 30 000 ms. */
   turnWaitTimeoutMs?: number
+  /** Open tasks per agent one caller holds (MAX_OPEN_TASKS_PER_CALLER). */
+  maxOpenTasksPerCaller?: number
 }
 
 /** DATA_DIR cannot be used: not writable, held by another gateway, or written by a newer version. Names the folder. */
@@ -165,7 +170,11 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
     conversations,
     events,
     upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
-    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId) })),
+    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, {
+      ownerResolver: agentScope(agentId),
+      callerResolver: (context) => `${agentId}:${callerKeyOf(context)}`,
+      maxOpenTasksPerCaller: options.maxOpenTasksPerCaller
+    })),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: options.turnWaitTimeoutMs }),
     readinessChecks: { database: () => database.ping() },
     async close () {
@@ -195,7 +204,13 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     events,
     upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
-    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, { ownerResolver: agentScope(agentId), signals: events })),
+    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, {
+      ownerResolver: agentScope(agentId),
+      signals: events,
+      // One table for every agent: a caller's open tasks are counted per agent, as each memory store counts them.
+      callerResolver: (context) => `${agentId}:${callerKeyOf(context)}`,
+      maxOpenTasksPerCaller: options.maxOpenTasksPerCaller
+    })),
     // Turns on one task, one at a time across every instance on the database.
     taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
     readinessChecks: { database: () => database.ping() },

@@ -30,14 +30,17 @@ export interface GatewayState {
 }
 
 /** The memory bounds (MEMORY_* variables); the stores' defaults where a field is absent. */
-export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'turnWaitTimeoutMs'>>
+export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryMaxTaskBytes' | 'maxOpenTasksPerCaller' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'maxConversationsPerCaller' | 'turnWaitTimeoutMs'>>
 
 /**
  * One process: nothing shared, nothing to check, lost on restart; bounded (tasks per agent, conversations; upstream
  * ownership records per agent by the same two bounds).
  */
 export function memoryState (bounds: MemoryBounds = {}): GatewayState {
-  const conversations = new MemoryConversationStore({ maxConversations: bounds.memoryMaxConversations })
+  const conversations = new MemoryConversationStore({
+    maxConversations: bounds.memoryMaxConversations,
+    maxConversationsPerCaller: bounds.maxConversationsPerCaller
+  })
   const events = new MemoryTaskEventHub()
   const upstreamOwnership = new MemoryUpstreamOwnershipStore({ maxTasks: bounds.memoryMaxTasks, maxContexts: bounds.memoryMaxConversations })
   return {
@@ -45,7 +48,12 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
     conversations,
     events,
     upstreamOwnership,
-    taskStoreFor: () => new BoundedMemoryTaskStore({ maxTasks: bounds.memoryMaxTasks, finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs }),
+    taskStoreFor: () => new BoundedMemoryTaskStore({
+      maxTasks: bounds.memoryMaxTasks,
+      maxTaskBytes: bounds.memoryMaxTaskBytes,
+      maxOpenTasksPerCaller: bounds.maxOpenTasksPerCaller,
+      finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs
+    }),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: bounds.turnWaitTimeoutMs }),
     readinessChecks: {},
     async close () {
@@ -60,11 +68,12 @@ export type StateConfig = Pick<GatewayConfig, 'state' | 'dataDir' | 'databaseUrl
 
 export async function openGatewayState (config: StateConfig, logger: StateLogger): Promise<GatewayState> {
   if (config.state === 'memory') return memoryState(config)
+  const { maxOpenTasksPerCaller, turnWaitTimeoutMs } = config
   if (config.state === 'embedded') {
     const { openEmbeddedState } = await import('./postgres-state.js')
-    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs: config.turnWaitTimeoutMs })
+    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller })
   }
   const { openPostgresState } = await import('./postgres-state.js')
   // STATE=postgres comes with DATABASE_URL (loadConfig checks).
-  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs: config.turnWaitTimeoutMs })
+  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller })
 }

@@ -22,7 +22,9 @@ import {
 } from '@a2a-js/sdk/server'
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors'
 import { ExecutionBuses } from '../a2a/execution-buses.js'
+import { hasReplays, MessageIdReusedError, type MessageReplays } from '../a2a/message-replays.js'
 import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
+import { CALLER_KEY_STATE, CallerCapError } from '../stores/caller-key.js'
 import { TERMINAL_TASK_STATES } from '../stores/task-states.js'
 import { MemoryTaskTurnLock, TaskBusyError, taskTurnKey, type TaskTurnLock } from '../stores/task-turn-lock.js'
 import { AuthenticatedCaller } from '../auth/sdk-user.js'
@@ -32,7 +34,7 @@ import { followTask, relayTaskEvents, type TaskEventSource, type TaskStreamEvent
 import { withoutUnsetStatusFilter } from './params.js'
 import type { AgentFacts, CheckedRequest } from './check-request.js'
 import {
-  errorResponse, internalError, successResponse, type JsonRpcError, type JsonRpcResponse
+  capReached, errorResponse, internalError, invalidParams, successResponse, type JsonRpcError, type JsonRpcResponse
 } from './errors.js'
 import { fromSdkError } from './sdk-errors.js'
 
@@ -78,6 +80,8 @@ export interface ContextInit {
   headers?: Record<string, string | string[] | undefined>
   /** The authenticated caller's id; absent for a walk-in. */
   callerId?: string
+  /** The caller key per-caller bounds count by (src/stores/caller-key.ts); the stores read it from the context. */
+  callerKey?: string
 }
 
 /** A stream of JSON-RPC `result`s (StreamResponse ProtoJSON), and how to stop it early. */
@@ -99,6 +103,8 @@ export class A2ADispatcher {
   readonly #buses = new ExecutionBuses()
   readonly #lean: LeanSendMessage | undefined
   readonly #executor: AgentExecutor
+  /** The executor's record of what each messageId was answered with, when it keeps one (a2a/message-replays.ts). */
+  readonly #replays: MessageReplays | undefined
   readonly #taskStore: TaskStore
   readonly #writer: TaskWriter
   readonly #events: Pick<TaskEventHub, 'publish'> | undefined
@@ -123,6 +129,7 @@ export class A2ADispatcher {
     const card = AgentCard.fromJSON(options.card)
     const taskStore = options.taskStore ?? new InMemoryTaskStore()
     this.#executor = options.executor
+    this.#replays = hasReplays(options.executor) ? options.executor : undefined
     this.#taskStore = taskStore
     this.#turnLock = options.turnLock ?? new MemoryTaskTurnLock()
     this.#events = typeof options.events?.publish === 'function' ? options.events as Pick<TaskEventHub, 'publish'> : undefined
@@ -152,7 +159,7 @@ export class A2ADispatcher {
       requestedVersion: init.version,
       tenant: typeof tenant === 'string' && tenant !== '' ? tenant : undefined,
       user: init.callerId === undefined ? undefined : new AuthenticatedCaller(init.callerId),
-      state: new Map([[STATE_HEADERS_KEY, init.headers ?? {}]])
+      state: new Map<string, unknown>([[STATE_HEADERS_KEY, init.headers ?? {}], ...(init.callerKey === undefined ? [] : [[CALLER_KEY_STATE, init.callerKey] as const])])
     })
   }
 
@@ -179,7 +186,7 @@ export class A2ADispatcher {
     // Stops a wait for the task's turn lock; a stream already running goes on to its end (see task-event-relay.ts).
     const stop = new AbortController()
     const events = taskId === ''
-      ? this.#handler.sendMessageStream(sendRequest, context)
+      ? this.#streamOrReplay(sendRequest, context)
       : this.#turnStream(context, taskId, sendRequest, stop.signal)
     const relayed = relayTaskEvents(toProtoJson(events), this.#hub)
     return {
@@ -209,10 +216,39 @@ export class A2ADispatcher {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const release = await this.#turnLock.acquire(taskTurnKey(context, taskId), signal)
     try {
-      yield * this.#handler.sendMessageStream(request, context)
+      yield * this.#streamOrReplay(request, context)
     } finally {
       await release()
     }
+  }
+
+  /**
+   * A retry's reply (a2a/message-replays.ts): the first Message, or the task holding the first reply as GetTask
+   * shows it (with the request's historyLength); undefined for a new message. A messageId used for other content
+   * throws MessageIdReusedError (-32602). The conversation is the message's contextId, or its task's.
+   */
+  async #replayed (request: SendMessageRequest, context: ServerCallContext): Promise<Message | Task | undefined> {
+    if (this.#replays === undefined) return undefined
+    const message = request.message as Message
+    let contextId = message.contextId
+    if (contextId === '' && message.taskId !== '') contextId = (await this.#taskStore.load(message.taskId, context))?.contextId ?? ''
+    // contextId '': a new conversation (the executor may refuse it: a per-caller bound).
+    const replay = await this.#replays.replayOf(message, contextId, context)
+    if (replay === undefined) return undefined
+    if (replay.kind === 'conflict') throw new MessageIdReusedError(message.messageId)
+    if (replay.kind === 'message') return replay.message
+    const view = GetTaskRequest.fromJSON({ id: replay.taskId, historyLength: request.configuration?.historyLength })
+    return await this.#handler.getTask(view, context)
+  }
+
+  /** A SendStreamingMessage: the SDK's stream, or for a retry its reply as the one event (then the relay follows a running task). */
+  async * #streamOrReplay (request: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const replayed = await this.#replayed(request, context)
+    if (replayed === undefined) {
+      yield * this.#handler.sendMessageStream(request, context)
+      return
+    }
+    yield 'messageId' in replayed ? { payload: { $case: 'message', value: replayed } } : { payload: { $case: 'task', value: replayed } }
   }
 
   /** A blocking turn on an existing task, under the task's turn lock. */
@@ -229,6 +265,8 @@ export class A2ADispatcher {
   toError (error: unknown, request: CheckedRequest, log?: ErrorLogger): JsonRpcError {
     const mapped = fromSdkError(error, { taskId: taskIdOf(request) })
     if (mapped !== undefined) return mapped
+    if (error instanceof CallerCapError) return capReached(error.cap, error.limit, error.message)
+    if (error instanceof MessageIdReusedError) return invalidParams([{ field: 'message.messageId', description: error.message }])
     // Waited its bound for the task's earlier turns: nothing ran, nothing was written; not a failure of ours.
     if (error instanceof TaskBusyError) return internalError(error.message)
     log?.error({ err: error, method: request.method }, 'A2A request handler failed')
@@ -278,13 +316,17 @@ export class A2ADispatcher {
         const lean = this.#lean
         // The params check requires a message; ProtoJSON reads an absent taskId as ''.
         const taskId = (sendRequest.message as Message).taskId
-        const reply = lean !== undefined && lean.eligible(sendRequest)
-          ? await lean.send(sendRequest, context)
-          : taskId === ''
-            ? await handler.sendMessage(sendRequest, context)
-            // One turn at a time per task (src/stores/task-turn-lock.ts): a turn that comes after the one that
-            // finished the task finds it over (-32004), as it would have a moment later.
-            : await this.#turn(context, taskId, options.signal, async () => await handler.sendMessage(sendRequest, context))
+        // A retry gets the first reply (#replayed); under the task's turn lock when it names one, so it sees every
+        // turn before it, the first copy's too.
+        const send = async (): Promise<Message | Task> => await this.#replayed(sendRequest, context) ?? (
+          lean !== undefined && lean.eligible(sendRequest)
+            ? await lean.send(sendRequest, context)
+            : await handler.sendMessage(sendRequest, context))
+        const reply = taskId === ''
+          ? await send()
+          // One turn at a time per task (src/stores/task-turn-lock.ts): a turn that comes after the one that
+          // finished the task finds it over (-32004), as it would have a moment later.
+          : await this.#turn(context, taskId, options.signal, send)
         return 'messageId' in reply ? { message: Message.toJSON(reply) } : { task: Task.toJSON(reply) }
       }
       case 'GetTask':

@@ -201,6 +201,20 @@ export function tooManyStreams (limit: number, retryAfterSec: number): JsonRpcEr
   }
 }
 
+/**
+ * -32000: a bound on kept work refused a new task or conversation (a per-caller cap, or a store full of open work);
+ * nothing ran. A2A has no quota error: like the rate limit, the server-error code with an ErrorInfo, reason
+ * RESOURCE_EXHAUSTED (gRPC's status for a quota), `cap` naming the bound and `limit` its value. Not -32603: the
+ * client's own open work caused it, and it can act on it (finish or cancel a task, try later).
+ */
+export function capReached (cap: string, limit: number, message: string): JsonRpcError {
+  return {
+    code: JsonRpcErrorCode.ServerError,
+    message,
+    data: [{ '@type': ERROR_INFO_TYPE, reason: 'RESOURCE_EXHAUSTED', domain: CONVERSE_ERROR_DOMAIN, metadata: { cap, limit: String(limit) } }]
+  }
+}
+
 export function errorResponse (id: JsonRpcId, error: JsonRpcError): JsonRpcErrorResponse {
   return { jsonrpc: JSONRPC_VERSION, id, error }
 }

@@ -8,10 +8,12 @@
  * closes the task the previous turn left waiting for input or held for a person (CANCELED, "Continued in task …").
  */
 import { randomUUID } from 'node:crypto'
-import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk'
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from '@a2a-js/sdk/server'
+import { Message, Role, TaskState, type Artifact, type Part, type Task } from '@a2a-js/sdk'
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
+import { messageContentDigest, type MessageReplays } from '../a2a/message-replays.js'
 import { createTaskWriter } from '../a2a/task-writer.js'
 import { callerIdOf } from '../auth/sdk-user.js'
+import { callerKeyOf } from '../stores/caller-key.js'
 import type { ConverseEnvelope, Invocation, OwnershipState } from '../core/envelope.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 import { readTypedCall, type TypedCall } from '../core/typed-call.js'
@@ -63,6 +65,8 @@ type Plan =
     /** A repeated messageId: nothing is decided or recorded, the first turn stands. */
     repeat?: true
   }
+  /** A repeated messageId whose first reply is kept: that Message again, or the task that holds the first reply. */
+  | { kind: 'replay', message?: Message, task?: { taskId: string, turnId: string } }
   | {
     kind: 'task'
     state: TaskState
@@ -156,7 +160,7 @@ export function dataPart (data: Record<string, unknown>): Part {
   return { content: { $case: 'data', value: data }, metadata: undefined, filename: '', mediaType: 'application/json' }
 }
 
-export function conversationExecutor (options: ConversationExecutorOptions): AgentExecutor & { engine: RoutineEngine } {
+export function conversationExecutor (options: ConversationExecutorOptions): AgentExecutor & MessageReplays & { engine: RoutineEngine } {
   const { agentId, knowledgeBase, store, taskStore } = options
   const writer = createTaskWriter(taskStore, options.events)
   const newId = options.newId ?? randomUUID
@@ -206,7 +210,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     // The store may call the update more than once: only the last call's decision counts.
     superseded.delete(requestContext.taskId)
     const first = firstTurnOf(state, requestContext.userMessage.messageId)
-    if (first !== undefined) return repeatPlan(state, first)
+    if (first !== undefined) return repeatPlan(state, first, requestContext.userMessage)
     const previous = lastTaskTurn(state)
     const plan = decideTurn(state, requestContext, turnId)
     if (plan.kind === 'task' && previous !== undefined && previous.taskId !== requestContext.taskId) {
@@ -217,13 +221,20 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
 
   /**
    * A message whose messageId the conversation already holds is a retry (a client that lost the reply): it must
-   * not run again (a second booking). It is answered with a Message that says so and names the task holding the
-   * first reply (referenceTaskIds), if any; GetTask on it shows the first result. Under the conversation's lock,
-   * so parallel copies and copies sent to other instances (PostgreSQL's row lock) see the first one.
+   * not run again (a second booking). The dispatcher answers most retries before they get here (replayOf); this is
+   * the copy that raced the first one, decided under the conversation's lock, so parallel copies and copies sent to
+   * other instances (PostgreSQL's row lock) see the first one. It gets the first reply: the kept Message, or the
+   * task holding the first reply. A turn an earlier version stored (no reply kept), or a copy with other content
+   * (refused at the dispatcher when it comes after the first; here it came at once), is answered with a Message
+   * that says so and names the task holding the first reply (referenceTaskIds), if any.
    */
-  function repeatPlan (state: ConversationState, first: ConversationTurn): Plan {
+  function repeatPlan (state: ConversationState, first: ConversationTurn, message: Message): Plan {
     const messageId = first.messageId as string
-    const where = first.taskId === undefined ? 'answered' : `answered in task ${first.taskId}`
+    const same = first.content === undefined || first.content === messageContentDigest(message)
+    if (same && first.reply !== undefined) return { kind: 'replay', message: Message.fromJSON(JSON.parse(first.reply)) }
+    if (same && first.taskId !== undefined) return { kind: 'replay', task: { taskId: first.taskId, turnId: first.id } }
+    // (A same-content turn with a task was replayed above.)
+    const where = same ? 'answered' : 'answered; this copy has other content'
     return {
       kind: 'message',
       repeat: true,
@@ -231,6 +242,14 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       envelope: envelopeBase(first.id, messageId, state.ownership),
       references: first.taskId === undefined ? [] : [first.taskId]
     }
+  }
+
+  /**
+   * The task holding a turn's reply, once a save of it holds that reply (the first copy's request may still be
+   * storing it, here or on another instance), or undefined when the store no longer keeps it.
+   */
+  async function taskOfTurn (taskId: string, turnId: string, context: ServerCallContext): Promise<Task | undefined> {
+    return await loadWhen(taskStore, taskId, context, (task) => settled(task, turnId), SETTLE_TIMEOUT_MS)
   }
 
   /**
@@ -351,12 +370,43 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     }
   }
 
-  function publish (plan: Plan, requestContext: RequestContext, eventBus: ExecutionEventBus): void {
+  /** A Message reply (new or repeated), as the client gets it. */
+  function replyMessage (plan: Plan & { kind: 'message' }, requestContext: RequestContext): Message {
+    const message = agentMessage(requestContext, plan.parts, plan.envelope, requestContext.task?.id)
+    message.referenceTaskIds = plan.references ?? []
+    return message
+  }
+
+  /**
+   * A replayed reply: the kept Message as it was; the task holding the first reply as it stands (an event without
+   * history or artifacts: the SDK merges what is stored, so nothing older is written back), or, when the store no
+   * longer keeps that task, a Message that names it.
+   */
+  async function publishReplay (plan: Plan & { kind: 'replay' }, requestContext: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
+    if (plan.message !== undefined) {
+      eventBus.publish(AgentEvent.message(plan.message))
+      return
+    }
+    const { taskId, turnId } = plan.task as { taskId: string, turnId: string }
+    const task = await taskOfTurn(taskId, turnId, requestContext.context)
+    if (task !== undefined) {
+      eventBus.publish(AgentEvent.task({ ...task, history: [], artifacts: [] }))
+      return
+    }
+    const messageId = requestContext.userMessage.messageId
+    const gone: Plan & { kind: 'message' } = {
+      kind: 'message',
+      parts: [textPart(`Message ${messageId} was already received and answered in task ${taskId}, which is no longer kept.`)],
+      envelope: envelopeBase(turnId, messageId),
+      references: [taskId]
+    }
+    eventBus.publish(AgentEvent.message(replyMessage(gone, requestContext)))
+  }
+
+  function publish (plan: Exclude<Plan, { kind: 'replay' }>, requestContext: RequestContext, eventBus: ExecutionEventBus, reply?: Message): void {
     const { taskId, contextId } = requestContext
     if (plan.kind === 'message') {
-      const message = agentMessage(requestContext, plan.parts, plan.envelope, requestContext.task?.id)
-      message.referenceTaskIds = plan.references ?? []
-      eventBus.publish(AgentEvent.message(message))
+      eventBus.publish(AgentEvent.message(reply ?? replyMessage(plan, requestContext)))
       return
     }
     const timestamp = new Date().toISOString()
@@ -394,26 +444,57 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       const turnId = newId()
       const message = requestContext.userMessage
       let plan: Plan | undefined
+      /** A new turn's Message reply: kept with the turn (a retry gets it again), then published. */
+      let reply: Message | undefined
       // An authenticated caller's conversations are its own (see conversationKey).
       const callerId = callerIdOf(requestContext.context)
+      const owner = callerKeyOf(requestContext.context)
       await store.update(agentId, conversationKey(callerId, requestContext.contextId), (current) => {
         const state = current ?? newConversationState(agentId, conversationKey(callerId, requestContext.contextId))
         if (callerId !== undefined) state.caller = { id: callerId, contextId: requestContext.contextId }
         plan = decide(state, requestContext, turnId)
-        if (plan.kind === 'message' && plan.repeat === true) return state
+        reply = undefined
+        if (plan.kind === 'replay' || (plan.kind === 'message' && plan.repeat === true)) return state
         const at = new Date().toISOString()
         // A turn names its task only when its reply went into that task (a Message reply is in no task).
         const taskId = plan.kind === 'task' ? requestContext.taskId : undefined
-        state.turns.push({ id: turnId, at, role: 'user', text: messageText(toWireParts(message.parts)), taskId, messageId: message.messageId })
+        reply = plan.kind === 'message' ? replyMessage(plan, requestContext) : undefined
+        state.turns.push({
+          id: turnId,
+          at,
+          role: 'user',
+          text: messageText(toWireParts(message.parts)),
+          taskId,
+          messageId: message.messageId,
+          content: messageContentDigest(message),
+          reply: reply === undefined ? undefined : JSON.stringify(Message.toJSON(reply))
+        })
         if (!plan.envelope.ownership?.suppressed) {
           // The envelope goes with the turn: the inbox's trace shows what the client was told.
           state.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId, envelope: plan.envelope })
         }
         return state
-      })
+      }, { owner })
       // The task left open is closed before this turn answers: a client that has the answer sees it closed.
       await closeSuperseded(requestContext)
-      publish(plan as Plan, requestContext, eventBus)
+      if (plan?.kind === 'replay') await publishReplay(plan, requestContext, eventBus)
+      else publish(plan as Exclude<Plan, { kind: 'replay' }>, requestContext, eventBus, reply)
+    },
+    async replayOf (message, contextId, context) {
+      const state = contextId === '' ? undefined : await store.get(agentId, conversationKey(callerIdOf(context), contextId))
+      if (state === undefined) {
+        // A new conversation: refused here, before anything runs, when its caller is at the store's bound.
+        await store.admit?.(agentId, callerKeyOf(context))
+        return undefined
+      }
+      const first = firstTurnOf(state, message.messageId)
+      if (first === undefined) return undefined
+      if (first.content !== undefined && first.content !== messageContentDigest(message)) return { kind: 'conflict' }
+      if (first.reply !== undefined) return { kind: 'message', message: Message.fromJSON(JSON.parse(first.reply)) }
+      if (first.taskId === undefined) return undefined
+      // The first copy committed its turn; its task may still be being stored (here or on another instance).
+      await taskOfTurn(first.taskId, first.id, context)
+      return { kind: 'task', taskId: first.taskId }
     },
     async cancelTask (taskId, eventBus) {
       // CancelTask abandons the conversation's routine when that task carries it; the task always ends CANCELED

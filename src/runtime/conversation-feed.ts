@@ -13,7 +13,7 @@
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import {
   conversationSummary, type ConversationListOptions, type ConversationState, type ConversationStore,
-  type ConversationSummary, type ConversationUpdate
+  type ConversationSummary, type ConversationUpdate, type ConversationUpdateOptions
 } from '../stores/conversation-store.js'
 import { inboxEntry } from './inbox.js'
 
@@ -53,11 +53,15 @@ export class ConversationFeedStore implements ConversationStore {
     return await this.#store.findContextByTaskId(agentId, taskId)
   }
 
-  async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
-    const state = await this.#store.update(agentId, contextId, fn)
+  async update (agentId: string, contextId: string, fn: ConversationUpdate, options?: ConversationUpdateOptions): Promise<ConversationState> {
+    const state = await this.#store.update(agentId, contextId, fn, options)
     // The position is the store's business (listings); a live entry replaces the one with the same contextId.
     this.#publish(agentId, { conversation: inboxEntry(conversationSummary(state, 0)) })
     return state
+  }
+
+  async admit (agentId: string, owner: string): Promise<void> {
+    await this.#store.admit?.(agentId, owner)
   }
 
   async delete (agentId: string, contextId: string): Promise<boolean> {

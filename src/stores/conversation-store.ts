@@ -18,6 +18,17 @@ export interface ConversationTurn {
   text: string
   taskId?: string
   messageId?: string
+  /**
+   * A user turn's content digest (messageContentDigest): a retry of its messageId must carry the same content.
+   * Absent on turns an earlier version stored (any content then counts as the same).
+   */
+  content?: string
+  /**
+   * A user turn answered by a Message: that Message as the client received it (ProtoJSON, serialized), so a retry
+   * gets it again byte for byte. Kept as a string so both stores hold it exactly (jsonb would change U+0000).
+   * Bounded with the turn: by maxTurns, and by what one reply can hold (an agent's reply, not the client's body).
+   */
+  reply?: string
   /** An agent turn's envelope as the client received it (the inbox's trace shows it). */
   envelope?: ConverseEnvelope
 }
@@ -108,6 +119,14 @@ export interface ConversationListOptions {
 
 export type ConversationUpdate = (state: ConversationState | undefined) => Promise<ConversationState> | ConversationState
 
+export interface ConversationUpdateOptions {
+  /**
+   * The caller key (src/stores/caller-key.ts) of the request behind the update: a conversation it creates is that
+   * caller's, for per-caller bounds (MAX_CONVERSATIONS_PER_CALLER in memory). Ignored when the store has none.
+   */
+  owner?: string
+}
+
 export interface ConversationStore {
   /** What the store keeps of each conversation (turns, undelivered replies, text length). */
   readonly limits: Readonly<ConversationLimits>
@@ -125,7 +144,14 @@ export interface ConversationStore {
    * The store sets `agentId`, `contextId`, `version`, `createdAt` and `updatedAt`, and applies its limits
    * (turns, inbox, text length). Returns the stored state (a copy).
    */
-  update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState>
+  update (agentId: string, contextId: string, fn: ConversationUpdate, options?: ConversationUpdateOptions): Promise<ConversationState>
+  /**
+   * Optional: refuses (CallerCapError, -32000 at the endpoint) a new conversation of `owner` when the store bounds
+   * conversations per caller and `owner` is at that bound. Asked before a request runs, so the refusal is an answer
+   * and nothing is written; an update that creates one anyway (two at once) stays within the bound by evicting that
+   * owner's own least recently updated idle conversation, never another owner's.
+   */
+  admit? (agentId: string, owner: string): Promise<void>
   /** True when the conversation exists. */
   exists (agentId: string, contextId: string): Promise<boolean>
   /** Conversations of an agent, most recently updated first, filtered and paged as the options say. */

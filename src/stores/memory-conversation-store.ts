@@ -5,21 +5,26 @@
  */
 import { InvalidOptionError } from '../core/errors.js'
 import { cloneData } from '../core/clone-data.js'
+import { CallerCapError } from './caller-key.js'
 import { KeyedLock } from './keyed-lock.js'
 import {
   DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, assertListOptions, conversationSummary,
   conversationTaskIds, matchesListOptions, type ConversationLimits, type ConversationListOptions, type ConversationState,
-  type ConversationStore, type ConversationSummary, type ConversationUpdate
+  type ConversationStore, type ConversationSummary, type ConversationUpdate, type ConversationUpdateOptions
 } from './conversation-store.js'
 
 export interface MemoryConversationStoreOptions extends Partial<ConversationLimits> {
   /** Conversations kept; beyond it the least recently updated one that no update holds is evicted. Default 10000. */
   maxConversations?: number
+  /** Conversations one caller (the `owner` of the update that created them) keeps per agent. Default 1000. */
+  maxConversationsPerCaller?: number
   /** Clock for createdAt / updatedAt. Default: `() => new Date()`. */
   now?: () => Date
 }
 
 export const DEFAULT_MAX_CONVERSATIONS = 10_000
+/** A tenth of DEFAULT_MAX_CONVERSATIONS, as for open tasks (memory-task-store.ts): ten callers fit before it is full. */
+export const DEFAULT_MAX_CONVERSATIONS_PER_CALLER = 1_000
 
 function positiveInteger (name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
@@ -35,6 +40,7 @@ function keyOf (agentId: string, id: string): string {
 export class MemoryConversationStore implements ConversationStore {
   readonly limits: Readonly<ConversationLimits>
   readonly maxConversations: number
+  readonly maxConversationsPerCaller: number
   readonly #now: () => Date
   /** Insertion order is update order: the first entry is the least recently updated. */
   readonly #conversations = new Map<string, ConversationState>()
@@ -45,6 +51,10 @@ export class MemoryConversationStore implements ConversationStore {
   readonly #tasks = new Map<string, string>()
   /** The tail of each conversation's chain of updates; absent when no update holds or waits for the key. */
   readonly #locks = new KeyedLock()
+  /** Conversation key → the owner (caller key) whose update created it. */
+  readonly #owners = new Map<string, string>()
+  /** keyOf(agentId, owner) → that owner's conversation keys. */
+  readonly #byOwner = new Map<string, Set<string>>()
   #closed = false
 
   constructor (options: MemoryConversationStoreOptions = {}) {
@@ -54,6 +64,7 @@ export class MemoryConversationStore implements ConversationStore {
       maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
     })
     this.maxConversations = positiveInteger('maxConversations', options.maxConversations, DEFAULT_MAX_CONVERSATIONS)
+    this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#now = options.now ?? (() => new Date())
   }
 
@@ -92,7 +103,19 @@ export class MemoryConversationStore implements ConversationStore {
     return this.#tasks.get(keyOf(agentId, taskId))
   }
 
-  async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+  /** Conversations of the agent `owner` created and the store still keeps. */
+  conversationsOf (agentId: string, owner: string): number {
+    return this.#byOwner.get(keyOf(agentId, owner))?.size ?? 0
+  }
+
+  async admit (agentId: string, owner: string): Promise<void> {
+    this.#assertOpen()
+    if (this.conversationsOf(agentId, owner) < this.maxConversationsPerCaller) return
+    throw new CallerCapError('MAX_CONVERSATIONS_PER_CALLER', this.maxConversationsPerCaller,
+      `this caller has ${this.maxConversationsPerCaller} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
+  }
+
+  async update (agentId: string, contextId: string, fn: ConversationUpdate, options: ConversationUpdateOptions = {}): Promise<ConversationState> {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
     return await this.#locks.run(key, async () => {
@@ -112,6 +135,7 @@ export class MemoryConversationStore implements ConversationStore {
         updatedAt: at
       }, this.limits)
       this.#write(key, current, next)
+      if (current === undefined && options.owner !== undefined) this.#own(key, agentId, options.owner)
       return cloneData(next)
     })
   }
@@ -135,6 +159,28 @@ export class MemoryConversationStore implements ConversationStore {
     this.#conversations.clear()
     this.#positions.clear()
     this.#tasks.clear()
+    this.#owners.clear()
+    this.#byOwner.clear()
+  }
+
+  /** Records a new conversation's owner; past the owner's bound its own least recently updated idle one goes. */
+  #own (key: string, agentId: string, owner: string): void {
+    const ownerKey = keyOf(agentId, owner)
+    let keys = this.#byOwner.get(ownerKey)
+    if (keys === undefined) {
+      keys = new Set()
+      this.#byOwner.set(ownerKey, keys)
+    }
+    keys.add(key)
+    this.#owners.set(key, ownerKey)
+    if (keys.size <= this.maxConversationsPerCaller) return
+    for (const [candidate, state] of this.#conversations) {
+      // The new one is busy (its update holds it): never the one that goes.
+      if (keys.has(candidate) && !this.#locks.busy(candidate)) {
+        this.#remove(candidate, state)
+        return
+      }
+    }
   }
 
   #assertOpen (): void {
@@ -151,6 +197,13 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   #remove (key: string, state: ConversationState): void {
+    const ownerKey = this.#owners.get(key)
+    if (ownerKey !== undefined) {
+      this.#owners.delete(key)
+      const keys = this.#byOwner.get(ownerKey) as Set<string>
+      keys.delete(key)
+      if (keys.size === 0) this.#byOwner.delete(ownerKey)
+    }
     this.#unindex(state)
     this.#conversations.delete(key)
     this.#positions.delete(key)

@@ -1,9 +1,15 @@
 /**
- * A TaskStore in this process's memory with a bound: the SDK's InMemoryTaskStore keeps every task forever, so a
+ * A TaskStore in this process's memory with bounds: the SDK's InMemoryTaskStore keeps every task forever, so a
  * long run with fresh contexts grows the heap in a straight line. This one holds at most `maxTasks` tasks and
- * forgets a finished task (COMPLETED, CANCELED, FAILED, REJECTED) `finishedTaskTtlMs` after it finished; when full,
- * the task that finished earliest goes first, then (no finished task left) the open task saved least recently. A
- * forgotten task is unknown like any other: GetTask answers -32001.
+ * `maxTaskBytes` (each task measured as the length of its ProtoJSON, as stored), and forgets a finished task
+ * (COMPLETED, CANCELED, FAILED, REJECTED) `finishedTaskTtlMs` after it finished; when full, the task that finished
+ * earliest goes first. A forgotten task is unknown like any other: GetTask answers -32001.
+ *
+ * Open work is never evicted, so no caller can push another's open task out (issue 23): each caller (its caller
+ * key, src/stores/caller-key.ts) holds at most `maxOpenTasksPerCaller` open tasks, and a new task past that is
+ * refused (CallerCapError, nothing written). When the store is full and only open tasks are left, a new task is
+ * refused too, whoever sends it; a task already stored is always saved (a turn is never cut off midway), so open
+ * tasks that grow may hold the store over its byte bound until they finish.
  *
  * A finished task stays finished: a save that would move it to another state rejects with -32004's error
  * (src/stores/task-states.ts), as the PostgreSQL store's does.
@@ -15,17 +21,22 @@
  * scoped by tenant and owner, copies go in and out, and `list` filters, orders and pages exactly as the SDK's
  * does (its page token is the same base64 `<status timestamp>|<id>`).
  */
-import { TaskState, type ListTasksRequest, type ListTasksResponse, type Task } from '@a2a-js/sdk'
+import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk'
 import { RequestMalformedError } from '@a2a-js/sdk/errors'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { cloneData } from '../core/clone-data.js'
 import { InvalidOptionError } from '../core/errors.js'
+import { CallerCapError, callerKeyOf } from './caller-key.js'
 import { SaveListeners, type TaskSaveSignals } from './task-save-signals.js'
 import { mayReplace, taskFinishedError, TERMINAL_TASK_STATES } from './task-states.js'
 
 export interface MemoryTaskStoreOptions {
   /** Tasks held at most (finished and open). Default 10 000. */
   maxTasks?: number
+  /** The sum of the tasks' sizes (the length of each one's ProtoJSON) held at most. Default 256 MiB (268 435 456). */
+  maxTaskBytes?: number
+  /** Open tasks one caller (caller key) holds at most. Default 1 000. */
+  maxOpenTasksPerCaller?: number
   /** How long a finished task stays, in milliseconds. Default 3 600 000 (one hour). */
   finishedTaskTtlMs?: number
   /** Clock (milliseconds). Default Date.now. */
@@ -33,6 +44,12 @@ export interface MemoryTaskStoreOptions {
 }
 
 export const DEFAULT_MAX_TASKS = 10_000
+export const DEFAULT_MAX_TASK_BYTES = 256 * 1024 * 1024
+/**
+ * A tenth of DEFAULT_MAX_TASKS: ten callers' open work fits before the store is full, and one caller's runaway
+ * client (1 000 conversations waiting for input) stays far from what the others need.
+ */
+export const DEFAULT_MAX_OPEN_TASKS_PER_CALLER = 1_000
 export const DEFAULT_FINISHED_TASK_TTL_MS = 3_600_000
 /** ListTasks' page size when the request gives none (the SDK's). */
 const DEFAULT_PAGE_SIZE = 50
@@ -43,6 +60,16 @@ interface Entry {
   scope: string
   taskId: string
   task: Task
+  /** The caller key of the request that first saved it: whose open work it is. */
+  caller: string
+  /** The length of its ProtoJSON. */
+  bytes: number
+  open: boolean
+}
+
+/** A task's size as this store counts it: the length of its ProtoJSON (bytes as base64). */
+export function taskSize (task: Task): number {
+  return JSON.stringify(Task.toJSON(task)).length
 }
 
 function positiveInteger (name: string, value: number | undefined, fallback: number): number {
@@ -58,6 +85,8 @@ function scopeOf (context: ServerCallContext): string {
 
 export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
   readonly maxTasks: number
+  readonly maxTaskBytes: number
+  readonly maxOpenTasksPerCaller: number
   readonly finishedTaskTtlMs: number
   readonly #now: () => number
   /** scope → taskId → entry. */
@@ -67,9 +96,15 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
   /** Finished entries → when they were last saved, the earliest first. */
   readonly #finished = new Map<Entry, number>()
   readonly #saved = new SaveListeners()
+  /** The sum of the entries' `bytes`. */
+  #bytes = 0
+  /** Caller key → its open tasks held. */
+  readonly #openByCaller = new Map<string, number>()
 
   constructor (options: MemoryTaskStoreOptions = {}) {
     this.maxTasks = positiveInteger('maxTasks', options.maxTasks, DEFAULT_MAX_TASKS)
+    this.maxTaskBytes = positiveInteger('maxTaskBytes', options.maxTaskBytes, DEFAULT_MAX_TASK_BYTES)
+    this.maxOpenTasksPerCaller = positiveInteger('maxOpenTasksPerCaller', options.maxOpenTasksPerCaller, DEFAULT_MAX_OPEN_TASKS_PER_CALLER)
     this.finishedTaskTtlMs = positiveInteger('finishedTaskTtlMs', options.finishedTaskTtlMs, DEFAULT_FINISHED_TASK_TTL_MS)
     this.#now = options.now ?? Date.now
   }
@@ -77,6 +112,16 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
   /** Tasks held now (for tests and metrics). */
   get size (): number {
     return this.#bySave.size
+  }
+
+  /** The sum of the tasks' sizes held now (taskSize). */
+  get bytes (): number {
+    return this.#bytes
+  }
+
+  /** Open tasks the caller (caller key) holds now. */
+  openTasksOf (caller: string): number {
+    return this.#openByCaller.get(caller) ?? 0
   }
 
   /** Tasks someone waits to see saved (for tests: 0 once every wait ended). */
@@ -96,25 +141,52 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
 
   async save (task: Task, context: ServerCallContext): Promise<void> {
     const scope = scopeOf(context)
+    const previous = this.#buckets.get(scope)?.get(task.id)
+    const stored = previous?.task.status?.state
+    // A finished task stays finished (src/stores/task-states.ts), as on PostgreSQL.
+    if (!mayReplace(stored, task.status?.state)) throw taskFinishedError(task.id, stored as TaskState)
+    const open = !FINISHED.has(task.status?.state)
+    const bytes = taskSize(task)
+    const caller = previous?.caller ?? callerKeyOf(context)
+    if (previous === undefined) this.#admit(caller, open, bytes)
+    else this.#forget(previous)
+    const entry: Entry = { scope, taskId: task.id, task: cloneData(task), caller, bytes, open }
+    // Looked up after #admit, which may have emptied (and dropped) the scope's bucket.
     let bucket = this.#buckets.get(scope)
     if (bucket === undefined) {
       bucket = new Map()
       this.#buckets.set(scope, bucket)
     }
-    const previous = bucket.get(task.id)
-    const stored = previous?.task.status?.state
-    // A finished task stays finished (src/stores/task-states.ts), as on PostgreSQL.
-    if (!mayReplace(stored, task.status?.state)) throw taskFinishedError(task.id, stored as TaskState)
-    if (previous !== undefined) this.#bySave.delete(previous)
-    const entry: Entry = { scope, taskId: task.id, task: cloneData(task) }
     bucket.set(task.id, entry)
     this.#bySave.add(entry)
-    if (previous !== undefined) this.#finished.delete(previous)
+    this.#bytes += bytes
+    if (open) this.#openByCaller.set(caller, this.openTasksOf(caller) + 1)
     // A finished task's time is its last save (a late artifact counts): the map stays ordered by time.
-    if (FINISHED.has(task.status?.state)) this.#finished.set(entry, this.#now())
+    else this.#finished.set(entry, this.#now())
     this.#expire()
     this.#evict(entry)
     this.#saved.saved(task.id)
+  }
+
+  /**
+   * Room for a new task of `caller`, or CallerCapError (nothing written): the caller is at its open-task cap, or the
+   * store stays full after every finished task it may evict went (only open work is left).
+   */
+  #admit (caller: string, open: boolean, bytes: number): void {
+    if (open && this.openTasksOf(caller) >= this.maxOpenTasksPerCaller) {
+      throw new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', this.maxOpenTasksPerCaller,
+        `this caller has ${this.maxOpenTasksPerCaller} open tasks (MAX_OPEN_TASKS_PER_CALLER): finish or cancel one before starting another`)
+    }
+    this.#expire()
+    const full = (): boolean => this.#bySave.size + 1 > this.maxTasks || this.#bytes + bytes > this.maxTaskBytes
+    for (const entry of this.#finished.keys()) {
+      if (!full()) return
+      this.#remove(entry)
+    }
+    if (!full()) return
+    const [cap, limit] = this.#bySave.size + 1 > this.maxTasks ? ['MEMORY_MAX_TASKS', this.maxTasks] : ['MEMORY_MAX_TASK_BYTES', this.maxTaskBytes]
+    throw new CallerCapError(cap as string, limit as number,
+      `the agent holds as many open tasks as it may keep (${cap as string}); try again when some have finished`)
   }
 
   async list (params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -154,20 +226,28 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
     }
   }
 
-  /** Over the cap: the earliest finished first, then the least recently saved open task; never `keep`. */
+  /** Over a bound (an open task grew): the earliest finished first, never `keep`, never open work. */
   #evict (keep: Entry): void {
     for (const entry of this.#finished.keys()) {
-      if (this.#bySave.size <= this.maxTasks) return
+      if (this.#bySave.size <= this.maxTasks && this.#bytes <= this.maxTaskBytes) return
       if (entry !== keep) this.#remove(entry)
     }
-    // `keep` was saved last: every entry before it goes before the cap (at least 1) could reach it.
-    const leastRecent = this.#bySave.values()
-    while (this.#bySave.size > this.maxTasks) this.#remove(leastRecent.next().value as Entry)
+  }
+
+  /** Takes an entry out of the order, the sums and the counts (its bucket keeps it until replaced or removed). */
+  #forget (entry: Entry): void {
+    this.#bySave.delete(entry)
+    this.#finished.delete(entry)
+    this.#bytes -= entry.bytes
+    if (entry.open) {
+      const left = this.openTasksOf(entry.caller) - 1
+      if (left === 0) this.#openByCaller.delete(entry.caller)
+      else this.#openByCaller.set(entry.caller, left)
+    }
   }
 
   #remove (entry: Entry): void {
-    this.#bySave.delete(entry)
-    this.#finished.delete(entry)
+    this.#forget(entry)
     const bucket = this.#buckets.get(entry.scope) as Map<string, Entry>
     bucket.delete(entry.taskId)
     if (bucket.size === 0) this.#buckets.delete(entry.scope)

@@ -1,7 +1,8 @@
 /**
  * Conformance, both doors: the gateway's conversation runtime (the demo agent, its routines, its human inbox)
  * behind each door, driven over HTTP: a routine with slots to completion, a typed routine call, and a human
- * takeover whose person's reply reaches an open SubscribeToTask stream.
+ * takeover whose person's reply reaches an open SubscribeToTask stream; a retry answered with the first reply (a
+ * streamed retry of a held turn follows its task).
  */
 import t from 'tap'
 import { defaultAgentsFile, loadAgentDefinitions } from '../../src/gateway/agent-definitions.js'
@@ -53,6 +54,31 @@ for (const name of DOORS) {
 
     const plain = await call(door, 'SendMessage', { message: message('I would like to book a table') })
     t.notMatch(plain.text, URI, 'the same runtime without activation: no trace')
+  })
+
+  t.test(`${name}: a retry gets the first reply byte for byte; a streamed retry of a held turn follows its task`, async (t) => {
+    const { door, inbox } = await serveDemo(t, name)
+    const contextId = `retry-${name}`
+    const question = message('When are you open on Saturday?', { contextId })
+    const first = await call(door, 'SendMessage', { message: question }, { active: true })
+    t.ok(first.json.result.message)
+    const again = await call(door, 'SendMessage', { message: question }, { active: true })
+    t.equal(JSON.stringify(again.json.result), JSON.stringify(first.json.result), 'the same Message, byte for byte')
+    const other = await call(door, 'SendMessage', { message: { ...question, parts: [{ text: 'other' }] } }, { active: true })
+    t.equal(other.json.error?.code, -32602, 'other content under the same messageId')
+
+    await inbox.takeover('demo', contextId)
+    const ask = message('Can a person help me?', { contextId })
+    const held = (await call(door, 'SendMessage', { message: ask }, { active: true })).json.result.task
+    t.equal(held.status.state, 'TASK_STATE_WORKING')
+    const retry = await open(door, 'SendStreamingMessage', { message: ask }, { active: true })
+    const snapshot = await retry.sse.waitFor((frame) => frame.result?.task !== undefined)
+    const stored = (await call(door, 'GetTask', { id: held.id }, { active: true })).json.result
+    t.equal(JSON.stringify(snapshot.result.task), JSON.stringify(stored), 'the task as it stands, as GetTask shows it')
+    await inbox.reply('demo', contextId, 'Hi, Sam here.')
+    const pushed = await retry.sse.waitFor((frame) => textOf(frame.result?.statusUpdate?.status?.message) === 'Hi, Sam here.')
+    t.equal(pushed.result.statusUpdate.taskId, held.id, 'the retry\'s stream follows the running task')
+    retry.abort()
   })
 
   t.test(`${name}: human takeover: a suppressed turn, the person's reply on an open stream`, async (t) => {

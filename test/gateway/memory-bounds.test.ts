@@ -1,8 +1,9 @@
 /**
  * Memory mode levels off (issue 10, defect 3): routine turns with fresh contextIds, each leaving a task, keep at
  * most MEMORY_MAX_TASKS tasks per agent and MEMORY_MAX_CONVERSATIONS conversations; the oldest finished task goes
- * first, and an evicted task is -32001 like any unknown one. The caller has a key, so that ListTasks counts every
- * task of the agent (a walk-in lists one conversation only).
+ * first, open tasks stay (issue 23: open work is never evicted, test/gateway/caller-bounds.test.ts), and an
+ * evicted task is -32001 like any unknown one. The caller has a key, so that ListTasks counts every task of the agent
+ * (a walk-in lists one conversation only).
  */
 import t from 'tap'
 import { ALICE_KEY, API_KEYS } from '../fixtures/auth.js'
@@ -18,8 +19,8 @@ t.test('fresh contexts: the number of tasks and conversations stays at the caps,
   let lastTask = ''
   for (let turn = 0; turn < 3 * CAP; turn++) {
     const contextId = `fresh-${turn}`
-    // Half the routines finish at once (a typed call with every slot), half wait for input.
-    const reply = turn % 2 === 0
+    // The last five routines wait for input (open work, never evicted); the others finish at once (a typed call).
+    const reply = turn >= 3 * CAP - 5
       ? await client.call('SendMessage', { message: { messageId: `m-${turn}`, contextId, role: 'ROLE_USER', parts: [{ text: 'book a table' }], metadata } })
       : await client.call('SendMessage', {
         message: {
@@ -38,8 +39,7 @@ t.test('fresh contexts: the number of tasks and conversations stays at the caps,
   }
   t.equal((await client.call('ListTasks', { pageSize: 1 })).result.totalSize, CAP, 'levels off at MEMORY_MAX_TASKS')
   const byState = await client.call('ListTasks', { status: 'TASK_STATE_INPUT_REQUIRED', pageSize: 100 })
-  // The last turn finished its task: the task just saved is never evicted, every earlier finished one was.
-  t.equal(byState.result.totalSize, CAP - 1, 'finished tasks went first: the open ones are what is left, and the latest')
+  t.equal(byState.result.totalSize, 5, 'finished tasks went first: every open one is kept')
   for (const id of first) {
     const evicted = await client.call('GetTask', { id })
     t.equal(evicted.error?.code, -32001, 'an evicted task is unknown (-32001)')
@@ -49,4 +49,22 @@ t.test('fresh contexts: the number of tasks and conversations stays at the caps,
   t.equal(operator.statusCode, 404, 'the oldest conversation was evicted (MEMORY_MAX_CONVERSATIONS)')
   const latest = await app.inject({ method: 'GET', url: `/api/v1/agents/demo/conversations/${encodeURIComponent(`alice/fresh-${3 * CAP - 1}`)}`, headers: { authorization: 'Bearer operator-key-0123456789' } })
   t.equal(latest.statusCode, 200)
+})
+
+t.test('MEMORY_MAX_TASK_BYTES: large bodies level off by size, the earliest finished first', async (t) => {
+  const app = await gateway(t, { env: { MEMORY_MAX_TASK_BYTES: String(4 * 65_536) } })
+  const client = new Client(t, app)
+  const uri = client.headers()['a2a-extensions']
+  const ids: string[] = []
+  for (let turn = 0; turn < 12; turn++) {
+    const call = { toolName: 'book_table', arguments: { date: '2026-12-24', partySize: 2 } }
+    const reply = await client.call('SendMessage', {
+      message: { messageId: `b-${turn}`, contextId: `bytes-${turn}`, role: 'ROLE_USER', parts: [{ text: 'x'.repeat(60_000) }], extensions: [uri], metadata: { [uri]: { call } } }
+    })
+    ids.push(reply.result.task.id)
+  }
+  const listed = await client.call('ListTasks', { pageSize: 100 })
+  t.ok(listed.result.totalSize >= 3 && listed.result.totalSize <= 4, `about four 60 KB tasks fit in 256 KiB (${listed.result.totalSize as number})`)
+  t.equal((await client.call('GetTask', { id: ids[0] })).error?.code, -32001, 'the earliest finished went')
+  t.equal((await client.getTask(ids[11])).id, ids[11])
 })

@@ -5,7 +5,7 @@ import {
   ConversationStoreClosedError, DEFAULT_CONVERSATION_LIMITS, applyConversationLimits, conversationTaskIds,
   newConversationState, type ConversationState, type ConversationStore
 } from '../../src/stores/conversation-store.js'
-import { DEFAULT_MAX_CONVERSATIONS, MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
+import { DEFAULT_MAX_CONVERSATIONS, DEFAULT_MAX_CONVERSATIONS_PER_CALLER, MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
 
 function deferred (): { promise: Promise<void>, resolve: () => void } {
   let release!: () => void
@@ -275,4 +275,45 @@ t.test('close waits for running updates, then every call rejects', async (t) => 
   await t.rejects(store.delete('demo', 'c'), ConversationStoreClosedError)
   await store.close()
   t.pass('closing twice is fine')
+})
+
+t.test('per owner: admit refuses past maxConversationsPerCaller; an update that creates one more evicts the owner\'s own oldest idle one', async (t) => {
+  t.equal(new MemoryConversationStore().maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
+  t.equal(DEFAULT_MAX_CONVERSATIONS_PER_CALLER, 1000)
+  t.throws(() => new MemoryConversationStore({ maxConversationsPerCaller: 0 }), InvalidOptionError)
+  const store = new MemoryConversationStore({ maxConversationsPerCaller: 2 })
+  t.teardown(() => store.close())
+  await store.admit('demo', 'caller:alice')
+  await store.update('demo', 'a-1', addTurn('t1'), { owner: 'caller:alice' })
+  await store.update('demo', 'b-1', addTurn('t1'), { owner: 'caller:bob' })
+  await store.update('demo', 'a-2', addTurn('t1'), { owner: 'caller:alice' })
+  await store.update('demo', 'a-1', addTurn('t2'), { owner: 'caller:alice' })
+  await store.update('other', 'a-3', addTurn('t1'), { owner: 'caller:alice' })
+  await store.update('demo', 'x-1', addTurn('t1'))
+  t.strictSame([store.conversationsOf('demo', 'caller:alice'), store.conversationsOf('demo', 'caller:bob'), store.conversationsOf('other', 'caller:alice')], [2, 1, 1],
+    'counted per agent and owner, once per conversation; an update without an owner counts for nobody')
+  await t.rejects(store.admit('demo', 'caller:alice'), { name: 'CallerCapError', cap: 'MAX_CONVERSATIONS_PER_CALLER', limit: 2 })
+  await store.admit('demo', 'caller:bob')
+  // Two new conversations at once both passed admit: the owner's own least recently updated idle one goes.
+  await store.update('demo', 'a-4', addTurn('t1'), { owner: 'caller:alice' })
+  t.equal(store.conversationsOf('demo', 'caller:alice'), 2)
+  t.equal(await store.exists('demo', 'a-2'), false, 'alice\'s least recently updated one went')
+  t.ok(await store.exists('demo', 'a-1'))
+  t.ok(await store.exists('demo', 'b-1'), 'never another owner\'s')
+  // Every other conversation of alice's busy (an update holds it): none of them goes, the bound is passed for now.
+  const gates = [deferred(), deferred()]
+  const held = ['a-1', 'a-4'].map(async (key, index) => await store.update('demo', key, async (state) => {
+    await gates[index].promise
+    return state as ConversationState
+  }))
+  await sleep(10)
+  await store.update('demo', 'a-5', addTurn('t1'), { owner: 'caller:alice' })
+  t.equal(store.conversationsOf('demo', 'caller:alice'), 3, 'no idle one of the owner\'s to evict')
+  for (const gate of gates) gate.resolve()
+  await Promise.all(held)
+  t.ok(await store.delete('demo', 'a-5'))
+  t.ok(await store.delete('demo', 'a-1'))
+  t.equal(store.conversationsOf('demo', 'caller:alice'), 1, 'a deleted conversation no longer counts')
+  await store.delete('demo', 'b-1')
+  t.equal(store.conversationsOf('demo', 'caller:bob'), 0)
 })

@@ -185,6 +185,25 @@ function createUpstreamOwnership (schema: string): Migration {
   }
 }
 
+/**
+ * Per-caller open-task caps on PostgreSQL as in memory (MAX_OPEN_TASKS_PER_CALLER): each task row records whose
+ * open work it is (`caller_key`: the agent and the caller key of the request that first saved it), and a partial
+ * index holds the open ones, so the count a new task costs reads at most the cap's entries of one caller.
+ */
+function addTaskCallers (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      await sql.raw(`alter table ${TASK_TABLE} add column caller_key text collate "C"`).execute(db)
+      await sql.raw(`create index ${TASK_TABLE}_open_by_caller_idx on ${TASK_TABLE} (caller_key)
+        where status_state is null or status_state not in (${OPEN_EXCLUDED})`).execute(db)
+    }
+  }
+}
+
+/** The terminal states as the task table writes them (status_state). */
+const OPEN_EXCLUDED = "'TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED', 'TASK_STATE_REJECTED'"
+
 interface History {
   name: string
   ledger: string
@@ -203,7 +222,8 @@ function histories (schema: string): History[] {
         '0001_converse_tables': createConverseTables(schema),
         '0002_wide_task_ids': widenTaskIds(schema),
         '0003_task_turn_locks': createTaskTurnLocks(schema),
-        '0004_upstream_ownership': createUpstreamOwnership(schema)
+        '0004_upstream_ownership': createUpstreamOwnership(schema),
+        '0005_task_callers': addTaskCallers(schema)
       }
     }
   ]

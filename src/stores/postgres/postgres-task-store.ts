@@ -14,6 +14,8 @@ import { Task, taskStateToJSON, type TaskState } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { DatabaseTaskStore, TASK_TABLE } from '@a2a-js/sdk/server/database'
 import { sql, type Kysely } from 'kysely'
+import { CallerCapError, callerKeyOf } from '../caller-key.js'
+import { DEFAULT_MAX_OPEN_TASKS_PER_CALLER } from '../memory-task-store.js'
 import { SaveListeners, type TaskSaveSignals } from '../task-save-signals.js'
 import { TERMINAL_TASK_STATES, taskFinishedError } from '../task-states.js'
 
@@ -28,6 +30,13 @@ export interface PostgresTaskStoreOptions {
   ownerResolver?: (context: ServerCallContext) => string
   /** Signals each save to every instance on the database (the task event hub). Default: to this instance only. */
   signals?: PostgresSaveSignals
+  /**
+   * Whose open work a new task is (the `caller_key` column): the agent and the caller key. Default: the caller key
+   * of the context (src/stores/caller-key.ts), for one agent per table.
+   */
+  callerResolver?: (context: ServerCallContext) => string
+  /** Open tasks one caller holds at most (MAX_OPEN_TASKS_PER_CALLER, as in memory). Default 1 000. */
+  maxOpenTasksPerCaller?: number
 }
 
 /** The SDK's payload format (the `protocol_version` column its rows carry). */
@@ -44,10 +53,14 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
   readonly #sdk: DatabaseTaskStore
   readonly #ownerResolver: (context: ServerCallContext) => string
   readonly #signals: PostgresSaveSignals
+  readonly #callerResolver: (context: ServerCallContext) => string
+  readonly maxOpenTasksPerCaller: number
 
   constructor (db: Kysely<any>, options: PostgresTaskStoreOptions = {}) {
     this.#db = db
     this.#ownerResolver = options.ownerResolver ?? resolveUserScope
+    this.#callerResolver = options.callerResolver ?? callerKeyOf
+    this.maxOpenTasksPerCaller = options.maxOpenTasksPerCaller ?? DEFAULT_MAX_OPEN_TASKS_PER_CALLER
     this.#sdk = new DatabaseTaskStore(db, { ownerResolver: this.#ownerResolver })
     this.#signals = options.signals ?? new SaveListeners()
   }
@@ -71,8 +84,11 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
     }
     const tenant = context.tenant ?? ''
     const owner = this.#ownerResolver(context)
+    const callerKey = this.#callerResolver(context)
+    if (!TERMINAL_TASK_STATES.has(task.status?.state)) await this.#admit(tenant, owner, task.id, callerKey)
     const saved = await this.#db.insertInto(TASK_TABLE)
-      .values({ tenant, owner, id: task.id, ...replaceable })
+      // caller_key is written with a new row only: a task stays the open work of the caller that started it.
+      .values({ tenant, owner, id: task.id, caller_key: callerKey, ...replaceable })
       .onConflict((conflict) => conflict.columns(['tenant', 'owner', 'id']).doUpdateSet(replaceable).where((eb) => eb.or([
         eb(`${TASK_TABLE}.status_state`, 'is', null),
         eb(`${TASK_TABLE}.status_state`, 'not in', TERMINAL_NAMES),
@@ -87,6 +103,27 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
     // Refused: the stored task is finished. Say in which state (the SDK's load reads it back).
     const stored = await this.#sdk.load(task.id, context) as Task
     throw taskFinishedError(task.id, (stored.status as { state: TaskState }).state)
+  }
+
+  /**
+   * An open task not stored yet is refused (CallerCapError) when its caller already holds maxOpenTasksPerCaller open
+   * tasks: one indexed read per open save (is it new?), and a count over the caller's open tasks (a partial index) only for
+   * a new one.
+   * Two new tasks of one caller saved at the same moment may both pass the count: the cap holds to within the
+   * caller's concurrent starts.
+   */
+  async #admit (tenant: string, owner: string, taskId: string, callerKey: string): Promise<void> {
+    const table = sql.table(TASK_TABLE)
+    // The count runs only when the task is not held (an InitPlan the planner evaluates once).
+    const { rows } = await sql<{ held: boolean, open: string }>`
+      with held as (select 1 from ${table} where tenant = ${tenant} and owner = ${owner} and id = ${taskId})
+      select exists(select 1 from held) as held,
+        (select count(*) from ${table} where not exists(select 1 from held) and caller_key = ${callerKey}
+          and (status_state is null or status_state not in (${sql.join(TERMINAL_NAMES)}))) as open`.execute(this.#db)
+    const { held, open } = rows[0]
+    if (held || Number(open) < this.maxOpenTasksPerCaller) return
+    throw new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', this.maxOpenTasksPerCaller,
+      `this caller has ${this.maxOpenTasksPerCaller} open tasks (MAX_OPEN_TASKS_PER_CALLER): finish or cancel one before starting another`)
   }
 
   async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {
