@@ -52,8 +52,8 @@ t.test('fresh contexts: the number of tasks and conversations stays at the caps,
 })
 
 t.test('MEMORY_MAX_TASK_BYTES: large bodies level off by size, the earliest finished first', async (t) => {
-  const app = await gateway(t, { env: { MEMORY_MAX_TASK_BYTES: String(4 * 65_536) } })
-  const client = new Client(t, app)
+  const app = await gateway(t, { env: { MEMORY_MAX_TASK_BYTES: String(4 * 65_536), A2A_API_KEYS: API_KEYS } })
+  const client = new Client(t, app, { credential: ALICE_KEY })
   const uri = client.headers()['a2a-extensions']
   const ids: string[] = []
   for (let turn = 0; turn < 12; turn++) {
