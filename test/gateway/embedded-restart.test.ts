@@ -35,6 +35,7 @@ for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
     const dataDir = join(t.testdir(), 'data')
     const first = await started(t, dataDir)
     t.match(first.child.lines().find((line) => line.msg === 'gateway configured'), { stateStore: 'embedded', dataDir }, 'the log names the store and its folder')
+    t.same(await (await fetch(`${first.base}/health/ready`)).json(), { status: 'ready', checks: { database: 'ok' } }, 'ready: the database answers')
 
     const routineContext = randomUUID()
     const waiting = (await call(first.base, 'SendMessage', { message: userMessage('I would like to book a table', { contextId: routineContext }) })).result.task
