@@ -36,21 +36,31 @@ import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
 
 export const ASK_AGENT = 'ask_agent'
 
-/** ask_agent's input: `message` is required and named so by the issue; the ids continue a conversation. */
+/**
+ * ask_agent's input: `message` is required and named so by the issue; the ids continue a conversation, and a
+ * `messageId` makes a retry safe (the A2A retry rule: the same messageId with the same content gets the first reply).
+ */
 export const ASK_AGENT_INPUT_SCHEMA = Object.freeze({
   type: 'object',
   properties: Object.freeze({
     message: Object.freeze({ type: 'string', minLength: 1, description: 'What to say to the agent (plain text).' }),
     contextId: Object.freeze({ type: 'string', minLength: 1, description: 'Continue this conversation (from an earlier reply, either door).' }),
-    taskId: Object.freeze({ type: 'string', minLength: 1, description: 'Continue this task (a routine waiting for input or approval).' })
+    taskId: Object.freeze({ type: 'string', minLength: 1, description: 'Continue this task (a routine waiting for input or approval).' }),
+    messageId: Object.freeze({
+      type: 'string',
+      minLength: 1,
+      maxLength: 128,
+      description: 'This turn\'s id (default: a new one). A call sent again with the same messageId and message (a lost reply) gets the first reply back; nothing runs twice.'
+    })
   }),
   required: Object.freeze(['message']),
   additionalProperties: false
 })
 
 /**
- * The `_meta` key of a tools/call request whose value `{ contextId?, taskId? }` makes a routine tool call continue a
- * conversation (so that `reentered` and `declined` can happen over MCP too). Reverse-DNS as MCP's _meta keys are.
+ * The `_meta` key of a tools/call request whose value `{ contextId?, taskId?, messageId? }` makes a routine tool call
+ * continue a conversation (so that `reentered` and `declined` can happen over MCP too) or be retried safely.
+ * Reverse-DNS as MCP's _meta keys are.
  */
 export const CONVERSATION_META = 'ai.radioso/conversation'
 
@@ -284,11 +294,11 @@ function jsonRpcError (response: ServerResponse, status: number, code: number, m
   response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
 }
 
-/** `{ contextId?, taskId? }` from an object, or what is wrong with it. */
-function idsOf (value: unknown): { contextId?: string, taskId?: string } | string {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'must be an object with contextId and/or taskId'
-  const ids: { contextId?: string, taskId?: string } = {}
-  for (const key of ['contextId', 'taskId'] as const) {
+/** `{ contextId?, taskId?, messageId? }` from an object, or what is wrong with it. */
+function idsOf (value: unknown): { contextId?: string, taskId?: string, messageId?: string } | string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'must be an object with contextId, taskId and/or messageId'
+  const ids: { contextId?: string, taskId?: string, messageId?: string } = {}
+  for (const key of ['contextId', 'taskId', 'messageId'] as const) {
     const id = (value as Record<string, unknown>)[key]
     if (id === undefined) continue
     if (typeof id !== 'string' || id === '') return `${key} must be a non-empty string`

@@ -5,6 +5,7 @@
  * human takeover, and bad input.
  */
 import t, { type Test } from 'tap'
+import { randomUUID } from 'node:crypto'
 import { Ajv } from 'ajv'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -172,6 +173,31 @@ t.test('a routine tool continues a conversation named in _meta: reentered, then 
   t.match(textOf(bad), 'Invalid arguments for book_table: _meta["ai.radioso/conversation"].must be an object')
   const badId = await client.callTool({ name: 'book_table', arguments: {}, _meta: { 'ai.radioso/conversation': { taskId: '' } } }) as CallToolResult
   t.match(textOf(badId), '_meta["ai.radioso/conversation"].taskId must be a non-empty string')
+})
+
+t.test('a retry over MCP: the same messageId gets the first reply back, other content is a tool error, nothing runs twice', async (t) => {
+  const { base } = await startGateway(t)
+  const client = await connect(t, `${base}/mcp/a/demo`)
+  const contextId = randomUUID()
+  const asked = { message: 'How long do I have to return an order?', contextId, messageId: randomUUID() }
+  const first = await client.callTool({ name: 'ask_agent', arguments: asked }) as CallToolResult
+  t.notOk(first.isError)
+  t.strictSame(await client.callTool({ name: 'ask_agent', arguments: asked }), first, 'ask_agent: the first reply, as it was')
+  const changed = await client.callTool({ name: 'ask_agent', arguments: { ...asked, message: 'Where is my parcel?' } }) as CallToolResult
+  t.equal(changed.isError, true, 'the same messageId with other content')
+  t.match(textOf(changed), /-32602.*messageId/s)
+
+  const meta = { 'ai.radioso/conversation': { contextId, messageId: randomUUID() } }
+  const booking = { name: 'book_table', arguments: { date: '2026-12-31', partySize: 2 }, _meta: meta }
+  const booked = await client.callTool(booking) as CallToolResult
+  t.match(booked.structuredContent, { invocation: { outcome: 'started' }, routine: { status: 'completed' } })
+  t.strictSame(await client.callTool(booking), booked, 'a routine tool retried through _meta: the first reply')
+  const listed = await (await fetch(`${base}/a2a/demo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body: rpc('ListTasks', { contextId })
+  })).json() as Json
+  t.equal(listed.result.totalSize, 1, 'one booking: nothing ran twice')
 })
 
 t.test('A2A errors are tool errors naming the code; human takeover over MCP', async (t) => {
