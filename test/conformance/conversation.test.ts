@@ -58,7 +58,7 @@ for (const name of DOORS) {
 
   t.test(`${name}: a retry gets the first reply byte for byte; a streamed retry of a held turn follows its task`, async (t) => {
     const { door, inbox } = await serveDemo(t, name)
-    const contextId = `retry-${name}`
+    const contextId = contextIdOf(`retry-${name}`)
     const question = message('When are you open on Saturday?', { contextId })
     const first = await call(door, 'SendMessage', { message: question }, { active: true })
     t.ok(first.json.result.message)
