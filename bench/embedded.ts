@@ -13,12 +13,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
-import { buildMemoryGateway, checkReply } from './postgres.js'
+import { buildMemoryGateway, checkReply, LOAD } from './postgres.js'
 import { startChildApp, type ChildApp } from './child-app.js'
-import { SEED_REQUEST, compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
+import { compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
 
 export const name = 'embedded'
 /** Embedded / memory. */
@@ -26,13 +25,6 @@ export const TARGET = 0.5
 
 /** Where the parent tells the child which folder this run uses. */
 const DATA_DIR_VARIABLE = 'A2A_CONVERSE_BENCH_DATA_DIR'
-
-const LOAD: Contender['load'] = {
-  method: 'POST',
-  path: '/a2a/demo',
-  headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI },
-  body: SEED_REQUEST
-}
 
 /** Child: the gateway with the demo agent, state in the embedded database. */
 export async function buildEmbeddedGateway (): Promise<FastifyInstance> {

@@ -27,7 +27,8 @@ export const TARGET = 0.5
 /** Where the parent tells the children which schema this run uses. */
 const SCHEMA_VARIABLE = 'A2A_CONVERSE_BENCH_SCHEMA'
 
-const LOAD: Contender['load'] = {
+/** The seed's question with the extension on (the embedded scenario sends the same). */
+export const LOAD: Contender['load'] = {
   method: 'POST',
   path: '/a2a/demo',
   headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI },

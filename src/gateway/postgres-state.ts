@@ -15,9 +15,9 @@ import type { TaskSaveSignals } from '../stores/task-save-signals.js'
 import { isUnavailable, toStoreError } from '../stores/postgres/connection-errors.js'
 import { migrate } from '../stores/postgres/migrations.js'
 import { PostgresConversationStore } from '../stores/postgres/postgres-conversation-store.js'
-import { createPostgresDatabase, type PostgresLogger } from '../stores/postgres/postgres-database.js'
+import { createPostgresDatabase, type PostgresDatabase, type PostgresLogger } from '../stores/postgres/postgres-database.js'
 import { PostgresTaskEventHub } from '../stores/postgres/postgres-task-event-hub.js'
-import { PostgresTaskStore } from '../stores/postgres/postgres-task-store.js'
+import { PostgresTaskStore, type PostgresSaveSignals } from '../stores/postgres/postgres-task-store.js'
 import { PostgresTaskTurnLock } from '../stores/postgres/postgres-task-turn-lock.js'
 import { openEmbeddedDatabase } from '../stores/postgres/embedded-database.js'
 import { FolderInUseError } from '../stores/postgres/folder-lock.js'
@@ -118,6 +118,19 @@ class UnavailableAwareTaskStore implements TaskStore, TaskSaveSignals {
   list: TaskStore['list'] = async (params, context) => { try { return await this.#inner.list(params, context) } catch (error) { throw toStoreError(error) } }
 }
 
+/**
+ * An agent's task store on the shared task table (server or embedded): its tasks scoped by agent and owner, a caller's
+ * open tasks counted per agent (as each memory store counts them), store failures answered as the store's.
+ */
+function agentTaskStore (database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, signals?: PostgresSaveSignals): TaskStore {
+  return new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, {
+    ownerResolver: agentScope(agentId),
+    signals,
+    callerResolver: (context) => `${agentId}:${callerKeyOf(context)}`,
+    maxOpenTasksPerCaller
+  }))
+}
+
 export interface EmbeddedStateOptions {
   /** The data folder (DATA_DIR). */
   dataDir: string
@@ -170,11 +183,8 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
     conversations,
     events,
     upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
-    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, {
-      ownerResolver: agentScope(agentId),
-      callerResolver: (context) => `${agentId}:${callerKeyOf(context)}`,
-      maxOpenTasksPerCaller: options.maxOpenTasksPerCaller
-    })),
+    // Saves are signalled in this process (the only one on the folder).
+    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: options.turnWaitTimeoutMs }),
     readinessChecks: { database: () => database.ping() },
     async close () {
@@ -204,13 +214,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     events,
     upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
-    taskStoreFor: (agentId) => new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, {
-      ownerResolver: agentScope(agentId),
-      signals: events,
-      // One table for every agent: a caller's open tasks are counted per agent, as each memory store counts them.
-      callerResolver: (context) => `${agentId}:${callerKeyOf(context)}`,
-      maxOpenTasksPerCaller: options.maxOpenTasksPerCaller
-    })),
+    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, events),
     // Turns on one task, one at a time across every instance on the database.
     taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
     readinessChecks: { database: () => database.ping() },
