@@ -90,7 +90,7 @@ t.test('a caller at MAX_OPEN_TASKS_PER_CALLER is refused; the others are not (me
 })
 
 if (url === undefined) {
-  t.test('PostgreSQL, two instances', { skip: 'TEST_DATABASE_URL not set' }, async () => {})
+  t.test('PostgreSQL, two instances', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   t.test('PostgreSQL, two instances on one database: the same cap', async (t) => {
     const env = { DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url), MAX_OPEN_TASKS_PER_CALLER: '5', A2A_API_KEYS: API_KEYS }

@@ -91,7 +91,7 @@ function withoutId (error: unknown, id: string): unknown {
 
 for (const store of STORES) {
   for (const door of DOORS) {
-    const skip = store === 'postgresql' && url === undefined ? 'TEST_DATABASE_URL not set' : false
+    const skip = store === 'postgresql' && url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false
     t.test(`${door} door, ${store}: another caller's upstream task is -32001 on every method, its context refused, ListTasks the caller's own`, { skip }, async (t) => {
       const upstream = await startUpstream()
       t.teardown(() => upstream.close())
@@ -158,7 +158,7 @@ for (const store of STORES) {
   }
 
   t.test(`${store}: the takeover inbox is the caller's: a person's replies reach alice only, the view names her, her held task is hers`, {
-    skip: store === 'postgresql' && url === undefined ? 'TEST_DATABASE_URL not set' : false
+    skip: store === 'postgresql' && url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false
   }, async (t) => {
     const upstream = await startUpstream()
     t.teardown(() => upstream.close())

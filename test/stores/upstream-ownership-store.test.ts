@@ -41,7 +41,7 @@ const implementations: Array<[string, (t: Test) => Promise<UpstreamOwnershipStor
 ]
 
 for (const [name, open] of implementations) {
-  t.test(`${name}: the ownership contract`, { skip: name === 'postgresql' && url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {
+  t.test(`${name}: the ownership contract`, { skip: name === 'postgresql' && url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false }, async (t) => {
     const store = await open(t)
     t.teardown(() => store.close())
     t.equal(await store.taskOwner('shop', 't1'), undefined, 'nothing recorded: nobody\'s')
@@ -88,7 +88,7 @@ t.test('memory: bounded per agent, the oldest record first', async (t) => {
   t.equal(await store.taskOwner('shop', 't3'), undefined, 'closed: forgotten')
 })
 
-t.test('postgresql: a claim that waited for another instance\'s uncommitted claim returns that claim\'s owner', { skip: url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {
+t.test('postgresql: a claim that waited for another instance\'s uncommitted claim returns that claim\'s owner', { skip: url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false }, async (t) => {
   const schema = testSchema(t, url as string)
   const database = createPostgresDatabase({ connectionString: url as string, schema })
   t.teardown(() => database.close())
@@ -111,7 +111,7 @@ t.test('postgresql: a claim that waited for another instance\'s uncommitted clai
   t.equal(await claim, 'alice', 'the committed claim wins')
 })
 
-t.test('postgresql: an unreachable database is a StoreUnavailableError', { skip: url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {
+t.test('postgresql: an unreachable database is a StoreUnavailableError', { skip: url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false }, async (t) => {
   const database = createPostgresDatabase({ connectionString: 'postgres://postgres@127.0.0.1:1/none', connectTimeoutMs: 500 })
   t.teardown(() => database.close())
   const store = new PostgresUpstreamOwnershipStore(database)
