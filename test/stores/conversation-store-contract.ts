@@ -13,11 +13,17 @@ import {
 
 export interface ContractStoreOptions extends Partial<ConversationLimits> {
   now?: () => Date
+  maxConversationsPerCaller?: number
 }
 
 export interface ConversationStoreSubject {
   /** A new store (closed by the contract only where a case closes it; the subject cleans up the rest). */
   create (options?: ContractStoreOptions): ConversationStore | Promise<ConversationStore>
+  /**
+   * One database session (the embedded store): an update holding a conversation holds the session, so no other update
+   * runs meanwhile and cases that hold two at once do not apply.
+   */
+  oneSession?: boolean
 }
 
 function deferred (): { promise: Promise<void>, resolve: () => void } {
@@ -331,6 +337,54 @@ export function conversationStoreContract (t: Test, subject: ConversationStoreSu
     ])
     t.same(queued.map((entry) => entry.status), ['fulfilled', 'rejected', 'fulfilled'])
     t.same((await store.get(demo, 'q'))?.turns.map((entry) => entry.id), ['1', '3'])
+  })
+
+  t.test('per owner (MAX_CONVERSATIONS_PER_CALLER): admit refuses at the cap; one more created anyway evicts the owner\'s own oldest idle one', async (t) => {
+    const demo = agent('demo')
+    const other = agent('other')
+    const store = await subject.create({ maxConversationsPerCaller: 2 })
+    const alice = 'caller:alice'
+    await store.admit?.(demo, alice)
+    await store.update(demo, 'a-1', addTurn('t1'), { owner: alice })
+    await store.update(demo, 'b-1', addTurn('t1'), { owner: 'caller:bob' })
+    await store.update(demo, 'a-2', addTurn('t1'), { owner: alice })
+    await store.update(demo, 'a-1', addTurn('t2'), { owner: alice })
+    await store.update(other, 'a-3', addTurn('t1'), { owner: alice })
+    await store.update(demo, 'x-1', addTurn('t1'))
+    await t.rejects(store.admit?.(demo, alice) as Promise<void>, { name: 'CallerCapError', cap: 'MAX_CONVERSATIONS_PER_CALLER', limit: 2 },
+      'counted per agent and owner, once per conversation (continuing one counts nothing)')
+    await store.admit?.(demo, 'caller:bob')
+    await store.admit?.(other, alice)
+    await store.update(demo, 'a-1', addTurn('t3'), { owner: alice })
+    t.equal((await store.get(demo, 'a-1'))?.turns.length, 3, 'continuing a conversation at the cap is never refused')
+
+    // Two new conversations at once both passed admit: the owner's own least recently updated idle one goes.
+    await store.update(demo, 'a-4', addTurn('t1'), { owner: alice })
+    t.equal(await store.exists(demo, 'a-2'), false, 'alice\'s least recently updated one went')
+    t.ok(await store.exists(demo, 'a-1'))
+    t.ok(await store.exists(demo, 'b-1'), 'never another owner\'s')
+    t.ok(await store.exists(demo, 'x-1'), 'nor one without an owner')
+    t.ok(await store.exists(other, 'a-3'), 'nor one of another agent')
+
+    if (subject.oneSession === true) return
+    // Every other conversation of alice's busy (an update holds it): none of them goes, the bound is passed for now.
+    const gates = [deferred(), deferred()]
+    const entered = [deferred(), deferred()]
+    const held = ['a-1', 'a-4'].map(async (key, index) => await store.update(demo, key, async (state) => {
+      entered[index].resolve()
+      await gates[index].promise
+      return state as ConversationState
+    }))
+    await Promise.all(entered.map((entry) => entry.promise))
+    await store.update(demo, 'a-5', addTurn('t1'), { owner: alice })
+    for (const gate of gates) gate.resolve()
+    await Promise.all(held)
+    t.same(await Promise.all(['a-1', 'a-4', 'a-5'].map(async (key) => await store.exists(demo, key))), [true, true, true],
+      'no idle one of the owner\'s to evict')
+    t.ok(await store.delete(demo, 'a-5'))
+    t.ok(await store.delete(demo, 'a-4'))
+    await store.admit?.(demo, alice)
+    t.pass('a deleted conversation no longer counts')
   })
 
   t.test('close waits for running updates, then every call rejects', async (t) => {

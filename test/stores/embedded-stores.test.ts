@@ -9,6 +9,7 @@ import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
 import { openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
 import { migrate } from '../../src/stores/postgres/migrations.js'
 import { PostgresConversationStore } from '../../src/stores/postgres/postgres-conversation-store.js'
+import { newConversationState, type ConversationState } from '../../src/stores/conversation-store.js'
 import { PostgresTaskStore } from '../../src/stores/postgres/postgres-task-store.js'
 import { PostgresTaskTurnLock } from '../../src/stores/postgres/postgres-task-turn-lock.js'
 import { finishedStaysFinished } from '../fixtures/finished-stays-finished.js'
@@ -19,12 +20,29 @@ t.teardown(async () => await database.close())
 const report = await migrate(database.db, { schema: 'converse_test' })
 
 t.test('the server\'s migrations apply as they are', async (t) => {
-  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers'])
+  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds'])
   t.same((await migrate(database.db, { schema: 'converse_test' })).applied, [], 'and again: nothing to do')
 })
 
 t.test('the conversation store contract', async (t) => {
-  conversationStoreContract(t, { create: (options) => new PostgresConversationStore(database, options) })
+  conversationStoreContract(t, { create: (options) => new PostgresConversationStore(database, options), oneSession: true })
+})
+
+t.test('a conversation created on the locked path (fn gave up on the optimistic one) is its owner\'s too', async (t) => {
+  const store = new PostgresConversationStore(database, { maxConversationsPerCaller: 1 })
+  const agentId = `locked-owner-${process.pid}`
+  let calls = 0
+  const once = (state: ConversationState | undefined): ConversationState => {
+    if (++calls === 1) throw new Error('not on the optimistic path')
+    return state ?? newConversationState(agentId, 'ignored')
+  }
+  await store.update(agentId, 'first', once, { owner: 'caller:alice' })
+  t.equal(calls, 2)
+  await t.rejects(store.admit(agentId, 'caller:alice'), { cap: 'MAX_CONVERSATIONS_PER_CALLER' })
+  calls = 0
+  await store.update(agentId, 'second', once, { owner: 'caller:alice' })
+  t.equal(await store.exists(agentId, 'first'), false, 'the overflow went in the creating transaction')
+  t.ok(await store.exists(agentId, 'second'))
 })
 
 t.test('a finished task stays finished', async (t) => {

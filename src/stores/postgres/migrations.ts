@@ -26,6 +26,7 @@ export const TASK_EVENTS_TABLE = 'converse_task_events'
 export const TASK_TURN_LOCKS_TABLE = 'converse_task_turn_locks'
 export const UPSTREAM_TASKS_TABLE = 'converse_upstream_tasks'
 export const UPSTREAM_CONTEXTS_TABLE = 'converse_upstream_contexts'
+export const TASK_RESERVATIONS_TABLE = 'converse_task_reservations'
 
 export interface MigrateOptions {
   /** The schema to create (if missing) and migrate. Default: the connection's `current_schema()`. */
@@ -201,6 +202,31 @@ function addTaskCallers (schema: string): Migration {
   }
 }
 
+/**
+ * Per-caller bounds decided before a turn writes anything (docs/guarantees.md):
+ * - each conversation records the caller key of the request that created it (`owner`, MAX_CONVERSATIONS_PER_CALLER),
+ *   indexed per agent and owner in write order (the count, and the owner's least recently updated one to evict);
+ * - a new task's slot under MAX_OPEN_TASKS_PER_CALLER is reserved before its turn is recorded and taken by the task's
+ *   first save. Unlogged, as the turn locks: a reservation outlives its turn by seconds at most (expires_at).
+ */
+function addCallerBounds (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      for (const statement of [
+        `alter table ${CONVERSATIONS_TABLE} add column owner text collate "C"`,
+        `create index ${CONVERSATIONS_TABLE}_owner_idx on ${CONVERSATIONS_TABLE} (agent_id, owner, write_seq) where owner is not null`,
+        `create unlogged table ${TASK_RESERVATIONS_TABLE} (
+          caller_key text collate "C" not null,
+          task_id text collate "C" not null,
+          expires_at timestamptz not null,
+          constraint ${TASK_RESERVATIONS_TABLE}_pkey primary key (caller_key, task_id)
+        )`
+      ]) await sql.raw(statement).execute(db)
+    }
+  }
+}
+
 /** The terminal states as the task table writes them (status_state). */
 const OPEN_EXCLUDED = "'TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED', 'TASK_STATE_REJECTED'"
 
@@ -223,7 +249,8 @@ function histories (schema: string): History[] {
         '0002_wide_task_ids': widenTaskIds(schema),
         '0003_task_turn_locks': createTaskTurnLocks(schema),
         '0004_upstream_ownership': createUpstreamOwnership(schema),
-        '0005_task_callers': addTaskCallers(schema)
+        '0005_task_callers': addTaskCallers(schema),
+        '0006_caller_bounds': addCallerBounds(schema)
       }
     }
   ]

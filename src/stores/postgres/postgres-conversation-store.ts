@@ -10,11 +10,13 @@
  */
 import type pg from 'pg'
 import { InvalidOptionError } from '../../core/errors.js'
+import { CallerCapError } from '../caller-key.js'
 import {
   DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, SUMMARY_TEXT_LENGTH, applyConversationLimits, assertListOptions,
   conversationTaskIds, type ConversationLimits, type ConversationListOptions, type ConversationState,
-  type ConversationStore, type ConversationSummary, type ConversationTurn, type ConversationUpdate
+  type ConversationStore, type ConversationSummary, type ConversationTurn, type ConversationUpdate, type ConversationUpdateOptions
 } from '../conversation-store.js'
+import { DEFAULT_MAX_CONVERSATIONS_PER_CALLER } from '../memory-conversation-store.js'
 import { KeyedLock } from '../keyed-lock.js'
 import { isConnectionFailure, toStoreError } from './connection-errors.js'
 import { CONVERSATIONS_TABLE, CONVERSATION_TASKS_TABLE } from './migrations.js'
@@ -28,6 +30,11 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
    * straight to the locked path; any other is first tried as a new conversation. Default 10 000.
    */
   rememberedConversations?: number
+  /**
+   * Conversations one caller (the `owner` of the update that created them) keeps per agent, as in memory
+   * (MAX_CONVERSATIONS_PER_CALLER). Default 1000.
+   */
+  maxConversationsPerCaller?: number
 }
 
 interface LockedRow {
@@ -70,16 +77,35 @@ const LOCK = `select state, version from ${CONVERSATIONS_TABLE} where agent_id =
 /** A row to lock for a new conversation; returns nothing when another transaction created it first. */
 const INSERT_PLACEHOLDER = `insert into ${CONVERSATIONS_TABLE} (agent_id, context_id) values ($1, $2)
   on conflict do nothing returning state, version`
+/** Whether the owner ($2) holds the cap ($3) of the agent's ($1) conversations: reads at most the cap's index entries. */
+const AT_CAP = `select count(*)::int as held from (select 1 from ${CONVERSATIONS_TABLE}
+  where agent_id = $1 and owner = $2 and state is not null limit $3) as owned`
 /**
- * A new conversation in one autocommit statement: the row at version 1 and its task index rows, or nothing at all
- * when the row exists (committed by another transaction; one still in progress is waited for). The task index
- * takes over ids as WRITE does.
+ * The owner's ($7) conversations past the cap ($8) when one more ($2) was created: its least recently written ones
+ * that no transaction holds (the memory store's "idle"), never the new one and never another owner's. Counted without
+ * the new row, so it reads alike in the creating statement's snapshot (which does not see it) and after it.
+ */
+const OVERFLOW = `select agent_id, context_id from ${CONVERSATIONS_TABLE}
+  where agent_id = $1 and owner = $7 and context_id <> $2 and state is not null
+  order by write_seq
+  limit greatest(0, (select count(*) from ${CONVERSATIONS_TABLE} where agent_id = $1 and owner = $7 and context_id <> $2) + 1 - $8::int)
+  for update skip locked`
+/** The overflow removed after a new conversation's locked write (its task index follows: cascade). */
+const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_id, context_id) in (
+  select agent_id, context_id from (${OVERFLOW.replaceAll('$7', '$3').replaceAll('$8', '$4')}) as overflow)`
+/**
+ * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
+ * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
+ * for). The task index takes over ids as WRITE does. With an owner, that owner's overflow goes (OVERFLOW).
  */
 const INSERT_NEW = `with conversation as (
-    insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at)
-    values ($1, $2, $3::jsonb, 1, $4, $5)
+    insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
+    values ($1, $2, $3::jsonb, 1, $4, $5, $7)
     on conflict do nothing
     returning version
+  ), evicted as (
+    delete from ${CONVERSATIONS_TABLE} where $7::text is not null and exists (select 1 from conversation)
+      and (agent_id, context_id) in (select agent_id, context_id from (${OVERFLOW}) as overflow)
   ), indexed as (
     insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
     select $1, task_id, $2 from conversation, unnest($6::text[]) as task_id
@@ -94,7 +120,7 @@ const INSERT_NEW = `with conversation as (
  */
 const WRITE = `with conversation as (
     update ${CONVERSATIONS_TABLE}
-       set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6,
+       set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6, owner = coalesce($8::text, owner),
            write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
      where agent_id = $1 and context_id = $2
   ), forgotten as (
@@ -147,6 +173,7 @@ export class PostgresConversationStore implements ConversationStore {
   /** Keys of conversations known to exist, least recently used first (a Map keeps insertion order). */
   readonly #known = new Map<string, true>()
   readonly #maxKnown: number
+  readonly maxConversationsPerCaller: number
   #closed = false
 
   /** Shares the database's pool; `close()` does not end it (the database's own `close()` does). */
@@ -157,6 +184,7 @@ export class PostgresConversationStore implements ConversationStore {
       maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
     })
     this.#maxKnown = positiveInteger('rememberedConversations', options.rememberedConversations, 10_000)
+    this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
     this.#now = options.now ?? (() => new Date())
   }
@@ -207,18 +235,28 @@ export class PostgresConversationStore implements ConversationStore {
     return rows[0]?.context_id
   }
 
-  async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+  /** As the memory store: refuses a new conversation of `owner` when it holds maxConversationsPerCaller of the agent. */
+  async admit (agentId: string, owner: string): Promise<void> {
+    this.#assertOpen()
+    const { rows } = await this.#query<{ held: number }>(AT_CAP, [agentId, owner, this.maxConversationsPerCaller])
+    if (rows[0].held < this.maxConversationsPerCaller) return
+    throw new CallerCapError('MAX_CONVERSATIONS_PER_CALLER', this.maxConversationsPerCaller,
+      `this caller has ${this.maxConversationsPerCaller} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
+  }
+
+  async update (agentId: string, contextId: string, fn: ConversationUpdate, options: ConversationUpdateOptions = {}): Promise<ConversationState> {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
+    const owner = options.owner ?? null
     return await this.#locks.run(key, async () => {
       if (!this.#known.has(key)) {
-        const created = await this.#insertNew(agentId, contextId, fn)
+        const created = await this.#insertNew(agentId, contextId, fn, owner)
         if (created !== undefined) {
           this.#remember(key)
           return created
         }
       }
-      const state = await this.#update(agentId, contextId, fn)
+      const state = await this.#update(agentId, contextId, fn, owner)
       this.#remember(key)
       return state
     })
@@ -278,7 +316,7 @@ export class PostgresConversationStore implements ConversationStore {
    * and its error is the one that propagates). The statement is not retried on a new connection: a lost connection
    * leaves unknown whether it committed.
    */
-  async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState | undefined> {
+  async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate, owner: string | null): Promise<ConversationState | undefined> {
     let next: ConversationState
     let json: string
     try {
@@ -296,7 +334,7 @@ export class PostgresConversationStore implements ConversationStore {
     try {
       // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
       rows = (await client.query<{ version: number }>({ name: 'converse_insert_new', text: INSERT_NEW }, [
-        agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort()
+        agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, this.maxConversationsPerCaller
       ])).rows
     } catch (error) {
       discard(client)
@@ -333,7 +371,7 @@ export class PostgresConversationStore implements ConversationStore {
     return await this.#withConnection(work, 2)
   }
 
-  async #update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+  async #update (agentId: string, contextId: string, fn: ConversationUpdate, owner: string | null): Promise<ConversationState> {
     // Nothing has been done before the row is locked: that part may be retried; `fn` runs once here.
     const { client, result: row } = await this.#withConnection(async (connection) => await lockRow(connection, agentId, contextId))
     let next: ConversationState
@@ -345,10 +383,13 @@ export class PostgresConversationStore implements ConversationStore {
       await rollback(client)
       throw error
     }
+    // A conversation this transaction creates (its placeholder row) is the owner's; its overflow goes with it.
+    const created = row.state === null && owner !== null
     try {
       // Sent together too: a failed write makes the COMMIT a ROLLBACK, and the write's error is the one thrown.
       await Promise.all([
-        client.query(WRITE, [agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort()]),
+        client.query(WRITE, [agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null]),
+        ...(created ? [client.query(EVICT_OVERFLOW, [agentId, contextId, owner, this.maxConversationsPerCaller])] : []),
         client.query('COMMIT')
       ])
     } catch (error) {
