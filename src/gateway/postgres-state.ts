@@ -12,6 +12,7 @@ import { TaskState, type Task } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { StoreUnavailableError } from '../stores/errors.js'
 import type { TaskSaveSignals } from '../stores/task-save-signals.js'
+import type { TaskReservations } from '../stores/task-reservations.js'
 import { isUnavailable, toStoreError } from '../stores/postgres/connection-errors.js'
 import { migrate } from '../stores/postgres/migrations.js'
 import { PostgresConversationStore } from '../stores/postgres/postgres-conversation-store.js'
@@ -41,6 +42,8 @@ export interface PostgresStateOptions {
   turnWaitTimeoutMs?: number
   /** Open tasks one caller holds per agent at most (MAX_OPEN_TASKS_PER_CALLER). Default 1 000. */
   maxOpenTasksPerCaller?: number
+  /** Conversations one caller keeps per agent (MAX_CONVERSATIONS_PER_CALLER). Default 1 000. */
+  maxConversationsPerCaller?: number
 }
 
 /** The database named by DATABASE_URL cannot be reached at start; the message names the variable, never credentials. */
@@ -101,9 +104,11 @@ export function executorStoreFailure (task: Task): StoreUnavailableError | undef
  * with that StoreUnavailableError instead, so the request fails with -32603 (stream: an error frame) and the task
  * stays as it was — the client may send the turn again.
  */
-class UnavailableAwareTaskStore implements TaskStore, TaskSaveSignals {
-  readonly #inner: TaskStore & TaskSaveSignals
-  constructor (inner: TaskStore & TaskSaveSignals) { this.#inner = inner }
+class UnavailableAwareTaskStore implements TaskStore, TaskSaveSignals, TaskReservations {
+  readonly #inner: TaskStore & TaskSaveSignals & TaskReservations
+  constructor (inner: TaskStore & TaskSaveSignals & TaskReservations) { this.#inner = inner }
+
+  reserve: TaskReservations['reserve'] = async (taskId, context) => { try { return await this.#inner.reserve(taskId, context) } catch (error) { throw toStoreError(error) } }
 
   onSaved: TaskSaveSignals['onSaved'] = (taskId, listener) => this.#inner.onSaved(taskId, listener)
 
@@ -139,6 +144,8 @@ export interface EmbeddedStateOptions {
   turnWaitTimeoutMs?: number
   /** Open tasks per agent one caller holds (MAX_OPEN_TASKS_PER_CALLER). */
   maxOpenTasksPerCaller?: number
+  /** Conversations per agent one caller keeps (MAX_CONVERSATIONS_PER_CALLER). */
+  maxConversationsPerCaller?: number
 }
 
 /** DATA_DIR cannot be used: not writable, held by another gateway, or written by a newer version. Names the folder. */
@@ -176,7 +183,7 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
     throw new DataDirError(options.dataDir, dataDirProblem(error), error)
   }
   for (const migration of report.applied) options.logger.info({ dataDir: options.dataDir, migration }, `migration applied: ${migration}`)
-  const conversations = new PostgresConversationStore(database)
+  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
   const events = new MemoryTaskEventHub()
   return {
     kind: 'embedded',
@@ -206,7 +213,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
   }
   for (const migration of report.applied) options.logger.info({ schema: report.schema, migration }, `migration applied: ${migration}`)
   if (report.applied.length === 0) options.logger.info({ schema: report.schema }, 'database schema up to date')
-  const conversations = new PostgresConversationStore(database)
+  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
   const events = new PostgresTaskEventHub(database)
   return {
     kind: 'postgresql',

@@ -68,12 +68,12 @@ export type StateConfig = Pick<GatewayConfig, 'state' | 'dataDir' | 'databaseUrl
 
 export async function openGatewayState (config: StateConfig, logger: StateLogger): Promise<GatewayState> {
   if (config.state === 'memory') return memoryState(config)
-  const { maxOpenTasksPerCaller, turnWaitTimeoutMs } = config
+  const { maxOpenTasksPerCaller, maxConversationsPerCaller, turnWaitTimeoutMs } = config
   if (config.state === 'embedded') {
     const { openEmbeddedState } = await import('./postgres-state.js')
-    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller })
+    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller })
   }
   const { openPostgresState } = await import('./postgres-state.js')
   // STATE=postgres comes with DATABASE_URL (loadConfig checks).
-  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller })
+  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller })
 }

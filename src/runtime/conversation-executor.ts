@@ -25,6 +25,7 @@ import {
 } from '../stores/conversation-store.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import { loadWhen } from '../stores/task-save-signals.js'
+import { reservesTasks, type TaskReservations } from '../stores/task-reservations.js'
 import type { KnowledgeBase } from './knowledge-base.js'
 import { answerTurn, textPart } from './knowledge-executor.js'
 import { createRoutineEngine, isTerminal, type RoutineEngine, type RoutineEngineOptions } from './routine-engine.js'
@@ -42,6 +43,8 @@ export interface ConversationExecutorOptions {
    * instead of waiting forever. A store that signals its saves (src/stores/task-save-signals.ts: the gateway's
    * memory and PostgreSQL stores) lets that close wait for the old task's last save without polling; with any
    * other store, a close that finds the old task still being written waits the whole bound (SETTLE_TIMEOUT_MS).
+   * A store that reserves new tasks (src/stores/task-reservations.ts: the gateway's stores) is asked for a new task's
+   * slot before the turn is recorded, so a caller at MAX_OPEN_TASKS_PER_CALLER is refused with nothing written.
    */
   taskStore: TaskStore
   /**
@@ -53,6 +56,9 @@ export interface ConversationExecutorOptions {
   engine?: RoutineEngineOptions
   newId?: () => string
 }
+
+/** Thrown out of a turn's conversation update (nothing written) to reserve its new task's slot first. */
+const NEEDS_RESERVATION = new Error('the turn opens a task: reserve its slot first')
 
 /** What a turn answers, decided under the conversation lock and published after it committed. */
 type Plan =
@@ -449,11 +455,15 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       // An authenticated caller's conversations are its own (see conversationKey).
       const callerId = callerIdOf(requestContext.context)
       const owner = callerKeyOf(requestContext.context)
-      await store.update(agentId, conversationKey(callerId, requestContext.contextId), (current) => {
+      let reserved = !reservesTasks(taskStore)
+      const record = async (): Promise<unknown> => await store.update(agentId, conversationKey(callerId, requestContext.contextId), (current) => {
         const state = current ?? newConversationState(agentId, conversationKey(callerId, requestContext.contextId))
         if (callerId !== undefined) state.caller = { id: callerId, contextId: requestContext.contextId }
         plan = decide(state, requestContext, turnId)
         reply = undefined
+        // A turn that opens a task takes its slot under the caller's cap first (outside the update: a store's one
+        // session may be held by it), then decides again; refused, nothing is written.
+        if (plan.kind === 'task' && requestContext.task === undefined && !reserved) throw NEEDS_RESERVATION
         if (plan.kind === 'replay' || (plan.kind === 'message' && plan.repeat === true)) return state
         const at = new Date().toISOString()
         // A turn names its task only when its reply went into that task (a Message reply is in no task).
@@ -475,6 +485,14 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         }
         return state
       }, { owner })
+      try {
+        await record()
+      } catch (error) {
+        if (error !== NEEDS_RESERVATION) throw error
+        await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context as ServerCallContext)
+        reserved = true
+        await record()
+      }
       // The task left open is closed before this turn answers: a client that has the answer sees it closed.
       await closeSuperseded(requestContext)
       if (plan?.kind === 'replay') await publishReplay(plan, requestContext, eventBus)

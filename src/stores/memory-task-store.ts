@@ -28,6 +28,7 @@ import { cloneData } from '../core/clone-data.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { CallerCapError, callerKeyOf } from './caller-key.js'
 import { SaveListeners, type TaskSaveSignals } from './task-save-signals.js'
+import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations } from './task-reservations.js'
 import { mayReplace, taskFinishedError, TERMINAL_TASK_STATES } from './task-states.js'
 
 export interface MemoryTaskStoreOptions {
@@ -83,7 +84,7 @@ function scopeOf (context: ServerCallContext): string {
   return JSON.stringify([context.tenant ?? '', resolveUserScope(context)])
 }
 
-export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
+export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskReservations {
   readonly maxTasks: number
   readonly maxTaskBytes: number
   readonly maxOpenTasksPerCaller: number
@@ -100,6 +101,9 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
   #bytes = 0
   /** Caller key → its open tasks held. */
   readonly #openByCaller = new Map<string, number>()
+  /** Caller key → its reserved new tasks (scope and task id, JSON) → when each reservation expires. */
+  readonly #reserved = new Map<string, Map<string, number>>()
+  readonly #refused = new RefusedTasks()
 
   constructor (options: MemoryTaskStoreOptions = {}) {
     this.maxTasks = positiveInteger('maxTasks', options.maxTasks, DEFAULT_MAX_TASKS)
@@ -139,16 +143,54 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
     return entry === undefined ? undefined : cloneData(entry.task)
   }
 
+  /** Open tasks plus live reservations of the caller (what its cap counts). */
+  #heldBy (caller: string): number {
+    const reserved = this.#reserved.get(caller)
+    if (reserved === undefined) return this.openTasksOf(caller)
+    const now = this.#now()
+    for (const [key, until] of reserved) if (until <= now) reserved.delete(key)
+    if (reserved.size === 0) this.#reserved.delete(caller)
+    return this.openTasksOf(caller) + reserved.size
+  }
+
+  /** Takes the task's reservation; true when there was a live one. */
+  #takeReservation (caller: string, key: string): boolean {
+    const reserved = this.#reserved.get(caller)
+    const until = reserved?.get(key)
+    if (reserved === undefined || until === undefined) return false
+    reserved.delete(key)
+    if (reserved.size === 0) this.#reserved.delete(caller)
+    return until > this.#now()
+  }
+
+  async reserve (taskId: string, context: ServerCallContext): Promise<void> {
+    const scope = scopeOf(context)
+    if (this.#buckets.get(scope)?.has(taskId) === true) return
+    const caller = callerKeyOf(context)
+    const key = JSON.stringify([scope, taskId])
+    const live = this.#takeReservation(caller, key)
+    if (!live && this.#heldBy(caller) >= this.maxOpenTasksPerCaller) throw this.#refused.add(taskId, this.#capError())
+    let reserved = this.#reserved.get(caller)
+    if (reserved === undefined) {
+      reserved = new Map()
+      this.#reserved.set(caller, reserved)
+    }
+    reserved.set(key, this.#now() + TASK_RESERVATION_TTL_MS)
+  }
+
   async save (task: Task, context: ServerCallContext): Promise<void> {
     const scope = scopeOf(context)
     const previous = this.#buckets.get(scope)?.get(task.id)
+    // The SDK's FAILED task for a turn whose reservation was refused: refused alike (nothing stored).
+    const refused = previous === undefined ? this.#refused.take(task.id) : undefined
+    if (refused !== undefined) throw refused
     const stored = previous?.task.status?.state
     // A finished task stays finished (src/stores/task-states.ts), as on PostgreSQL.
     if (!mayReplace(stored, task.status?.state)) throw taskFinishedError(task.id, stored as TaskState)
     const open = !FINISHED.has(task.status?.state)
     const bytes = taskSize(task)
     const caller = previous?.caller ?? callerKeyOf(context)
-    if (previous === undefined) this.#admit(caller, open, bytes)
+    if (previous === undefined) this.#admit(caller, open, bytes, this.#takeReservation(caller, JSON.stringify([scope, task.id])))
     else this.#forget(previous)
     const entry: Entry = { scope, taskId: task.id, task: cloneData(task), caller, bytes, open }
     // Looked up after #admit, which may have emptied (and dropped) the scope's bucket.
@@ -172,11 +214,14 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals {
    * Room for a new task of `caller`, or CallerCapError (nothing written): the caller is at its open-task cap, or the
    * store stays full after every finished task it may evict went (only open work is left).
    */
-  #admit (caller: string, open: boolean, bytes: number): void {
-    if (open && this.openTasksOf(caller) >= this.maxOpenTasksPerCaller) {
-      throw new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', this.maxOpenTasksPerCaller,
-        `this caller has ${this.maxOpenTasksPerCaller} open tasks (MAX_OPEN_TASKS_PER_CALLER): finish or cancel one before starting another`)
-    }
+  #capError (): CallerCapError {
+    return new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', this.maxOpenTasksPerCaller,
+      `this caller has ${this.maxOpenTasksPerCaller} open tasks (MAX_OPEN_TASKS_PER_CALLER): finish or cancel one before starting another`)
+  }
+
+  /** `reserved`: the task's slot was reserved (counted then), so the caller's cap is not asked again. */
+  #admit (caller: string, open: boolean, bytes: number, reserved: boolean): void {
+    if (open && !reserved && this.#heldBy(caller) >= this.maxOpenTasksPerCaller) throw this.#capError()
     this.#expire()
     const full = (): boolean => this.#bySave.size + 1 > this.maxTasks || this.#bytes + bytes > this.maxTaskBytes
     for (const entry of this.#finished.keys()) {

@@ -3,8 +3,9 @@
  * 25 new routines evicted bob's open booking (-32001). Now open work is never evicted: past the store's cap only
  * finished tasks go, a new task of a caller at MAX_OPEN_TASKS_PER_CALLER is refused (-32000 RESOURCE_EXHAUSTED
  * naming the cap, nothing runs for it), and so is a new task when the store holds nothing but open work. Walk-ins
- * count per client address. Memory; the per-caller cap on PostgreSQL too (two instances sharing the database),
- * when TEST_DATABASE_URL is set.
+ * count per client address. The per-caller caps (open tasks, conversations) on every store: memory, embedded, and
+ * PostgreSQL (two instances sharing the database) when TEST_DATABASE_URL is set; refused before anything is
+ * recorded, and race-free (concurrent new tasks of one caller: exactly the cap succeed).
  */
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
@@ -62,15 +63,34 @@ t.test("alice's 25 routines do not evict bob's open booking (caps of 20)", async
   t.equal(kept.result?.status?.state, 'TASK_STATE_INPUT_REQUIRED', "bob's booking is still there")
 })
 
+/** What the gateway recorded: every conversation (operator API: key, version, last turn) and alice's tasks. */
+async function recorded (app: FastifyInstance): Promise<Json> {
+  const listed = await app.inject({ method: 'GET', url: '/api/v1/agents/demo/conversations?limit=100', headers: { authorization: 'Bearer operator-key-0123456789' } })
+  const tasks = await app.inject({
+    method: 'POST',
+    url: '/a2a/demo',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${ALICE_KEY}` },
+    payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { pageSize: 100 } })
+  })
+  return {
+    conversations: listed.json().conversations.map((entry: Json) => ({ contextId: entry.contextId, version: entry.version, lastTurn: entry.lastTurn })),
+    tasks: tasks.json().result.tasks.map((task: Json) => ({ id: task.id, state: task.status.state, history: task.history?.length }))
+  }
+}
+
 async function perCallerCap (t: Test, apps: FastifyInstance[]): Promise<void> {
   const on = (n: number): FastifyInstance => apps[n % apps.length]
-  const opened: string[] = []
+  const opened: Json[] = []
   for (let n = 0; n < 5; n++) {
     const task = (await send(on(n), ALICE_KEY, routine())).result?.task
     t.ok(task, `alice's open task ${n + 1}`)
-    opened.push(task.id)
+    opened.push(task)
   }
+  const before = await recorded(on(0))
   checkCap(t, await send(on(5), ALICE_KEY, routine()), 'MAX_OPEN_TASKS_PER_CALLER', 5)
+  // Continuing a routine without its taskId opens a new task (the old one is closed): refused too, the routine as it was.
+  checkCap(t, await send(on(5), ALICE_KEY, { ...routine(), contextId: opened[1].contextId, parts: [{ text: 'date=2026-12-24' }] }), 'MAX_OPEN_TASKS_PER_CALLER', 5)
+  t.strictSame(await recorded(on(1)), before, 'refused before anything was recorded: no turn, no conversation, no task')
   t.ok((await send(on(6), BOB_KEY, routine())).result?.task, 'bob opens his own')
   const question = { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'When are you open on Saturday?' }] }
   t.ok((await send(on(7), ALICE_KEY, question)).result?.message, 'a question answered by a Message opens no task: still answered')
@@ -78,24 +98,11 @@ async function perCallerCap (t: Test, apps: FastifyInstance[]): Promise<void> {
     method: 'POST',
     url: '/a2a/demo',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${ALICE_KEY}` },
-    payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'CancelTask', params: { id: opened[0] } })
+    payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'CancelTask', params: { id: opened[0].id } })
   })
   t.equal(cancel.json().result?.status?.state, 'TASK_STATE_CANCELED')
   t.ok((await send(on(9), ALICE_KEY, routine())).result?.task, 'a canceled task made room')
   checkCap(t, await send(on(10), ALICE_KEY, routine()), 'MAX_OPEN_TASKS_PER_CALLER', 5)
-}
-
-t.test('a caller at MAX_OPEN_TASKS_PER_CALLER is refused; the others are not (memory)', async (t) => {
-  await perCallerCap(t, [await gateway(t, { env: { MEMORY_MAX_TASKS: String(CAP), MAX_OPEN_TASKS_PER_CALLER: '5', A2A_API_KEYS: API_KEYS } })])
-})
-
-if (url === undefined) {
-  t.test('PostgreSQL, two instances', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
-} else {
-  t.test('PostgreSQL, two instances on one database: the same cap', async (t) => {
-    const env = { DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url), MAX_OPEN_TASKS_PER_CALLER: '5', A2A_API_KEYS: API_KEYS }
-    await perCallerCap(t, [await gateway(t, { env }), await gateway(t, { env })])
-  })
 }
 
 t.test('walk-ins count per client address', async (t) => {
@@ -105,19 +112,56 @@ t.test('walk-ins count per client address', async (t) => {
   t.ok((await send(app, undefined, routine(), '10.0.0.2')).result?.task, 'another address has its own cap')
 })
 
-t.test('MAX_CONVERSATIONS_PER_CALLER: a new conversation past it is refused before anything runs; continuing is not', async (t) => {
-  const app = await gateway(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '3', A2A_API_KEYS: API_KEYS } })
-  const question = (contextId?: string): Json => ({ messageId: randomUUID(), ...(contextId === undefined ? {} : { contextId }), role: 'ROLE_USER', parts: [{ text: 'When are you open on Saturday?' }] })
-  const contexts: string[] = []
-  for (let n = 0; n < 3; n++) {
-    const reply = await send(app, ALICE_KEY, question(n === 0 ? undefined : randomUUID()))
-    t.ok(reply.result?.message, `alice's conversation ${n + 1}`)
-    contexts.push(reply.result.message.contextId)
-  }
-  checkCap(t, await send(app, ALICE_KEY, question(randomUUID())), 'MAX_CONVERSATIONS_PER_CALLER', 3)
-  checkCap(t, await send(app, ALICE_KEY, question()), 'MAX_CONVERSATIONS_PER_CALLER', 3)
-  t.ok((await send(app, ALICE_KEY, question(contexts[0]))).result?.message, 'an existing conversation goes on')
-  t.ok((await send(app, BOB_KEY, question(randomUUID()))).result?.message, 'bob has his own bound')
-  const listed = await app.inject({ method: 'GET', url: '/api/v1/agents/demo/conversations', headers: { authorization: 'Bearer operator-key-0123456789' } })
-  t.equal(listed.json().conversations.length, 4, 'nothing was written for the refused ones')
-})
+/** The stores the per-caller caps hold on; each gives the environment of its gateways (the test's own state). */
+const STORES: Array<{ name: string, instances: number, env: (t: Test) => Record<string, string> }> = [
+  { name: 'memory', instances: 1, env: () => ({ MEMORY_MAX_TASKS: String(CAP) }) },
+  { name: 'embedded', instances: 1, env: (t) => ({ STATE: 'embedded', DATA_DIR: t.testdir() }) },
+  ...(url === undefined ? [] : [{ name: 'PostgreSQL, two instances on one database', instances: 2, env: (t: Test) => ({ DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url) }) }])
+]
+
+async function gateways (t: Test, store: typeof STORES[number], env: Record<string, string>): Promise<FastifyInstance[]> {
+  const shared = { ...store.env(t), A2A_API_KEYS: API_KEYS, ...env }
+  const apps: FastifyInstance[] = []
+  for (let n = 0; n < store.instances; n++) apps.push(await gateway(t, { env: shared }))
+  return apps
+}
+
+if (url === undefined) {
+  t.test('PostgreSQL, two instances', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
+}
+
+for (const store of STORES) {
+  t.test(`${store.name}: a caller at MAX_OPEN_TASKS_PER_CALLER is refused before anything is recorded; the others are not`, async (t) => {
+    await perCallerCap(t, await gateways(t, store, { MAX_OPEN_TASKS_PER_CALLER: '5' }))
+  })
+
+  t.test(`${store.name}: concurrent new tasks of one caller over the cap: exactly the cap succeed, nothing recorded for the others`, async (t) => {
+    const apps = await gateways(t, store, { MAX_OPEN_TASKS_PER_CALLER: '3' })
+    const replies = await Promise.all(Array.from({ length: 8 }, async (_, n) => await send(apps[n % apps.length], ALICE_KEY, routine())))
+    const opened = replies.filter((reply) => reply.result?.task !== undefined)
+    t.equal(opened.length, 3, 'the cap')
+    for (const reply of replies.filter((entry) => entry.result === undefined)) checkCap(t, reply, 'MAX_OPEN_TASKS_PER_CALLER', 3)
+    const after = await recorded(apps[0])
+    t.same(after.tasks.map((task: Json) => task.id).sort(), opened.map((reply) => reply.result.task.id).sort(), 'only the admitted tasks are stored')
+    t.same(after.conversations.map((entry: Json) => entry.contextId).sort(), opened.map((reply) => `alice/${reply.result.task.contextId}`).sort(),
+      'only their conversations')
+  })
+
+  t.test(`${store.name}: MAX_CONVERSATIONS_PER_CALLER: a new conversation past it is refused before anything runs; continuing is not`, async (t) => {
+    const apps = await gateways(t, store, { MAX_CONVERSATIONS_PER_CALLER: '3' })
+    const on = (n: number): FastifyInstance => apps[n % apps.length]
+    const question = (contextId?: string): Json => ({ messageId: randomUUID(), ...(contextId === undefined ? {} : { contextId }), role: 'ROLE_USER', parts: [{ text: 'When are you open on Saturday?' }] })
+    const contexts: string[] = []
+    for (let n = 0; n < 3; n++) {
+      const reply = await send(on(n), ALICE_KEY, question(n === 0 ? undefined : randomUUID()))
+      t.ok(reply.result?.message, `alice's conversation ${n + 1}`)
+      contexts.push(reply.result.message.contextId)
+    }
+    checkCap(t, await send(on(3), ALICE_KEY, question(randomUUID())), 'MAX_CONVERSATIONS_PER_CALLER', 3)
+    checkCap(t, await send(on(4), ALICE_KEY, question()), 'MAX_CONVERSATIONS_PER_CALLER', 3)
+    t.ok((await send(on(5), ALICE_KEY, question(contexts[0]))).result?.message, 'an existing conversation goes on')
+    t.ok((await send(on(6), BOB_KEY, question(randomUUID()))).result?.message, 'bob has his own bound')
+    const listed = await on(7).inject({ method: 'GET', url: '/api/v1/agents/demo/conversations', headers: { authorization: 'Bearer operator-key-0123456789' } })
+    t.equal(listed.json().conversations.length, 4, 'nothing was written for the refused ones')
+  })
+}

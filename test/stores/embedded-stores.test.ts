@@ -38,7 +38,7 @@ t.test('a conversation created on the locked path (fn gave up on the optimistic 
   }
   await store.update(agentId, 'first', once, { owner: 'caller:alice' })
   t.equal(calls, 2)
-  await t.rejects(store.admit(agentId, 'caller:alice'), { cap: 'MAX_CONVERSATIONS_PER_CALLER' })
+  await t.rejects(store.admit(agentId, 'caller:alice'), { name: 'CallerCapError', cap: 'MAX_CONVERSATIONS_PER_CALLER' })
   calls = 0
   await store.update(agentId, 'second', once, { owner: 'caller:alice' })
   t.equal(await store.exists(agentId, 'first'), false, 'the overflow went in the creating transaction')

@@ -18,6 +18,8 @@ import { CallerCapError, callerKeyOf } from '../caller-key.js'
 import { DEFAULT_MAX_OPEN_TASKS_PER_CALLER } from '../memory-task-store.js'
 import { SaveListeners, type TaskSaveSignals } from '../task-save-signals.js'
 import { TERMINAL_TASK_STATES, taskFinishedError } from '../task-states.js'
+import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations } from '../task-reservations.js'
+import { TASK_RESERVATIONS_TABLE } from './migrations.js'
 
 /** Where the saves are signalled across instances: PostgresTaskEventHub (it NOTIFYs them and LISTENs for them). */
 export interface PostgresSaveSignals extends TaskSaveSignals {
@@ -48,13 +50,23 @@ function encode (value: unknown): string | null {
   return value === undefined ? null : JSON.stringify(value)
 }
 
-export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
+/**
+ * The advisory-lock class of a caller's open-task count (the two-key form: its keys never meet the migrator's
+ * one-key lock). Taken for the transaction that counts and then reserves or inserts, so that two new tasks of one
+ * caller, on any instance, are counted one after the other.
+ */
+const CALLER_LOCK_CLASS = 230_006
+
+type Executor = Kysely<any>
+
+export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReservations {
   readonly #db: Kysely<any>
   readonly #sdk: DatabaseTaskStore
   readonly #ownerResolver: (context: ServerCallContext) => string
   readonly #signals: PostgresSaveSignals
   readonly #callerResolver: (context: ServerCallContext) => string
   readonly maxOpenTasksPerCaller: number
+  readonly #refused = new RefusedTasks()
 
   constructor (db: Kysely<any>, options: PostgresTaskStoreOptions = {}) {
     this.#db = db
@@ -85,8 +97,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
     const tenant = context.tenant ?? ''
     const owner = this.#ownerResolver(context)
     const callerKey = this.#callerResolver(context)
-    if (!TERMINAL_TASK_STATES.has(task.status?.state)) await this.#admit(tenant, owner, task.id, callerKey)
-    const saved = await this.#db.insertInto(TASK_TABLE)
+    const upsert = async (db: Executor): Promise<unknown> => await db.insertInto(TASK_TABLE)
       // caller_key is written with a new row only: a task stays the open work of the caller that started it.
       .values({ tenant, owner, id: task.id, caller_key: callerKey, ...replaceable })
       .onConflict((conflict) => conflict.columns(['tenant', 'owner', 'id']).doUpdateSet(replaceable).where((eb) => eb.or([
@@ -96,6 +107,24 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
       ])))
       .returning('id')
       .executeTakeFirst()
+    let saved: unknown
+    if (await this.#held(tenant, owner, task.id)) {
+      saved = await upsert(this.#db)
+    } else {
+      // The SDK's FAILED task for a turn whose reservation was refused: refused alike (nothing stored).
+      const refused = this.#refused.take(task.id)
+      if (refused !== undefined) throw refused
+      const open = !TERMINAL_TASK_STATES.has(task.status?.state)
+      // A new task: counted (unless reserved) and inserted under the caller's lock; its reservation is taken.
+      saved = await this.#db.transaction().execute(async (trx) => {
+        await lockCaller(trx, callerKey)
+        const reserved = await sql<{ task_id: string }>`delete from ${sql.table(TASK_RESERVATIONS_TABLE)}
+          where caller_key = ${callerKey} and task_id = ${task.id} returning task_id, expires_at > now() as live`.execute(trx)
+        const live = (reserved.rows[0] as { live?: boolean } | undefined)?.live === true
+        if (open && !live) await this.#admit(trx, callerKey, task.id)
+        return await upsert(trx)
+      })
+    }
     if (saved !== undefined) {
       this.#signals.saved(task.id)
       return
@@ -105,23 +134,44 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
     throw taskFinishedError(task.id, (stored.status as { state: TaskState }).state)
   }
 
+  async reserve (taskId: string, context: ServerCallContext): Promise<void> {
+    const callerKey = this.#callerResolver(context)
+    if (await this.#held(context.tenant ?? '', this.#ownerResolver(context), taskId)) return
+    await this.#db.transaction().execute(async (trx) => {
+      await lockCaller(trx, callerKey)
+      // Its own earlier reservation is not counted: reserving again only renews it.
+      try {
+        await this.#admit(trx, callerKey, taskId)
+      } catch (error) {
+        throw this.#refused.add(taskId, error as CallerCapError)
+      }
+      await sql`insert into ${sql.table(TASK_RESERVATIONS_TABLE)} (caller_key, task_id, expires_at)
+        values (${callerKey}, ${taskId}, now() + ${`${TASK_RESERVATION_TTL_MS} milliseconds`}::interval)
+        on conflict (caller_key, task_id) do update set expires_at = excluded.expires_at`.execute(trx)
+    })
+  }
+
+  /** Whether the task is stored (one indexed read). */
+  async #held (tenant: string, owner: string, taskId: string): Promise<boolean> {
+    const { rows } = await sql`select 1 from ${sql.table(TASK_TABLE)} where tenant = ${tenant} and owner = ${owner} and id = ${taskId}`.execute(this.#db)
+    return rows.length > 0
+  }
+
   /**
-   * An open task not stored yet is refused (CallerCapError) when its caller already holds maxOpenTasksPerCaller open
-   * tasks: one indexed read per open save (is it new?), and a count over the caller's open tasks (a partial index) only for
-   * a new one.
-   * Two new tasks of one caller saved at the same moment may both pass the count: the cap holds to within the
-   * caller's concurrent starts.
+   * Refuses (CallerCapError) one more open task of the caller when its open tasks (a partial index) and live
+   * reservations other than `taskId`'s reach maxOpenTasksPerCaller. Run under lockCaller, in the transaction that
+   * then inserts, so the count holds against concurrent new tasks of the caller on every instance. Expired
+   * reservations of the caller are dropped on the way.
    */
-  async #admit (tenant: string, owner: string, taskId: string, callerKey: string): Promise<void> {
+  async #admit (trx: Executor, callerKey: string, taskId: string): Promise<void> {
     const table = sql.table(TASK_TABLE)
-    // The count runs only when the task is not held (an InitPlan the planner evaluates once).
-    const { rows } = await sql<{ held: boolean, open: string }>`
-      with held as (select 1 from ${table} where tenant = ${tenant} and owner = ${owner} and id = ${taskId})
-      select exists(select 1 from held) as held,
-        (select count(*) from ${table} where not exists(select 1 from held) and caller_key = ${callerKey}
-          and (status_state is null or status_state not in (${sql.join(TERMINAL_NAMES)}))) as open`.execute(this.#db)
-    const { held, open } = rows[0]
-    if (held || Number(open) < this.maxOpenTasksPerCaller) return
+    const reservations = sql.table(TASK_RESERVATIONS_TABLE)
+    const { rows } = await sql<{ open: string }>`
+      with expired as (delete from ${reservations} where caller_key = ${callerKey} and expires_at <= now())
+      select (select count(*) from ${table} where caller_key = ${callerKey}
+          and (status_state is null or status_state not in (${sql.join(TERMINAL_NAMES)})))
+        + (select count(*) from ${reservations} where caller_key = ${callerKey} and task_id <> ${taskId} and expires_at > now()) as open`.execute(trx)
+    if (Number(rows[0].open) < this.maxOpenTasksPerCaller) return
     throw new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', this.maxOpenTasksPerCaller,
       `this caller has ${this.maxOpenTasksPerCaller} open tasks (MAX_OPEN_TASKS_PER_CALLER): finish or cancel one before starting another`)
   }
@@ -131,6 +181,11 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals {
   }
 
   list: TaskStore['list'] = async (params, context) => await this.#sdk.list(params, context)
+}
+
+/** Holds the caller's count lock until the transaction ends. */
+async function lockCaller (trx: Executor, callerKey: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${CALLER_LOCK_CLASS}, hashtext(${callerKey}))`.execute(trx)
 }
 
 /** The SDK's `status_last_updated`: the status timestamp in milliseconds, 0 when absent or unreadable. */
