@@ -176,6 +176,7 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
       this.#reserved.set(caller, reserved)
     }
     reserved.set(key, this.#now() + TASK_RESERVATION_TTL_MS)
+    this.#refused.take(taskId)
   }
 
   async save (task: Task, context: ServerCallContext): Promise<void> {

@@ -13,6 +13,9 @@ import { newConversationState, type ConversationState } from '../../src/stores/c
 import { PostgresTaskStore } from '../../src/stores/postgres/postgres-task-store.js'
 import { PostgresTaskTurnLock } from '../../src/stores/postgres/postgres-task-turn-lock.js'
 import { finishedStaysFinished } from '../fixtures/finished-stays-finished.js'
+import { taskReservationCases } from '../fixtures/task-reservations.js'
+import { CALLER_KEY_STATE } from '../../src/stores/caller-key.js'
+import { CompiledQuery } from 'kysely'
 import { conversationStoreContract } from './conversation-store-contract.js'
 
 const database = await openEmbeddedDatabase({ schema: 'converse_test', logger: { warn () {} } })
@@ -43,6 +46,20 @@ t.test('a conversation created on the locked path (fn gave up on the optimistic 
   await store.update(agentId, 'second', once, { owner: 'caller:alice' })
   t.equal(await store.exists(agentId, 'first'), false, 'the overflow went in the creating transaction')
   t.ok(await store.exists(agentId, 'second'))
+})
+
+t.test('task reservations (MAX_OPEN_TASKS_PER_CALLER before a turn is recorded)', async (t) => {
+  await taskReservationCases(t, new PostgresTaskStore(database.db, { maxOpenTasksPerCaller: 2 }), 'embedded')
+  const store = new PostgresTaskStore(database.db, { maxOpenTasksPerCaller: 1 })
+  const walkIn = new ServerCallContext({ state: new Map([[CALLER_KEY_STATE, 'address:expiring']]) })
+  await store.reserve('expiring-1', walkIn)
+  await t.rejects(store.reserve('expiring-2', walkIn), { name: 'CallerCapError' })
+  await database.db.executeQuery(CompiledQuery.raw("update converse_test.converse_task_reservations set expires_at = now() - interval '1 second' where caller_key = 'address:expiring'"))
+  await store.reserve('expiring-2', walkIn)
+  t.pass('an expired reservation no longer counts (dropped on the way)')
+  await database.db.executeQuery(CompiledQuery.raw("update converse_test.converse_task_reservations set expires_at = now() - interval '1 second' where caller_key = 'address:expiring'"))
+  await store.save({ id: 'expiring-2', contextId: 'c', status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: '2026-12-01T10:00:00.000Z' }, artifacts: [], history: [], metadata: {} }, walkIn)
+  t.pass('a save whose reservation expired is counted again, and fits')
 })
 
 t.test('a finished task stays finished', async (t) => {

@@ -11,7 +11,9 @@ import {
   BoundedMemoryTaskStore, DEFAULT_FINISHED_TASK_TTL_MS, DEFAULT_MAX_OPEN_TASKS_PER_CALLER, DEFAULT_MAX_TASK_BYTES, DEFAULT_MAX_TASKS, taskSize
 } from '../../src/stores/memory-task-store.js'
 import { AuthenticatedCaller } from '../../src/auth/sdk-user.js'
-import { CALLER_KEY_STATE } from '../../src/stores/caller-key.js'
+import { CALLER_KEY_STATE, CallerCapError } from '../../src/stores/caller-key.js'
+import { RefusedTasks, TASK_RESERVATION_TTL_MS } from '../../src/stores/task-reservations.js'
+import { taskReservationCases } from '../fixtures/task-reservations.js'
 import { finishedStaysFinished } from '../fixtures/finished-stays-finished.js'
 
 const context = new ServerCallContext()
@@ -231,4 +233,31 @@ t.test('edges as the SDK: an empty scope, a task without status; a scope whose l
 
 t.test('a finished task stays finished (the same rule as the PostgreSQL store)', async (t) => {
   await finishedStaysFinished(t, new BoundedMemoryTaskStore(), 'memory')
+})
+
+t.test('reservations (MAX_OPEN_TASKS_PER_CALLER before a turn is recorded)', async (t) => {
+  await taskReservationCases(t, new BoundedMemoryTaskStore({ maxOpenTasksPerCaller: 2 }), 'memory')
+})
+
+t.test('a reservation holds its slot for TASK_RESERVATION_TTL_MS at most', async (t) => {
+  let now = 0
+  const store = new BoundedMemoryTaskStore({ maxOpenTasksPerCaller: 2, now: () => now })
+  const alice = walkIn('10.0.0.9')
+  await store.reserve('left-1', alice)
+  await store.reserve('left-2', alice)
+  await t.rejects(store.reserve('next', alice), { name: 'CallerCapError' })
+  now += TASK_RESERVATION_TTL_MS
+  await store.reserve('next', alice)
+  t.pass('expired reservations (their turns never saved a task) no longer count')
+  now += TASK_RESERVATION_TTL_MS
+  await store.save(task('next', TaskState.TASK_STATE_SUBMITTED), alice)
+  t.equal(store.openTasksOf('address:10.0.0.9'), 1, 'an expired reservation is counted again at the save, and fits')
+})
+
+t.test('RefusedTasks keeps the most recent refusals', async (t) => {
+  const refused = new RefusedTasks(2)
+  const error = new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', 1, 'no')
+  for (const id of ['a', 'b', 'a', 'c']) refused.add(id, error)
+  t.strictSame(['a', 'b', 'c'].map((id) => refused.take(id) !== undefined), [true, false, true])
+  t.equal(refused.take('a'), undefined, 'taken once')
 })

@@ -149,6 +149,8 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
         values (${callerKey}, ${taskId}, now() + ${`${TASK_RESERVATION_TTL_MS} milliseconds`}::interval)
         on conflict (caller_key, task_id) do update set expires_at = excluded.expires_at`.execute(trx)
     })
+    // Admitted after all (an earlier try was refused): its task's saves are the task's own.
+    this.#refused.take(taskId)
   }
 
   /** Whether the task is stored (one indexed read). */
