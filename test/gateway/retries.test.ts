@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { Client, gateway, textOf, URI } from '../fixtures/conversation-gateway.js'
 import { testSchema } from '../fixtures/test-schema.js'
+import { SlowBoundedTaskStore, SlowConversationStore } from '../fixtures/conversation-slow-stores.js'
 
 const url = process.env.TEST_DATABASE_URL
 
@@ -170,7 +171,8 @@ async function suite (t: Test, apps: FastifyInstance[]): Promise<void> {
   })
 }
 
-t.test('memory, one instance', async (t) => suite(t, [await gateway(t)]))
+// The memory stores with a database's latency (random, per call), so that copies sent together interleave.
+t.test('memory, one instance', async (t) => suite(t, [await gateway(t, { conversations: new SlowConversationStore(), taskStores: { demo: new SlowBoundedTaskStore() } })]))
 
 if (url === undefined) {
   t.test('PostgreSQL, two instances', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
