@@ -81,3 +81,23 @@ t.test('a folder that cannot be created: the file system\'s error; one that hold
   await t.rejects(openEmbeddedDatabase({ dataDir: folder, logger }), { message: /PGlite/ })
   await (await lockFolder(folder))()
 })
+
+t.test('a failure to write the folder\'s files (disk_full, io_error) names DATA_DIR and reads as the store unavailable', async (t) => {
+  const { toStoreError } = await import('../../src/stores/postgres/connection-errors.js')
+  const dataDir = t.testdir()
+  const database = await openEmbeddedDatabase({ dataDir, logger })
+  t.teardown(async () => await database.close())
+  // The server's own SQLSTATEs, raised as PostgreSQL raises them when a write finds no room (test/gateway/full-disk.test.ts fills a real disk).
+  for (const [errcode, code] of [['disk_full', '53100'], ['io_error', '58030']]) {
+    const error = await database.pool.query(`do $$ begin raise exception using errcode = '${errcode}', message = 'could not extend file: No space left on device'; end $$`).catch((error: unknown) => error)
+    t.match(error, { code, message: `DATA_DIR ${dataDir}: could not extend file: No space left on device` })
+    t.type(toStoreError(error), StoreUnavailableError, `${errcode}: the store is unavailable (try again later)`)
+  }
+  const other = await database.pool.query('select * from no_such_table').catch((error: unknown) => error)
+  t.notMatch((other as Error).message, /DATA_DIR/, 'other errors are the query\'s, as they were')
+  t.notOk(toStoreError(other) instanceof StoreUnavailableError)
+  const inMemory = await openEmbeddedDatabase({ logger })
+  t.teardown(async () => await inMemory.close())
+  const unnamed = await inMemory.pool.query("do $$ begin raise exception using errcode = 'disk_full', message = 'full'; end $$").catch((error: unknown) => error)
+  t.match(unnamed, { code: '53100', message: 'full' }, 'no folder, nothing to name')
+})

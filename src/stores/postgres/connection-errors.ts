@@ -12,6 +12,11 @@ const NETWORK_CODES = new Set([
 const SERVER_GONE_CODES = new Set(['57P01', '57P02', '57P03'])
 /** too_many_connections, query_canceled (statement_timeout): reachable in principle, not answering in bounded time. */
 const NOT_ANSWERING_CODES = new Set(['53300', '57014'])
+/**
+ * disk_full, io_error: the database cannot write its files (a full disk during a turn). The write failed whole (its
+ * transaction rolled back); once there is room again the store works as before, so the caller is told to retry.
+ */
+const CANNOT_WRITE_CODES = new Set(['53100', '58030'])
 /** pg and pg-pool report lost or timed-out connections with these messages (no code). */
 const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying to connect|not queryable/i
 
@@ -33,11 +38,20 @@ export function isConnectionFailure (error: unknown): boolean {
   return CONNECTION_MESSAGES.test(error.message)
 }
 
-/** True when the database is unreachable or not answering within its bounds: a connection failure or a timeout. */
+/**
+ * True when the database is unreachable, not answering within its bounds (a connection failure or a timeout), or
+ * cannot write its files (a full disk).
+ */
 export function isUnavailable (error: unknown): boolean {
   if (isConnectionFailure(error)) return true
   const code = error instanceof Error ? codeOf(error) : undefined
-  return code !== undefined && NOT_ANSWERING_CODES.has(code)
+  return code !== undefined && (NOT_ANSWERING_CODES.has(code) || CANNOT_WRITE_CODES.has(code))
+}
+
+/** True when the database failed to write its files (disk_full, io_error). */
+export function isWriteFailure (error: unknown): boolean {
+  const code = error instanceof Error ? codeOf(error) : undefined
+  return code !== undefined && CANNOT_WRITE_CODES.has(code)
 }
 
 /** StoreUnavailableError for an unavailable database, else the error itself. */

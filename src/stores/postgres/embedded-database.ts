@@ -14,6 +14,7 @@ import { PGlite, type Results } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect } from 'kysely'
 import type pg from 'pg'
 import { StoreUnavailableError } from '../errors.js'
+import { isWriteFailure } from './connection-errors.js'
 import { lockFolder } from './folder-lock.js'
 import { assertSchemaName, type PostgresDatabase, type PostgresLogger } from './postgres-database.js'
 
@@ -72,9 +73,15 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   async function run (query: Query, values?: unknown[]): Promise<pg.QueryResult> {
     if (closed) throw new StoreUnavailableError(new Error('the embedded database is closed'))
     const text = typeof query === 'string' ? query : query.text
-    // Without parameters (BEGIN, COMMIT, ROLLBACK): PostgreSQL's simple protocol, a third of the extended one's cost.
-    if (values === undefined || values.length === 0) return pgResult((await session.exec(text)).at(-1) as Results)
-    return pgResult(await session.query(text, values))
+    try {
+      // Without parameters (BEGIN, COMMIT, ROLLBACK): PostgreSQL's simple protocol, a third of the extended one's cost.
+      if (values === undefined || values.length === 0) return pgResult((await session.exec(text)).at(-1) as Results)
+      return pgResult(await session.query(text, values))
+    } catch (error) {
+      // A full disk (or another failure to write the folder's files): the log names the folder to free up.
+      if (options.dataDir !== undefined && isWriteFailure(error)) (error as Error).message = `DATA_DIR ${options.dataDir}: ${(error as Error).message}`
+      throw error
+    }
   }
 
   const pool = {
