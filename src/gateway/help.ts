@@ -30,7 +30,7 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   MAX_OPEN_TASKS_PER_CALLER: 'open tasks per agent one caller (or walk-in address) holds; a new one past it is -32000 RESOURCE_EXHAUSTED',
   MEMORY_FINISHED_TASK_TTL_MS: 'STATE=memory: a finished task is forgotten this long after its last update, in ms',
   MEMORY_MAX_CONVERSATIONS: 'STATE=memory: conversations kept (least recently updated idle one evicted first)',
-  MAX_CONVERSATIONS_PER_CALLER: 'STATE=memory: conversations per agent one caller (or walk-in address) keeps; a new one past it is -32000 RESOURCE_EXHAUSTED',
+  MAX_CONVERSATIONS_PER_CALLER: 'conversations per agent one caller (or walk-in address) keeps; a new one past it is -32000 RESOURCE_EXHAUSTED',
   REQUEST_TIMEOUT_MS: 'time to receive a whole request, in ms (slower: HTTP 408); replies and streams are not bounded',
   HEADERS_TIMEOUT_MS: "time to receive a request's headers, in ms",
   KEEP_ALIVE_TIMEOUT_MS: "an idle keep-alive connection closes after this, in ms (longer than the balancer's idle timeout)",
