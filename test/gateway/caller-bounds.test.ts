@@ -20,6 +20,9 @@ type Json = any
 
 const CAP = 20
 
+// Three embedded gateways each run an initdb of their own (seconds; tens of them on a loaded 2-core machine).
+t.setTimeout(300_000)
+
 async function send (app: FastifyInstance, key: string | undefined, message: Json, address = '127.0.0.1'): Promise<Json> {
   const res = await app.inject({
     method: 'POST',

@@ -52,6 +52,8 @@ function fill (path: string): number {
 }
 
 const mounted = mountTmpfs()
+// The embedded gateway's first start runs an initdb (seconds; tens of them on a loaded 2-core machine).
+t.setTimeout(180_000)
 
 if ('skip' in mounted) {
   t.test('a full disk during a turn (embedded store)', { skip: mounted.skip }, async () => {})

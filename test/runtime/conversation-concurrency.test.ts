@@ -106,3 +106,15 @@ t.test('parallel conversations do not wait for or touch each other', async (t) =
     t.equal(task.artifacts[0].parts[0].data.values.partySize, index + 1)
   }
 })
+
+t.test('a conversation update that fails fails the turn as it did before reservations (the SDK\'s FAILED task names it)', async (t) => {
+  class FailingStore extends MemoryConversationStore {
+    override async update (): Promise<never> {
+      throw new Error('the conversation store failed')
+    }
+  }
+  const client = new Client(t, await gateway(t, { conversations: new FailingStore() }))
+  const body = await client.call('SendMessage', { message: message('book a table') })
+  t.equal(body.result?.task?.status?.state, 'TASK_STATE_FAILED')
+  t.match(textOf(body.result.task.status.message), /the conversation store failed/)
+})

@@ -11,6 +11,8 @@ import { FolderInUseError, LOCK_FILE, lockFolder } from '../../src/stores/postgr
 import { StoreUnavailableError } from '../../src/stores/errors.js'
 
 const logger = { warn () {} }
+// Each case opens a PGlite of its own (an initdb: seconds, tens of them on a loaded 2-core machine).
+t.setTimeout(300_000)
 
 t.test('a connection holds the session: a pool query waits for its transaction to end', async (t) => {
   const database = await openEmbeddedDatabase({ logger })

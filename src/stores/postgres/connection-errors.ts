@@ -48,10 +48,9 @@ export function isUnavailable (error: unknown): boolean {
   return code !== undefined && (NOT_ANSWERING_CODES.has(code) || CANNOT_WRITE_CODES.has(code))
 }
 
-/** True when the database failed to write its files (disk_full, io_error). */
+/** True when the database failed to write its files (disk_full, io_error). `error`: what a driver threw (an Error). */
 export function isWriteFailure (error: unknown): boolean {
-  const code = error instanceof Error ? codeOf(error) : undefined
-  return code !== undefined && CANNOT_WRITE_CODES.has(code)
+  return CANNOT_WRITE_CODES.has(codeOf(error as Error) as string)
 }
 
 /** StoreUnavailableError for an unavailable database, else the error itself. */
