@@ -6,9 +6,10 @@ import t from 'tap'
 import { EventEmitter } from 'node:events'
 import type { ServerResponse } from 'node:http'
 import type { A2ABackend } from '../../src/a2a/backend.js'
-import { writeStream } from '../../src/a2a/node-stream-writer.js'
-import { createA2AService, type StreamReply } from '../../src/a2a/service.js'
-import { errorFrame, frame, SSE_HEADERS } from '../../src/a2a/sse.js'
+import { writeStream } from '../../src/http/node-stream-writer.js'
+import { createBoundA2AService as createA2AService } from '../../src/bindings/index.js'
+import { type StreamReply } from '../../src/bindings/jsonrpc/binding.js'
+import { errorFrame, frame, SSE_HEADERS } from '../../src/bindings/jsonrpc/sse.js'
 import { createConverseExtension } from '../../src/core/converse-extension.js'
 import { functionEnvelopeProvider } from '../../src/core/envelope-provider.js'
 import { CONVERSE_EXTENSION_URI } from '../../src/core/uri.js'
@@ -72,14 +73,20 @@ async function open (raw: FakeResponse, source: AsyncIterator<unknown, void, und
   })
   const service = createA2AService({ extension, backends: new Map([['demo', backend]]) })
   const controller = new AbortController()
-  const reply = await service.handle({
+  // The service answers once the first event is there (an error before it is a plain reply): the door writes then,
+  // and until then, like the doors, aborts the request when the client leaves.
+  const abort = (): void => controller.abort()
+  raw.once('close', abort)
+  const done = service.handle({
     agentId: 'demo',
     headers: { 'a2a-version': '1.0', ...(options.active === false ? {} : { 'a2a-extensions': CONVERSE_EXTENSION_URI }) },
     body: { kind: 'json', value: body },
     signal: controller.signal
-  }) as StreamReply
-  raw.setHeader('x-request-id', 'r1')
-  const done = writeStream(raw as unknown as ServerResponse, reply, controller)
+  }).then(async (reply) => {
+    raw.off('close', abort)
+    raw.setHeader('x-request-id', 'r1')
+    await writeStream(raw as unknown as ServerResponse, reply as StreamReply, controller)
+  })
   return { done, controller, aborted: () => aborted }
 }
 

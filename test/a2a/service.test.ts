@@ -1,7 +1,8 @@
 /** The A2A service on its own: a backend the test writes, requests as a door would hand them over. */
 import t from 'tap'
 import type { A2ABackend } from '../../src/a2a/backend.js'
-import { createA2AService, type A2AServiceRequest, type JsonReply } from '../../src/a2a/service.js'
+import { createBoundA2AService as createA2AService } from '../../src/bindings/index.js'
+import { type A2AServiceRequest, type JsonReply } from '../../src/bindings/jsonrpc/binding.js'
 import { createConverseExtension, normalizeMountPath } from '../../src/core/converse-extension.js'
 import { staticEnvelopeProvider } from '../../src/core/envelope-provider.js'
 import { CONVERSE_EXTENSION_URI } from '../../src/core/uri.js'
@@ -53,7 +54,17 @@ t.test('maxStreamsPerCaller: checked; a slot comes back when the request aborts,
   const streaming: A2ABackend = {
     ...backend(async () => reply),
     facts: { capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false }, requiredExtensions: [] },
-    stream: () => ({ next: async () => await new Promise<IteratorResult<unknown, void>>(() => {}) })
+    // One event (a stream opens with its first event), then quiet.
+    stream: () => {
+      let sent = false
+      return {
+        next: async () => {
+          if (sent) return await new Promise<IteratorResult<unknown, void>>(() => {})
+          sent = true
+          return { done: false, value: { task: { id: 't' } } }
+        }
+      }
+    }
   }
   const service = createA2AService({ extension, backends: new Map([['demo', streaming]]), maxStreamsPerCaller: 1 })
   const open = (signal: AbortSignal) => service.handle(request({ signal, body: { kind: 'json', value: { ...send, method: 'SendStreamingMessage' } } }))
