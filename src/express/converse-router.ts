@@ -215,8 +215,9 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     const reply = await service.handleHttpJson({
       agentId,
       httpMethod: request.method,
-      // The path after <mount>/a2a/<id>/rest as sent (`req.path` is not decoded; the binding decodes each segment).
-      path: `/${request.path.split('/').slice(4).join('/')}`,
+      // The path after <mount>/a2a/<id>/rest as sent (mounted with `use`, `req.path` is that rest and is not decoded:
+      // the binding decodes each segment, and answers one that cannot be decoded itself).
+      path: request.path,
       headers: request.headers,
       query: request.query as Record<string, unknown>,
       body,
@@ -248,7 +249,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     const httpJson = guarded(answerHttpJson, logFor, (response) => {
       response.status(500).json(restErrorBody(internalError(), 500))
     })
-    for (const verb of ['get', 'post', 'delete'] as const) router[verb](`/a2a/:agentId${HTTP_JSON_PATH}/*tail`, httpJson)
+    // Every verb and path under it: the binding answers 404 / 405 for what it does not route.
+    router.use(`/a2a/:agentId${HTTP_JSON_PATH}`, httpJson)
     mcpRoutes(router)
   }
   router.get('/a2a/:agentId/.well-known/agent-card.json', guarded((request, response) => {

@@ -157,7 +157,8 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   }, handler)
   if (resolved.rootAgentId !== undefined) fastify.post('/', { bodyLimit: options.bodyLimit }, handler)
   fastify.route<{ Params: { agentId: string } }>({
-    method: ['GET', 'POST', 'DELETE'],
+    // Every verb a route might be asked with: the binding answers 404 / 405 for what it does not route.
+    method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'],
     url: `/a2a/:agentId${HTTP_JSON_PATH}/*`,
     bodyLimit: options.bodyLimit,
     onRequest: async (request, reply) => {

@@ -60,7 +60,10 @@ function pushBackend (): A2ABackend {
     async call (request) {
       switch (request.method) {
         case 'CreateTaskPushNotificationConfig': return { ...request.params, id: 'cfg-1' }
-        case 'GetTaskPushNotificationConfig': return { taskId: request.params.taskId, id: request.params.id, url: 'https://hook.example/a' }
+        case 'GetTaskPushNotificationConfig':
+          // A value no JSON serializer takes: the door's own failure path.
+          if (request.params.id === 'unserializable') return { taskId: request.params.taskId, id: 1n }
+          return { taskId: request.params.taskId, id: request.params.id, url: 'https://hook.example/a' }
         case 'ListTaskPushNotificationConfigs': return { configs: [], nextPageToken: '', seen: request.params }
         case 'GetExtendedAgentCard': return { name: 'Extended', seen: request.params }
         default: return { seen: request.params }
@@ -181,7 +184,8 @@ for (const name of DOORS) {
     t.match(await rest(door, 'GET', '/nowhere'), { status: 404, json: { error: { code: 404, status: 'NOT_FOUND' } } })
     t.match(await rest(door, 'GET', '/message:send'), { status: 405, json: { error: { code: 405 } } })
     t.equal((await rest(door, 'GET', '/message:send')).headers.get('allow'), 'POST')
-    t.equal((await rest(door, 'GET', '/tasks/%E0%A4%A')).status, 400, 'a path that cannot be decoded')
+    t.equal((await rest(door, 'GET', '/tasks/%E0%A4%A')).status, 400, 'a path that cannot be decoded (Fastify\'s router refuses it first)')
+    t.match(await rest(door, 'PATCH', '/tasks/t-1'), { status: 405 }, 'a verb no route has')
     t.match(await rest(door, 'GET', '/tasks/x', { agent: 'ghost' }), { status: 404, json: { statusCode: 404, message: 'unknown agent "ghost"' } })
   })
 
@@ -197,7 +201,9 @@ for (const name of DOORS) {
     t.match(await rest(door, 'GET', '/extendedAgentCard'), { status: 200, json: { name: 'Extended', seen: {} } })
     t.match(await rest(door, 'GET', '/acme/extendedAgentCard'), { status: 200, json: { seen: { tenant: 'acme' } } }, 'a {tenant} prefix')
     t.match(await rest(door, 'GET', '/acme/tasks/t-1/pushNotificationConfigs/cfg-1'), { status: 200 })
-    for (const [verb, path, allow] of [['PUT', '/tasks/t-1:cancel', undefined], ['DELETE', '/tasks/t-1:subscribe', 'GET, POST'], ['DELETE', '/tasks/t-1/pushNotificationConfigs', 'GET, POST'],
+    const unserializable = await rest(door, 'GET', '/tasks/t-1/pushNotificationConfigs/unserializable')
+    t.match(unserializable, { status: 500, json: { error: { code: 500, status: 'INTERNAL', message: 'Internal error' } } }, 'a reply that cannot be written: 500, the binding\'s body')
+    for (const [verb, path, allow] of [['PUT', '/tasks/t-1:cancel', 'POST'], ['DELETE', '/tasks/t-1:subscribe', 'GET, POST'], ['DELETE', '/tasks/t-1/pushNotificationConfigs', 'GET, POST'],
       ['POST', '/tasks/t-1/pushNotificationConfigs/c', 'DELETE, GET'], ['GET', '/tasks/t-1/x', undefined], ['GET', '/tasks/t-1/pushNotificationConfigs/c/d', undefined],
       ['GET', '/other/t-1/pushNotificationConfigs/c', undefined], ['GET', '/other/t-1', undefined], ['DELETE', '/tasks', 'GET'], ['GET', '/acme/other', undefined]] as const) {
       const reply = await rest(door, verb, path)
