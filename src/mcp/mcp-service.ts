@@ -24,7 +24,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Caller, ServiceLogger } from '../a2a/backend.js'
 import type { A2AService } from '../a2a/service.js'
-import { unknownAgentBody, type RequestBody } from '../bindings/jsonrpc/binding.js'
+import type { RequestBody } from '../bindings/jsonrpc/binding.js'
 import { requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import type { ConverseExtension, ResolvedAgent } from '../core/converse-extension.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
@@ -244,7 +244,8 @@ export function createMcpService (options: McpServiceOptions): McpService {
       const access = await (services.get(request.agentId) as A2AService).authenticate(request.agentId, request.request.headers, request.log)
       if (access.kind === 'refused') {
         response.writeHead(access.status, { 'content-type': 'application/json; charset=utf-8', ...access.headers })
-        response.end(JSON.stringify(access.status === 404 ? unknownAgentBody(request.agentId) : errorResponse(null, access.error)))
+        // 401 / 503 (the door answered an unknown agent before): the A2A door's JSON-RPC body.
+        response.end(JSON.stringify(errorResponse(null, access.error)))
         return
       }
       request = { ...request, caller: access.caller }

@@ -236,3 +236,27 @@ t.test('a response already ended by the client', async (t) => {
   await done
   t.equal(manual.pending.length, 1)
 })
+
+t.test('the client leaves while a later event is decorated: only the events before it are written', async (t) => {
+  const raw = new FakeResponse()
+  const manual = manualSource()
+  let calls = 0
+  const decorating: { finish?: (value: unknown) => void } = {}
+  const envelope = async () => {
+    // The first event's envelope at once, the second one's when the test says so.
+    if (++calls === 1) return { author: 'agent' }
+    return await new Promise((resolve) => { decorating.finish = resolve })
+  }
+  const { done, aborted } = await open(raw, manual.source, { envelope })
+  const message = (id: string) => ({ message: { messageId: id, role: 'ROLE_AGENT', parts: [{ text: 'x' }] } })
+  await manual.waitForNext()
+  manual.pending[0].resolve({ done: false, value: message('a') })
+  await manual.waitForNext(2)
+  manual.pending[1].resolve({ done: false, value: message('b') })
+  while (decorating.finish === undefined) await new Promise((resolve) => setImmediate(resolve))
+  raw.emit('close')
+  decorating.finish({ author: 'agent' })
+  await done
+  t.equal(raw.chunks.length, 1, 'the first event only')
+  t.equal(aborted(), 1)
+})

@@ -233,3 +233,11 @@ t.test('HTTP+JSON: a path that cannot be decoded is 400 naming the path', async 
   })
   t.match(answer, { kind: 'json', status: 400, body: { error: { code: 400, status: 'INVALID_ARGUMENT', details: [{ fieldViolations: [{ field: 'path' }] }] } } })
 })
+
+t.test('JSON-RPC: an envelope member outside params nested too deep is -32600, after authentication', async (t) => {
+  const service = createA2AService({ extension, backends: new Map([['demo', backend(async () => reply)]]) })
+  let deep: unknown = 'x'
+  for (let i = 0; i < 100; i++) deep = { a: deep }
+  const answer = await service.handle(request({ body: { kind: 'json', value: { ...send, extra: deep } } })) as JsonReply
+  t.match(answer, { status: 200, body: { id: 3, error: { code: -32600, data: [{ fieldViolations: [{ field: /^extra\.a\.a/ }] }] } } })
+})

@@ -62,6 +62,7 @@ t.test('no route, no such method, a path that cannot be decoded', async (t) => {
     t.strictSame(matchRoute('GET', path), { kind: 'not_found' }, `GET ${path}`)
   }
   t.strictSame(matchRoute('GET', '/other/t-1/pushNotificationConfigs/c'), { kind: 'not_found' })
+  t.strictSame(matchRoute('GET', '/tasks/t-1/other/c'), { kind: 'not_found' })
   t.strictSame(matchRoute('GET', '/message:send'), { kind: 'method_not_allowed', allow: 'POST' })
   t.strictSame(matchRoute('DELETE', '/tasks/t-1:subscribe'), { kind: 'method_not_allowed', allow: 'GET, POST' })
   t.strictSame(matchRoute('PUT', '/tasks/t-1/pushNotificationConfigs'), { kind: 'method_not_allowed', allow: 'GET, POST' })

@@ -212,3 +212,29 @@ for (const name of DOORS) {
     }
   })
 }
+
+for (const name of DOORS) {
+  t.test(`${name}: a client that leaves before its JSON reply aborts what the backend waits for`, async (t) => {
+    let called!: () => void
+    const waiting = new Promise<void>((resolve) => { called = resolve })
+    let aborted!: () => void
+    const abortSeen = new Promise<void>((resolve) => { aborted = resolve })
+    const backend: A2ABackend = {
+      ...pushBackend(),
+      async call (_request, context) {
+        called()
+        return await new Promise((resolve) => {
+          context.signal.addEventListener('abort', () => { aborted(); resolve({}) }, { once: true })
+        })
+      }
+    }
+    const door = await serveDoor(t, name, { agents: [{ id: 'demo', card: { name: 'P', description: 'p' }, backend } as DoorAgent] })
+    const controller = new AbortController()
+    const pending = fetch(`${door.base}/a2a/demo/rest/extendedAgentCard`, { headers: { 'a2a-version': '1.0' }, signal: controller.signal })
+    pending.catch(() => {})
+    await waiting
+    controller.abort()
+    await abortSeen
+    t.pass('the backend saw the request\'s signal abort')
+  })
+}

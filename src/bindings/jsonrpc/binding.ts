@@ -65,7 +65,7 @@ export interface StreamReply {
   frames: AsyncIterable<string>
 }
 
-/** What a door writes: a JSON body, or SSE frames (the HTTP+JSON binding answers the same shapes). */
+/** What a door writes: a JSON body, or SSE frames. */
 export type A2AReply = JsonReply | StreamReply
 
 /** The body of a 404 for an unknown agent (Fastify's not-found shape). */
