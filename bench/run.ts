@@ -4,6 +4,7 @@
  * `BENCH_ONLY=gateway,plugin-overhead` (a comma list of scenario names) runs only those.
  */
 import { formatTable, type ScenarioResult } from './lib.js'
+import * as bindings from './bindings.js'
 import * as expressDoor from './express-door.js'
 import * as fastPaths from './fast-paths.js'
 import * as gateway from './gateway.js'
@@ -16,7 +17,7 @@ import * as proxy from './proxy.js'
 
 interface Scenario { name: string, run (): Promise<ScenarioResult> }
 
-const all: Scenario[] = [pluginOverhead, gateway, expressDoor, mcp, proxy, postgres, embedded, fastPaths, identities]
+const all: Scenario[] = [pluginOverhead, gateway, bindings, expressDoor, mcp, proxy, postgres, embedded, fastPaths, identities]
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim()).filter((name) => name !== '')
 const scenarios = only === undefined || only.length === 0 ? all : all.filter((scenario) => only.includes(scenario.name))
 if (scenarios.length === 0) throw new Error(`BENCH_ONLY names no scenario (known: ${all.map((scenario) => scenario.name).join(', ')})`)

@@ -1,14 +1,21 @@
 /**
- * a2a-converse/service: the framework-free A2A service every door is built on — one function from a
- * transport-neutral request to a JSON reply or a stream of SSE frames — with the backend interface, the local
- * @a2a-js/sdk backend, the task writer and the Node stream writer. For writing a door (or a backend) of your own;
- * loads the SDK, no web framework.
+ * a2a-converse/service: the framework-free A2A service every door is built on — one binding-neutral call (method,
+ * params, service parameters, caller) to a value, a stream of StreamResponse objects or an A2A error — with its
+ * bindings (JSON-RPC: `handle`, and HTTP+JSON), the backend interface, the local @a2a-js/sdk backend, the task
+ * writer and the Node stream writer. For writing a door (or a backend) of your own; loads the SDK, no web framework.
  */
 export {
-  createA2AService, unknownAgentBody,
-  type A2AService, type A2AServiceOptions, type A2AServiceRequest, type A2AReply, type JsonReply, type StreamReply,
-  type RequestBody, type NotFoundBody
+  type A2AService as A2ACallService, type A2AServiceOptions, type A2ACall, type A2AResult, type StreamItem, type ServiceParameters
 } from './a2a/service.js'
+export { createBoundA2AService as createA2AService, type BoundA2AService as A2AService } from './bindings/index.js'
+export {
+  answerJsonRpc, unknownAgentBody,
+  type A2AServiceRequest, type A2AReply, type JsonReply, type StreamReply, type RequestBody, type NotFoundBody
+} from './bindings/jsonrpc/binding.js'
+export {
+  answerHttpJson, HTTP_JSON_PATH, type HttpJsonRequest, type HttpJsonReply
+} from './bindings/http-json/binding.js'
+export { restErrorBody, restStatusOf, type RestErrorBody } from './bindings/http-json/errors.js'
 export type { A2ABackend, BackendContext, Caller, ServiceLogger } from './a2a/backend.js'
 export {
   createAuthenticator, AuthenticationError, AuthenticationUnavailableError,
@@ -17,8 +24,8 @@ export {
 export { cardSecurity, type CardSecurity } from './auth/card-security.js'
 export { localBackend, A2AReplyError, type LocalBackendOptions } from './a2a/local-backend.js'
 export { createTaskWriter, type TaskWriter } from './a2a/task-writer.js'
-export { writeStream } from './a2a/node-stream-writer.js'
-export { frame, errorFrame, SSE_HEADERS } from './a2a/sse.js'
+export { writeStream } from './http/node-stream-writer.js'
+export { frame, errorFrame, SSE_HEADERS } from './bindings/jsonrpc/sse.js'
 export type { AgentFacts, CheckedRequest } from './jsonrpc/check-request.js'
 export type { JsonRpcError, JsonRpcErrorResponse, JsonRpcResponse, JsonRpcId } from './jsonrpc/errors.js'
 // What an endpoint agent's `turnLock` option takes (one turn at a time per task).

@@ -1,57 +1,59 @@
 /**
- * The A2A service: one function from a transport-neutral request to a JSON reply or a stream of SSE frames.
- * Every door (Fastify, Express, MCP) parses bytes and writes what this answers; everything A2A happens here,
- * once, for JSON and SSE alike, in this order:
+ * The A2A service: one binding-neutral call (an A2A 1.0 method and its ProtoJSON params, the service parameters,
+ * the caller) to one result (a value, a stream of StreamResponse objects, or an A2A error). Every binding
+ * (src/bindings/: JSON-RPC, HTTP+JSON) maps its wire to a call and the result back; everything A2A happens here,
+ * once, whatever the binding or the door, in this order:
  *
- *   agent (404) → A2A-Extensions negotiation (the echo header goes on every reply of a known agent)
- *   → the caller, for an agent that requires one (401 + WWW-Authenticate, -32000; 503 when the identity
- *   provider cannot be asked) → body (-32700 / 413 / 415) → JSON-RPC and A2A checks (check-request.ts: -32600 -32009 -32601 -32602
- *   -32008 -32004 -32003; a walk-in's contextId must be a UUID and its ListTasks must name one: jsonrpc/walk-in.ts)
- *   → the agent's backend → each outgoing result decorated or stripped.
+ *   A2A-Extensions negotiation (the echo header goes on every result of a known agent)
+ *   → the caller, for an agent that requires one (401 + WWW-Authenticate; 503 when the identity provider cannot be
+ *   asked) → an error the binding found on its wire (body, envelope), answered only now so a stranger learns
+ *   nothing else → the A2A checks (check-request.ts `checkCall`: -32009 -32601 -32003 -32602 -32008 -32004; a
+ *   walk-in's contextId must be a UUID and its ListTasks must name one) → the agent's backend → each outgoing
+ *   result decorated or stripped.
  *
- * Streams: `frames` yields `data: <JSON-RPC response>\n\n` per result and one `event: error` frame for a
- * failure; it ends when the backend's stream ends or when the request's signal aborts (client gone, server
- * closing) — the door aborts the signal, never needs to interrupt the iteration itself. With
- * `maxStreamsPerCaller`, a caller key (`caller:<id>`, else `address:<client address>`) holds at most that many
- * open streams: one more is answered HTTP 429 with Retry-After before it opens, and a stream's slot is free again
- * as soon as it ends, however it ends.
+ * Streams: an error known before the first event (an unknown task, a finished one, a turn refused) is the
+ * result, not a stream, so every binding answers it as a plain reply. A stream's `events` end when the backend's
+ * stream ends or when the call's signal aborts (client gone, server closing); a failure after the first event is
+ * its last item. With `maxStreamsPerCaller`, a caller key (`caller:<id>`, else `address:<client address>`) holds
+ * at most that many open streams: one more is answered HTTP 429 with Retry-After before it opens, and a stream's
+ * slot is free again as soon as it ends, however it ends.
  */
 import type { Authenticator } from '../auth/authenticator.js'
 import { AuthenticationUnavailableError } from '../auth/errors.js'
 import type { ConverseExtension, Negotiated } from '../core/converse-extension.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import { checkEnvelope, checkRequest, type CheckedRequest } from '../jsonrpc/check-request.js'
+import { checkCall, type CheckedRequest } from '../jsonrpc/check-request.js'
 import {
-  contentTypeNotSupported, errorResponse, internalError, invalidRequest, parseError, successResponse, tooManyStreams, unauthenticated,
-  type JsonRpcError, type JsonRpcId, type JsonRpcResponse
+  CONVERSE_ERROR_DOMAIN, ERROR_INFO_TYPE, internalError, JsonRpcErrorCode, tooManyStreams, unauthenticated,
+  type JsonRpcError, type JsonRpcId
 } from '../jsonrpc/errors.js'
 import { STREAMING_METHODS } from '../jsonrpc/methods.js'
 import { A2A_VERSION_HEADER, requestedVersion } from '../jsonrpc/version.js'
 import type { A2ABackend, BackendContext, Caller, ServiceLogger } from './backend.js'
 import { callerKey } from '../stores/caller-key.js'
-import { errorFrame, frame, SSE_HEADERS } from './sse.js'
 
-/** The request body as the door read it. */
-export type RequestBody =
-  /** Parsed JSON (any JSON value: the checks decide). */
-  | { kind: 'json', value: unknown }
-  /** No body and no Content-Type. */
-  | { kind: 'absent' }
-  /** Not JSON. */
-  | { kind: 'invalid_json' }
-  /** Larger than the body limit. */
-  | { kind: 'too_large', limit: number }
-  /** A Content-Type other than application/json or application/a2a+json. */
-  | { kind: 'unsupported_media_type', contentType: string | undefined }
+/** Service parameters (A2A 1.0 §3.2.6): HTTP headers, lower-case names, as Node gives them. */
+export type ServiceParameters = Readonly<Record<string, string | string[] | undefined>>
 
-export interface A2AServiceRequest {
+/** One A2A call, as a binding maps it from its wire. */
+export interface A2ACall {
   agentId: string
-  /** Lower-case header names, as Node gives them. */
-  headers: Readonly<Record<string, string | string[] | undefined>>
-  /** The query string's parameters (only `A2A-Version` is read). */
+  /** The A2A 1.0 method name (`SendMessage`, …); anything else is -32601. */
+  method: string
+  /** The method's request message as ProtoJSON (checked here against the method's schema). */
+  params: unknown
+  /** `A2A-Version`, `A2A-Extensions`, `Authorization`, … */
+  headers: ServiceParameters
+  /** The query string's parameters (only `A2A-Version` is read: §3.6.1 allows it there). */
   query?: Readonly<Record<string, unknown>>
-  body: RequestBody
+  /**
+   * An error the binding found on its wire (the body, the JSON-RPC envelope), with the HTTP status it wants:
+   * answered after negotiation and authentication, before any A2A check.
+   */
+  rejected?: { status: number, error: JsonRpcError }
+  /** The binding's request id, passed on to backends (an upstream JSON-RPC request reuses it). Default 1. */
+  id?: JsonRpcId
   /** Aborted by the door when the client goes away or the server closes; streams end with it. */
   signal: AbortSignal
   /**
@@ -66,29 +68,19 @@ export interface A2AServiceRequest {
   clientAddress?: string
 }
 
-export interface JsonReply {
-  kind: 'json'
-  status: number
-  headers: Record<string, string>
-  body: JsonRpcResponse | NotFoundBody
-}
+/** One item of a stream: a StreamResponse (decorated or stripped), or the failure that ends the stream. */
+export type StreamItem = { kind: 'event', value: unknown } | { kind: 'error', error: JsonRpcError }
 
-export interface StreamReply {
-  kind: 'stream'
-  status: 200
-  headers: Record<string, string>
-  /** SSE text, one complete frame per item. */
-  frames: AsyncIterable<string>
-}
-
-export type A2AReply = JsonReply | StreamReply
-
-/** The body of a 404 for an unknown agent (Fastify's not-found shape). */
-export interface NotFoundBody {
-  statusCode: 404
-  error: 'Not Found'
-  message: string
-}
+export type A2AResult =
+  /** The method's response message (ProtoJSON), decorated or stripped. */
+  | { kind: 'value', method: string, headers: Record<string, string>, value: unknown }
+  /** A streaming method's events, in order; a failure after the first is the last item. */
+  | { kind: 'stream', method: string, headers: Record<string, string>, events: AsyncIterable<StreamItem> }
+  /**
+   * An A2A error (or a binding's `rejected` one). `status` is set where the HTTP status is not the error code's
+   * (401, 429, 503, a binding's own); otherwise each binding maps the code.
+   */
+  | { kind: 'error', method: string, headers: Record<string, string>, error: JsonRpcError, status?: number }
 
 export interface A2AServiceOptions {
   extension: ConverseExtension
@@ -112,26 +104,31 @@ export const AUTHENTICATE_CHALLENGE = 'Bearer realm="a2a"'
 /** Retry-After of a stream refused at the per-caller limit: streams end at no known time, so a short wait. */
 export const STREAM_LIMIT_RETRY_AFTER_SEC = 5
 
-/** Who may go on: the agent's authenticated caller (none for a walk-in agent), or the reply refusing the request. */
-export type AccessDecision = { kind: 'allowed', caller?: Caller } | JsonReply
+/** Who may go on: the agent's authenticated caller (none for a walk-in agent), or the error refusing the request. */
+export type AccessDecision = { kind: 'allowed', caller?: Caller } | { kind: 'refused', status: number, headers: Record<string, string>, error: JsonRpcError }
 
 export interface A2AService {
   /** Whether an agent is served (doors may answer 404 before reading a body). */
   serves (agentId: string): boolean
   /**
-   * The caller of a request to a served agent, decided as `handle` decides it (401 / 503 replies included), for a
-   * door that must know before it makes any A2A call (the MCP door authenticates each HTTP request once and hands
-   * the caller to every call it makes).
+   * The caller of a request to a served agent, decided as `call` decides it (401 / 503 included), for a door that
+   * must know before it makes any A2A call (the MCP door authenticates each HTTP request once and hands the caller
+   * to every call it makes).
    */
-  authenticate (agentId: string, headers: A2AServiceRequest['headers'], log?: ServiceLogger): Promise<AccessDecision>
+  authenticate (agentId: string, headers: ServiceParameters, log?: ServiceLogger): Promise<AccessDecision>
   /** Never rejects. */
-  handle (request: A2AServiceRequest): Promise<A2AReply>
+  call (call: A2ACall): Promise<A2AResult>
 }
 
 const STOPPED = Symbol('stopped')
 
-export function unknownAgentBody (agentId: string): NotFoundBody {
-  return { statusCode: 404, error: 'Not Found', message: `unknown agent "${agentId.slice(0, 128)}"` }
+/** The error of a call to an agent the service does not serve (bindings answer 404 before calling). */
+export function unknownAgent (agentId: string): JsonRpcError {
+  return {
+    code: JsonRpcErrorCode.ServerError,
+    message: `unknown agent "${agentId.slice(0, 128)}"`,
+    data: [{ '@type': ERROR_INFO_TYPE, reason: 'AGENT_NOT_FOUND', domain: CONVERSE_ERROR_DOMAIN, metadata: {} }]
+  }
 }
 
 export function createA2AService (options: A2AServiceOptions): A2AService {
@@ -152,80 +149,60 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
   }
 
   /**
-   * The caller of a request to an agent that requires one, or the reply that refuses the request. The
-   * credential's failure is never told apart, to the client or in the log.
+   * The caller of a request to an agent that requires one, or the refusal. The credential's failure is never told
+   * apart, to the client or in the log.
    */
   async function callerOf (
-    request: Pick<A2AServiceRequest, 'headers' | 'log'>, authenticator: Authenticator, headers: Record<string, string>, id: JsonRpcId
-  ): Promise<Caller | JsonReply> {
+    headers: ServiceParameters, log: ServiceLogger | undefined, authenticator: Authenticator, replyHeaders: Record<string, string>
+  ): Promise<AccessDecision> {
     let caller: Caller | undefined
     try {
-      caller = await authenticator.authenticate(request.headers)
+      caller = await authenticator.authenticate(headers)
     } catch (error) {
       if (error instanceof AuthenticationUnavailableError) {
-        request.log?.warn({ code: error.code }, 'A2A request not authenticated: the identity provider cannot be reached')
-        return json(503, { ...headers, 'retry-after': '5' }, errorResponse(id, internalError('authentication is unavailable; try again later')))
+        log?.warn({ code: error.code }, 'A2A request not authenticated: the identity provider cannot be reached')
+        return { kind: 'refused', status: 503, headers: { ...replyHeaders, 'retry-after': '5' }, error: internalError('authentication is unavailable; try again later') }
       }
     }
-    if (caller !== undefined) return caller
+    if (caller !== undefined) return { kind: 'allowed', caller }
     const error = unauthenticated()
-    logError(request.log, undefined, error)
-    return json(401, { ...headers, 'www-authenticate': AUTHENTICATE_CHALLENGE }, errorResponse(id, error))
+    logError(log, undefined, error)
+    return { kind: 'refused', status: 401, headers: { ...replyHeaders, 'www-authenticate': AUTHENTICATE_CHALLENGE }, error }
   }
 
-  async function authenticate (agentId: string, headers: A2AServiceRequest['headers'], log?: ServiceLogger): Promise<AccessDecision> {
-    if (!backends.has(agentId)) return json(404, {}, unknownAgentBody(agentId))
+  async function authenticate (agentId: string, headers: ServiceParameters, log?: ServiceLogger): Promise<AccessDecision> {
+    if (!backends.has(agentId)) return { kind: 'refused', status: 404, headers: {}, error: unknownAgent(agentId) }
     const authenticator = authenticated.get(agentId)
     if (authenticator === undefined) return { kind: 'allowed' }
-    const outcome = await callerOf({ headers, log }, authenticator, {}, null)
-    return 'kind' in outcome ? outcome : { kind: 'allowed', caller: outcome }
+    return await callerOf(headers, log, authenticator, {})
   }
 
-  function json (status: number, headers: Record<string, string>, body: JsonRpcResponse | NotFoundBody): JsonReply {
-    return { kind: 'json', status, headers, body }
-  }
-
-  function bodyError (body: Exclude<RequestBody, { kind: 'json' }>): { status: number, error: JsonRpcError } {
-    switch (body.kind) {
-      case 'too_large':
-        return {
-          status: 413,
-          error: invalidRequest([{ field: 'request', description: `must not exceed ${body.limit} bytes` }], 'Request payload too large')
-        }
-      case 'unsupported_media_type':
-        return { status: 415, error: contentTypeNotSupported(body.contentType) }
-      default:
-        return { status: 400, error: parseError() }
-    }
-  }
-
-  async function handle (request: A2AServiceRequest): Promise<A2AReply> {
+  async function call (request: A2ACall): Promise<A2AResult> {
+    const { method, log } = request
     const backend = backends.get(request.agentId)
-    if (backend === undefined) return json(404, {}, unknownAgentBody(request.agentId))
+    if (backend === undefined) return { kind: 'error', method, headers: {}, error: unknownAgent(request.agentId), status: 404 }
     // Every backend's agent is declared to the extension (checked above).
     const negotiated = extension.negotiate(request.agentId, request.headers['a2a-extensions']) as Negotiated
     const headers: Record<string, string> = negotiated.echo === undefined ? {} : { [EXTENSIONS_HEADER]: negotiated.echo }
     let caller = request.caller
     const authenticator = authenticated.get(request.agentId)
     if (authenticator !== undefined && caller === undefined) {
-      const outcome = await callerOf(request, authenticator, headers, idOf(request.body))
-      if ('kind' in outcome) return outcome
-      caller = outcome
+      const decision = await callerOf(request.headers, log, authenticator, headers)
+      if (decision.kind === 'refused') return { kind: 'error', method, headers: decision.headers, error: decision.error, status: decision.status }
+      caller = decision.caller
     }
-    const body = request.body
-    if (body.kind !== 'json') {
-      const { status, error } = bodyError(body)
-      logError(request.log, undefined, error)
-      return json(status, headers, errorResponse(null, error))
+    if (request.rejected !== undefined) {
+      logError(log, undefined, request.rejected.error)
+      return { kind: 'error', method, headers, error: request.rejected.error, status: request.rejected.status }
     }
     const version = requestedVersion(request.headers['a2a-version'], request.query?.[A2A_VERSION_HEADER])
     // No caller by now: an agent that takes walk-ins, and a request without one (a door may name a caller itself).
-    const checked = checkRequest(body.value, backend.facts, { version, activated: negotiated.activated, walkIn: caller === undefined })
+    const checked = checkCall(method, request.params, backend.facts, { version, activated: negotiated.activated, walkIn: caller === undefined })
     if (!checked.ok) {
-      logError(request.log, (body.value as { method?: unknown } | null)?.method, checked.response.error)
-      return json(200, headers, checked.response)
+      logError(log, method, checked.error)
+      return { kind: 'error', method, headers, error: checked.error }
     }
-    const rpc = checked.request
+    const rpc: CheckedRequest = { id: request.id ?? 1, ...checked.call }
     const context: BackendContext = {
       agentId: request.agentId,
       requestedExtensions: negotiated.requested,
@@ -234,35 +211,59 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       headers: request.headers,
       signal: request.signal,
       caller,
-      log: request.log,
+      log,
       doorRequest: request.doorRequest,
       clientAddress: request.clientAddress
     }
-    if (STREAMING_METHODS.has(rpc.method)) {
-      const release = holdStream(callerKey(caller?.id, request.clientAddress), request.signal)
-      if (release === undefined) {
-        const error = tooManyStreams(maxStreams, STREAM_LIMIT_RETRY_AFTER_SEC)
-        logError(request.log, rpc.method, error)
-        return json(429, { ...headers, 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_SEC) }, errorResponse(rpc.id, error))
-      }
-      return { kind: 'stream', status: 200, headers: { ...headers, ...SSE_HEADERS }, frames: frames(backend, rpc, context, negotiated, body.value, release) }
-    }
-    let response: JsonRpcResponse
+    const decorate = async (result: unknown): Promise<unknown> =>
+      await extension.transform(rpc.method, result, { agentId: request.agentId, negotiated, body: { id: rpc.id, method: rpc.method, params: rpc.params }, log })
+    if (STREAMING_METHODS.has(rpc.method)) return await openStream(backend, rpc, context, headers, decorate)
     try {
-      const result = await backend.call(rpc, context)
-      response = successResponse(rpc.id, await extension.transform(rpc.method, result, {
-        agentId: request.agentId, negotiated, body: body.value, log: request.log
-      }))
+      return { kind: 'value', method, headers, value: await decorate(await backend.call(rpc, context)) }
     } catch (error) {
-      response = errorResponse(rpc.id, backend.toError(error, rpc, request.log))
-      logError(request.log, rpc.method, response.error)
+      const rpcError = backend.toError(error, rpc, log)
+      logError(log, method, rpcError)
+      return { kind: 'error', method, headers, error: rpcError }
     }
-    return json(200, headers, response)
+  }
+
+  /** A streaming method: its first event is awaited here, so an error before it is a plain result. */
+  async function openStream (
+    backend: A2ABackend, rpc: CheckedRequest, context: BackendContext, headers: Record<string, string>,
+    decorate: (result: unknown) => Promise<unknown>
+  ): Promise<A2AResult> {
+    const { signal, log } = context
+    const release = holdStream(callerKey(context.caller?.id, context.clientAddress), signal)
+    if (release === undefined) {
+      const error = tooManyStreams(maxStreams, STREAM_LIMIT_RETRY_AFTER_SEC)
+      logError(log, rpc.method, error)
+      return { kind: 'error', method: rpc.method, headers: { ...headers, 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_SEC) }, error, status: 429 }
+    }
+    const source = backend.stream(rpc, context)
+    let first: IteratorResult<unknown, void> | typeof STOPPED
+    try {
+      first = await nextOrStop(source, signal)
+      if (first !== STOPPED && first.done !== true) first = { done: false, value: await decorate(first.value) }
+    } catch (error) {
+      release()
+      const rpcError = backend.toError(error, rpc, log)
+      logError(log, rpc.method, rpcError)
+      return { kind: 'error', method: rpc.method, headers, error: rpcError }
+    }
+    // The client left while the first event was decorated: as if it had left before.
+    if (first !== STOPPED && signal.aborted) first = STOPPED
+    if (first === STOPPED || first.done === true) {
+      // The client left while the stream opened, or the backend had nothing to send.
+      release()
+      if (first === STOPPED) source.return?.().then(undefined, noop)
+      return { kind: 'stream', method: rpc.method, headers, events: nothing() }
+    }
+    return { kind: 'stream', method: rpc.method, headers, events: events(backend, source, first.value, rpc, context, decorate, release) }
   }
 
   /**
    * A stream slot of `key`, or undefined when the key holds the most it may. Given back once, by whichever comes
-   * first: the stream's end or the request's signal (a door that aborts without reading the frames).
+   * first: the stream's end or the request's signal (a door that aborts without reading the events).
    */
   function holdStream (key: string, signal: AbortSignal): (() => void) | undefined {
     if (maxStreams === 0) return noop
@@ -282,13 +283,14 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     return release
   }
 
-  async function * frames (
-    backend: A2ABackend, rpc: CheckedRequest, context: BackendContext, negotiated: Negotiated, body: unknown, release: () => void
-  ): AsyncGenerator<string, void, undefined> {
+  async function * events (
+    backend: A2ABackend, source: AsyncIterator<unknown, void, undefined>, first: unknown,
+    rpc: CheckedRequest, context: BackendContext, decorate: (result: unknown) => Promise<unknown>, release: () => void
+  ): AsyncGenerator<StreamItem, void, undefined> {
     const { signal, log } = context
-    const source = backend.stream(rpc, context)
     let finished = false
     try {
+      yield { kind: 'event', value: first }
       while (!signal.aborted) {
         const next = await nextOrStop(source, signal)
         if (next === STOPPED) break
@@ -296,15 +298,15 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
           finished = true
           break
         }
-        const result = await extension.transform(rpc.method, next.value, { agentId: context.agentId, negotiated, body, log })
+        const result = await decorate(next.value)
         if (signal.aborted) break
-        yield frame(rpc.id, result)
+        yield { kind: 'event', value: result }
       }
     } catch (error) {
       if (!signal.aborted) {
         const rpcError = backend.toError(error, rpc, log)
         logError(log, rpc.method, rpcError)
-        yield errorFrame(rpc.id, rpcError)
+        yield { kind: 'error', error: rpcError }
       }
     } finally {
       release()
@@ -313,7 +315,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     }
   }
 
-  return { serves: (agentId) => backends.has(agentId), authenticate, handle }
+  return { serves: (agentId) => backends.has(agentId), authenticate, call }
 }
 
 /**
@@ -321,6 +323,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
  * settles), so a long stream keeps no reaction per event alive.
  */
 function nextOrStop (source: AsyncIterator<unknown, void, undefined>, signal: AbortSignal): Promise<IteratorResult<unknown, void> | typeof STOPPED> {
+  if (signal.aborted) return Promise.resolve(STOPPED)
   return new Promise((resolve, reject) => {
     const stop = (): void => resolve(STOPPED)
     signal.addEventListener('abort', stop, { once: true })
@@ -334,16 +337,11 @@ function nextOrStop (source: AsyncIterator<unknown, void, undefined>, signal: Ab
   })
 }
 
-/** The request's JSON-RPC id for a reply given before the checks, when the body has a readable one. */
-function idOf (body: RequestBody): JsonRpcId {
-  if (body.kind !== 'json') return null
-  const envelope = checkEnvelope(body.value)
-  return envelope.ok ? envelope.id : null
-}
-
-/** A JSON-RPC error reply is logged with its method and code (never the message text). */
+/** An error result is logged with its method and code (never the message text). */
 function logError (log: ServiceLogger | undefined, method: unknown, error: JsonRpcError): void {
   log?.info({ method: typeof method === 'string' ? method.slice(0, 64) : undefined, code: error.code }, 'A2A error reply')
 }
 
 function noop (): void {}
+
+async function * nothing (): AsyncGenerator<StreamItem, void, undefined> {}

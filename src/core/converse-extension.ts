@@ -235,8 +235,11 @@ function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclar
         defaultInputModes: ['text/plain', 'application/json'],
         defaultOutputModes: ['text/plain', 'application/json'],
         ...card,
-        supportedInterfaces: card.supportedInterfaces ??
-          [{ url: `${publicUrl}${mountPath}/a2a/${id}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]
+        // JSON-RPC first (the preferred binding), HTTP+JSON under it (src/bindings/http-json/).
+        supportedInterfaces: card.supportedInterfaces ?? [
+          { url: `${publicUrl}${mountPath}/a2a/${id}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+          { url: `${publicUrl}${mountPath}/a2a/${id}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }
+        ]
       }, { mcpUrl: `${mcpPublicUrl}${mountPath}/mcp/a/${id}`, tools, routines })
       // Host headers are client-chosen: cache a bounded number of distinct bases, build the rest each time.
       if (cache.size < CARD_CACHE_LIMIT) cache.set(key, built)

@@ -1,6 +1,7 @@
 /**
  * The Express door: one router per set of agents, serving what the Fastify plugins serve — the agent cards,
- * the tools route, the A2A 1.0 JSON-RPC endpoint (JSON and SSE, the echo header on both) and the MCP door
+ * the tools route, the A2A 1.0 JSON-RPC endpoint (JSON and SSE, the echo header on both), the HTTP+JSON binding
+ * under <mount>/a2a/:agentId/rest (src/bindings/http-json/) and the MCP door
  * (`/mcp/a/:agentId` and its server card, src/mcp/mcp-service.ts) — plus
  * `decorateRoute()`, the middleware that gives a JSON-RPC route the user wrote negotiation, the echo header and
  * decoration (the Fastify plugin's `config: { converse }`).
@@ -11,9 +12,12 @@
  */
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express'
 import type { ServiceLogger } from '../a2a/backend.js'
-import { writeStream } from '../a2a/node-stream-writer.js'
+import { writeStream } from '../http/node-stream-writer.js'
 import type { Authenticator } from '../auth/authenticator.js'
-import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
+import { createBoundA2AService } from '../bindings/index.js'
+import { HTTP_JSON_PATH } from '../bindings/http-json/binding.js'
+import { restErrorBody } from '../bindings/http-json/errors.js'
+import { unknownAgentBody, type RequestBody } from '../bindings/jsonrpc/binding.js'
 import {
   baseUrlOf, createConverseExtension,
   type BaseUrlOption, type ConverseAgentOptions, type ConverseExtension, type ConverseExtensionOptions
@@ -142,7 +146,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     )
   const backends = resolved === undefined ? new Map() : endpointBackends(resolved)
   const rootAgentId = resolved?.rootAgentId
-  const service = createA2AService({
+  const service = createBoundA2AService({
     extension,
     backends,
     authenticated: resolved === undefined ? undefined : endpointAuthentication(resolved),
@@ -195,6 +199,46 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     streams.delete(controller)
   }
 
+  /** An HTTP+JSON request: read the body (none for GET), the binding answers, JSON (none for a 204) or frames. */
+  async function answerHttpJson (request: Request, response: Response): Promise<void> {
+    const agentId = request.params.agentId as string
+    if (!service.serves(agentId)) {
+      response.status(404).json(unknownAgentBody(agentId))
+      return
+    }
+    let body: RequestBody | undefined = { kind: 'absent' }
+    if (request.method !== 'GET') body = request.readableEnded ? alreadyRead(request) : await readRequestBody(request, bodyLimit)
+    if (body === undefined) return
+    const controller = new AbortController()
+    const abort = (): void => controller.abort()
+    response.once('close', abort)
+    const reply = await service.handleHttpJson({
+      agentId,
+      httpMethod: request.method,
+      // The path after <mount>/a2a/<id>/rest as sent (mounted with `use`, `req.path` is that rest and is not decoded:
+      // the binding decodes each segment, and answers one that cannot be decoded itself).
+      path: request.path,
+      headers: request.headers,
+      query: request.query as Record<string, unknown>,
+      body,
+      signal: controller.signal,
+      log: logFor(request),
+      doorRequest: request,
+      clientAddress: request.ip
+    })
+    response.off('close', abort)
+    if (reply.kind === 'json') {
+      response.status(reply.status).set(reply.headers)
+      if (reply.body === undefined) response.end()
+      else response.send(JSON.stringify(reply.body))
+      return
+    }
+    const done = writeStream(response, reply, controller)
+    streams.set(controller, done)
+    await done
+    streams.delete(controller)
+  }
+
   const router = Router() as ConverseRouter
   if (backends.size > 0) {
     const endpoint = guarded(answer, logFor, (response) => {
@@ -202,6 +246,11 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     })
     router.post('/a2a/:agentId', endpoint)
     if (rootAgentId !== undefined) router.post('/', endpoint)
+    const httpJson = guarded(answerHttpJson, logFor, (response) => {
+      response.status(500).json(restErrorBody(internalError(), 500))
+    })
+    // Every verb and path under it: the binding answers 404 / 405 for what it does not route.
+    router.use(`/a2a/:agentId${HTTP_JSON_PATH}`, httpJson)
     mcpRoutes(router)
   }
   router.get('/a2a/:agentId/.well-known/agent-card.json', guarded((request, response) => {

@@ -1,5 +1,6 @@
 /**
- * `a2aEndpoint`: the Fastify door of the A2A service — A2A 1.0 JSON-RPC at POST <prefix>/a2a/:agentId.
+ * `a2aEndpoint`: the Fastify door of the A2A service — A2A 1.0 JSON-RPC at POST <prefix>/a2a/:agentId, and
+ * HTTP+JSON under <prefix>/a2a/:agentId/rest (`/message:send`, `/tasks/{id}`, …: src/bindings/http-json/routes.ts).
  *
  * It only does I/O: reads the body (JSON, its limit, its media type), hands the request to the service
  * (src/a2a/service.ts: negotiation, checks, the agent's backend, decoration, the echo header) and writes the
@@ -10,9 +11,12 @@
 import createError from '@fastify/error'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { writeStream } from '../a2a/node-stream-writer.js'
-import { createA2AService, unknownAgentBody, type RequestBody } from '../a2a/service.js'
-import { errorResponse, internalError, invalidRequest, rateLimited } from '../jsonrpc/errors.js'
+import { writeStream } from '../http/node-stream-writer.js'
+import { createBoundA2AService } from '../bindings/index.js'
+import { HTTP_JSON_PATH } from '../bindings/http-json/binding.js'
+import { unknownAgentBody, type RequestBody, type StreamReply } from '../bindings/jsonrpc/binding.js'
+import { errorResponse, internalError, invalidRequest, rateLimited, type JsonRpcError } from '../jsonrpc/errors.js'
+import { restErrorBody } from '../bindings/http-json/errors.js'
 import { RateLimitedError } from '../http/rate-limited-error.js'
 import { endpointAuthentication, endpointBackends, resolveEndpointOptions } from '../http/endpoint-options.js'
 import { ACCEPTED_CONTENT_TYPES } from '../http/request-body.js'
@@ -31,7 +35,7 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   // fastify-plugin's dependency check has made sure the converse plugin is there.
   const resolved = resolveEndpointOptions<FastifyRequest>(options, fastify.converse)
   const backends = endpointBackends(resolved)
-  const service = createA2AService({
+  const service = createBoundA2AService({
     extension: fastify.converse.extension, backends, authenticated: endpointAuthentication(resolved), maxStreamsPerCaller: resolved.maxStreamsPerCaller
   })
   // The MCP door answers through the same service (same backends, same task stores and locks).
@@ -43,6 +47,11 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
 
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser([...ACCEPTED_CONTENT_TYPES], { parseAs: 'string' }, (_request, body, done) => {
+    // An empty body is no body (the official HTTP+JSON client sends Content-Type on a bodiless `:cancel`).
+    if (body === '') {
+      done(null, undefined)
+      return
+    }
     let parsed: unknown
     try {
       // JSON.parse makes `__proto__` / `constructor` plain own data members: inert, never a prototype.
@@ -56,16 +65,20 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
 
   fastify.setErrorHandler((error: FastifyError, request: RouteRequest, reply) => {
     const body = bodyError(error, request)
-    if (body !== undefined) return answer(request, reply, body)
-    // A rate limiter in front of the route (the gateway's): 429, Retry-After already set, a JSON-RPC body.
-    if (error instanceof RateLimitedError) return reply.code(429).send(errorResponse(null, rateLimited(error.retryAfterSec)))
+    if (body !== undefined) return isHttpJson(request) ? answerHttpJson(request, reply, body) : answer(request, reply, body)
+    // The binding's error body: JSON-RPC's, or HTTP+JSON's (AIP-193) on its routes.
+    const send = (status: number, rpcError: JsonRpcError) => isHttpJson(request)
+      ? reply.code(status).send(restErrorBody(rpcError, status))
+      : reply.code(status).send(errorResponse(null, rpcError))
+    // A rate limiter in front of the route (the gateway's): 429, Retry-After already set.
+    if (error instanceof RateLimitedError) return send(429, rateLimited(error.retryAfterSec))
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {
-      // A client error raised elsewhere (an auth hook, a bad Content-Length): its status, a JSON-RPC body.
-      return reply.code(status).send(errorResponse(null, invalidRequest([{ field: 'request', description: error.message }], error.message)))
+      // A client error raised elsewhere (an auth hook, a bad Content-Length): its status.
+      return send(status, invalidRequest([{ field: 'request', description: error.message }], error.message))
     }
     request.log.error({ err: error }, 'A2A endpoint failed')
-    return reply.code(500).send(errorResponse(null, internalError()))
+    return send(500, internalError())
   })
 
   fastify.addHook('preClose', async () => {
@@ -94,6 +107,11 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     })
     reply.raw.off('close', abort)
     if (result.kind === 'json') return reply.code(result.status).headers(result.headers).send(result.body)
+    return await writeHijacked(reply, result, controller)
+  }
+
+  /** Writes SSE frames on the raw response, the stream known to close() until it ends. */
+  async function writeHijacked (reply: FastifyReply, result: StreamReply, controller: AbortController): Promise<FastifyReply> {
     reply.hijack()
     // Headers set on the reply (a request id, say) are not written by Fastify once hijacked.
     for (const [name, value] of Object.entries(reply.getHeaders())) {
@@ -106,6 +124,28 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     return reply
   }
 
+  /** An HTTP+JSON request: the service's binding answers, the door writes JSON (none for a 204) or the frames. */
+  async function answerHttpJson (request: RouteRequest, reply: FastifyReply, body: RequestBody): Promise<unknown> {
+    const controller = new AbortController()
+    const abort = (): void => controller.abort()
+    reply.raw.once('close', abort)
+    const result = await service.handleHttpJson({
+      agentId: agentOf(request),
+      httpMethod: request.method,
+      path: rawTail(request),
+      headers: request.headers,
+      query: request.query as Record<string, unknown>,
+      body,
+      signal: controller.signal,
+      log: request.log,
+      doorRequest: request,
+      clientAddress: request.ip
+    })
+    reply.raw.off('close', abort)
+    if (result.kind === 'json') return reply.code(result.status).headers(result.headers).send(result.body)
+    return await writeHijacked(reply, result, controller)
+  }
+
   const handler = (request: RouteRequest, reply: FastifyReply) =>
     answer(request, reply, request.body === undefined ? { kind: 'absent' } : { kind: 'json', value: request.body })
   fastify.post<{ Params: { agentId: string } }>('/a2a/:agentId', {
@@ -116,6 +156,30 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     }
   }, handler)
   if (resolved.rootAgentId !== undefined) fastify.post('/', { bodyLimit: options.bodyLimit }, handler)
+  fastify.route<{ Params: { agentId: string } }>({
+    // Every verb a route might be asked with: the binding answers 404 / 405 for what it does not route.
+    method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'],
+    url: `/a2a/:agentId${HTTP_JSON_PATH}/*`,
+    bodyLimit: options.bodyLimit,
+    onRequest: async (request, reply) => {
+      if (!service.serves(request.params.agentId)) return reply.code(404).send(unknownAgentBody(request.params.agentId))
+    },
+    handler: async (request, reply) =>
+      await answerHttpJson(request, reply, request.body === undefined ? { kind: 'absent' } : { kind: 'json', value: request.body })
+  })
+}
+
+/**
+ * The path after <prefix>/a2a/<id>/rest as sent, percent-encoded: the binding decodes each segment once (Fastify's
+ * wildcard parameter is decoded, `%2F` included, so a task id with a slash would split).
+ */
+function rawTail (request: RouteRequest): string {
+  const fixed = (request.routeOptions.url as string).split('/').length - 1
+  return `/${request.url.split('?', 1)[0].split('/').slice(fixed).join('/')}`
+}
+
+function isHttpJson (request: RouteRequest): boolean {
+  return request.routeOptions.url?.endsWith(`${HTTP_JSON_PATH}/*`) === true
 }
 
 /** The body errors Fastify raises before the handler, as the service's RequestBody. */

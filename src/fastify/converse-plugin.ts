@@ -7,7 +7,8 @@ import {
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import { unknownAgentBody, type A2AService } from '../a2a/service.js'
+import type { A2AService } from '../a2a/service.js'
+import { unknownAgentBody } from '../bindings/jsonrpc/binding.js'
 
 export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
 

@@ -9,7 +9,7 @@
 import createError from '@fastify/error'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { unknownAgentBody, type RequestBody } from '../a2a/service.js'
+import { unknownAgentBody, type RequestBody } from '../bindings/jsonrpc/binding.js'
 import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
 

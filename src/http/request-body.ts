@@ -3,11 +3,12 @@
  * (the Express door uses it; Fastify reads with its own parser):
  * no body and no Content-Type is `absent`; a body without Content-Type, or a media type other than
  * application/json or application/a2a+json (any parameters, any case), is `unsupported_media_type`; more bytes
- * than the limit (announced or received) is `too_large`, and reading stops there; anything JSON.parse refuses,
- * the empty body included, is `invalid_json`.
+ * than the limit (announced or received) is `too_large`, and reading stops there; an empty body is `absent` (the
+ * official HTTP+JSON client sends Content-Type on bodiless POSTs: `:cancel`); anything JSON.parse refuses is
+ * `invalid_json`.
  */
 import type { IncomingMessage } from 'node:http'
-import type { RequestBody } from '../a2a/service.js'
+import type { RequestBody } from '../bindings/jsonrpc/binding.js'
 
 /** The JSON-RPC request media types accepted (application/a2a+json leniently, see docs/a2a-endpoint.md). */
 export const ACCEPTED_CONTENT_TYPES: readonly string[] = Object.freeze(['application/json', 'application/a2a+json'])
@@ -23,6 +24,7 @@ export async function readRequestBody (request: IncomingMessage, limit: number):
   if (length !== undefined && Number(length) > limit) return { kind: 'too_large', limit }
   const text = await readText(request, limit)
   if (text === undefined || text === TOO_LARGE) return text === undefined ? undefined : { kind: 'too_large', limit }
+  if (text === '') return { kind: 'absent' }
   try {
     // JSON.parse makes `__proto__` / `constructor` plain own data members: inert, never a prototype.
     return { kind: 'json', value: JSON.parse(text) }

@@ -1,14 +1,16 @@
 /**
- * Everything decided from the request alone, before any lookup, in this order:
- *   JSON-RPC envelope (-32600) → A2A-Version (-32009) → method (-32601) → nesting depth (-32602 inside params,
- *   -32600 elsewhere) → params (-32602) → a typed converse call, when the request activated the extension (-32602)
- *   → a walk-in's contextId and ListTasks filter (-32602, walk-in.ts)
- *   → required extensions (-32008) → capability gates (-32004 streaming / extended card, -32003 push).
+ * The checks of a request, in this order, before any lookup:
+ *   JSON-RPC envelope (-32600, the JSON-RPC binding's own: checkEnvelope, and members outside params nesting too deep)
+ *   → then, whatever the binding (checkCall): A2A-Version (-32009) → method (-32601) → push-config gate (-32003, before
+ *   the params: the SDK does so and the conformance kit expects it) → nesting depth of the params (-32602) → params
+ *   (-32602) → a typed converse call, when the request activated the extension (-32602) → a walk-in's contextId and
+ *   ListTasks filter (-32602, walk-in.ts) → required extensions (-32008) → capability gates (-32004 streaming /
+ *   extended card).
  * Batches are not served: an array body (empty or not) is answered with one -32600 error.
  */
 import {
   errorResponse, extensionSupportRequired, invalidParams, invalidRequest, methodNotFound, pushNotificationNotSupported,
-  unsupportedOperation, type FieldViolation, type JsonRpcErrorResponse, type JsonRpcId
+  unsupportedOperation, type FieldViolation, type JsonRpcError, type JsonRpcErrorResponse, type JsonRpcId
 } from './errors.js'
 import { readTypedCall } from '../core/typed-call.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
@@ -81,28 +83,58 @@ export function checkEnvelope (body: unknown): EnvelopeResult {
   return { ok: true, id, method: method as string, params: request.params }
 }
 
+/** A call the binding mapped, checked: the method is an A2A method, the params passed its schema. */
+export interface CheckedCall {
+  method: A2AMethod
+  /** Validated against the method's schema; `{}` for a GetExtendedAgentCard without params. */
+  params: Record<string, unknown>
+}
+
+export type CallCheckResult = { ok: true, call: CheckedCall } | { ok: false, error: JsonRpcError }
+
+/** Params nest one level less than a JSON-RPC body (the body object is level 1, `params` level 2). */
+const MAX_PARAMS_DEPTH = MAX_NESTING_DEPTH - 1
+
+/** The binding-neutral checks of one call (method as A2A 1.0 names it, params as ProtoJSON), in the order above. */
+export function checkCall (method: string, params: unknown, agent: AgentFacts, facts: RequestFacts): CallCheckResult {
+  const versionError = checkVersion(facts.version)
+  if (versionError !== undefined) return { ok: false, error: versionError }
+  if (!isA2AMethod(method)) return { ok: false, error: methodNotFound(method) }
+  if (PUSH_CONFIG_METHODS.has(method) && !agent.capabilities.pushNotifications) return { ok: false, error: pushNotificationNotSupported() }
+  const tooDeep = tooDeepPath(params, MAX_PARAMS_DEPTH)
+  if (tooDeep !== undefined) {
+    return { ok: false, error: invalidParams([{ field: fieldPath(tooDeep), description: `nests deeper than ${MAX_NESTING_DEPTH} levels` }]) }
+  }
+  const violations = validateParams(method, params) ?? typedCallViolations(method, params, facts.activated) ??
+    (facts.walkIn === true ? walkInViolations(method, params) : undefined)
+  if (violations !== undefined) return { ok: false, error: invalidParams(violations) }
+  const missing = agent.requiredExtensions.filter((uri) => !facts.activated.includes(uri))
+  if (missing.length > 0) return { ok: false, error: extensionSupportRequired(missing) }
+  const gate = capabilityGate(method, agent.capabilities)
+  if (gate !== undefined) return { ok: false, error: gate }
+  return { ok: true, call: { method, params: (params ?? {}) as Record<string, unknown> } }
+}
+
+/** A JSON-RPC envelope member other than params nesting too deep: -32600 naming it, or undefined. */
+export function envelopeTooDeep (body: Record<string, unknown>): JsonRpcError | undefined {
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'params') continue
+    const path = tooDeepPath(value, MAX_PARAMS_DEPTH)
+    if (path !== undefined) return invalidRequest([{ field: fieldPath([key, ...path]), description: `nests deeper than ${MAX_NESTING_DEPTH} levels` }])
+  }
+  return undefined
+}
+
+/** The whole JSON-RPC check of a body: the envelope, then checkCall. */
 export function checkRequest (body: unknown, agent: AgentFacts, facts: RequestFacts): CheckResult {
   const envelope = checkEnvelope(body)
   if (!envelope.ok) return envelope
   const { id, method, params } = envelope
-  const versionError = checkVersion(facts.version)
-  if (versionError !== undefined) return fail(id, versionError)
-  if (!isA2AMethod(method)) return fail(id, methodNotFound(method))
-  const tooDeep = tooDeepPath(body)
-  if (tooDeep !== undefined) {
-    const description = `nests deeper than ${MAX_NESTING_DEPTH} levels`
-    return fail(id, tooDeep[0] === 'params'
-      ? invalidParams([{ field: fieldPath(tooDeep.slice(1)), description }])
-      : invalidRequest([{ field: fieldPath(tooDeep), description }]))
-  }
-  const violations = validateParams(method, params) ?? typedCallViolations(method, params, facts.activated) ??
-    (facts.walkIn === true ? walkInViolations(method, params) : undefined)
-  if (violations !== undefined) return fail(id, invalidParams(violations))
-  const missing = agent.requiredExtensions.filter((uri) => !facts.activated.includes(uri))
-  if (missing.length > 0) return fail(id, extensionSupportRequired(missing))
-  const gate = capabilityGate(method, agent.capabilities)
-  if (gate !== undefined) return fail(id, gate)
-  return { ok: true, request: { id, method, params: (params ?? {}) as Record<string, unknown> } }
+  const tooDeep = envelopeTooDeep(body as Record<string, unknown>)
+  if (tooDeep !== undefined) return fail(id, tooDeep)
+  const checked = checkCall(method, params, agent, facts)
+  if (!checked.ok) return fail(id, checked.error)
+  return { ok: true, request: { id, ...checked.call } }
 }
 
 /** A message that carries a converse typed call must carry a well-formed one (see core/typed-call.ts). */
@@ -117,7 +149,6 @@ function capabilityGate (method: A2AMethod, capabilities: AgentFacts['capabiliti
   if (STREAMING_METHODS.has(method) && !capabilities.streaming) {
     return unsupportedOperation('Streaming is not supported by this agent', { method })
   }
-  if (PUSH_CONFIG_METHODS.has(method) && !capabilities.pushNotifications) return pushNotificationNotSupported()
   if (method === 'GetExtendedAgentCard' && !capabilities.extendedAgentCard) {
     return unsupportedOperation('This agent does not declare an extended agent card', { method })
   }

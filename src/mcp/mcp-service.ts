@@ -23,13 +23,14 @@ import {
   CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type JSONRPCRequest, type RequestId, type Tool
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Caller, ServiceLogger } from '../a2a/backend.js'
-import type { A2AService, JsonReply, RequestBody } from '../a2a/service.js'
+import type { A2AService } from '../a2a/service.js'
+import type { RequestBody } from '../bindings/jsonrpc/binding.js'
 import { requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import type { ConverseExtension, ResolvedAgent } from '../core/converse-extension.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import type { JsonRpcResponse } from '../jsonrpc/errors.js'
+import { errorResponse, type JsonRpcResponse } from '../jsonrpc/errors.js'
 import { connectDirectExchange, eligibleRequest, type DirectExchange, type ExchangeHeaders } from './direct-exchange.js'
 import { serverIdentity } from './server-card.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
@@ -154,26 +155,19 @@ export function createMcpService (options: McpServiceOptions): McpService {
 
   /** Runs one SendMessage through the A2A service, as an A2A caller activating the extension would send it. */
   async function sendMessage (request: McpRequest, message: Record<string, unknown>, signal: AbortSignal): Promise<JsonRpcResponse> {
-    const reply = await (services.get(request.agentId) as A2AService).handle({
+    const result = await (services.get(request.agentId) as A2AService).call({
       agentId: request.agentId,
       headers: { 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI, 'content-type': 'application/json' },
-      body: {
-        kind: 'json',
-        value: {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'SendMessage',
-          params: { message: { messageId: randomUUID(), role: 'ROLE_USER', extensions: [CONVERSE_EXTENSION_URI], ...message } }
-        }
-      },
+      method: 'SendMessage',
+      params: { message: { messageId: randomUUID(), role: 'ROLE_USER', extensions: [CONVERSE_EXTENSION_URI], ...message } },
       signal,
       caller: request.caller,
       log: request.log,
       doorRequest: request.request,
       clientAddress: request.clientAddress
     })
-    // SendMessage is not a streaming method and the agent is served: always a JSON-RPC body.
-    return (reply as JsonReply).body as JsonRpcResponse
+    // SendMessage is not a streaming method: a value or an error, read as the JSON-RPC response it would be.
+    return result.kind === 'error' ? { jsonrpc: '2.0', id: 1, error: result.error } : { jsonrpc: '2.0', id: 1, result: (result as { value: unknown }).value }
   }
 
   async function callTool (
@@ -248,9 +242,10 @@ export function createMcpService (options: McpServiceOptions): McpService {
     // Authenticated once per HTTP request, as the A2A door would (a door that knows the caller passes it instead).
     if (request.caller === undefined) {
       const access = await (services.get(request.agentId) as A2AService).authenticate(request.agentId, request.request.headers, request.log)
-      if (access.kind === 'json') {
+      if (access.kind === 'refused') {
         response.writeHead(access.status, { 'content-type': 'application/json; charset=utf-8', ...access.headers })
-        response.end(JSON.stringify(access.body))
+        // 401 / 503 (the door answered an unknown agent before): the A2A door's JSON-RPC body.
+        response.end(JSON.stringify(errorResponse(null, access.error)))
         return
       }
       request = { ...request, caller: access.caller }

@@ -6,9 +6,10 @@ import t from 'tap'
 import { EventEmitter } from 'node:events'
 import type { ServerResponse } from 'node:http'
 import type { A2ABackend } from '../../src/a2a/backend.js'
-import { writeStream } from '../../src/a2a/node-stream-writer.js'
-import { createA2AService, type StreamReply } from '../../src/a2a/service.js'
-import { errorFrame, frame, SSE_HEADERS } from '../../src/a2a/sse.js'
+import { writeStream } from '../../src/http/node-stream-writer.js'
+import { createBoundA2AService as createA2AService } from '../../src/bindings/index.js'
+import { type StreamReply } from '../../src/bindings/jsonrpc/binding.js'
+import { errorFrame, frame, SSE_HEADERS } from '../../src/bindings/jsonrpc/sse.js'
 import { createConverseExtension } from '../../src/core/converse-extension.js'
 import { functionEnvelopeProvider } from '../../src/core/envelope-provider.js'
 import { CONVERSE_EXTENSION_URI } from '../../src/core/uri.js'
@@ -72,14 +73,20 @@ async function open (raw: FakeResponse, source: AsyncIterator<unknown, void, und
   })
   const service = createA2AService({ extension, backends: new Map([['demo', backend]]) })
   const controller = new AbortController()
-  const reply = await service.handle({
+  // The service answers once the first event is there (an error before it is a plain reply): the door writes then,
+  // and until then, like the doors, aborts the request when the client leaves.
+  const abort = (): void => controller.abort()
+  raw.once('close', abort)
+  const done = service.handle({
     agentId: 'demo',
     headers: { 'a2a-version': '1.0', ...(options.active === false ? {} : { 'a2a-extensions': CONVERSE_EXTENSION_URI }) },
     body: { kind: 'json', value: body },
     signal: controller.signal
-  }) as StreamReply
-  raw.setHeader('x-request-id', 'r1')
-  const done = writeStream(raw as unknown as ServerResponse, reply, controller)
+  }).then(async (reply) => {
+    raw.off('close', abort)
+    raw.setHeader('x-request-id', 'r1')
+    await writeStream(raw as unknown as ServerResponse, reply as StreamReply, controller)
+  })
   return { done, controller, aborted: () => aborted }
 }
 
@@ -228,4 +235,28 @@ t.test('a response already ended by the client', async (t) => {
   raw.emit('close')
   await done
   t.equal(manual.pending.length, 1)
+})
+
+t.test('the client leaves while a later event is decorated: only the events before it are written', async (t) => {
+  const raw = new FakeResponse()
+  const manual = manualSource()
+  let calls = 0
+  const decorating: { finish?: (value: unknown) => void } = {}
+  const envelope = async () => {
+    // The first event's envelope at once, the second one's when the test says so.
+    if (++calls === 1) return { author: 'agent' }
+    return await new Promise((resolve) => { decorating.finish = resolve })
+  }
+  const { done, aborted } = await open(raw, manual.source, { envelope })
+  const message = (id: string) => ({ message: { messageId: id, role: 'ROLE_AGENT', parts: [{ text: 'x' }] } })
+  await manual.waitForNext()
+  manual.pending[0].resolve({ done: false, value: message('a') })
+  await manual.waitForNext(2)
+  manual.pending[1].resolve({ done: false, value: message('b') })
+  while (decorating.finish === undefined) await new Promise((resolve) => setImmediate(resolve))
+  raw.emit('close')
+  decorating.finish({ author: 'agent' })
+  await done
+  t.equal(raw.chunks.length, 1, 'the first event only')
+  t.equal(aborted(), 1)
 })

@@ -26,17 +26,15 @@ async function alicesTask (): Promise<Json> {
   return (await send(ALICE_KEY, 'book a table')).task
 }
 
-/** A streaming method's answer when it fails before any result: its one error frame (the service's SSE form). */
+/** A streaming method's answer when it fails before any result: a plain JSON-RPC error reply, no stream. */
 async function streamError (method: string, params: Json, key: string): Promise<Json> {
   const response = await fetch(`${base}/a2a/demo`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${key}` },
     body: rpc(method, params)
   })
-  const text = await response.text()
-  const frames = text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as Json)
-  if (frames.length !== 1 || frames[0].error === undefined) throw new Error(`expected one error frame: ${text}`)
-  return frames[0].error
+  if (!(response.headers.get('content-type') ?? '').startsWith('application/json')) throw new Error(`expected a JSON reply: ${await response.text()}`)
+  return (await response.json() as Json).error
 }
 
 /** The -32001 a task that does not exist gets, with the id swapped, to compare with. */

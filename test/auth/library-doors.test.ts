@@ -76,7 +76,7 @@ t.test('the service tells a door who may go on: a walk-in agent anyone, an unkno
   const backends = new Map([['demo', { facts: {}, call: async () => {}, stream: () => ({}), toError: () => ({}) } as never]])
   const service = createA2AService({ extension, backends })
   t.same(await service.authenticate('demo', {}), { kind: 'allowed' })
-  t.match(await service.authenticate('nope', {}), { kind: 'json', status: 404 })
+  t.match(await service.authenticate('nope', {}), { kind: 'refused', status: 404 })
 })
 
 t.test('options are checked and errors name the option', async (t) => {

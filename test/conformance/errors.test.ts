@@ -122,13 +122,15 @@ for (const name of DOORS) {
     t.match(stream.headers.get('content-type'), /^application\/json/)
   })
 
-  t.test(`${name}: -32004 for SubscribeToTask on a finished task (an SSE error frame)`, async (t) => {
+  t.test(`${name}: -32004 for SubscribeToTask on a finished task, -32001 for an unknown one (plain JSON-RPC errors, no stream)`, async (t) => {
     const door = await serveDoor(t, name, { agents: [{ id: 'demo', card: { name: 'D', description: 'd' }, executor: taskExecutor() }] })
     const done = (await call(door, 'SendMessage', { message: userMessage('q') })).json.result.task
     const reply = await call(door, 'SubscribeToTask', { id: done.id }, { id: 7 })
     t.equal(reply.status, 200)
-    t.equal(reply.headers.get('content-type'), 'text/event-stream')
-    t.match(reply.text, /^event: error\ndata: \{.*"code":-32004.*\}\n\n$/s)
+    t.match(reply.headers.get('content-type'), /^application\/json/)
+    t.match(reply.json, { jsonrpc: '2.0', id: 7, error: { code: -32004, data: [{ reason: 'UNSUPPORTED_OPERATION' }] } })
+    const unknown = await call(door, 'SubscribeToTask', { id: 'nope' }, { id: 8 })
+    t.match([unknown.status, unknown.json], [200, { jsonrpc: '2.0', id: 8, error: { code: -32001 } }])
   })
 
   t.test(`${name}: application/a2a+json and parameters are accepted`, async (t) => {
@@ -147,8 +149,9 @@ for (const name of DOORS) {
     const door = await serveDoor(t, name, { agents: [{ id: 'demo', card: { name: 'D', description: 'd' }, executor: taskExecutor(), taskStore: store }] })
     const reply = await call(door, 'GetTask', { id: 't' }, { id: 3 })
     t.strictSame(reply.json, { jsonrpc: '2.0', id: 3, error: { code: -32603, message: 'Internal error while handling GetTask' } })
+    // Before the first event: a plain reply, like any other method's.
     const stream = await call(door, 'SendStreamingMessage', { message: userMessage('x') }, { id: 4 })
-    t.equal(stream.text, `event: error\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 4, error: { code: -32603, message: 'Internal error while handling SendStreamingMessage' } })}\n\n`)
+    t.strictSame(stream.json, { jsonrpc: '2.0', id: 4, error: { code: -32603, message: 'Internal error while handling SendStreamingMessage' } })
     t.notMatch(reply.text + stream.text, /10\.0\.0\.7|disk full| at /)
     t.strictSame(door.logs.map((line) => [line.level, line.msg, line.method, line.err.message]), [
       [50, 'A2A request handler failed', 'GetTask', 'database is down at 10.0.0.7'],

@@ -78,6 +78,8 @@ t.test('a body parser mounted before the router: its parsed body is taken as it 
   t.equal(empty.status, 400, 'no body: -32700 as without the parser')
   const parsedEmpty = await fetch(`${base}/a2a/demo`, { method: 'POST', headers: HEADERS, body: '' })
   t.equal((await parsedEmpty.json() as any).error.code, -32600, 'what the parser made of an empty body ({}) is checked')
+  const rest = await fetch(`${base}/a2a/demo/rest/message:send`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ message: userMessage('hi') }) })
+  t.equal((await rest.json() as any).message.parts[0].text, 'echo: hi', 'HTTP+JSON takes the parsed body too')
 
   const drained = express()
   drained.use((request: express.Request, _response: express.Response, next: express.NextFunction) => { request.resume().on('end', () => next()) })
@@ -109,6 +111,13 @@ t.test('bodies: streamed past the limit is 413; a client that leaves mid-body ge
   await new Promise<void>((resolve) => {
     const socket = connect(Number(port), '127.0.0.1', () => {
       socket.write('POST /a2a/demo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 90\r\n\r\n{"jsonrpc"')
+      setImmediate(() => socket.destroy())
+    })
+    socket.on('close', () => resolve())
+  })
+  await new Promise<void>((resolve) => {
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      socket.write('POST /a2a/demo/rest/message:send HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 90\r\n\r\n{"message"')
       setImmediate(() => socket.destroy())
     })
     socket.on('close', () => resolve())

@@ -60,31 +60,27 @@ t.test('envelopes the agent attached are stripped when the extension is not acti
   t.match(active[0].data.result.message.metadata, { keep: 'me', [CONVERSE_EXTENSION_URI]: { answerCoverage: ENVELOPE.answerCoverage } })
 })
 
-t.test('errors before the first event: status 200, text/event-stream, one `event: error` frame', async (t) => {
+t.test('errors before the first event: plain JSON-RPC error replies (status 200, application/json), no stream', async (t) => {
   const app = await buildApp(taskExecutor())
   t.teardown(() => app.close())
   const unknown = await rpc(app, 'SubscribeToTask', { id: 'no-such-task' }, { id: 4, headers: ACTIVE })
   t.equal(unknown.statusCode, 200)
-  sseHeaders(t, unknown.headers)
+  t.match(unknown.headers['content-type'], /^application\/json/)
   t.equal(unknown.headers['a2a-extensions'], CONVERSE_EXTENSION_URI)
-  t.strictSame(parseSse(unknown.body), [{
-    event: 'error',
-    data: { jsonrpc: '2.0', id: 4, error: { code: -32001, message: 'Task not found: no-such-task', data: info('TASK_NOT_FOUND', { taskId: 'no-such-task' }) } }
-  }])
-  t.match(unknown.body, /^event: error\ndata: \{.*\}\n\n$/s)
+  t.strictSame(unknown.json(), {
+    jsonrpc: '2.0', id: 4, error: { code: -32001, message: 'Task not found: no-such-task', data: info('TASK_NOT_FOUND', { taskId: 'no-such-task' }) }
+  })
 
   const done = (await rpc(app, 'SendMessage', { message: userMessage('q') })).json().result.task
-  const terminal = parseSse((await rpc(app, 'SubscribeToTask', { id: done.id })).body)
-  t.equal(terminal.length, 1)
-  t.match(terminal[0], { event: 'error', data: { id: 1, error: { code: -32004, data: info('UNSUPPORTED_OPERATION', { taskId: done.id }) } } })
-  const toTerminal = parseSse((await rpc(app, 'SendStreamingMessage', { message: userMessage('more', { taskId: done.id }) })).body)
-  t.match(toTerminal, [{ event: 'error', data: { error: { code: -32004 } } }], 'a streamed message to a terminal task')
-  const unknownTask = parseSse((await rpc(app, 'SendStreamingMessage', { message: userMessage('x', { taskId: 'nope' }) })).body)
-  t.match(unknownTask, [{ event: 'error', data: { error: { code: -32001, data: info('TASK_NOT_FOUND', { taskId: 'nope' }) } } }])
+  const terminal = (await rpc(app, 'SubscribeToTask', { id: done.id })).json()
+  t.match(terminal, { id: 1, error: { code: -32004, data: info('UNSUPPORTED_OPERATION', { taskId: done.id }) } })
+  const toTerminal = (await rpc(app, 'SendStreamingMessage', { message: userMessage('more', { taskId: done.id }) })).json()
+  t.match(toTerminal, { error: { code: -32004 } }, 'a streamed message to a terminal task')
+  const unknownTask = (await rpc(app, 'SendStreamingMessage', { message: userMessage('x', { taskId: 'nope' }) })).json()
+  t.match(unknownTask, { error: { code: -32001, data: info('TASK_NOT_FOUND', { taskId: 'nope' }) } })
   const misordered = await buildApp(misorderedExecutor())
   t.teardown(() => misordered.close())
-  t.match(parseSse((await rpc(misordered, 'SendStreamingMessage', { message: userMessage('x') })).body),
-    [{ event: 'error', data: { error: { code: -32004 } } }])
+  t.match((await rpc(misordered, 'SendStreamingMessage', { message: userMessage('x') })).json(), { error: { code: -32004 } })
 })
 
 t.test('request-level errors of streaming methods stay plain JSON-RPC responses', async (t) => {
@@ -112,7 +108,7 @@ t.test('an error after the stream started: a JSON-RPC error frame, then the stre
   t.match(events[1], { event: 'error', data: { jsonrpc: '2.0', id: 'mid', error: { code: -32004 } } })
 })
 
-t.test('an internal error while streaming: -32603 frame with no details, logged', async (t) => {
+t.test('an internal error before the first event: -32603 with no details, logged', async (t) => {
   const capture = logCapture()
   const store: TaskStore = Object.assign(new InMemoryTaskStore(), {
     async save (): Promise<void> { throw new Error('disk full at /var/lib/tasks') }
@@ -120,9 +116,7 @@ t.test('an internal error while streaming: -32603 frame with no details, logged'
   const app = await buildApp(taskExecutor(), { taskStore: store, logger: capture.logger })
   t.teardown(() => app.close())
   const res = await rpc(app, 'SendStreamingMessage', { message: userMessage('x') }, { id: 1 })
-  t.strictSame(parseSse(res.body), [{
-    event: 'error', data: { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Internal error while handling SendStreamingMessage' } }
-  }])
+  t.strictSame(res.json(), { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Internal error while handling SendStreamingMessage' } })
   t.notMatch(res.body, /disk full/)
   t.match(capture.lines, [{ msg: 'A2A request handler failed', method: 'SendStreamingMessage', err: { message: 'disk full at /var/lib/tasks' } }])
 })

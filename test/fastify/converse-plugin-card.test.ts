@@ -62,7 +62,10 @@ t.test('the augmented card: extension entry, tools, skills', async (t) => {
   t.equal(card.name, 'Demo')
   t.equal(card.description, 'A demo agent')
   t.equal(card.version, '1.0.0', 'default version')
-  t.same(card.supportedInterfaces, [{ url: 'http://agents.example.com/a2a/demo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }])
+  t.same(card.supportedInterfaces, [
+    { url: 'http://agents.example.com/a2a/demo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+    { url: 'http://agents.example.com/a2a/demo/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }
+  ])
   t.equal(card.capabilities.streaming, true, 'the card\'s own capabilities kept')
   t.same(card.capabilities.extensions[0], OTHER, 'other extensions kept')
   t.equal(card.capabilities.extensions.filter((entry: any) => entry.uri === URI).length, 1, 'the URI listed once')

@@ -30,7 +30,10 @@ t.test('the JSONRPC interface is <public base>/a2a/<agentId>, protocol 1.0; from
   t.equal(res.statusCode, 200)
   t.match(res.headers['content-type'], /^application\/json/)
   const card = res.json()
-  t.same(card.supportedInterfaces, [{ url: 'http://gw.local:8080/a2a/demo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }])
+  t.same(card.supportedInterfaces, [
+    { url: 'http://gw.local:8080/a2a/demo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+    { url: 'http://gw.local:8080/a2a/demo/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }
+  ])
   t.same(urls(card), {
     interface: 'http://gw.local:8080/a2a/demo',
     mcp: 'http://gw.local:8080/mcp/a/demo',

@@ -10,7 +10,6 @@ import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
 import type { ConversationUpdate } from '../../src/stores/conversation-store.js'
 import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
 import { rpc, SEED_HEADERS, startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
-import { readSse } from '../fixtures/sse-reader.js'
 import { TcpProxy } from '../fixtures/tcp-proxy.js'
 import { testSchema } from '../fixtures/test-schema.js'
 
@@ -97,18 +96,16 @@ if (url === undefined) {
     checkUnavailable(t, 'ListTasks', await call(base, rpc('ListTasks', { contextId: task.contextId })))
     checkUnavailable(t, 'CancelTask', await call(base, rpc('CancelTask', { id: task.id })))
 
-    // Streams: the failure is the stream's one error frame, and the stream ends.
+    // Streams: the failure comes before any event, so it is a plain JSON-RPC error reply, no stream.
     for (const [method, params] of [
       ['SendStreamingMessage', { message: userMessage('date=2026-12-24', { taskId: task.id }) }],
       ['SubscribeToTask', { id: task.id }]
     ] as const) {
       const answer = await timed(async () => {
         const response = await fetch(`${base}/a2a/demo`, { method: 'POST', headers: SEED_HEADERS, body: rpc(method, params) })
-        const stream = readSse(response)
-        t.equal(await stream.ended, '', `${method}: the stream ends on a frame boundary`)
-        return { status: response.status, body: stream.frames.at(-1) as Json, frames: stream.frames.length }
+        t.match(response.headers.get('content-type'), /^application\/json/, `${method}: a plain reply`)
+        return { status: response.status, body: await response.json() as Json }
       })
-      t.equal(answer.value.frames, 1, `${method}: one frame`)
       checkUnavailable(t, method, answer)
     }
 
@@ -172,9 +169,9 @@ if (url === undefined) {
     const streamed = await fetch(`${base}/a2a/demo`, {
       method: 'POST', headers: SEED_HEADERS, body: rpc('SendStreamingMessage', { message: userMessage('date=2026-12-24', continued) })
     })
-    const stream = readSse(streamed)
-    await stream.ended
-    t.match(stream.frames, [{ error: { code: -32603, message: detail } }], 'a stream: one error frame')
+    // Before any event: a plain JSON-RPC error reply, no stream.
+    t.match(streamed.headers.get('content-type'), /^application\/json/)
+    t.match(await streamed.json(), { error: { code: -32603, message: detail } }, 'a stream: the error, as a plain reply')
     conversations.failure = new StoreUnavailableError()
     checkUnavailable(t, 'without a driver detail', await send('date=2026-12-24', continued))
 

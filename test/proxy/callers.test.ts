@@ -81,6 +81,8 @@ async function frames (base: string, method: string, params: Json, key: string):
     body: rpc(method, params, 1)
   })
   const text = await response.text()
+  // An error known before the stream is a plain JSON-RPC reply: one "frame".
+  if ((response.headers.get('content-type') ?? '').startsWith('application/json')) return [JSON.parse(text) as Json]
   return text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as Json)
 }
 

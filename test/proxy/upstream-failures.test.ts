@@ -28,6 +28,8 @@ async function post (base: string, body: string, init: RequestInit = {}): Promis
 /** The frames of a whole SSE reply. */
 async function stream (base: string, body: string): Promise<Array<Record<string, any>>> {
   const response = await fetch(`${base}/a2a/shop`, { method: 'POST', headers: HEADERS, body })
+  // An error known before the stream is a plain JSON-RPC reply: one "frame".
+  if ((response.headers.get('content-type') ?? '').startsWith('application/json')) return [await response.json() as Record<string, any>]
   const reader = readSse(response)
   await reader.ended
   return reader.frames

@@ -5,7 +5,7 @@
  * the controller is aborted, which ends the frames. No timers; listeners are removed when the stream settles.
  */
 import type { ServerResponse } from 'node:http'
-import type { StreamReply } from './service.js'
+import type { StreamReply } from '../bindings/jsonrpc/binding.js'
 
 /** Settles when the response has ended; never rejects. */
 export async function writeStream (raw: ServerResponse, reply: StreamReply, controller: AbortController): Promise<void> {
