@@ -226,6 +226,8 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       return json(200, headers, checked.response)
     }
     const rpc = checked.request
+    // What decoration reads of the request (its id, its message): as checked, in JSON names (core/proto-names.ts).
+    const checkedBody = { id: rpc.id, params: rpc.params }
     const context: BackendContext = {
       agentId: request.agentId,
       requestedExtensions: negotiated.requested,
@@ -245,13 +247,13 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
         logError(request.log, rpc.method, error)
         return json(429, { ...headers, 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_SEC) }, errorResponse(rpc.id, error))
       }
-      return { kind: 'stream', status: 200, headers: { ...headers, ...SSE_HEADERS }, frames: frames(backend, rpc, context, negotiated, body.value, release) }
+      return { kind: 'stream', status: 200, headers: { ...headers, ...SSE_HEADERS }, frames: frames(backend, rpc, context, negotiated, checkedBody, release) }
     }
     let response: JsonRpcResponse
     try {
       const result = await backend.call(rpc, context)
       response = successResponse(rpc.id, await extension.transform(rpc.method, result, {
-        agentId: request.agentId, negotiated, body: body.value, log: request.log
+        agentId: request.agentId, negotiated, body: checkedBody, log: request.log
       }))
     } catch (error) {
       response = errorResponse(rpc.id, backend.toError(error, rpc, request.log))

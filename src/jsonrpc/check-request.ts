@@ -1,7 +1,8 @@
 /**
  * Everything decided from the request alone, before any lookup, in this order:
  *   JSON-RPC envelope (-32600) → A2A-Version (-32009) → method (-32601) → nesting depth (-32602 inside params,
- *   -32600 elsewhere) → params (-32602) → a typed converse call, when the request activated the extension (-32602)
+ *   -32600 elsewhere) → ProtoJSON names (proto names to JSON names; a field under both is -32602, core/proto-names.ts)
+ *   → params (-32602) → a typed converse call, when the request activated the extension (-32602)
  *   → a walk-in's contextId and ListTasks filter (-32602, walk-in.ts)
  *   → required extensions (-32008) → capability gates (-32004 streaming / extended card, -32003 push).
  * Batches are not served: an array body (empty or not) is answered with one -32600 error.
@@ -10,11 +11,12 @@ import {
   errorResponse, extensionSupportRequired, invalidParams, invalidRequest, methodNotFound, pushNotificationNotSupported,
   unsupportedOperation, type FieldViolation, type JsonRpcErrorResponse, type JsonRpcId
 } from './errors.js'
+import { withJsonNames } from '../core/proto-names.js'
 import { readTypedCall } from '../core/typed-call.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { isA2AMethod, PUSH_CONFIG_METHODS, STREAMING_METHODS, type A2AMethod } from './methods.js'
 import { MAX_NESTING_DEPTH, fieldPath, tooDeepPath } from './nesting-depth.js'
-import { validateParams } from './params.js'
+import { MAX_VIOLATIONS, validateParams } from './params.js'
 import { checkVersion } from './version.js'
 import { walkInViolations } from './walk-in.js'
 
@@ -84,7 +86,7 @@ export function checkEnvelope (body: unknown): EnvelopeResult {
 export function checkRequest (body: unknown, agent: AgentFacts, facts: RequestFacts): CheckResult {
   const envelope = checkEnvelope(body)
   if (!envelope.ok) return envelope
-  const { id, method, params } = envelope
+  const { id, method } = envelope
   const versionError = checkVersion(facts.version)
   if (versionError !== undefined) return fail(id, versionError)
   if (!isA2AMethod(method)) return fail(id, methodNotFound(method))
@@ -95,6 +97,12 @@ export function checkRequest (body: unknown, agent: AgentFacts, facts: RequestFa
       ? invalidParams([{ field: fieldPath(tooDeep.slice(1)), description }])
       : invalidRequest([{ field: fieldPath(tooDeep), description }]))
   }
+  const names = withJsonNames(method, envelope.params)
+  if (names.conflicts.length > 0) {
+    return fail(id, invalidParams(names.conflicts.slice(0, MAX_VIOLATIONS).map(({ field, protoName }) =>
+      ({ field, description: `is also sent as ${protoName}: send one of the two names` }))))
+  }
+  const params = names.value
   const violations = validateParams(method, params) ?? typedCallViolations(method, params, facts.activated) ??
     (facts.walkIn === true ? walkInViolations(method, params) : undefined)
   if (violations !== undefined) return fail(id, invalidParams(violations))
