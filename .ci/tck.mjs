@@ -85,6 +85,8 @@ async function startFront () {
       response.pipe(outgoing)
     })
     upstream.on('error', () => outgoing.destroy())
+    // The kit closing a stream closes it at the gateway too.
+    outgoing.on('close', () => upstream.destroy())
     incoming.pipe(upstream)
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -101,7 +101,7 @@ function rename (type: string, value: unknown, path: string, conflicts: ProtoNam
       continue
     }
     out ??= { ...source }
-    // Same place in the key order is not needed: the checks and the SDK read by name.
+    // The key moves to the end of the object: nothing reads params by position.
     out[name] = out[key]
     delete out[key]
   }
