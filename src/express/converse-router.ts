@@ -24,6 +24,7 @@ import {
 } from '../core/converse-extension.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
+import { cardReply } from '../http/card-cache.js'
 import { endpointAuthentication, endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
 import { readRequestBody } from '../http/request-body.js'
 import { createMcpService } from '../mcp/mcp-service.js'
@@ -257,11 +258,11 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     const agentId = request.params.agentId as string
     const card = cardFor(agentId, request)
     if (card === undefined) response.status(404).json(unknownAgentBody(agentId))
-    else response.json(card)
+    else sendCard(request, response, card)
   }, logFor))
   if (options.defaultAgentCard !== false) {
     router.get('/.well-known/agent-card.json', guarded((request, response) => {
-      response.json(cardFor(defaultAgentId, request))
+      sendCard(request, response, cardFor(defaultAgentId, request) as Record<string, unknown>)
     }, logFor))
   }
   router.get('/api/v1/mcp/converse/tools', guarded((request, response) => {
@@ -382,4 +383,12 @@ function guarded (
 
 function requestBaseUrl (request: Request): string {
   return `${request.protocol}://${request.host}`
+}
+
+/** A card with its cache validators (http/card-cache.ts), or 304 when the client holds it already. */
+function sendCard (request: Request, response: Response, card: Record<string, unknown>): void {
+  const { status, headers, body } = cardReply(card, request.headers['if-none-match'])
+  response.status(status).set(headers)
+  if (body === undefined) response.end()
+  else response.send(body)
 }

@@ -148,13 +148,16 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
 
   const handler = (request: RouteRequest, reply: FastifyReply) =>
     answer(request, reply, request.body === undefined ? { kind: 'absent' } : { kind: 'json', value: request.body })
-  fastify.post<{ Params: { agentId: string } }>('/a2a/:agentId', {
+  const route = {
     bodyLimit: options.bodyLimit,
     // Unknown agents are answered before the body is read.
-    onRequest: async (request, reply) => {
-      if (!service.serves(request.params.agentId)) return reply.code(404).send(unknownAgentBody(request.params.agentId))
+    onRequest: async (request: RouteRequest, reply: FastifyReply) => {
+      if (!service.serves(request.params.agentId as string)) return reply.code(404).send(unknownAgentBody(request.params.agentId as string))
     }
-  }, handler)
+  }
+  // With a trailing slash too: clients (the conformance kit's among them) post to `<interface url>/`.
+  fastify.post('/a2a/:agentId', route, handler)
+  fastify.post('/a2a/:agentId/', route, handler)
   if (resolved.rootAgentId !== undefined) fastify.post('/', { bodyLimit: options.bodyLimit }, handler)
   fastify.route<{ Params: { agentId: string } }>({
     // Every verb a route might be asked with: the binding answers 404 / 405 for what it does not route.

@@ -6,6 +6,7 @@ import {
 } from '../core/converse-extension.js'
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
+import { cardReply } from '../http/card-cache.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import type { A2AService } from '../a2a/service.js'
 import { unknownAgentBody } from '../bindings/jsonrpc/binding.js'
@@ -138,13 +139,20 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     route.preSerialization = [...toArray(route.preSerialization), onConverseSerialization]
   })
 
+  /** A card with its cache validators (http/card-cache.ts), or 304 when the client holds it already. */
+  function sendCard (request: FastifyRequest, reply: FastifyReply, card: Record<string, unknown>): FastifyReply {
+    const { status, headers, body } = cardReply(card, request.headers['if-none-match'])
+    return reply.code(status).headers(headers).send(body)
+  }
+
   fastify.get<{ Params: { agentId: string } }>(`${mountPath}/a2a/:agentId/.well-known/agent-card.json`, async (request, reply) => {
     const card = cardFor(request.params.agentId, request)
     if (card === undefined) return reply.code(404).send(unknownAgentBody(request.params.agentId))
-    return card
+    return sendCard(request, reply, card)
   })
   if (options.defaultAgentCard !== false) {
-    fastify.get(`${mountPath}/.well-known/agent-card.json`, async (request) => cardFor(defaultAgentId, request))
+    fastify.get(`${mountPath}/.well-known/agent-card.json`, async (request, reply) =>
+      sendCard(request, reply, cardFor(defaultAgentId, request) as Record<string, unknown>))
   }
   fastify.get<{ Querystring: { agentId?: string } }>(`${mountPath}/api/v1/mcp/converse/tools`, async (request, reply) => {
     const agentId = request.query.agentId ?? defaultAgentId

@@ -2,8 +2,8 @@
  * The checks of a request, in this order, before any lookup:
  *   JSON-RPC envelope (-32600, the JSON-RPC binding's own: checkEnvelope, and members outside params nesting too deep)
  *   → then, whatever the binding (checkCall): A2A-Version (-32009) → method (-32601) → push-config gate (-32003, before
- *   the params: the SDK does so and the conformance kit expects it) → nesting depth of the params (-32602) → params
- *   (-32602) → a typed converse call, when the request activated the extension (-32602) → a walk-in's contextId and
+ *   the params: the SDK does so and the conformance kit expects it) → nesting depth of the params (-32602) → ProtoJSON
+ *   names (proto names taken as JSON names; a field under both is -32602, core/proto-names.ts) → params (-32602) → a typed converse call, when the request activated the extension (-32602) → a walk-in's contextId and
  *   ListTasks filter (-32602, walk-in.ts) → required extensions (-32008) → capability gates (-32004 streaming /
  *   extended card).
  * Batches are not served: an array body (empty or not) is answered with one -32600 error.
@@ -12,11 +12,12 @@ import {
   errorResponse, extensionSupportRequired, invalidParams, invalidRequest, methodNotFound, pushNotificationNotSupported,
   unsupportedOperation, type FieldViolation, type JsonRpcError, type JsonRpcErrorResponse, type JsonRpcId
 } from './errors.js'
+import { withJsonNames } from '../core/proto-names.js'
 import { readTypedCall } from '../core/typed-call.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { isA2AMethod, PUSH_CONFIG_METHODS, STREAMING_METHODS, type A2AMethod } from './methods.js'
 import { MAX_NESTING_DEPTH, fieldPath, tooDeepPath } from './nesting-depth.js'
-import { validateParams } from './params.js'
+import { MAX_VIOLATIONS, validateParams } from './params.js'
 import { checkVersion } from './version.js'
 import { walkInViolations } from './walk-in.js'
 
@@ -96,15 +97,24 @@ export type CallCheckResult = { ok: true, call: CheckedCall } | { ok: false, err
 const MAX_PARAMS_DEPTH = MAX_NESTING_DEPTH - 1
 
 /** The binding-neutral checks of one call (method as A2A 1.0 names it, params as ProtoJSON), in the order above. */
-export function checkCall (method: string, params: unknown, agent: AgentFacts, facts: RequestFacts): CallCheckResult {
+export function checkCall (method: string, raw: unknown, agent: AgentFacts, facts: RequestFacts): CallCheckResult {
   const versionError = checkVersion(facts.version)
   if (versionError !== undefined) return { ok: false, error: versionError }
   if (!isA2AMethod(method)) return { ok: false, error: methodNotFound(method) }
   if (PUSH_CONFIG_METHODS.has(method) && !agent.capabilities.pushNotifications) return { ok: false, error: pushNotificationNotSupported() }
-  const tooDeep = tooDeepPath(params, MAX_PARAMS_DEPTH)
+  const tooDeep = tooDeepPath(raw, MAX_PARAMS_DEPTH)
   if (tooDeep !== undefined) {
     return { ok: false, error: invalidParams([{ field: fieldPath(tooDeep), description: `nests deeper than ${MAX_NESTING_DEPTH} levels` }]) }
   }
+  const names = withJsonNames(method, raw)
+  if (names.conflicts.length > 0) {
+    return {
+      ok: false,
+      error: invalidParams(names.conflicts.slice(0, MAX_VIOLATIONS).map(({ field, protoName }) =>
+        ({ field, description: `is also sent as ${protoName}: send one of the two names` })))
+    }
+  }
+  const params = names.value
   const violations = validateParams(method, params) ?? typedCallViolations(method, params, facts.activated) ??
     (facts.walkIn === true ? walkInViolations(method, params) : undefined)
   if (violations !== undefined) return { ok: false, error: invalidParams(violations) }

@@ -1,7 +1,8 @@
 /**
  * A2A 1.0 params validation (ProtoJSON, §5.5–§5.7): one JSON Schema per method, compiled once with ajv at
  * module load. REQUIRED fields must be present, required arrays non-empty, `oneof` Parts carry exactly one
- * member; unknown fields are ignored (§5.7). Field names are the JSON (lowerCamelCase) names.
+ * member; unknown fields are ignored (§5.7). Field names are the JSON (lowerCamelCase) names: proto names
+ * (`message_id`) were renamed before (core/proto-names.ts).
  *
  * Enums: the full proto names (`ROLE_USER`, `TASK_STATE_WORKING`) and, as every ProtoJSON parser must, their
  * integer values. 0.3 spellings (`user`, `completed`) are rejected.

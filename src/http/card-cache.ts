@@ -1,0 +1,35 @@
+/**
+ * HTTP caching of agent cards (A2A 1.0 §8.6.1): `Cache-Control` with a max-age, an `ETag` hashed from the card
+ * as served, and 304 Not Modified for an `If-None-Match` that names it. Both doors answer their card routes
+ * through this, so they send the same validators for the same card.
+ */
+import { createHash } from 'node:crypto'
+
+/**
+ * How long a client may keep a card without asking again: five minutes, the time the gateway itself keeps a
+ * proxied agent's card (`upstream.cardTtlMs`'s default). A client then revalidates with If-None-Match.
+ */
+export const CARD_MAX_AGE_SEC = 300
+
+export interface CardReply {
+  status: 200 | 304
+  headers: Record<string, string>
+  /** The card's JSON; undefined for a 304. */
+  body?: string
+}
+
+/** The reply to a GET of `card`, given the request's If-None-Match. */
+export function cardReply (card: unknown, ifNoneMatch: string | undefined): CardReply {
+  const body = JSON.stringify(card)
+  // Strong: the same card is the same bytes (publicUrl and the request's host are part of it).
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
+  const headers = { 'cache-control': `public, max-age=${CARD_MAX_AGE_SEC}`, etag }
+  if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag)) return { status: 304, headers }
+  return { status: 200, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body }
+}
+
+/** RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly (a W/ prefix does not count). */
+function matches (header: string, etag: string): boolean {
+  const tags = header.split(',').map((tag) => tag.trim())
+  return tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === etag)
+}
