@@ -35,7 +35,7 @@ t.test('a project .ts file: ts-node once per content, then its very answer from 
 })
 
 t.test('anything else goes to ts-node every time: queries (tap mocks), packages, other extensions, CommonJS', async (t) => {
-  const dir = t.testdir({ 'a.ts': 'export {}\n', 'b.js': 'export {}\n' })
+  const dir = t.testdir({ 'a.ts': `export const a = ${Math.random()}\n`, 'b.js': 'export {}\n' })
   const { asked, next } = transpiler()
   const urls = [
     `${pathToFileURL(join(dir, 'a.ts')).href}?tapmock=1`,
