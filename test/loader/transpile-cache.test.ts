@@ -51,5 +51,6 @@ t.test('anything else goes to ts-node every time: queries (tap mocks), packages,
   const commonJs: NextLoad = async () => ({ format: 'commonjs', source: 'module.exports = 1\n' })
   const cjs = pathToFileURL(join(dir, 'a.ts')).href
   t.same(await cachedLoad(cjs, {}, commonJs), { format: 'commonjs', source: 'module.exports = 1\n' })
-  t.same(await cachedLoad(cjs, {}, next), { format: 'module', source: `// transpiled #${asked.length + 1}\n` }, 'CommonJS output is not kept')
+  const again = await cachedLoad(cjs, {}, next)
+  t.same(again, { format: 'module', source: `// transpiled #${asked.length}\n` }, 'CommonJS output was not kept: ts-node is asked again')
 })
