@@ -1,6 +1,7 @@
 /** `npm run example:express`: the demo agent on Express answers like `npm start` and stops on SIGTERM. */
 import t from 'tap'
 import { spawn } from 'node:child_process'
+import { CHILD_EXEC_ARGV } from '../fixtures/gateway-process.js'
 import { once } from 'node:events'
 import { configSchema } from '../../src/gateway/config.js'
 import { URI } from '../fixtures/doors.js'
@@ -8,8 +9,8 @@ import { URI } from '../fixtures/doors.js'
 t.test('the Express example serves the demo agent at /a2a/demo', async (t) => {
   const env: Record<string, string | undefined> = { ...process.env }
   for (const key of Object.keys(configSchema.properties)) delete env[key]
-  // process.execArgv carries tap's TypeScript loader and coverage hooks into the child.
-  const child = spawn(process.execPath, [...process.execArgv, 'examples/express-gateway.ts'], {
+  // CHILD_EXEC_ARGV carries tap's TypeScript loader and coverage hooks into the child.
+  const child = spawn(process.execPath, [...CHILD_EXEC_ARGV, 'examples/express-gateway.ts'], {
     env: { ...env, PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })

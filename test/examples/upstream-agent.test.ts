@@ -4,6 +4,7 @@
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
+import { CHILD_EXEC_ARGV } from '../fixtures/gateway-process.js'
 import { once } from 'node:events'
 import { loadAgentDefinitions } from '../../src/gateway/agent-definitions.js'
 import { startGateway, URI } from '../fixtures/gateway-helpers.js'
@@ -11,8 +12,8 @@ import { startGateway, URI } from '../fixtures/gateway-helpers.js'
 t.test('the example upstream agent behind the gateway', async (t) => {
   const [declared] = await loadAgentDefinitions('examples/proxy/agents.json')
   t.same(declared, { id: 'shop', upstream: { url: 'http://127.0.0.1:9000/' } }, 'the minimal form')
-  // process.execArgv carries tap's TypeScript loader and coverage hooks into the child.
-  const child = spawn(process.execPath, [...process.execArgv, 'examples/upstream-agent.ts'], {
+  // CHILD_EXEC_ARGV carries tap's TypeScript loader and coverage hooks into the child.
+  const child = spawn(process.execPath, [...CHILD_EXEC_ARGV, 'examples/upstream-agent.ts'], {
     env: { ...process.env, UPSTREAM_PORT: '0', UPSTREAM_HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })

@@ -2,14 +2,14 @@
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { helpText } from '../../src/gateway/help.js'
-import { ROOT, startMain, within } from '../fixtures/gateway-process.js'
+import { CHILD_EXEC_ARGV, ROOT, startMain, within } from '../fixtures/gateway-process.js'
 
 // Each child loads the sources through tap's TypeScript loader, which takes a while on a busy machine.
 t.setTimeout(300_000)
 
 t.test('--help prints the environment variables and exits 0 without starting', async (t) => {
   // PORT is invalid on purpose: with --help nothing is read or started.
-  const run = spawnSync(process.execPath, [...process.execArgv, 'src/gateway/main.ts', '--help'], {
+  const run = spawnSync(process.execPath, [...CHILD_EXEC_ARGV, 'src/gateway/main.ts', '--help'], {
     cwd: ROOT, encoding: 'utf8', timeout: 120_000, env: { ...process.env, PORT: 'eighty' }
   })
   t.equal(run.status, 0, run.stderr)

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildIfStale, isStale, STAMP } from '../../scripts/build-if-stale.js'
-import { ROOT } from '../fixtures/gateway-process.js'
+import { CHILD_EXEC_ARGV, ROOT } from '../fixtures/gateway-process.js'
 
 // Each build runs the TypeScript compiler on a one-file project: seconds on a busy machine.
 t.setTimeout(240_000)
@@ -27,12 +27,12 @@ t.test('no dist/: the command line builds; unchanged sources: it does not', asyn
   const dir = project(t)
   t.ok(isStale(dir), 'a fresh clone is stale')
   const script = join(ROOT, 'scripts', 'build-if-stale.js')
-  const first = spawnSync(process.execPath, [...process.execArgv, script], { cwd: dir, encoding: 'utf8', timeout: 120_000 })
+  const first = spawnSync(process.execPath, [...CHILD_EXEC_ARGV, script], { cwd: dir, encoding: 'utf8', timeout: 120_000 })
   t.equal(first.status, 0, first.stderr)
   t.match(first.stdout, /^build: compiling to dist\//)
   t.ok(existsSync(join(dir, 'dist', 'src', 'a.js')))
   t.ok(existsSync(join(dir, STAMP)))
-  const second = spawnSync(process.execPath, [...process.execArgv, script], { cwd: dir, encoding: 'utf8', timeout: 120_000 })
+  const second = spawnSync(process.execPath, [...CHILD_EXEC_ARGV, script], { cwd: dir, encoding: 'utf8', timeout: 120_000 })
   t.equal(second.status, 0, second.stderr)
   t.equal(second.stdout, 'build: dist/ is up to date\n')
 })

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { pathToFileURL } from 'node:url'
 import { packageOf, packagesLoaded } from '../fixtures/load-recorder.js'
-import { ROOT } from '../fixtures/gateway-process.js'
+import { CHILD_EXEC_ARGV, ROOT } from '../fixtures/gateway-process.js'
 
 // Each child loads the sources through tap's TypeScript loader, which takes a while on a busy machine.
 t.setTimeout(120_000)
@@ -22,13 +22,13 @@ t.test('packageOf names the package of a node_modules URL (scoped, nested) and n
 })
 
 t.test('the root entry loads ajv and nothing else', async (t) => {
-  const report = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('index')] })
+  const report = await packagesLoaded({ execArgv: CHILD_EXEC_ARGV, cwd: ROOT, ownDir: ROOT, specifiers: [entry('index')] })
   t.equal(report.code, 0, report.stderr)
   t.same(report.packages, ['ajv'])
 })
 
 t.test('the Fastify door loads its plugin helpers and the SDK, not the runtime, the gateway or a database driver', async (t) => {
-  const report = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('fastify')] })
+  const report = await packagesLoaded({ execArgv: CHILD_EXEC_ARGV, cwd: ROOT, ownDir: ROOT, specifiers: [entry('fastify')] })
   t.equal(report.code, 0, report.stderr)
   t.ok(report.packages.includes('fastify-plugin'), report.packages.join(', '))
   t.ok(report.packages.includes('@a2a-js/sdk'))
@@ -38,7 +38,7 @@ t.test('the Fastify door loads its plugin helpers and the SDK, not the runtime, 
 })
 
 t.test('the Express door loads express and the SDK, not Fastify, the runtime, the gateway or a database driver', async (t) => {
-  const report = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('express')] })
+  const report = await packagesLoaded({ execArgv: CHILD_EXEC_ARGV, cwd: ROOT, ownDir: ROOT, specifiers: [entry('express')] })
   t.equal(report.code, 0, report.stderr)
   t.ok(report.packages.includes('express'), report.packages.join(', '))
   t.ok(report.packages.includes('@a2a-js/sdk'))
@@ -48,7 +48,7 @@ t.test('the Express door loads express and the SDK, not Fastify, the runtime, th
 })
 
 t.test('the service entry loads the SDK and no web framework, runtime or database driver', async (t) => {
-  const report = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('service')] })
+  const report = await packagesLoaded({ execArgv: CHILD_EXEC_ARGV, cwd: ROOT, ownDir: ROOT, specifiers: [entry('service')] })
   t.equal(report.code, 0, report.stderr)
   t.ok(report.packages.includes('@a2a-js/sdk'), report.packages.join(', '))
   for (const heavy of ['fastify', 'fastify-plugin', 'express', 'yaml', 'minisearch', 'pg', 'kysely']) {
@@ -57,12 +57,12 @@ t.test('the service entry loads the SDK and no web framework, runtime or databas
 })
 
 t.test('only the PostgreSQL entry loads pg and Kysely', async (t) => {
-  const runtime = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('runtime'), entry('gateway')] })
+  const runtime = await packagesLoaded({ execArgv: CHILD_EXEC_ARGV, cwd: ROOT, ownDir: ROOT, specifiers: [entry('runtime'), entry('gateway')] })
   t.equal(runtime.code, 0, runtime.stderr)
   t.ok(runtime.packages.includes('minisearch'))
   t.notOk(runtime.packages.includes('pg'))
   t.notOk(runtime.packages.includes('kysely'))
-  const postgres = await packagesLoaded({ execArgv: process.execArgv, cwd: ROOT, ownDir: ROOT, specifiers: [entry('postgres')] })
+  const postgres = await packagesLoaded({ execArgv: CHILD_EXEC_ARGV, cwd: ROOT, ownDir: ROOT, specifiers: [entry('postgres')] })
   t.equal(postgres.code, 0, postgres.stderr)
   t.ok(postgres.packages.includes('pg'))
   t.ok(postgres.packages.includes('kysely'))
