@@ -29,7 +29,7 @@ const DATA_DIR_VARIABLE = 'A2A_CONVERSE_BENCH_DATA_DIR'
 /** Child: the gateway with the demo agent, state in the embedded database. */
 export async function buildEmbeddedGateway (): Promise<FastifyInstance> {
   // The rate limit off: the load generator is one client address.
-  return await buildGateway({ config: loadConfig({ STATE: 'embedded', DATA_DIR: process.env[DATA_DIR_VARIABLE], LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }) })
+  return await buildGateway({ config: loadConfig({ STATE: 'embedded', DATA_DIR: process.env[DATA_DIR_VARIABLE], LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' }) })
 }
 
 export { buildMemoryGateway }

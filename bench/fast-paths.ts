@@ -26,7 +26,7 @@ export const KEEP_THRESHOLD = 1.1
 /** The gateway of a bench child; fails when the lean switch it was started with reached no dispatcher. */
 export async function buildGatewayApp (): Promise<FastifyInstance> {
   // The rate limit off, as in every gateway child of the bench (the default limit would answer the load 429).
-  const app = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }) })
+  const app = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' }) })
   if (switchesOff().has('lean') && switchCounts.dispatchersWithoutLean === 0) {
     await app.close()
     throw new Error('BENCH_FAST_PATHS_OFF=lean reached no A2ADispatcher: see bench/fast-path-hooks.ts')

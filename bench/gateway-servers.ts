@@ -87,8 +87,8 @@ export const BENCH_API_KEY = 'bench-key-0123456789abcdef'
 /** The gateway; `keys`: an API key required; `mcpPerRequest`: the MCP door without its fast path (a new server per request). */
 export async function startGateway (keys = false, mcpPerRequest = false): Promise<RunningServer> {
   const env = keys
-    ? { STATE: 'memory', LOG_LEVEL: 'silent', A2A_API_KEYS: `bench:${BENCH_API_KEY}`, RATE_LIMIT_MAX: '10000000' }
-    : { STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }
+    ? { STATE: 'memory', LOG_LEVEL: 'silent', A2A_API_KEYS: `bench:${BENCH_API_KEY}`, RATE_LIMIT_MAX: '10000000', MAX_CONVERSATIONS_PER_CALLER: '10000000' }
+    : { STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' }
   const app = await buildGateway({ config: loadConfig(env), mcpDirectToolCalls: !mcpPerRequest })
   return { url: await listenFastify(app), path: '/a2a/demo', http: app.server, close: () => app.close() }
 }
@@ -153,7 +153,7 @@ export async function startUpstreamAgent (): Promise<RunningServer> {
 
 /** The gateway in proxy mode in front of `upstreamUrl` (the minimal agents-file form), operator API and rate limit off (one load-generator address). */
 export async function startProxy (upstreamUrl: string): Promise<RunningServer> {
-  const app = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }), agents: [{ id: 'echo', upstream: { url: upstreamUrl } }] })
+  const app = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' }), agents: [{ id: 'echo', upstream: { url: upstreamUrl } }] })
   return { url: await listenFastify(app), path: '/a2a/echo', http: app.server, close: () => app.close() }
 }
 

@@ -43,13 +43,13 @@ function databaseUrl (): string | undefined {
 export async function buildPostgresGateway (): Promise<FastifyInstance> {
   return await buildGateway({
     // The rate limit off: the load generator is one client address.
-    config: loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', DATABASE_URL: databaseUrl(), DATABASE_SCHEMA: process.env[SCHEMA_VARIABLE] })
+    config: loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000', DATABASE_URL: databaseUrl(), DATABASE_SCHEMA: process.env[SCHEMA_VARIABLE] })
   })
 }
 
 /** Child: the same gateway with its in-memory default. */
 export async function buildMemoryGateway (): Promise<FastifyInstance> {
-  return await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }) })
+  return await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' }) })
 }
 
 /** Sends the request once and checks the reply is the demo's answer with its envelope; returns its byte size. */
