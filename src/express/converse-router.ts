@@ -15,9 +15,9 @@ import type { ServiceLogger } from '../a2a/backend.js'
 import { writeStream } from '../http/node-stream-writer.js'
 import type { Authenticator } from '../auth/authenticator.js'
 import { createBoundA2AService } from '../bindings/index.js'
-import { HTTP_JSON_PATH } from '../bindings/http-json/binding.js'
+import { HTTP_JSON_PATH, type HttpJsonReply } from '../bindings/http-json/binding.js'
 import { restErrorBody } from '../bindings/http-json/errors.js'
-import { unknownAgentBody, type RequestBody } from '../bindings/jsonrpc/binding.js'
+import { unknownAgentBody, type A2AReply, type RequestBody } from '../bindings/jsonrpc/binding.js'
 import {
   baseUrlOf, createConverseExtension,
   type BaseUrlOption, type ConverseAgentOptions, type ConverseExtension, type ConverseExtensionOptions
@@ -175,23 +175,27 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     }
     const body = request.readableEnded ? alreadyRead(request) : await readRequestBody(request, bodyLimit)
     if (body === undefined) return
+    await serve(response, async (signal) => await service.handle({ ...fromDoor(request, agentId, signal), body }),
+      (reply) => response.status(reply.status).set(reply.headers).json(reply.body))
+  }
+
+  /** What every binding's request carries from the door: the agent, headers, query, signal, log, the client. */
+  function fromDoor (request: Request, agentId: string, signal: AbortSignal) {
+    return { agentId, headers: request.headers, query: request.query as Record<string, unknown>, signal, log: logFor(request), doorRequest: request, clientAddress: request.ip }
+  }
+
+  /** Asks a binding and writes its answer: `writeJson` for JSON, else the frames of a stream. */
+  async function serve<Reply extends A2AReply | HttpJsonReply> (
+    response: Response, ask: (signal: AbortSignal) => Promise<Reply>, writeJson: (reply: Extract<Reply, { kind: 'json' }>) => void
+  ): Promise<void> {
     const controller = new AbortController()
     // A client that goes away before its JSON reply cancels what the backend is waiting for (an upstream request).
     const abort = (): void => controller.abort()
     response.once('close', abort)
-    const reply = await service.handle({
-      agentId,
-      headers: request.headers,
-      query: request.query as Record<string, unknown>,
-      body,
-      signal: controller.signal,
-      log: logFor(request),
-      doorRequest: request,
-      clientAddress: request.ip
-    })
+    const reply = await ask(controller.signal)
     response.off('close', abort)
     if (reply.kind === 'json') {
-      response.status(reply.status).set(reply.headers).json(reply.body)
+      writeJson(reply as Extract<Reply, { kind: 'json' }>)
       return
     }
     const done = writeStream(response, reply, controller)
@@ -210,34 +214,18 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     let body: RequestBody | undefined = { kind: 'absent' }
     if (request.method !== 'GET') body = request.readableEnded ? alreadyRead(request) : await readRequestBody(request, bodyLimit)
     if (body === undefined) return
-    const controller = new AbortController()
-    const abort = (): void => controller.abort()
-    response.once('close', abort)
-    const reply = await service.handleHttpJson({
-      agentId,
+    await serve(response, async (signal) => await service.handleHttpJson({
+      ...fromDoor(request, agentId, signal),
       httpMethod: request.method,
       // The path after <mount>/a2a/<id>/rest as sent (mounted with `use`, `req.path` is that rest and is not decoded:
       // the binding decodes each segment, and answers one that cannot be decoded itself).
       path: request.path,
-      headers: request.headers,
-      query: request.query as Record<string, unknown>,
-      body,
-      signal: controller.signal,
-      log: logFor(request),
-      doorRequest: request,
-      clientAddress: request.ip
-    })
-    response.off('close', abort)
-    if (reply.kind === 'json') {
+      body
+    }), (reply) => {
       response.status(reply.status).set(reply.headers)
       if (reply.body === undefined) response.end()
       else response.send(JSON.stringify(reply.body))
-      return
-    }
-    const done = writeStream(response, reply, controller)
-    streams.set(controller, done)
-    await done
-    streams.delete(controller)
+    })
   }
 
   const router = Router() as ConverseRouter

@@ -13,8 +13,8 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { writeStream } from '../http/node-stream-writer.js'
 import { createBoundA2AService } from '../bindings/index.js'
-import { HTTP_JSON_PATH } from '../bindings/http-json/binding.js'
-import { unknownAgentBody, type RequestBody, type StreamReply } from '../bindings/jsonrpc/binding.js'
+import { HTTP_JSON_PATH, type HttpJsonReply } from '../bindings/http-json/binding.js'
+import { unknownAgentBody, type A2AReply, type RequestBody, type StreamReply } from '../bindings/jsonrpc/binding.js'
 import { errorResponse, internalError, invalidRequest, rateLimited, type JsonRpcError } from '../jsonrpc/errors.js'
 import { restErrorBody } from '../bindings/http-json/errors.js'
 import { RateLimitedError } from '../http/rate-limited-error.js'
@@ -90,25 +90,35 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   /** The agent a request is for: the path's, or the root endpoint's. */
   const agentOf = (request: RouteRequest): string => request.params.agentId ?? resolved.rootAgentId as string
 
-  async function answer (request: RouteRequest, reply: FastifyReply, body: RequestBody): Promise<unknown> {
+  /** What every binding's request carries from the door: the agent, headers, query, signal, log, the client. */
+  const fromDoor = (request: RouteRequest, signal: AbortSignal) => ({
+    agentId: agentOf(request),
+    headers: request.headers,
+    query: request.query as Record<string, unknown>,
+    signal,
+    log: request.log,
+    doorRequest: request,
+    clientAddress: request.ip
+  })
+
+  /** Asks a binding and writes its answer: JSON (none for a 204), or the frames of a stream. */
+  async function serve (reply: FastifyReply, ask: (signal: AbortSignal) => Promise<A2AReply | HttpJsonReply>): Promise<unknown> {
     const controller = new AbortController()
     // A client that goes away before its JSON reply cancels what the backend is waiting for (an upstream request).
     const abort = (): void => controller.abort()
     reply.raw.once('close', abort)
-    const result = await service.handle({
-      agentId: agentOf(request),
-      headers: request.headers,
-      query: request.query as Record<string, unknown>,
-      body,
-      signal: controller.signal,
-      log: request.log,
-      doorRequest: request,
-      clientAddress: request.ip
-    })
+    const result = await ask(controller.signal)
     reply.raw.off('close', abort)
     if (result.kind === 'json') return reply.code(result.status).headers(result.headers).send(result.body)
     return await writeHijacked(reply, result, controller)
   }
+
+  const answer = async (request: RouteRequest, reply: FastifyReply, body: RequestBody): Promise<unknown> =>
+    await serve(reply, async (signal) => await service.handle({ ...fromDoor(request, signal), body }))
+
+  /** An HTTP+JSON request: the path after <agent>/rest goes to the binding. */
+  const answerHttpJson = async (request: RouteRequest, reply: FastifyReply, body: RequestBody): Promise<unknown> =>
+    await serve(reply, async (signal) => await service.handleHttpJson({ ...fromDoor(request, signal), httpMethod: request.method, path: rawTail(request), body }))
 
   /** Writes SSE frames on the raw response, the stream known to close() until it ends. */
   async function writeHijacked (reply: FastifyReply, result: StreamReply, controller: AbortController): Promise<FastifyReply> {
@@ -122,28 +132,6 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     await done
     streams.delete(controller)
     return reply
-  }
-
-  /** An HTTP+JSON request: the service's binding answers, the door writes JSON (none for a 204) or the frames. */
-  async function answerHttpJson (request: RouteRequest, reply: FastifyReply, body: RequestBody): Promise<unknown> {
-    const controller = new AbortController()
-    const abort = (): void => controller.abort()
-    reply.raw.once('close', abort)
-    const result = await service.handleHttpJson({
-      agentId: agentOf(request),
-      httpMethod: request.method,
-      path: rawTail(request),
-      headers: request.headers,
-      query: request.query as Record<string, unknown>,
-      body,
-      signal: controller.signal,
-      log: request.log,
-      doorRequest: request,
-      clientAddress: request.ip
-    })
-    reply.raw.off('close', abort)
-    if (result.kind === 'json') return reply.code(result.status).headers(result.headers).send(result.body)
-    return await writeHijacked(reply, result, controller)
   }
 
   const handler = (request: RouteRequest, reply: FastifyReply) =>
