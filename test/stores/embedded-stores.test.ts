@@ -23,7 +23,7 @@ t.teardown(async () => await database.close())
 const report = await migrate(database.db, { schema: 'converse_test' })
 
 t.test('the server\'s migrations apply as they are', async (t) => {
-  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds'])
+  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts'])
   t.same((await migrate(database.db, { schema: 'converse_test' })).applied, [], 'and again: nothing to do')
 })
 
@@ -46,6 +46,34 @@ t.test('a conversation created on the locked path (fn gave up on the optimistic 
   await store.update(agentId, 'second', once, { owner: 'caller:alice' })
   t.equal(await store.exists(agentId, 'first'), false, 'the overflow went in the creating transaction')
   t.ok(await store.exists(agentId, 'second'))
+})
+
+t.test('each owner\'s counter (migration 0007) follows its conversations: created, evicted, deleted, placeholders not counted', async (t) => {
+  const store = new PostgresConversationStore(database, { maxConversationsPerCaller: 3 })
+  const agentId = `counted-${process.pid}`
+  const create = async (contextId: string, owner: string): Promise<void> => {
+    await store.update(agentId, contextId, (state) => state ?? newConversationState(agentId, contextId), { owner })
+  }
+  const counters = async (): Promise<{ counted: unknown, held: unknown }> => {
+    const held = await database.db.executeQuery(CompiledQuery.raw(`select owner, held from converse_test.converse_conversation_owners
+      where agent_id = '${agentId}' and held > 0 order by owner`))
+    const counted = await database.db.executeQuery(CompiledQuery.raw(`select owner, count(*)::int as held from converse_test.converse_conversations
+      where agent_id = '${agentId}' and owner is not null and state is not null group by owner order by owner`))
+    return { counted: counted.rows, held: held.rows }
+  }
+  for (let n = 0; n < 5; n++) await create(`alice-${n}`, 'caller:alice')
+  await create('bob-0', 'caller:bob')
+  await create('bob-1', 'caller:bob')
+  await database.db.executeQuery(CompiledQuery.raw(`insert into converse_test.converse_conversations (agent_id, context_id) values ('${agentId}', 'placeholder')`))
+  let { counted, held } = await counters()
+  t.same(held, [{ owner: 'caller:alice', held: 3 }, { owner: 'caller:bob', held: 2 }], 'alice at her cap (the overflow went), bob at 2')
+  t.same(held, counted, 'the counters are the count')
+  await t.rejects(store.admit(agentId, 'caller:alice'), { name: 'CallerCapError' }, 'the cap reads the counter')
+  await store.delete(agentId, 'alice-4')
+  await store.admit(agentId, 'caller:alice')
+  ;({ counted, held } = await counters())
+  t.same(held, [{ owner: 'caller:alice', held: 2 }, { owner: 'caller:bob', held: 2 }], 'a delete counts down')
+  t.same(held, counted)
 })
 
 t.test('task reservations (MAX_OPEN_TASKS_PER_CALLER before a turn is recorded)', async (t) => {

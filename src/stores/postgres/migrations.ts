@@ -27,6 +27,7 @@ export const TASK_TURN_LOCKS_TABLE = 'converse_task_turn_locks'
 export const UPSTREAM_TASKS_TABLE = 'converse_upstream_tasks'
 export const UPSTREAM_CONTEXTS_TABLE = 'converse_upstream_contexts'
 export const TASK_RESERVATIONS_TABLE = 'converse_task_reservations'
+export const CONVERSATION_OWNERS_TABLE = 'converse_conversation_owners'
 
 export interface MigrateOptions {
   /** The schema to create (if missing) and migrate. Default: the connection's `current_schema()`. */
@@ -227,6 +228,49 @@ function addCallerBounds (schema: string): Migration {
   }
 }
 
+/**
+ * How many conversations each owner holds per agent, kept by a trigger on every row change, so that the cap's check
+ * and the overflow's size read one row instead of counting the owner's conversations (a count of up to
+ * MAX_CONVERSATIONS_PER_CALLER rows on every new conversation: 1.4 ms and 4.8 ms on the embedded database at 550).
+ * A row counts when it has an owner and a state (a placeholder row, state NULL, does not). The counter row is
+ * locked by the change until it commits, so two new conversations of one owner count one after the other.
+ */
+function countOwnedConversations (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      for (const statement of [
+        `create table ${CONVERSATION_OWNERS_TABLE} (
+          agent_id text collate "C" not null,
+          owner text collate "C" not null,
+          held integer not null,
+          constraint ${CONVERSATION_OWNERS_TABLE}_pkey primary key (agent_id, owner)
+        )`,
+        `insert into ${CONVERSATION_OWNERS_TABLE} (agent_id, owner, held)
+          select agent_id, owner, count(*) from ${CONVERSATIONS_TABLE} where owner is not null and state is not null
+          group by agent_id, owner`,
+        `create function ${CONVERSATION_OWNERS_TABLE}_count () returns trigger language plpgsql as $$
+        declare
+          was boolean := tg_op <> 'INSERT' and old.owner is not null and old.state is not null;
+          is_now boolean := tg_op <> 'DELETE' and new.owner is not null and new.state is not null;
+          moved boolean := was and is_now and (old.agent_id, old.owner) is distinct from (new.agent_id, new.owner);
+        begin
+          if was and (moved or not is_now) then
+            update ${CONVERSATION_OWNERS_TABLE} set held = held - 1 where agent_id = old.agent_id and owner = old.owner;
+          end if;
+          if is_now and (moved or not was) then
+            insert into ${CONVERSATION_OWNERS_TABLE} as counted (agent_id, owner, held) values (new.agent_id, new.owner, 1)
+              on conflict (agent_id, owner) do update set held = counted.held + 1;
+          end if;
+          return null;
+        end $$`,
+        `create trigger ${CONVERSATION_OWNERS_TABLE}_count after insert or delete or update of owner, state, agent_id
+          on ${CONVERSATIONS_TABLE} for each row execute function ${CONVERSATION_OWNERS_TABLE}_count()`
+      ]) await sql.raw(statement).execute(db)
+    }
+  }
+}
+
 /** The terminal states as the task table writes them (status_state). */
 const OPEN_EXCLUDED = "'TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED', 'TASK_STATE_REJECTED'"
 
@@ -250,7 +294,8 @@ function histories (schema: string): History[] {
         '0003_task_turn_locks': createTaskTurnLocks(schema),
         '0004_upstream_ownership': createUpstreamOwnership(schema),
         '0005_task_callers': addTaskCallers(schema),
-        '0006_caller_bounds': addCallerBounds(schema)
+        '0006_caller_bounds': addCallerBounds(schema),
+        '0007_conversation_owner_counts': countOwnedConversations(schema)
       }
     }
   ]

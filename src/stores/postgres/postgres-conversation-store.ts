@@ -19,7 +19,7 @@ import {
 import { DEFAULT_MAX_CONVERSATIONS_PER_CALLER } from '../memory-conversation-store.js'
 import { KeyedLock } from '../keyed-lock.js'
 import { isConnectionFailure, toStoreError } from './connection-errors.js'
-import { CONVERSATIONS_TABLE, CONVERSATION_TASKS_TABLE } from './migrations.js'
+import { CONVERSATION_OWNERS_TABLE, CONVERSATIONS_TABLE, CONVERSATION_TASKS_TABLE } from './migrations.js'
 import type { PostgresDatabase } from './postgres-database.js'
 
 export interface PostgresConversationStoreOptions extends Partial<ConversationLimits> {
@@ -77,22 +77,25 @@ const LOCK = `select state, version from ${CONVERSATIONS_TABLE} where agent_id =
 /** A row to lock for a new conversation; returns nothing when another transaction created it first. */
 const INSERT_PLACEHOLDER = `insert into ${CONVERSATIONS_TABLE} (agent_id, context_id) values ($1, $2)
   on conflict do nothing returning state, version`
-/** Whether the owner ($2) holds the cap ($3) of the agent's ($1) conversations: reads at most the cap's index entries. */
-const AT_CAP = `select count(*)::int as held from (select 1 from ${CONVERSATIONS_TABLE}
-  where agent_id = $1 and owner = $2 and state is not null limit $3) as owned`
+/** How many conversations the owner ($2) holds of the agent ($1): its counter row (migration 0007). */
+const HELD = `select coalesce((select held from ${CONVERSATION_OWNERS_TABLE} where agent_id = $1 and owner = $2), 0) as held`
 /**
  * The owner's ($7) conversations past the cap ($8) when one more ($2) was created: its least recently written ones
- * that no transaction holds (the memory store's "idle"), never the new one and never another owner's. Counted without
- * the new row, so it reads alike in the creating statement's snapshot (which does not see it) and after it.
+ * that no transaction holds (the memory store's "idle"), never the new one and never another owner's. `$held` is
+ * what the owner holds besides the new one.
  */
-const OVERFLOW = `select agent_id, context_id from ${CONVERSATIONS_TABLE}
+const overflow = (held: string): string => `select agent_id, context_id from ${CONVERSATIONS_TABLE}
   where agent_id = $1 and owner = $7 and context_id <> $2 and state is not null
   order by write_seq
-  limit greatest(0, (select count(*) from ${CONVERSATIONS_TABLE} where agent_id = $1 and owner = $7 and context_id <> $2) + 1 - $8::int)
+  limit greatest(0, ${held} + 1 - $8::int)
   for update skip locked`
-/** The overflow removed after a new conversation's locked write (its task index follows: cascade). */
+const HELD_BY_OWNER = `coalesce((select held from ${CONVERSATION_OWNERS_TABLE} where agent_id = $1 and owner = $7), 0)`
+/**
+ * The overflow removed after a new conversation's locked write (its task index follows: cascade). The write's trigger
+ * has counted the new one by then.
+ */
 const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_id, context_id) in (
-  select agent_id, context_id from (${OVERFLOW.replaceAll('$7', '$3').replaceAll('$8', '$4')}) as overflow)`
+  select agent_id, context_id from (${overflow(`(${HELD_BY_OWNER} - 1)`).replaceAll('$7', '$3').replaceAll('$8', '$4')}) as overflow)`
 /**
  * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
  * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
@@ -105,7 +108,7 @@ const INSERT_NEW = `with conversation as (
     returning version
   ), evicted as (
     delete from ${CONVERSATIONS_TABLE} where $7::text is not null and exists (select 1 from conversation)
-      and (agent_id, context_id) in (select agent_id, context_id from (${OVERFLOW}) as overflow)
+      and (agent_id, context_id) in (select agent_id, context_id from (${overflow(HELD_BY_OWNER)}) as overflow)
   ), indexed as (
     insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
     select $1, task_id, $2 from conversation, unnest($6::text[]) as task_id
@@ -238,7 +241,7 @@ export class PostgresConversationStore implements ConversationStore {
   /** As the memory store: refuses a new conversation of `owner` when it holds maxConversationsPerCaller of the agent. */
   async admit (agentId: string, owner: string): Promise<void> {
     this.#assertOpen()
-    const { rows } = await this.#query<{ held: number }>(AT_CAP, [agentId, owner, this.maxConversationsPerCaller])
+    const { rows } = await this.#query<{ held: number }>(HELD, [agentId, owner])
     if (rows[0].held < this.maxConversationsPerCaller) return
     throw new CallerCapError('MAX_CONVERSATIONS_PER_CALLER', this.maxConversationsPerCaller,
       `this caller has ${this.maxConversationsPerCaller} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
