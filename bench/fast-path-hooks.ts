@@ -15,7 +15,7 @@ export function initialize (data: Switches): void {
 }
 
 /** The module redirected and its replacement (src/ under dist/ once built). */
-const DISPATCHER = '/src/jsonrpc/dispatch.js'
+const DISPATCHER = '/src/backends/local/dispatch.js'
 const REPLACEMENT = new URL('./dispatch-without-lean.js', import.meta.url).href
 
 export async function resolve (specifier: string, context: ResolveContext, next: NextResolve): Promise<{ url: string, shortCircuit?: boolean }> {

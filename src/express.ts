@@ -8,4 +8,4 @@ export {
   type DecorateRouteOptions, type ExpressUrlOption
 } from './express/converse-router.js'
 export type { EndpointCapabilities } from './http/endpoint-options.js'
-export type { A2ABackend, ServiceLogger } from './a2a/backend.js'
+export type { A2ABackend, ServiceLogger } from './protocol/backend.js'

@@ -13,5 +13,5 @@ export {
 } from './fastify/a2a-endpoint.js'
 export { mcpEndpoint, type McpEndpointOptions } from './fastify/mcp-endpoint.js'
 // What `a2aEndpoint`'s `events` option takes.
-export type { TaskEventSource, TaskStreamEvent } from './jsonrpc/task-event-relay.js'
+export type { TaskEventSource, TaskStreamEvent } from './backends/local/task-event-relay.js'
 export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'

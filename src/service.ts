@@ -16,28 +16,28 @@ export {
   answerHttpJson, HTTP_JSON_PATH, type HttpJsonRequest, type HttpJsonReply
 } from './bindings/http-json/binding.js'
 export { restErrorBody, restStatusOf, type RestErrorBody } from './bindings/http-json/errors.js'
-export type { A2ABackend, BackendContext, Caller, ServiceLogger } from './a2a/backend.js'
+export type { A2ABackend, BackendContext, Caller, ServiceLogger } from './protocol/backend.js'
 export {
   createAuthenticator, AuthenticationError, AuthenticationUnavailableError,
   type ApiKeyCredential, type Authenticator, type AuthenticatorOptions, type JwtOptions
 } from './auth/authenticator.js'
 export { cardSecurity, type CardSecurity } from './auth/card-security.js'
-export { localBackend, A2AReplyError, type LocalBackendOptions } from './a2a/local-backend.js'
-export { createTaskWriter, type TaskWriter } from './a2a/task-writer.js'
+export { localBackend, A2AReplyError, type LocalBackendOptions } from './backends/local/local-backend.js'
+export { createTaskWriter, type TaskWriter } from './events/task-writer.js'
 export { writeStream } from './http/node-stream-writer.js'
 export { frame, errorFrame, SSE_HEADERS } from './bindings/jsonrpc/sse.js'
-export type { AgentFacts, CheckedRequest } from './jsonrpc/check-request.js'
-export type { JsonRpcError, JsonRpcErrorResponse, JsonRpcResponse, JsonRpcId } from './jsonrpc/errors.js'
+export type { AgentFacts, CheckedRequest } from './protocol/check-request.js'
+export type { JsonRpcError, JsonRpcErrorResponse, JsonRpcResponse, JsonRpcId } from './protocol/errors.js'
 // What an endpoint agent's `turnLock` option takes (one turn at a time per task).
 export {
   MemoryTaskTurnLock, TaskBusyError, taskTurnKey, DEFAULT_TURN_WAIT_TIMEOUT_MS,
   type TaskTurnLock, type TaskTurnKey, type TaskTurnRelease, type MemoryTaskTurnLockOptions
 } from './stores/task-turn-lock.js'
 // Proxy mode: another A2A 1.0 agent as a backend, and envelopes from an HTTP service (both load undici).
-export { upstreamBackend, type UpstreamBackendOptions } from './proxy/upstream-backend.js'
-export { upstreamCardSource, parseUpstreamCard, UpstreamCardError, type UpstreamCard, type UpstreamCardSource, type UpstreamCardSourceOptions } from './proxy/upstream-card.js'
-export { startUpstreamAgent, UPSTREAM_DEFAULTS, type UpstreamAgent, type UpstreamAgentOptions } from './proxy/upstream-agent.js'
-export { UpstreamErrorCode, UpstreamError } from './proxy/upstream-errors.js'
+export { upstreamBackend, type UpstreamBackendOptions } from './backends/proxy/upstream-backend.js'
+export { upstreamCardSource, parseUpstreamCard, UpstreamCardError, type UpstreamCard, type UpstreamCardSource, type UpstreamCardSourceOptions } from './backends/proxy/upstream-card.js'
+export { startUpstreamAgent, UPSTREAM_DEFAULTS, type UpstreamAgent, type UpstreamAgentOptions } from './backends/proxy/upstream-agent.js'
+export { UpstreamErrorCode, UpstreamError } from './backends/proxy/upstream-errors.js'
 export {
   httpEnvelopeProvider, perAgentEnvelopeProvider, EnvelopeServiceError,
   type HttpEnvelopeProvider, type HttpEnvelopeProviderOptions

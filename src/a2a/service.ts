@@ -23,14 +23,14 @@ import { AuthenticationUnavailableError } from '../auth/errors.js'
 import type { ConverseExtension, Negotiated } from '../core/converse-extension.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import { checkCall, type CheckedRequest } from '../jsonrpc/check-request.js'
+import { checkCall, type CheckedRequest } from '../protocol/check-request.js'
 import {
   CONVERSE_ERROR_DOMAIN, ERROR_INFO_TYPE, internalError, JsonRpcErrorCode, tooManyStreams, unauthenticated,
   type JsonRpcError, type JsonRpcId
-} from '../jsonrpc/errors.js'
-import { STREAMING_METHODS } from '../jsonrpc/methods.js'
-import { A2A_VERSION_HEADER, requestedVersion } from '../jsonrpc/version.js'
-import type { A2ABackend, BackendContext, Caller, ServiceLogger } from './backend.js'
+} from '../protocol/errors.js'
+import { STREAMING_METHODS } from '../protocol/methods.js'
+import { A2A_VERSION_HEADER, requestedVersion } from '../protocol/version.js'
+import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../protocol/backend.js'
 import { callerKey } from '../stores/caller-key.js'
 
 /** Service parameters (A2A 1.0 §3.2.6): HTTP headers, lower-case names, as Node gives them. */

@@ -18,7 +18,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose'
-import type { Caller } from '../a2a/backend.js'
+import type { Caller } from '../protocol/backend.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { AuthenticationError, AuthenticationUnavailableError } from './errors.js'
 

@@ -11,7 +11,7 @@
  * (`app.use('/v1', router)` moves the routes and, through `req.baseUrl`, the URLs the cards name).
  */
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express'
-import type { ServiceLogger } from '../a2a/backend.js'
+import type { ServiceLogger } from '../protocol/backend.js'
 import { writeStream } from '../http/node-stream-writer.js'
 import type { Authenticator } from '../auth/authenticator.js'
 import { createBoundA2AService } from '../bindings/index.js'
@@ -29,8 +29,8 @@ import { endpointAuthentication, endpointBackends, resolveEndpointOptions, type 
 import { readRequestBody } from '../http/request-body.js'
 import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
-import { errorResponse, internalError } from '../jsonrpc/errors.js'
-import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
+import { errorResponse, internalError } from '../protocol/errors.js'
+import type { TaskEventSource } from '../backends/local/task-event-relay.js'
 
 export type ExpressUrlOption = BaseUrlOption<Request>
 

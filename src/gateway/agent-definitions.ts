@@ -4,7 +4,7 @@ import { Ajv, type ErrorObject } from 'ajv'
 import { parse as parseYaml } from 'yaml'
 import { validateRoutineDeclarations, type RoutineDeclaration } from '../core/routine-declarations.js'
 import type { OutOfScopeTopic } from '../runtime/knowledge-base.js'
-import { UPSTREAM_ERROR_DETAILS, type UpstreamErrorDetails } from '../proxy/upstream-errors.js'
+import { UPSTREAM_ERROR_DETAILS, type UpstreamErrorDetails } from '../backends/proxy/upstream-errors.js'
 import { packageRoot } from './package-root.js'
 
 /** Where a proxied agent runs (proxy mode): another A2A 1.0 agent the gateway stands in front of. */

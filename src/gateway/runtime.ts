@@ -4,7 +4,7 @@
  * (examples/express-gateway.ts) mount the same runtime on their doors.
  */
 import type { TaskStore } from '@a2a-js/sdk/server'
-import type { A2ABackend, ServiceLogger } from '../a2a/backend.js'
+import type { A2ABackend, ServiceLogger } from '../protocol/backend.js'
 import type { AgentCardInput } from '../core/converse-extension.js'
 import type { EnvelopeProvider } from '../core/envelope-provider.js'
 import { httpEnvelopeProvider, perAgentEnvelopeProvider, type HttpEnvelopeProvider } from '../core/http-envelope-provider.js'
@@ -16,9 +16,9 @@ import type { ConversationStore } from '../stores/conversation-store.js'
 import { MemoryUpstreamOwnershipStore } from '../stores/memory-upstream-ownership-store.js'
 import type { UpstreamOwnershipStore } from '../stores/upstream-ownership-store.js'
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
-import { ownedUpstreamBackend } from '../proxy/owned-upstream-backend.js'
-import { takeoverBackend } from '../proxy/takeover-backend.js'
-import { startUpstreamAgent, type UpstreamAgent } from '../proxy/upstream-agent.js'
+import { ownedUpstreamBackend } from '../backends/proxy/owned-upstream-backend.js'
+import { takeoverBackend } from '../backends/proxy/takeover-backend.js'
+import { startUpstreamAgent, type UpstreamAgent } from '../backends/proxy/upstream-agent.js'
 import type { AgentDefinition } from './agent-definitions.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
 

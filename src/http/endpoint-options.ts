@@ -4,10 +4,10 @@
  */
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import type { Authenticator } from '../auth/authenticator.js'
-import type { A2ABackend } from '../a2a/backend.js'
-import { localBackend } from '../a2a/local-backend.js'
+import type { A2ABackend } from '../protocol/backend.js'
+import { localBackend } from '../backends/local/local-backend.js'
 import { InvalidOptionError } from '../core/errors.js'
-import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
+import type { TaskEventSource } from '../backends/local/task-event-relay.js'
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { ResolvedAgent } from '../core/converse-extension.js'
 

@@ -22,7 +22,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import {
   CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type JSONRPCRequest, type RequestId, type Tool
 } from '@modelcontextprotocol/sdk/types.js'
-import type { Caller, ServiceLogger } from '../a2a/backend.js'
+import type { Caller, ServiceLogger } from '../protocol/backend.js'
 import type { A2AService } from '../a2a/service.js'
 import type { RequestBody } from '../bindings/jsonrpc/binding.js'
 import { requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
@@ -30,7 +30,7 @@ import type { ConverseExtension, ResolvedAgent } from '../core/converse-extensio
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import { errorResponse, type JsonRpcResponse } from '../jsonrpc/errors.js'
+import { errorResponse, type JsonRpcResponse } from '../protocol/errors.js'
 import { connectDirectExchange, eligibleRequest, type DirectExchange, type ExchangeHeaders } from './direct-exchange.js'
 import { serverIdentity } from './server-card.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'

@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { envelopeSchema, validateEnvelope } from '../core/envelope-schema.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import type { JsonRpcError, JsonRpcResponse } from '../jsonrpc/errors.js'
+import type { JsonRpcError, JsonRpcResponse } from '../protocol/errors.js'
 
 /** The envelope's members plus the ids; what `structuredContent` holds (flat: a client reads `answerCoverage` at the top). */
 export interface ToolOutput extends ConverseEnvelope {

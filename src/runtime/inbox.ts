@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto'
 import { Role, StreamResponse, TaskState, type Message, type Task } from '@a2a-js/sdk'
 import type { TaskStore } from '@a2a-js/sdk/server'
-import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
+import { createTaskWriter, type TaskWriter } from '../events/task-writer.js'
 import { callerContext } from '../auth/sdk-user.js'
 import { TaskBusyError, taskTurnKey, type TaskTurnLock, type TaskTurnRelease } from '../stores/task-turn-lock.js'
 import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/envelope.js'

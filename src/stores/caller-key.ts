@@ -2,7 +2,7 @@
  * The caller key of a request (docs/guarantees.md, "What is bounded"): `caller:<id>` for an authenticated caller,
  * `address:<client ip>` for a walk-in — the keys the rate limit uses. Per-caller bounds (open tasks, conversations)
  * count by it. The backend that builds a request's SDK call context puts it in the context's state
- * (src/jsonrpc/dispatch.ts `createContext`), so a store sees it through the ServerCallContext it is given.
+ * (src/backends/local/dispatch.ts `createContext`), so a store sees it through the ServerCallContext it is given.
  */
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import { ConverseError } from '../core/errors.js'

@@ -2,8 +2,8 @@
 import t from 'tap'
 import { Artifact, Message, Task, TaskStatusUpdateEvent } from '@a2a-js/sdk'
 import { AgentEvent, ServerCallContext } from '@a2a-js/sdk/server'
-import { ExecutionBuses } from '../../src/a2a/execution-buses.js'
-import type { TaskStreamEvent } from '../../src/jsonrpc/task-event-relay.js'
+import { ExecutionBuses } from '../../src/backends/local/execution-buses.js'
+import type { TaskStreamEvent } from '../../src/backends/local/task-event-relay.js'
 
 const task = (id: string) => AgentEvent.task(Task.fromJSON({ id, contextId: 'c', status: { state: 'TASK_STATE_SUBMITTED' } }))
 const status = (taskId: string, state: string) => AgentEvent.statusUpdate(TaskStatusUpdateEvent.fromJSON({ taskId, contextId: 'c', status: { state } }))

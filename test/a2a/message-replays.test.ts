@@ -1,7 +1,7 @@
-/** What "the same message" means for a retry (src/a2a/message-replays.ts): parts and typed call, nothing else. */
+/** What "the same message" means for a retry (src/stores/message-replays.ts): parts and typed call, nothing else. */
 import t from 'tap'
 import type { Message, Part } from '@a2a-js/sdk'
-import { hasReplays, messageContentDigest, MessageIdReusedError } from '../../src/a2a/message-replays.js'
+import { hasReplays, messageContentDigest, MessageIdReusedError } from '../../src/stores/message-replays.js'
 import { CONVERSE_EXTENSION_URI } from '../../src/core/uri.js'
 
 const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' })

@@ -1,6 +1,6 @@
 /**
- * What src/a2a/sdk-internals.ts relies on in @a2a-js/sdk beyond its documented API, and what the dispatcher relies on
- * in the documented behaviour of its request handler (src/a2a/execution-buses.ts, SubscribeToTask), checked against
+ * What src/backends/local/sdk-internals.ts relies on in @a2a-js/sdk beyond its documented API, and what the dispatcher relies on
+ * in the documented behaviour of its request handler (src/backends/local/execution-buses.ts, SubscribeToTask), checked against
  * the installed SDK. Each test names the reliance; when an upgrade changes one, this file fails before anything else
  * does and says which module to revisit.
  */
@@ -13,10 +13,10 @@ import {
   AgentEvent, DefaultRequestHandler, InMemoryTaskStore, RequestContext, ServerCallContext,
   type AgentExecutor, type ExecutionEventBus
 } from '@a2a-js/sdk/server'
-import { ExecutionBuses } from '../../src/a2a/execution-buses.js'
-import { requestContextOf } from '../../src/a2a/sdk-internals.js'
-import { A2ADispatcher } from '../../src/jsonrpc/dispatch.js'
-import { fromSdkError } from '../../src/jsonrpc/sdk-errors.js'
+import { ExecutionBuses } from '../../src/backends/local/execution-buses.js'
+import { requestContextOf } from '../../src/backends/local/sdk-internals.js'
+import { A2ADispatcher } from '../../src/backends/local/dispatch.js'
+import { fromSdkError } from '../../src/backends/local/sdk-errors.js'
 import { inputRequiredExecutor } from '../fixtures/a2a-executors.js'
 
 const card = AgentCard.fromJSON({ name: 'Contract', description: 'c', capabilities: { streaming: true } })
@@ -29,7 +29,7 @@ t.test('the SDK is pinned exactly, and the installed one is the pinned one', asy
   // The package's exports hide its package.json: find it next to the entry point that is loaded.
   const entry = createRequire(import.meta.url).resolve('@a2a-js/sdk')
   const installed = JSON.parse(await readFile(join(entry.slice(0, entry.lastIndexOf('/dist/')), 'package.json'), 'utf8')) as { version: string }
-  t.equal(installed.version, pinned, 'an upgrade: re-check every section of src/a2a/sdk-internals.ts, then this file')
+  t.equal(installed.version, pinned, 'an upgrade: re-check every section of src/backends/local/sdk-internals.ts, then this file')
 })
 
 t.test('lean path: RequestContext built without its constructor has the constructor\'s own properties, in order', async (t) => {

@@ -1,5 +1,5 @@
 /**
- * The lean SendMessage path (src/a2a/sdk-internals.ts) against DefaultRequestHandler.sendMessage:
+ * The lean SendMessage path (src/backends/local/sdk-internals.ts) against DefaultRequestHandler.sendMessage:
  * every scenario runs through a dispatcher with the lean path (the default) and one without it
  * (`leanSendMessage: false`), and the JSON-RPC responses, what the agent saw, what the task store holds and
  * what was logged must be the same (generated UUIDs and timestamps compared by position). Task replies must
@@ -12,9 +12,9 @@ import {
   AgentEvent, DefaultRequestHandler, InMemoryTaskStore, RequestContext, ServerCallContext,
   type AgentExecutionEvent, type AgentExecutor, type ExecutionEventBus, type ExecutionEventBusManager
 } from '@a2a-js/sdk/server'
-import { A2ADispatcher, type DispatcherOptions } from '../../src/jsonrpc/dispatch.js'
-import type { CheckedRequest } from '../../src/jsonrpc/check-request.js'
-import { HandoffBusManager, HandoffRegistry, LeanSendMessage } from '../../src/a2a/sdk-internals.js'
+import { A2ADispatcher, type DispatcherOptions } from '../../src/backends/local/dispatch.js'
+import type { CheckedRequest } from '../../src/protocol/check-request.js'
+import { HandoffBusManager, HandoffRegistry, LeanSendMessage } from '../../src/backends/local/sdk-internals.js'
 
 type Behaviour = (context: RequestContext, bus: ExecutionEventBus) => Promise<void>
 

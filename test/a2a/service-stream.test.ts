@@ -5,7 +5,7 @@
 import t from 'tap'
 import { EventEmitter } from 'node:events'
 import type { ServerResponse } from 'node:http'
-import type { A2ABackend } from '../../src/a2a/backend.js'
+import type { A2ABackend } from '../../src/protocol/backend.js'
 import { writeStream } from '../../src/http/node-stream-writer.js'
 import { createBoundA2AService as createA2AService } from '../../src/bindings/index.js'
 import { type StreamReply } from '../../src/bindings/jsonrpc/binding.js'
@@ -13,7 +13,7 @@ import { errorFrame, frame, SSE_HEADERS } from '../../src/bindings/jsonrpc/sse.j
 import { createConverseExtension } from '../../src/core/converse-extension.js'
 import { functionEnvelopeProvider } from '../../src/core/envelope-provider.js'
 import { CONVERSE_EXTENSION_URI } from '../../src/core/uri.js'
-import { internalError } from '../../src/jsonrpc/errors.js'
+import { internalError } from '../../src/protocol/errors.js'
 
 class FakeResponse extends EventEmitter {
   headers: Record<string, unknown> = {}

@@ -1,6 +1,6 @@
 /** The A2A service on its own: a backend the test writes, requests as a door would hand them over. */
 import t from 'tap'
-import type { A2ABackend } from '../../src/a2a/backend.js'
+import type { A2ABackend } from '../../src/protocol/backend.js'
 import { createBoundA2AService as createA2AService } from '../../src/bindings/index.js'
 import { type A2AServiceRequest, type JsonReply } from '../../src/bindings/jsonrpc/binding.js'
 import { createConverseExtension, normalizeMountPath } from '../../src/core/converse-extension.js'

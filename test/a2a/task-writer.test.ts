@@ -2,7 +2,7 @@
 import t from 'tap'
 import { Artifact, Task, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk'
 import { AgentEvent, InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server'
-import { createTaskWriter } from '../../src/a2a/task-writer.js'
+import { createTaskWriter } from '../../src/events/task-writer.js'
 import { MemoryTaskEventHub } from '../../src/events/task-event-hub.js'
 
 t.test('status and artifact updates are stored and published; messages and tasks are not written', async (t) => {

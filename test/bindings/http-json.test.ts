@@ -6,7 +6,7 @@ import {
   a2aError, capReached, contentTypeNotSupported, extendedAgentCardNotConfigured, extensionSupportRequired, internalError,
   invalidAgentResponse, invalidParams, invalidRequest, JsonRpcErrorCode, methodNotFound, parseError, pushNotificationNotSupported,
   rateLimited, taskNotCancelable, taskNotFound, tooManyStreams, unauthenticated, unsupportedOperation, versionNotSupported
-} from '../../src/jsonrpc/errors.js'
+} from '../../src/protocol/errors.js'
 
 /** What a route calls, or undefined when it is no call. */
 function call (verb: string, path: string, input: { query?: Record<string, unknown>, body?: unknown } = {}): { method: string, params: unknown, status?: number } | undefined {

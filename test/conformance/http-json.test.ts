@@ -9,7 +9,7 @@ import { SendMessageRequest, type Task } from '@a2a-js/sdk'
 import {
   ClientFactory, DefaultAgentCardResolver, RestTransportFactory, ServiceParameters, withA2AExtensions
 } from '@a2a-js/sdk/client'
-import type { A2ABackend } from '../../src/a2a/backend.js'
+import type { A2ABackend } from '../../src/protocol/backend.js'
 import { staticEnvelopeProvider } from '../../src/index.js'
 import { ENVELOPE } from '../fixtures/a2a-app.js'
 import { InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server'

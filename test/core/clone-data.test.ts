@@ -7,7 +7,7 @@ import t, { type Test } from 'tap'
 import { Message, SendMessageRequest } from '@a2a-js/sdk'
 import { RequestContext, ServerCallContext } from '@a2a-js/sdk/server'
 import { cloneData } from '../../src/core/clone-data.js'
-import { requestContextOf } from '../../src/a2a/sdk-internals.js'
+import { requestContextOf } from '../../src/backends/local/sdk-internals.js'
 
 /** Same value as structuredClone gives: strict deep equality, prototypes included, and own key order. */
 function sameAsStructuredClone (t: Test, value: unknown, name: string): unknown {

@@ -6,7 +6,7 @@
 import t from 'tap'
 import * as sdk from '@a2a-js/sdk'
 import { METHOD_REQUEST_MESSAGES, REQUEST_MESSAGES, protoName, withJsonNames } from '../../src/core/proto-names.js'
-import { A2A_METHODS } from '../../src/jsonrpc/methods.js'
+import { A2A_METHODS } from '../../src/protocol/methods.js'
 
 /** The SDK's generated message types by proto name (`fromJSON({})` has one key per field, a oneof's under its group). */
 const generated = sdk as unknown as Record<string, { fromJSON (value: unknown): Record<string, unknown> }>

@@ -1,7 +1,7 @@
 /** Mounted under a prefix, and answered by a backend of the user's own. */
 import t from 'tap'
 import Fastify from 'fastify'
-import type { A2ABackend } from '../../src/a2a/backend.js'
+import type { A2ABackend } from '../../src/protocol/backend.js'
 import { CONVERSE_EXTENSION_URI } from '../../src/index.js'
 import { a2aEndpoint, converse } from '../../src/fastify.js'
 import { messageExecutor } from '../fixtures/a2a-executors.js'

@@ -10,7 +10,7 @@ import { Client, gateway, operator } from '../fixtures/conversation-gateway.js'
 import { ALICE_KEY, API_KEYS } from '../fixtures/auth.js'
 import { logLines } from '../fixtures/gateway-helpers.js'
 import { testSchema } from '../fixtures/test-schema.js'
-import { MAX_MESSAGE_PARTS } from '../../src/jsonrpc/params.js'
+import { MAX_MESSAGE_PARTS } from '../../src/protocol/params.js'
 
 const url = process.env.TEST_DATABASE_URL
 

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { checkEnvelope, checkRequest, type AgentFacts } from '../../src/jsonrpc/check-request.js'
-import { A2A_METHODS, isA2AMethod, PUSH_CONFIG_METHODS, STREAMING_METHODS } from '../../src/jsonrpc/methods.js'
+import { checkEnvelope, checkRequest, type AgentFacts } from '../../src/protocol/check-request.js'
+import { A2A_METHODS, isA2AMethod, PUSH_CONFIG_METHODS, STREAMING_METHODS } from '../../src/protocol/methods.js'
 
 const REQUIRED = 'https://example.com/ext/required/v1'
 const agent: AgentFacts = {
@@ -123,7 +123,7 @@ function nested (levels: number, key = 'a', leaf: unknown = 'x'): unknown {
 }
 
 t.test('nesting deeper than MAX_NESTING_DEPTH is -32602 naming where (inside params), -32600 elsewhere', async (t) => {
-  const { MAX_NESTING_DEPTH } = await import('../../src/jsonrpc/nesting-depth.js')
+  const { MAX_NESTING_DEPTH } = await import('../../src/protocol/nesting-depth.js')
   t.equal(MAX_NESTING_DEPTH, 64)
   const send = (message: Record<string, unknown>) =>
     checkRequest({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { ...sendParams.message, ...message } } }, agent, facts)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server'
-import { A2ADispatcher, STORE_UNAVAILABLE_MESSAGE } from '../../src/jsonrpc/dispatch.js'
+import { A2ADispatcher, STORE_UNAVAILABLE_MESSAGE } from '../../src/backends/local/dispatch.js'
 import { messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
 
 const card = { name: 'Bare', description: 'no capabilities at all' }

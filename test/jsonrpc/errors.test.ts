@@ -4,7 +4,7 @@ import {
   extensionSupportRequired, internalError, invalidAgentResponse, invalidParams, invalidRequest, JsonRpcErrorCode,
   methodNotFound, parseError, pushNotificationNotSupported, successResponse, taskNotCancelable, taskNotFound,
   unsupportedOperation, versionNotSupported
-} from '../../src/jsonrpc/errors.js'
+} from '../../src/protocol/errors.js'
 
 const info = (reason: string, metadata: Record<string, string> = {}) =>
   [{ '@type': ERROR_INFO_TYPE, reason, domain: 'a2a-protocol.org', metadata }]

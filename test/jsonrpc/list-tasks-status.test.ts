@@ -1,6 +1,6 @@
 /** ListTasks `status`: an unset filter, however a client spells it, means "no filter"; a real state filters. */
 import t from 'tap'
-import { validateParams, withoutUnsetStatusFilter } from '../../src/jsonrpc/params.js'
+import { validateParams, withoutUnsetStatusFilter } from '../../src/protocol/params.js'
 
 t.test('"UNRECOGNIZED" (what the official JS client sends for no status) is valid', async (t) => {
   t.equal(validateParams('ListTasks', { contextId: 'c', status: 'UNRECOGNIZED' }), undefined)

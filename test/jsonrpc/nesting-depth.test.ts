@@ -1,5 +1,5 @@
 import t from 'tap'
-import { fieldPath, tooDeepPath } from '../../src/jsonrpc/nesting-depth.js'
+import { fieldPath, tooDeepPath } from '../../src/protocol/nesting-depth.js'
 
 t.test('tooDeepPath: the first value past the limit, without recursion', async (t) => {
   t.equal(tooDeepPath('text'), undefined, 'a primitive has no depth')

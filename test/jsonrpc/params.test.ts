@@ -1,6 +1,6 @@
 import t from 'tap'
-import { A2A_METHODS } from '../../src/jsonrpc/methods.js'
-import { isRfc3339Timestamp, MAX_VIOLATIONS, paramsSchema, validateParams } from '../../src/jsonrpc/params.js'
+import { A2A_METHODS } from '../../src/protocol/methods.js'
+import { isRfc3339Timestamp, MAX_VIOLATIONS, paramsSchema, validateParams } from '../../src/protocol/params.js'
 
 const message = (extra: Record<string, unknown> = {}) => ({ messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'hi' }], ...extra })
 const send = (extra: Record<string, unknown> = {}, params: Record<string, unknown> = {}) =>

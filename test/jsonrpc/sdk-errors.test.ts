@@ -4,7 +4,7 @@ import {
   InvalidAgentResponseError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError,
   TaskNotFoundError, UnsupportedOperationError, VersionNotSupportedError
 } from '@a2a-js/sdk/errors'
-import { fromSdkError } from '../../src/jsonrpc/sdk-errors.js'
+import { fromSdkError } from '../../src/backends/local/sdk-errors.js'
 
 const info = (reason: string, metadata: Record<string, string> = {}) =>
   [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'a2a-protocol.org', metadata }]

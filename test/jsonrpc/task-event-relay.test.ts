@@ -1,5 +1,5 @@
 import t from 'tap'
-import { followTask, relayTaskEvents } from '../../src/jsonrpc/task-event-relay.js'
+import { followTask, relayTaskEvents } from '../../src/backends/local/task-event-relay.js'
 import { statusEvent, TestEventHub } from '../fixtures/task-events.js'
 
 const task = (id: string, state?: string) => ({ task: { id, ...(state === undefined ? {} : { status: { state } }) } })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import {
   A2A_VERSION_HEADER, checkVersion, DEFAULT_A2A_VERSION, requestedVersion, SUPPORTED_A2A_VERSIONS
-} from '../../src/jsonrpc/version.js'
+} from '../../src/protocol/version.js'
 
 t.test('constants', async (t) => {
   t.equal(A2A_VERSION_HEADER, 'A2A-Version')

@@ -4,7 +4,7 @@
  * artifact), the server card (validated against the vendored SEP-2127 schema, its media type, CORS, caching, and
  * agreeing with the live serverInfo), agents without an endpoint, and a parser mounted before the Express router.
  */
-import type { A2ABackend } from '../../src/a2a/backend.js'
+import type { A2ABackend } from '../../src/protocol/backend.js'
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'

@@ -7,7 +7,7 @@ import t from 'tap'
 import { Ajv } from 'ajv'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from '../../src/mcp/tool-result.js'
 import { serverIdentity } from '../../src/mcp/server-card.js'
-import { invalidParams, taskNotFound } from '../../src/jsonrpc/errors.js'
+import { invalidParams, taskNotFound } from '../../src/protocol/errors.js'
 import { CONVERSE_EXTENSION_URI as URI } from '../../src/core/uri.js'
 
 const validate = new Ajv({ strict: true, strictRequired: false }).compile(TOOL_OUTPUT_SCHEMA)

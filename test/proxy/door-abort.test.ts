@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import express from 'express'
 import Fastify from 'fastify'
-import type { A2ABackend } from '../../src/a2a/backend.js'
+import type { A2ABackend } from '../../src/protocol/backend.js'
 import { converseRouter } from '../../src/express.js'
 import { a2aEndpoint, converse } from '../../src/fastify.js'
-import { internalError } from '../../src/jsonrpc/errors.js'
+import { internalError } from '../../src/protocol/errors.js'
 import { userMessage } from '../fixtures/doors.js'
 
 function waitingBackend () {

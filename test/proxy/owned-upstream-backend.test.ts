@@ -1,15 +1,15 @@
 /**
- * The ownership layer in front of an upstream backend on its own (src/proxy/owned-upstream-backend.ts), over a
+ * The ownership layer in front of an upstream backend on its own (src/backends/proxy/owned-upstream-backend.ts), over a
  * scripted upstream: walk-ins and callers apart, one store read whether a task exists or not, ListTasks built from
  * the records (pages, filters, artifacts, tasks gone upstream, bounded concurrency), store failures.
  */
 import t from 'tap'
-import type { A2ABackend, BackendContext } from '../../src/a2a/backend.js'
-import { A2AReplyError } from '../../src/a2a/local-backend.js'
-import type { CheckedRequest } from '../../src/jsonrpc/check-request.js'
-import { STORE_UNAVAILABLE_MESSAGE } from '../../src/jsonrpc/dispatch.js'
-import { internalError, taskNotCancelable, taskNotFound } from '../../src/jsonrpc/errors.js'
-import { FETCH_CONCURRENCY, ownedUpstreamBackend } from '../../src/proxy/owned-upstream-backend.js'
+import type { A2ABackend, BackendContext } from '../../src/protocol/backend.js'
+import { A2AReplyError } from '../../src/backends/local/local-backend.js'
+import type { CheckedRequest } from '../../src/protocol/check-request.js'
+import { STORE_UNAVAILABLE_MESSAGE } from '../../src/backends/local/dispatch.js'
+import { internalError, taskNotCancelable, taskNotFound } from '../../src/protocol/errors.js'
+import { FETCH_CONCURRENCY, ownedUpstreamBackend } from '../../src/backends/proxy/owned-upstream-backend.js'
 import { StoreUnavailableError } from '../../src/stores/errors.js'
 import { MemoryUpstreamOwnershipStore } from '../../src/stores/memory-upstream-ownership-store.js'
 

@@ -1,6 +1,6 @@
 /** The bounded, pulled SSE reader of proxy mode. */
 import t from 'tap'
-import { sseEvents, SseEventTooLargeError } from '../../src/proxy/sse-events.js'
+import { sseEvents, SseEventTooLargeError } from '../../src/backends/proxy/sse-events.js'
 
 async function * chunks (...parts: string[]): AsyncGenerator<Uint8Array> {
   for (const part of parts) yield new TextEncoder().encode(part)

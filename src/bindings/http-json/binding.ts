@@ -11,10 +11,10 @@
  * Responses are `application/json` (§11.1; the examples' `application/a2a+json` is accepted on requests).
  */
 import type { A2AResult, A2AService, ServiceParameters, StreamItem } from '../../a2a/service.js'
-import type { Caller, ServiceLogger } from '../../a2a/backend.js'
+import type { Caller, ServiceLogger } from '../../protocol/backend.js'
 import {
   contentTypeNotSupported, internalError, invalidParams, invalidRequest, parseError, type JsonRpcError
-} from '../../jsonrpc/errors.js'
+} from '../../protocol/errors.js'
 import type { RequestBody, StreamReply } from '../jsonrpc/binding.js'
 import { SSE_HEADERS } from '../jsonrpc/sse.js'
 import { restErrorBody, restStatusOf } from './errors.js'

@@ -5,7 +5,7 @@
  * params). The `status` name is the gRPC status §5.4 gives the error type; errors A2A leaves to implementations
  * (authentication, rate and stream limits, bounds) keep the HTTP status the service chose and its usual name.
  */
-import { JsonRpcErrorCode, type JsonRpcError, type ErrorDetail } from '../../jsonrpc/errors.js'
+import { JsonRpcErrorCode, type JsonRpcError, type ErrorDetail } from '../../protocol/errors.js'
 
 export interface RestErrorBody {
   error: { code: number, status: string, message: string, details: ErrorDetail[] }

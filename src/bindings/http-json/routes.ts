@@ -7,7 +7,7 @@
  * Values that are not what the field wants (`historyLength=abc`, a repeated parameter) are passed on as they came,
  * so the params check answers them -32602 with the field's name, exactly as for JSON-RPC.
  */
-import type { A2AMethod } from '../../jsonrpc/methods.js'
+import type { A2AMethod } from '../../protocol/methods.js'
 
 /** Where a path and method lead: an A2A call, or no route (404) or no such method on the route (405, `allow`). */
 export type RouteMatch =

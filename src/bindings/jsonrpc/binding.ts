@@ -10,12 +10,12 @@
 import {
   type A2AResult, type A2AService, type ServiceParameters, type StreamItem
 } from '../../a2a/service.js'
-import type { Caller, ServiceLogger } from '../../a2a/backend.js'
-import { checkEnvelope, envelopeTooDeep } from '../../jsonrpc/check-request.js'
+import type { Caller, ServiceLogger } from '../../protocol/backend.js'
+import { checkEnvelope, envelopeTooDeep } from '../../protocol/check-request.js'
 import {
   contentTypeNotSupported, errorResponse, internalError, invalidRequest, parseError, successResponse,
   type JsonRpcError, type JsonRpcId, type JsonRpcResponse
-} from '../../jsonrpc/errors.js'
+} from '../../protocol/errors.js'
 import { errorFrame, frame, SSE_HEADERS } from './sse.js'
 
 /** The request body as the door read it. */

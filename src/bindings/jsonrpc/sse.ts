@@ -2,7 +2,7 @@
  * Server-Sent Events framing of JSON-RPC streams (A2A 1.0 §9.4.2): one `data:` frame per JSON-RPC response
  * carrying the request's id, and one `event: error` frame for an error.
  */
-import { errorResponse, JSONRPC_VERSION, type JsonRpcError, type JsonRpcId } from '../../jsonrpc/errors.js'
+import { errorResponse, JSONRPC_VERSION, type JsonRpcError, type JsonRpcId } from '../../protocol/errors.js'
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'text/event-stream',

@@ -8,7 +8,7 @@
  *
  * What used to be here besides — a view of the bus that could stop one stream's queue, and a bus manager that released
  * the bus the SDK kept for an interrupted task — is gone: the handler keeps no bus past its execution and streams
- * that follow a task read no bus (src/a2a/execution-buses.ts).
+ * that follow a task read no bus (src/backends/local/execution-buses.ts).
  */
 import { randomUUID } from 'node:crypto'
 import type { AgentCard, Message, SendMessageRequest, Task } from '@a2a-js/sdk'
@@ -16,7 +16,7 @@ import {
   DefaultExecutionEventBus, RequestContext, type AgentExecutionEvent, type AgentExecutor, type DefaultRequestHandler,
   type ExecutionEventBus, type ExecutionEventBusManager, type ServerCallContext
 } from '@a2a-js/sdk/server'
-import { cloneData } from '../core/clone-data.js'
+import { cloneData } from '../../core/clone-data.js'
 
 // ─── The lean SendMessage path ─────────────────────────────────────────────────────────────────────────────────
 

@@ -7,7 +7,7 @@
  * answered with a bare -32603. A web framework adapter supplies the body, the negotiated facts and a way to
  * write JSON or SSE.
  *
- * SendMessage requests that cannot involve a task up front take a lean path (src/a2a/sdk-internals.ts): when the
+ * SendMessage requests that cannot involve a task up front take a lean path (src/backends/local/sdk-internals.ts): when the
  * agent answers with a Message, the reply is the SDK's without its task machinery; anything else is handed
  * to DefaultRequestHandler.sendMessage, which then runs as usual.
  */
@@ -21,21 +21,21 @@ import {
   STATE_HEADERS_KEY, type AgentExecutionEvent, type AgentExecutor, type TaskStore
 } from '@a2a-js/sdk/server'
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors'
-import { ExecutionBuses } from '../a2a/execution-buses.js'
-import { hasReplays, MessageIdReusedError, type MessageReplays } from '../a2a/message-replays.js'
-import { createTaskWriter, type TaskWriter } from '../a2a/task-writer.js'
-import { CALLER_KEY_STATE, CallerCapError } from '../stores/caller-key.js'
-import { TERMINAL_TASK_STATES } from '../stores/task-states.js'
-import { MemoryTaskTurnLock, TaskBusyError, taskTurnKey, type TaskTurnLock } from '../stores/task-turn-lock.js'
-import { AuthenticatedCaller } from '../auth/sdk-user.js'
-import type { TaskEventHub } from '../events/task-event-hub.js'
-import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from '../a2a/sdk-internals.js'
+import { ExecutionBuses } from './execution-buses.js'
+import { hasReplays, MessageIdReusedError, type MessageReplays } from '../../stores/message-replays.js'
+import { createTaskWriter, type TaskWriter } from '../../events/task-writer.js'
+import { CALLER_KEY_STATE, CallerCapError } from '../../stores/caller-key.js'
+import { TERMINAL_TASK_STATES } from '../../stores/task-states.js'
+import { MemoryTaskTurnLock, TaskBusyError, taskTurnKey, type TaskTurnLock } from '../../stores/task-turn-lock.js'
+import { AuthenticatedCaller } from '../../auth/sdk-user.js'
+import type { TaskEventHub } from '../../events/task-event-hub.js'
+import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from './sdk-internals.js'
 import { followTask, relayTaskEvents, type TaskEventSource, type TaskStreamEvent } from './task-event-relay.js'
-import { withoutUnsetStatusFilter } from './params.js'
-import type { AgentFacts, CheckedRequest } from './check-request.js'
+import { withoutUnsetStatusFilter } from '../../protocol/params.js'
+import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
 import {
   capReached, errorResponse, internalError, invalidParams, successResponse, type JsonRpcError, type JsonRpcResponse
-} from './errors.js'
+} from '../../protocol/errors.js'
 import { fromSdkError } from './sdk-errors.js'
 
 /** pino-compatible. */
@@ -50,7 +50,7 @@ export interface DispatcherOptions {
   /** Default: a new InMemoryTaskStore. */
   taskStore?: TaskStore
   /**
-   * The lean SendMessage path for Message replies (same results, see src/a2a/sdk-internals.ts). Default true;
+   * The lean SendMessage path for Message replies (same results, see src/backends/local/sdk-internals.ts). Default true;
    * false sends every SendMessage through DefaultRequestHandler.sendMessage.
    */
   leanSendMessage?: boolean

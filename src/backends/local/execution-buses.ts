@@ -14,7 +14,7 @@ import {
   DefaultExecutionEventBusManager, type AgentExecutionEvent, type ExecutionEventBus, type ExecutionEventBusManager,
   type ServerCallContext
 } from '@a2a-js/sdk/server'
-import type { TaskEventSource, TaskStreamEvent } from '../jsonrpc/task-event-relay.js'
+import type { TaskEventSource, TaskStreamEvent } from './task-event-relay.js'
 
 type Listener = (event: TaskStreamEvent) => void
 

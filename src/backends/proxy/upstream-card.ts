@@ -11,9 +11,9 @@
  */
 import { Ajv, type ErrorObject } from 'ajv'
 import { request, type Dispatcher } from 'undici'
-import type { AgentCardInput } from '../core/converse-extension.js'
-import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import type { ServiceLogger } from '../a2a/backend.js'
+import type { AgentCardInput } from '../../core/converse-extension.js'
+import { CONVERSE_EXTENSION_URI } from '../../core/uri.js'
+import type { ServiceLogger } from '../../protocol/backend.js'
 
 /** The upstream's card could not be used; the message names the agent and what is wrong. */
 export class UpstreamCardError extends Error {

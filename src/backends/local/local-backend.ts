@@ -4,12 +4,12 @@
  * execution (a person's reply, a cancel, a superseding turn) and end when one of them ends the task.
  */
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
-import { A2ADispatcher } from '../jsonrpc/dispatch.js'
-import { callerKey } from '../stores/caller-key.js'
-import { extendedAgentCardNotConfigured, type JsonRpcError } from '../jsonrpc/errors.js'
-import type { TaskEventSource } from '../jsonrpc/task-event-relay.js'
-import type { TaskTurnLock } from '../stores/task-turn-lock.js'
-import type { A2ABackend, BackendContext } from './backend.js'
+import { A2ADispatcher } from './dispatch.js'
+import { callerKey } from '../../stores/caller-key.js'
+import { extendedAgentCardNotConfigured, type JsonRpcError } from '../../protocol/errors.js'
+import type { TaskEventSource } from './task-event-relay.js'
+import type { TaskTurnLock } from '../../stores/task-turn-lock.js'
+import type { A2ABackend, BackendContext } from '../../protocol/backend.js'
 
 export interface LocalBackendOptions {
   /** The agent card (ProtoJSON) the SDK's request handler gets: its capabilities are what the agent serves. */

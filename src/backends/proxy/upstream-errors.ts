@@ -13,7 +13,7 @@
  * `upstream.errorDetails` allows (`upstreamReplyError`): by default its code only, with the gateway's own message
  * for that code; `full` passes it through unchanged.
  */
-import { a2aError, JsonRpcErrorCode, type JsonRpcError } from '../jsonrpc/errors.js'
+import { a2aError, JsonRpcErrorCode, type JsonRpcError } from '../../protocol/errors.js'
 
 /**
  * How much of an upstream JSON-RPC error reaches the caller: `code` (the default) its code with a generic message

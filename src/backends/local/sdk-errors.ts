@@ -5,7 +5,7 @@
  * undefined, so the caller logs them and answers a bare -32603.
  */
 import { A2AError } from '@a2a-js/sdk/errors'
-import { a2aError, invalidParams, JsonRpcErrorCode, type JsonRpcError } from './errors.js'
+import { a2aError, invalidParams, JsonRpcErrorCode, type JsonRpcError } from '../../protocol/errors.js'
 
 /** Request facts that make the error more useful than the SDK's message alone. */
 export interface ErrorHints {

@@ -5,11 +5,11 @@
  * The update goes through the SDK's ResultManager (its merge rules: history appended, a task already over stays
  * over), then is published on the task event hub, so every open stream of the task — on every instance, for a
  * shared hub — receives it, and ends with it when it ends the task. There is no SDK bus to settle: the request handler
- * keeps none past its execution (src/a2a/execution-buses.ts).
+ * keeps none past its execution (src/backends/local/execution-buses.ts).
  */
 import { StreamResponse, type TaskArtifactUpdateEvent, type TaskStatusUpdateEvent } from '@a2a-js/sdk'
 import { AgentEvent, ResultManager, ServerCallContext, type AgentExecutionEvent, type TaskStore } from '@a2a-js/sdk/server'
-import type { TaskEventHub } from '../events/task-event-hub.js'
+import type { TaskEventHub } from './task-event-hub.js'
 
 export interface TaskWriter {
   /** Stores the update, then publishes it. */

@@ -7,13 +7,13 @@
  */
 import { Role, TaskState, type Message } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor } from '@a2a-js/sdk/server'
-import { callerIdOf } from '../auth/sdk-user.js'
-import type { ConverseEnvelope } from '../core/envelope.js'
-import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import { dataPart, humanMessage, turnTask } from '../runtime/conversation-executor.js'
-import { messageText, toWireParts } from '../runtime/slot-input.js'
-import { textPart } from '../runtime/knowledge-executor.js'
-import { conversationKey, newConversationState, type ConversationStore, type HumanReply } from '../stores/conversation-store.js'
+import { callerIdOf } from '../../auth/sdk-user.js'
+import type { ConverseEnvelope } from '../../core/envelope.js'
+import { CONVERSE_EXTENSION_URI } from '../../core/uri.js'
+import { dataPart, humanMessage, turnTask } from '../../runtime/conversation-executor.js'
+import { messageText, toWireParts } from '../../runtime/slot-input.js'
+import { textPart } from '../../runtime/knowledge-executor.js'
+import { conversationKey, newConversationState, type ConversationStore, type HumanReply } from '../../stores/conversation-store.js'
 
 export interface HeldTurnExecutorOptions {
   agentId: string

@@ -6,8 +6,8 @@
  * Implementations: local @a2a-js/sdk executors (local-backend.ts); an upstream A2A agent (proxy mode) and
  * the MCP door's calls are others.
  */
-import type { JsonRpcError } from '../jsonrpc/errors.js'
-import type { AgentFacts, CheckedRequest } from '../jsonrpc/check-request.js'
+import type { JsonRpcError } from './errors.js'
+import type { AgentFacts, CheckedRequest } from './check-request.js'
 
 /** pino-compatible. */
 export interface ServiceLogger {

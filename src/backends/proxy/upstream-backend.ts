@@ -17,11 +17,11 @@
  *   default its code and a generic message), the original logged at warn.
  */
 import { request as undiciRequest, type Dispatcher } from 'undici'
-import type { A2ABackend, BackendContext, ServiceLogger } from '../a2a/backend.js'
-import { A2AReplyError } from '../a2a/local-backend.js'
-import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import type { AgentFacts, CheckedRequest } from '../jsonrpc/check-request.js'
-import { internalError, type JsonRpcError } from '../jsonrpc/errors.js'
+import type { A2ABackend, BackendContext, ServiceLogger } from '../../protocol/backend.js'
+import { A2AReplyError } from '../local/local-backend.js'
+import { CONVERSE_EXTENSION_URI } from '../../core/uri.js'
+import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
+import { internalError, type JsonRpcError } from '../../protocol/errors.js'
 import { sseEvents, SseEventTooLargeError } from './sse-events.js'
 import type { UpstreamCard } from './upstream-card.js'
 import {

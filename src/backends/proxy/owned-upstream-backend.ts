@@ -16,13 +16,13 @@
  * The owner is the authenticated caller's id, or WALK_IN_OWNER for a walk-in: a walk-in reaches a walk-in task by
  * its id, never a caller's, and a caller never a walk-in's.
  */
-import type { A2ABackend, BackendContext } from '../a2a/backend.js'
-import { A2AReplyError } from '../a2a/local-backend.js'
-import type { CheckedRequest } from '../jsonrpc/check-request.js'
-import { internalError, invalidParams, JsonRpcErrorCode, taskNotFound } from '../jsonrpc/errors.js'
-import { STORE_UNAVAILABLE_MESSAGE } from '../jsonrpc/dispatch.js'
-import { withoutUnsetStatusFilter } from '../jsonrpc/params.js'
-import { WALK_IN_OWNER, type UpstreamOwnershipStore } from '../stores/upstream-ownership-store.js'
+import type { A2ABackend, BackendContext } from '../../protocol/backend.js'
+import { A2AReplyError } from '../local/local-backend.js'
+import type { CheckedRequest } from '../../protocol/check-request.js'
+import { internalError, invalidParams, JsonRpcErrorCode, taskNotFound } from '../../protocol/errors.js'
+import { STORE_UNAVAILABLE_MESSAGE } from '../local/dispatch.js'
+import { withoutUnsetStatusFilter } from '../../protocol/params.js'
+import { WALK_IN_OWNER, type UpstreamOwnershipStore } from '../../stores/upstream-ownership-store.js'
 
 export interface OwnedUpstreamBackendOptions {
   agentId: string

@@ -4,8 +4,8 @@
  * backend. Framework-free; the gateway's runtime builds one per agent declaring `upstream`.
  */
 import { Agent, type Dispatcher } from 'undici'
-import type { A2ABackend, ServiceLogger } from '../a2a/backend.js'
-import type { UpstreamDefinition } from '../gateway/agent-definitions.js'
+import type { A2ABackend, ServiceLogger } from '../../protocol/backend.js'
+import type { UpstreamDefinition } from '../../gateway/agent-definitions.js'
 import { upstreamBackend } from './upstream-backend.js'
 import { upstreamCardSource, type UpstreamCard, type UpstreamCardSource } from './upstream-card.js'
 
