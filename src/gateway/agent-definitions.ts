@@ -4,31 +4,11 @@ import { Ajv, type ErrorObject } from 'ajv'
 import { parse as parseYaml } from 'yaml'
 import { validateRoutineDeclarations, type RoutineDeclaration } from '../core/routine-declarations.js'
 import type { OutOfScopeTopic } from '../runtime/knowledge-base.js'
-import { UPSTREAM_ERROR_DETAILS, type UpstreamErrorDetails } from '../backends/proxy/upstream-errors.js'
+import { UPSTREAM_ERROR_DETAILS } from '../backends/proxy/upstream-errors.js'
+import type { UpstreamDefinition } from '../backends/proxy/upstream-agent.js'
 import { packageRoot } from './package-root.js'
 
-/** Where a proxied agent runs (proxy mode): another A2A 1.0 agent the gateway stands in front of. */
-export interface UpstreamDefinition {
-  /** The upstream's base URL: its card is read from <url>/.well-known/agent-card.json. */
-  url: string
-  /** Headers added to every upstream request (an API key, say). */
-  headers?: Record<string, string>
-  /** A call's whole exchange, a stream's response headers, a card read (ms). Default 30000. */
-  timeoutMs?: number
-  /** Time to open a connection (ms). Default 5000. */
-  connectTimeoutMs?: number
-  /** Longest wait for the next A2A event of a stream (ms; SSE comments do not count). Default 300000. */
-  streamIdleTimeoutMs?: number
-  /** How often the card is read again (ms). Default 300000. */
-  cardTtlMs?: number
-  /** Largest reply body or stream event (bytes). Default 4 MiB. */
-  maxResponseBytes?: number
-  /**
-   * How much of an upstream JSON-RPC error reaches the caller: `code` (default: its code, a generic message, no
-   * `data`) or `full` (as the upstream sent it). The original is logged at warn either way.
-   */
-  errorDetails?: UpstreamErrorDetails
-}
+export type { UpstreamDefinition }
 
 /** An HTTP envelope provider (httpEnvelopeProvider): where envelopes come from when the agent attaches none. */
 export interface EnvelopeProviderDefinition {

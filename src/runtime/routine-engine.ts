@@ -12,30 +12,10 @@ import {
   validateRoutineDeclarations, type RoutineDeclaration, type SlotDeclaration
 } from '../core/routine-declarations.js'
 import { routineInputSchema, type ToolInputSchema } from '../core/tool-descriptors.js'
+import type { RoutineProgress } from '../stores/conversation-store.js'
 
-/**
- * Where one routine run stands. Plain JSON (strings, numbers, booleans, objects): a store can persist it as
- * is and hand it back on the next turn. Engine operations never mutate it; they return a new object that keeps
- * any extra member the caller added (e.g. a `taskId`).
- */
-export interface RoutineProgress {
-  /** The routine's declared `name`. */
-  routine: string
-  status: RoutineStatus
-  /** Accepted slot values, already coerced to the slot types, keyed by declared slot key. */
-  values: Record<string, unknown>
-  /** Index of the current step in the declared `steps`; 0 when the routine declares none. */
-  stepIndex: number
-  /** The current step's id; absent when the routine declares no steps. */
-  step?: string
-  /** How the approval step ended, when it did. */
-  approval?: 'approved' | 'declined'
-  /** ISO 8601 timestamps. */
-  startedAt: string
-  updatedAt: string
-  /** Set when the status becomes `completed` or `abandoned`. */
-  endedAt?: string
-}
+// What a store persists between turns is declared with the store (stores sit below the runtime).
+export type { RoutineProgress }
 
 export interface RejectedValue {
   /** The key as received (it may not be a declared slot key). */

@@ -6,7 +6,7 @@
  */
 import type { ConverseEnvelope, OwnershipState } from '../core/envelope.js'
 import { ConverseError } from '../core/errors.js'
-import type { RoutineProgress } from '../runtime/routine-engine.js'
+import type { RoutineStatus } from '../core/envelope.js'
 
 export type TurnRole = 'user' | 'agent' | 'human'
 
@@ -44,6 +44,30 @@ export interface HumanReply {
 }
 
 /** The routine running in the conversation, with the task that carries it. */
+/**
+ * Where one routine run stands. Plain JSON (strings, numbers, booleans, objects): a store can persist it as
+ * is and hand it back on the next turn. Engine operations never mutate it; they return a new object that keeps
+ * any extra member the caller added (e.g. a `taskId`).
+ */
+export interface RoutineProgress {
+  /** The routine's declared `name`. */
+  routine: string
+  status: RoutineStatus
+  /** Accepted slot values, already coerced to the slot types, keyed by declared slot key. */
+  values: Record<string, unknown>
+  /** Index of the current step in the declared `steps`; 0 when the routine declares none. */
+  stepIndex: number
+  /** The current step's id; absent when the routine declares no steps. */
+  step?: string
+  /** How the approval step ended, when it did. */
+  approval?: 'approved' | 'declined'
+  /** ISO 8601 timestamps. */
+  startedAt: string
+  updatedAt: string
+  /** Set when the status becomes `completed` or `abandoned`. */
+  endedAt?: string
+}
+
 export interface ConversationRoutine extends RoutineProgress {
   taskId?: string
 }

@@ -5,9 +5,32 @@
  */
 import { Agent, type Dispatcher } from 'undici'
 import type { A2ABackend, ServiceLogger } from '../../protocol/backend.js'
-import type { UpstreamDefinition } from '../../gateway/agent-definitions.js'
 import { upstreamBackend } from './upstream-backend.js'
 import { upstreamCardSource, type UpstreamCard, type UpstreamCardSource } from './upstream-card.js'
+import type { UpstreamErrorDetails } from './upstream-errors.js'
+
+/** Where a proxied agent runs (proxy mode): another A2A 1.0 agent the gateway stands in front of. */
+export interface UpstreamDefinition {
+  /** The upstream's base URL: its card is read from <url>/.well-known/agent-card.json. */
+  url: string
+  /** Headers added to every upstream request (an API key, say). */
+  headers?: Record<string, string>
+  /** A call's whole exchange, a stream's response headers, a card read (ms). Default 30000. */
+  timeoutMs?: number
+  /** Time to open a connection (ms). Default 5000. */
+  connectTimeoutMs?: number
+  /** Longest wait for the next A2A event of a stream (ms; SSE comments do not count). Default 300000. */
+  streamIdleTimeoutMs?: number
+  /** How often the card is read again (ms). Default 300000. */
+  cardTtlMs?: number
+  /** Largest reply body or stream event (bytes). Default 4 MiB. */
+  maxResponseBytes?: number
+  /**
+   * How much of an upstream JSON-RPC error reaches the caller: `code` (default: its code, a generic message, no
+   * `data`) or `full` (as the upstream sent it). The original is logged at warn either way.
+   */
+  errorDetails?: UpstreamErrorDetails
+}
 
 export const UPSTREAM_DEFAULTS = Object.freeze({
   timeoutMs: 30_000,
