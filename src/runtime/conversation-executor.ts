@@ -8,7 +8,7 @@
  * closes the task the previous turn left waiting for input or held for a person (CANCELED, "Continued in task …").
  */
 import { randomUUID } from 'node:crypto'
-import { Message, Role, TaskState, type Artifact, type Part, type Task } from '@a2a-js/sdk'
+import { Message, TaskState, type Artifact, type Part, type Task } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { messageContentDigest, type MessageReplays } from '../stores/message-replays.js'
 import { createTaskWriter } from '../events/task-writer.js'
@@ -27,7 +27,8 @@ import type { TaskEventHub } from '../events/task-event-hub.js'
 import { loadWhen } from '../stores/task-save-signals.js'
 import { reservesTasks, type TaskReservations } from '../stores/task-reservations.js'
 import type { KnowledgeBase } from './knowledge-base.js'
-import { answerTurn, textPart } from './knowledge-executor.js'
+import { answerTurn } from './knowledge-executor.js'
+import { agentMessage, dataPart, humanMessage, textPart } from './agent-messages.js'
 import { createRoutineEngine, isTerminal, type RoutineEngine, type RoutineEngineOptions } from './routine-engine.js'
 import { createTriggerMatcher } from './routine-triggers.js'
 import { interpretRoutineMessage, messageText, parseSlotInput, toWireParts } from './slot-input.js'
@@ -126,26 +127,6 @@ function settled (task: Task | undefined, turnId: string): boolean {
   })
 }
 
-/** The message a person wrote (operator API), as the agent side of the conversation: ROLE_AGENT, author human. */
-export function humanMessage (contextId: string, taskId: string | undefined, reply: Pick<HumanReply, 'id' | 'text'>, newId: () => string): Message {
-  return {
-    messageId: newId(),
-    contextId,
-    taskId: taskId ?? '',
-    role: Role.ROLE_AGENT,
-    parts: [textPart(reply.text)],
-    metadata: {
-      [CONVERSE_EXTENSION_URI]: {
-        author: 'human',
-        answerCoverage: { availability: 'not_recorded', originatingTurnId: reply.id },
-        ownership: { state: 'human_owned', suppressed: false }
-      } satisfies ConverseEnvelope
-    },
-    extensions: [CONVERSE_EXTENSION_URI],
-    referenceTaskIds: []
-  }
-}
-
 /**
  * The typed call of a message, when the request activated the extension and the message lists it. A malformed
  * call never reaches here through the A2A endpoint (its request check answers -32602); behind another endpoint
@@ -162,9 +143,7 @@ function requestActivated (requestContext: RequestContext): boolean {
   return requested !== undefined && [...requested].includes(CONVERSE_EXTENSION_URI)
 }
 
-export function dataPart (data: Record<string, unknown>): Part {
-  return { content: { $case: 'data', value: data }, metadata: undefined, filename: '', mediaType: 'application/json' }
-}
+export { dataPart, humanMessage }
 
 export function conversationExecutor (options: ConversationExecutorOptions): AgentExecutor & MessageReplays & { engine: RoutineEngine } {
   const { agentId, knowledgeBase, store, taskStore } = options
@@ -274,7 +253,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     const state = task?.status?.state
     if (state !== TaskState.TASK_STATE_INPUT_REQUIRED && state !== TaskState.TASK_STATE_WORKING) return
     const base = envelopeBase(newId(), requestContext.userMessage.messageId)
-    const message = agentMessage(requestContext, [textPart(`Continued in task ${requestContext.taskId}.`)], base, old.taskId)
+    const message = replyOf(requestContext, [textPart(`Continued in task ${requestContext.taskId}.`)], base, old.taskId)
     message.referenceTaskIds = [requestContext.taskId]
     const update = {
       taskId: old.taskId,
@@ -363,22 +342,13 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     return { kind: 'message', parts: answered.parts, envelope: answered.envelope }
   }
 
-  function agentMessage (requestContext: RequestContext, parts: Part[], envelope: ConverseEnvelope, taskId?: string): Message {
-    return {
-      messageId: newId(),
-      contextId: requestContext.contextId,
-      taskId: taskId ?? '',
-      role: Role.ROLE_AGENT,
-      parts,
-      metadata: { [CONVERSE_EXTENSION_URI]: envelope },
-      extensions: [CONVERSE_EXTENSION_URI],
-      referenceTaskIds: []
-    }
+  function replyOf (requestContext: RequestContext, parts: Part[], envelope: ConverseEnvelope, taskId?: string): Message {
+    return agentMessage({ messageId: newId(), contextId: requestContext.contextId, taskId, parts, envelope })
   }
 
   /** A Message reply (new or repeated), as the client gets it. */
   function replyMessage (plan: Plan & { kind: 'message' }, requestContext: RequestContext): Message {
-    const message = agentMessage(requestContext, plan.parts, plan.envelope, requestContext.task?.id)
+    const message = replyOf(requestContext, plan.parts, plan.envelope, requestContext.task?.id)
     message.referenceTaskIds = plan.references ?? []
     return message
   }
@@ -439,7 +409,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     eventBus.publish(AgentEvent.statusUpdate({
       taskId,
       contextId,
-      status: { state: plan.state, message: agentMessage(requestContext, plan.parts, plan.envelope, taskId), timestamp },
+      status: { state: plan.state, message: replyOf(requestContext, plan.parts, plan.envelope, taskId), timestamp },
       metadata: undefined
     }))
   }
@@ -545,16 +515,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         contextId: contextId ?? '',
         status: {
           state: TaskState.TASK_STATE_CANCELED,
-          message: {
-            messageId: newId(),
-            contextId: contextId ?? '',
-            taskId,
-            role: Role.ROLE_AGENT,
-            parts: [textPart(text)],
-            metadata: { [CONVERSE_EXTENSION_URI]: envelope },
-            extensions: [CONVERSE_EXTENSION_URI],
-            referenceTaskIds: []
-          },
+          message: agentMessage({ messageId: newId(), contextId: contextId ?? '', taskId, parts: [textPart(text)], envelope }),
           timestamp: new Date().toISOString()
         },
         metadata: undefined

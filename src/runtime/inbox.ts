@@ -12,20 +12,19 @@
  * the inbox. Nothing a person wrote is lost or written twice.
  */
 import { randomUUID } from 'node:crypto'
-import { Role, StreamResponse, TaskState, type Message, type Task } from '@a2a-js/sdk'
+import { StreamResponse, TaskState, type Message, type Task } from '@a2a-js/sdk'
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { createTaskWriter, type TaskWriter } from '../events/task-writer.js'
 import { callerContext } from '../auth/sdk-user.js'
 import { TaskBusyError, taskTurnKey, type TaskTurnLock, type TaskTurnRelease } from '../stores/task-turn-lock.js'
 import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/envelope.js'
-import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { TaskEventHub, TaskEventListener } from '../events/task-event-hub.js'
 import {
   clientContextId, needsPersonReasons, type ConversationCaller, type ConversationListOptions, type ConversationState, type ConversationStore,
   type ConversationSummary, type ConversationTurn, type ConversationUpdate, type HumanReply, type NeedsPersonReason, type TurnRole
 } from '../stores/conversation-store.js'
-import { humanMessage, lastTaskTurn } from './conversation-executor.js'
-import { textPart } from './knowledge-executor.js'
+import { lastTaskTurn } from './conversation-executor.js'
+import { agentMessage, humanMessage, textPart } from './agent-messages.js'
 import type { RoutineEngine } from './routine-engine.js'
 
 export interface ConversationView {
@@ -223,22 +222,17 @@ export function createInbox (options: InboxOptions): Inbox {
     if (held !== undefined) {
       // Release ends the task that held the person's side, so its streams close and the client's next message
       // starts a fresh task with the agent — unless a client turn got to that task first (it answered it).
-      const message: Message = {
+      const message = agentMessage({
         messageId: newId(),
         contextId: clientContextId(state),
         taskId: held,
-        role: Role.ROLE_AGENT,
         parts: [textPart('The conversation is back with the assistant.')],
-        metadata: {
-          [CONVERSE_EXTENSION_URI]: {
-            author: 'agent',
-            answerCoverage: { availability: 'not_recorded' },
-            ownership: { state: 'ai_owned', suppressed: false }
-          }
-        },
-        extensions: [CONVERSE_EXTENSION_URI],
-        referenceTaskIds: []
-      }
+        envelope: {
+          author: 'agent',
+          answerCoverage: { availability: 'not_recorded' },
+          ownership: { state: 'ai_owned', suppressed: false }
+        }
+      })
       await writeTask(state, held, TaskState.TASK_STATE_COMPLETED, message, heldForPerson)
     }
     return toView(state)

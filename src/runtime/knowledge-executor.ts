@@ -4,11 +4,11 @@
  * {@link buildReplyMessage}, {@link messageText}) for executors that do more (routines, human takeover).
  */
 import { randomUUID } from 'node:crypto'
-import { Role, type Message, type Part } from '@a2a-js/sdk'
+import type { Message, Part } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
 import type { ConverseEnvelope } from '../core/envelope.js'
-import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { KnowledgeAnswer, KnowledgeBase } from './knowledge-base.js'
+import { agentMessage, textPart, type AgentMessageInput } from './agent-messages.js'
 
 export interface AnswerTurnOptions {
   knowledgeBase: KnowledgeBase
@@ -28,10 +28,7 @@ export interface TurnReply {
   answer: KnowledgeAnswer
 }
 
-/** A text part in the SDK's internal (protobuf-shaped) form. */
-export function textPart (text: string): Part {
-  return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }
-}
+export { textPart }
 
 /** The text a user message asks: its text parts joined by newlines (other parts are ignored). */
 export function messageText (message: Pick<Message, 'parts'> | undefined): string {
@@ -62,32 +59,9 @@ export function answerTurn (question: string, options: AnswerTurnOptions): TurnR
   return { text: answer.text, parts: [textPart(answer.text)], envelope, answer }
 }
 
-export interface ReplyMessageInput {
-  contextId: string
-  /** Only when the reply belongs to an existing task. */
-  taskId?: string
-  parts: Part[]
-  envelope: ConverseEnvelope
-  /** Default: a fresh UUID. */
-  messageId?: string
-}
-
-/**
- * An agent Message with the envelope under `metadata[CONVERSE_EXTENSION_URI]` and the URI in `extensions`.
- * The envelope is always attached: the wire layer strips it when the request did not activate the extension.
- */
-export function buildReplyMessage (input: ReplyMessageInput): Message {
-  return {
-    messageId: input.messageId ?? randomUUID(),
-    contextId: input.contextId,
-    taskId: input.taskId ?? '',
-    role: Role.ROLE_AGENT,
-    parts: input.parts,
-    metadata: { [CONVERSE_EXTENSION_URI]: input.envelope },
-    extensions: [CONVERSE_EXTENSION_URI],
-    referenceTaskIds: []
-  }
-}
+/** The agent Message of a reply (src/runtime/agent-messages.ts), under the name this module has always exported. */
+export const buildReplyMessage = agentMessage
+export type ReplyMessageInput = AgentMessageInput
 
 export interface KnowledgeExecutorOptions {
   knowledgeBase: KnowledgeBase

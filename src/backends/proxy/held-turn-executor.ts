@@ -5,14 +5,13 @@
  * delivered into it first. The person's later replies reach the task through the inbox (operator API), which finds
  * it as the conversation's last task turn.
  */
-import { Role, TaskState, type Message } from '@a2a-js/sdk'
+import { TaskState, type Message } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor } from '@a2a-js/sdk/server'
 import { callerIdOf } from '../../auth/sdk-user.js'
 import type { ConverseEnvelope } from '../../core/envelope.js'
-import { CONVERSE_EXTENSION_URI } from '../../core/uri.js'
-import { dataPart, humanMessage, turnTask } from '../../runtime/conversation-executor.js'
+import { turnTask } from '../../runtime/conversation-executor.js'
+import { agentMessage, dataPart, humanMessage, textPart } from '../../runtime/agent-messages.js'
 import { messageText, toWireParts } from '../../runtime/slot-input.js'
-import { textPart } from '../../runtime/knowledge-executor.js'
 import { conversationKey, newConversationState, type ConversationStore, type HumanReply } from '../../stores/conversation-store.js'
 
 export interface HeldTurnExecutorOptions {
@@ -24,17 +23,8 @@ export interface HeldTurnExecutorOptions {
 export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecutor {
   const { agentId, store, newId } = options
 
-  function agentMessage (contextId: string, taskId: string, envelope: ConverseEnvelope, parts: Message['parts']): Message {
-    return {
-      messageId: newId(),
-      contextId,
-      taskId,
-      role: Role.ROLE_AGENT,
-      parts,
-      metadata: { [CONVERSE_EXTENSION_URI]: envelope },
-      extensions: [CONVERSE_EXTENSION_URI],
-      referenceTaskIds: []
-    }
+  function replyOf (contextId: string, taskId: string, envelope: ConverseEnvelope, parts: Message['parts']): Message {
+    return agentMessage({ messageId: newId(), contextId, taskId, parts, envelope })
   }
 
   return {
@@ -75,7 +65,7 @@ export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecut
         status: {
           state: TaskState.TASK_STATE_WORKING,
           // No generated text: a data part says the turn waits for a person (A2A needs at least one part).
-          message: agentMessage(contextId, taskId, envelope, [dataPart({ ownership: 'human_owned', suppressed: true })]),
+          message: replyOf(contextId, taskId, envelope, [dataPart({ ownership: 'human_owned', suppressed: true })]),
           timestamp
         },
         metadata: undefined
@@ -89,7 +79,7 @@ export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecut
       eventBus.publish(AgentEvent.statusUpdate({
         taskId,
         contextId: '',
-        status: { state: TaskState.TASK_STATE_CANCELED, message: agentMessage('', taskId, envelope, [textPart('Task canceled.')]), timestamp: new Date().toISOString() },
+        status: { state: TaskState.TASK_STATE_CANCELED, message: replyOf('', taskId, envelope, [textPart('Task canceled.')]), timestamp: new Date().toISOString() },
         metadata: undefined
       }))
     }
