@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const SRC = join(ROOT, 'src')
-const DOORS = ['fastify', 'express', 'mcp']
+const DOORS = ['fastify', 'express', 'mcp', 'grpc']
 
 /** folder of src/ → folders of src/ its modules must not import. */
 const RULES: Record<string, readonly string[]> = {
