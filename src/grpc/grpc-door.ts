@@ -131,8 +131,11 @@ export async function serveGrpc (options: GrpcDoorOptions): Promise<GrpcDoor> {
         return
       }
       if (!call.write(item.message)) await drained(call, signal)
+      // The client left (or the door closes) while the stream waited: stop pulling events.
+      if (signal.aborted) break
     }
-    // The events end when the call's signal aborts: the client left (nothing to send), or the door is closing.
+    // The events end (or the loop left) when the call's signal aborts: the client left (nothing to send), or the door
+    // is closing.
     if (closing) {
       call.emit('error', { code: GrpcStatus.UNAVAILABLE, details: 'the server is shutting down' })
       return

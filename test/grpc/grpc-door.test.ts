@@ -1,0 +1,136 @@
+/**
+ * The gRPC door's own I/O, over a service of canned results (the binding and the door only map and write; the
+ * gateway tests in test/bindings/grpc.test.ts drive the real service): a failure after the first stream event,
+ * a stream that waits for a slow reader (and one whose reader leaves while it waits), an empty stream, results the
+ * response type cannot take, an Empty response, a door without admission, the peer address, the IPv6 listen form.
+ */
+import t, { type Test } from 'tap'
+import * as grpc from '@grpc/grpc-js'
+import { DeleteTaskPushNotificationConfigRequest, GetTaskRequest, SubscribeToTaskRequest } from '@a2a-js/sdk'
+import type { A2ACall, A2AResult, A2AService, StreamItem } from '../../src/a2a/service.js'
+import { peerAddress, serveGrpc } from '../../src/grpc/grpc-door.js'
+import { rawGrpcClient } from '../fixtures/grpc.js'
+
+const V1 = { 'a2a-version': '1.0' }
+
+/** A service serving agent "a" whose every call is answered by `answer`. */
+function cannedService (answer: (call: A2ACall) => Promise<A2AResult>): A2AService {
+  return {
+    serves: (agentId) => agentId === 'a',
+    authenticate: async () => ({ kind: 'allowed' }),
+    call: answer
+  }
+}
+
+async function serve (t: Test, answer: (call: A2ACall) => Promise<A2AResult>, host = '127.0.0.1') {
+  const logs: unknown[] = []
+  const log = { error: (object: unknown) => { logs.push(object) }, warn: () => {}, info: () => {} }
+  const door = await serveGrpc({ service: cannedService(answer), port: 0, host, log })
+  t.teardown(() => door.close())
+  return { door, logs, raw: rawGrpcClient(t, `127.0.0.1:${door.port}`) }
+}
+
+const task = (id: string, text = '') => ({ id, contextId: 'c', status: { state: 'TASK_STATE_WORKING' }, metadata: { text } })
+
+async function * items (...list: StreamItem[]): AsyncGenerator<StreamItem> { yield * list }
+
+t.test('a failure after the first event ends the stream with its status', async (t) => {
+  const { raw } = await serve(t, async (call) => ({
+    kind: 'stream',
+    method: call.method,
+    headers: {},
+    events: items({ kind: 'event', value: { task: task('t1') } }, { kind: 'error', error: { code: -32603, message: 'Internal error' } })
+  }))
+  const read = await raw.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ tenant: 'a', id: 't1' }), V1)
+  t.equal(read.messages.length, 1)
+  t.equal(read.error?.code, grpc.status.INTERNAL)
+  t.equal(read.error?.details, 'Internal error')
+})
+
+t.test('an empty stream ends at once; a stream event the response type cannot take is INTERNAL, logged', async (t) => {
+  let events = items()
+  const { raw, logs } = await serve(t, async (call) => ({ kind: 'stream', method: call.method, headers: {}, events }))
+  const empty = await raw.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ tenant: 'a', id: 't1' }), V1)
+  t.same(empty, { messages: [], metadata: empty.metadata })
+  events = items({ kind: 'event', value: null }, { kind: 'event', value: { task: task('never') } })
+  const broken = await raw.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ tenant: 'a', id: 't1' }), V1)
+  t.equal(broken.error?.code, grpc.status.INTERNAL)
+  t.same(broken.messages, [])
+  t.equal(logs.length, 1)
+})
+
+t.test('unary results: an Empty response, and a value the response type cannot take', async (t) => {
+  let value: unknown = {}
+  const { raw, logs } = await serve(t, async (call) => ({ kind: 'value', method: call.method, headers: { 'a2a-extensions': 'urn:x' }, value }))
+  const deleted = await raw.unary('deleteTaskPushNotificationConfig', DeleteTaskPushNotificationConfigRequest.fromJSON({ tenant: 'a', taskId: 't', id: 'c' }), V1)
+  t.same(deleted.response, {})
+  t.same(deleted.metadata?.get('a2a-extensions'), ['urn:x'])
+  value = null
+  const broken = await raw.unary('getTask', GetTaskRequest.fromJSON({ tenant: 'a', id: 't' }), V1)
+  t.equal(broken.error?.code, grpc.status.INTERNAL)
+  t.equal(broken.error?.details, 'Internal error')
+  t.same(broken.error?.metadata.get('a2a-extensions'), ['urn:x'], 'the echo survives the failure')
+  t.equal(logs.length, 1)
+})
+
+t.test('a stream waits for a slow reader, and stops waiting when the reader leaves', async (t) => {
+  const big = 'x'.repeat(200_000)
+  let produced = 0
+  let completed = false
+  let stopped: () => void = () => {}
+  const { raw } = await serve(t, async (call) => ({
+    kind: 'stream',
+    method: call.method,
+    headers: {},
+    events: (async function * () {
+      try {
+        for (let index = 0; index < 100; index++) {
+          produced++
+          yield { kind: 'event', value: { task: task(`t${index}`, big) } } as StreamItem
+        }
+        completed = true
+      } finally {
+        stopped()
+      }
+    })()
+  }))
+  // Read everything, slowly: the door waits on drain and still delivers all 100.
+  const slow = raw.client.subscribeToTask(SubscribeToTaskRequest.fromJSON({ tenant: 'a', id: 't' }), new grpc.Metadata()) as grpc.ClientReadableStream<unknown>
+  slow.pause()
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.ok(produced < 100, `the door stopped pulling events while the reader was not reading (${produced})`)
+  let count = 0
+  for await (const _message of slow) count++
+  t.equal(count, 100)
+
+  // A reader that never reads and leaves: the wait ends with the call, the events are returned.
+  produced = 0
+  completed = false
+  const ended = new Promise<void>((resolve) => { stopped = resolve })
+  const leaving = raw.client.subscribeToTask(SubscribeToTaskRequest.fromJSON({ tenant: 'a', id: 't' }), new grpc.Metadata()) as grpc.ClientReadableStream<unknown>
+  leaving.pause()
+  leaving.on('error', () => {})
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const before = produced
+  leaving.cancel()
+  await ended
+  t.ok(before < 100, 'the reader had not read everything when it left')
+  t.notOk(completed, 'the events were returned, not read to their end')
+})
+
+t.test('the peer address as grpc-js names it', async (t) => {
+  t.equal(peerAddress('127.0.0.1:5000'), '127.0.0.1')
+  t.equal(peerAddress('ipv4:10.0.0.1:5000'), '10.0.0.1')
+  t.equal(peerAddress('[::1]:5000'), '::1')
+  t.equal(peerAddress('ipv6:[fe80::1]:5000'), 'fe80::1')
+  t.equal(peerAddress('unix:/tmp/socket'), 'unix:/tmp/socket')
+  t.equal(peerAddress('somewhere'), 'somewhere')
+})
+
+t.test('an IPv6 listen address', async (t) => {
+  const door = await serveGrpc({ service: cannedService(async (call) => ({ kind: 'value', method: call.method, headers: {}, value: task('t') })), port: 0, host: '::1' })
+  t.teardown(() => door.close())
+  const raw = rawGrpcClient(t, `[::1]:${door.port}`)
+  const reply = await raw.unary('getTask', GetTaskRequest.fromJSON({ tenant: 'a', id: 't' }), V1)
+  t.equal(reply.response?.id, 't')
+})
