@@ -96,7 +96,7 @@ export async function serveGrpc (options: GrpcDoorOptions): Promise<GrpcDoor> {
         const value = reply as Extract<GrpcReply, { kind: 'value' }>
         call.sendMetadata(value.metadata)
         callback(null, value.message)
-      }, /* c8 ignore next -- answerGrpc and admit never reject; this keeps a bug from crashing the process */ (error: unknown) => failed(error, callback)).finally(done)
+      }).catch((error: unknown) => failed(error, callback)).finally(done)
     }
   }
 
@@ -104,18 +104,19 @@ export async function serveGrpc (options: GrpcDoorOptions): Promise<GrpcDoor> {
     return (call: ServerWritableStream<unknown, unknown>): void => {
       const { controller, done } = track(call)
       replyTo(rpc, call, controller.signal)
-        .then(async (reply) => await writeStream(call, reply, controller.signal),
-          /* c8 ignore next -- answerGrpc and admit never reject; this keeps a bug from crashing the process */
-          (error: unknown) => failed(error, (status) => call.emit('error', status)))
+        .then(async (reply) => await writeStream(call, reply, controller.signal))
+        .catch((error: unknown) => failed(error, (status) => call.emit('error', status)))
         .finally(done)
     }
   }
 
+  /* c8 ignore start -- answerGrpc and admit never reject, and the writes do not throw; this only keeps a bug from
+     becoming an unhandled rejection (a crash) instead of one INTERNAL status */
   function failed (error: unknown, send: (status: Partial<StatusObject>) => void): void {
-    /* c8 ignore next 2 -- see the callers */
     log?.error({ err: error }, 'A2A gRPC call failed')
     send({ code: GrpcStatus.INTERNAL, details: 'Internal error' })
   }
+  /* c8 ignore stop */
 
   /** The initial metadata, then each message (waiting for the client to drain), then the end or the failure. */
   async function writeStream (call: ServerWritableStream<unknown, unknown>, reply: GrpcReply, signal: AbortSignal): Promise<void> {

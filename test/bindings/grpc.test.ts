@@ -36,7 +36,6 @@ t.test('the card lists the gRPC target with the agent as tenant; send with and w
   t.same(card.supportedInterfaces.at(-1), { url: target, protocolBinding: 'GRPC', tenant: 'demo', protocolVersion: '1.0' })
 
   const client = await sdkGrpcClient(base)
-  t.equal(client.protocolName ?? 'GRPC', 'GRPC')
   const active = await client.sendMessage(ask('How long do I have to return an order?'), withConverse) as Message
   t.match(textOf(active), /30 days/)
   t.match(active.metadata?.[URI], { author: 'agent', answerCoverage: { coverage: 'answered' } }, 'the envelope, activated')

@@ -175,22 +175,18 @@ function errorReply (error: JsonRpcError, httpStatus?: number, headers: Readonly
   return { kind: 'error', error: grpcError(error, httpStatus, headers) }
 }
 
-/** Each event as a StreamResponse message; a failure is the stream's closing status. */
+/** Each event as a StreamResponse message; a failure as the status that ends the stream (the door stops there). */
 async function * messagesOf (events: AsyncIterable<StreamItem>, log: ServiceLogger | undefined): AsyncGenerator<GrpcStreamItem, void, undefined> {
   for await (const item of events) {
-    if (item.kind === 'error') {
-      yield { kind: 'error', error: grpcError(item.error, undefined, {}) }
-      return
-    }
-    let message: unknown
-    try {
-      message = StreamResponse.fromJSON(item.value as never)
-    } catch (error) {
-      log?.error({ err: error }, 'A2A stream event cannot be converted to its gRPC message')
-      // Leaving the loop returns the events: the service stops the backend's stream.
-      yield { kind: 'error', error: grpcError(internalError(), undefined, {}) }
-      return
-    }
-    yield { kind: 'message', message }
+    yield item.kind === 'error' ? { kind: 'error', error: grpcError(item.error, undefined, {}) } : streamMessage(item.value, log)
+  }
+}
+
+function streamMessage (value: unknown, log: ServiceLogger | undefined): GrpcStreamItem {
+  try {
+    return { kind: 'message', message: StreamResponse.fromJSON(value as never) }
+  } catch (error) {
+    log?.error({ err: error }, 'A2A stream event cannot be converted to its gRPC message')
+    return { kind: 'error', error: grpcError(internalError(), undefined, {}) }
   }
 }
