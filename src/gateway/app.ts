@@ -213,9 +213,9 @@ async function registerAll (
     // The gRPC door: the same A2A service as the HTTP doors, its own count of the same rate limit.
     let count: RateCounter = async () => undefined
     await app.register(async (scope) => { count = await limits.counter(scope, { name: 'a2a-grpc', max: config.rateLimit.max }) })
-    let door: GrpcDoor | undefined
+    const doors: GrpcDoor[] = []
     app.addHook('onReady', async () => {
-      door = await serveGrpc({
+      const door = await serveGrpc({
         service: app.converse.a2aServices.get(definitions[0].id) as A2AService,
         host: config.host,
         port: config.grpcPort as number,
@@ -224,10 +224,12 @@ async function registerAll (
         admit: async ({ agentId, headers, clientAddress }) => await count(await limitKey(agentId, headers, clientAddress)),
         log: app.log
       })
+      doors.push(door)
       app.grpcPort = door.port
+      app.log.info({ port: door.port }, 'gRPC listening')
     })
     // Before the HTTP server closes: open gRPC streams end and in-flight calls finish, as the HTTP ones do.
-    app.addHook('preClose', async () => { await door?.close() })
+    app.addHook('preClose', async () => { await Promise.all(doors.map(async (door) => await door.close())) })
   }
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {

@@ -181,8 +181,9 @@ t.test('bad input gets a precise status, never INTERNAL', async (t) => {
   t.match(statusDetails(push.error!).errorInfo, { reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' })
 })
 
-t.test('with A2A_ROOT_ENDPOINT, an empty tenant addresses the default agent', async (t) => {
-  const { target } = await startGrpcGateway(t, { A2A_ROOT_ENDPOINT: 'true' })
+t.test('with A2A_ROOT_ENDPOINT, an empty tenant addresses the default agent (and RATE_LIMIT_MAX=0 counts nothing)', async (t) => {
+  const { target, app, grpcPort } = await startGrpcGateway(t, { A2A_ROOT_ENDPOINT: 'true', RATE_LIMIT_MAX: '0' })
+  t.equal(app.grpcPort, grpcPort, 'the app knows its gRPC port')
   const raw = rawGrpcClient(t, target)
   const reply = await raw.unary('sendMessage', ask('How long do I have to return an order?'), ACTIVE)
   t.match(textOf(reply.response?.payload?.value), /30 days/)

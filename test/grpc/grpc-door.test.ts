@@ -74,7 +74,7 @@ t.test('unary results: an Empty response, and a value the response type cannot t
 })
 
 t.test('a stream waits for a slow reader, and stops waiting when the reader leaves', async (t) => {
-  const big = 'x'.repeat(200_000)
+  const big = 'x'.repeat(100_000)
   let produced = 0
   let completed = false
   let stopped: () => void = () => {}
@@ -84,7 +84,7 @@ t.test('a stream waits for a slow reader, and stops waiting when the reader leav
     headers: {},
     events: (async function * () {
       try {
-        for (let index = 0; index < 100; index++) {
+        for (let index = 0; index < 300; index++) {
           produced++
           yield { kind: 'event', value: { task: task(`t${index}`, big) } } as StreamItem
         }
@@ -94,14 +94,14 @@ t.test('a stream waits for a slow reader, and stops waiting when the reader leav
       }
     })()
   }))
-  // Read everything, slowly: the door waits on drain and still delivers all 100.
+  // Read everything, slowly: the door waits on drain and still delivers all 300.
   const slow = raw.client.subscribeToTask(SubscribeToTaskRequest.fromJSON({ tenant: 'a', id: 't' }), new grpc.Metadata()) as grpc.ClientReadableStream<unknown>
   slow.pause()
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  t.ok(produced < 100, `the door stopped pulling events while the reader was not reading (${produced})`)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.ok(produced < 300, `the door stopped pulling events while the reader was not reading (${produced})`)
   let count = 0
   for await (const _message of slow) count++
-  t.equal(count, 100)
+  t.equal(count, 300)
 
   // A reader that never reads and leaves: the wait ends with the call, the events are returned.
   produced = 0
@@ -114,8 +114,44 @@ t.test('a stream waits for a slow reader, and stops waiting when the reader leav
   const before = produced
   leaving.cancel()
   await ended
-  t.ok(before < 100, 'the reader had not read everything when it left')
+  t.ok(before < 300, 'the reader had not read everything when it left')
   t.notOk(completed, 'the events were returned, not read to their end')
+})
+
+t.test('binary metadata is no service parameter; bytes that are no message reach the service as its rejected error', async (t) => {
+  const calls: A2ACall[] = []
+  const door = await serveGrpc({
+    service: cannedService(async (call) => {
+      calls.push(call)
+      return { kind: 'error', method: call.method, headers: {}, error: call.rejected?.error ?? { code: -32001, message: 'Task not found' }, status: call.rejected?.status }
+    }),
+    port: 0,
+    host: '127.0.0.1',
+    defaultAgentId: 'a'
+  })
+  t.teardown(() => door.close())
+  const raw = rawGrpcClient(t, `127.0.0.1:${door.port}`)
+  const metadata = new grpc.Metadata()
+  metadata.set('a2a-version', '1.0')
+  metadata.set('trace-bin', Buffer.from([1, 2, 3]))
+  await new Promise((resolve) => raw.client.makeUnaryRequest('/lf.a2a.v1.A2AService/GetTask', (value: Buffer) => value, (value: Buffer) => value,
+    Buffer.alloc(0), metadata, resolve))
+  t.equal(calls[0].headers['a2a-version'], '1.0')
+  t.notOk('trace-bin' in calls[0].headers, 'binary entries are left out')
+  t.equal(calls[0].agentId, 'a', 'an empty tenant: the default agent')
+
+  const garbage = await new Promise<grpc.ServiceError>((resolve) => {
+    raw.client.makeUnaryRequest('/lf.a2a.v1.A2AService/GetTask', (value: Buffer) => value, (value: Buffer) => value,
+      Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]), new grpc.Metadata(), (error) => resolve(error as grpc.ServiceError))
+  })
+  t.equal(garbage.code, grpc.status.INVALID_ARGUMENT)
+  t.match(calls[1], { agentId: 'a', params: undefined, rejected: { status: 400, error: { message: 'Malformed request message' } } }, 'answered by the service, after its checks')
+})
+
+t.test('a port in use: serveGrpc rejects (the default address is every interface)', async (t) => {
+  const first = await serveGrpc({ service: cannedService(async () => { throw new Error('unused') }), port: 0 })
+  t.teardown(() => first.close())
+  await t.rejects(serveGrpc({ service: cannedService(async () => { throw new Error('unused') }), port: first.port, host: '127.0.0.1' }))
 })
 
 t.test('the peer address as grpc-js names it', async (t) => {
