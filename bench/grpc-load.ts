@@ -36,18 +36,18 @@ async function load ({ target, tenant, durationSec, connections }: Job): Promise
   metadata.set('a2a-extensions', CONVERSE_EXTENSION_URI)
   const started = performance.now()
   const until = started + durationSec * 1000
-  let completed = 0
-  let failure: string | undefined
+  const state: { completed: number, failure?: string } = { completed: 0 }
   const one = async (): Promise<void> => await new Promise<void>((resolve) => {
     client.sendMessage(request, metadata, (error: grpc.ServiceError | null) => {
-      if (error !== null) failure ??= `${error.code} ${error.details}`
-      else completed++
+      if (error !== null) state.failure ??= `${error.code} ${error.details}`
+      else state.completed++
       resolve()
     })
   })
   await Promise.all(Array.from({ length: connections }, async () => {
-    while (performance.now() < until && failure === undefined) await one()
+    while (performance.now() < until && state.failure === undefined) await one()
   }))
+  const { completed, failure } = state
   const elapsedSec = (performance.now() - started) / 1000
   client.close()
   return failure === undefined ? { ok: true, completed, elapsedSec } : { ok: false, error: failure }

@@ -8,7 +8,7 @@ import { cardSecurity } from '../auth/card-security.js'
 import { converse } from '../fastify/converse-plugin.js'
 import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
 import { mcpEndpoint } from '../fastify/mcp-endpoint.js'
-import { serveGrpc, type GrpcDoor } from '../grpc/grpc-door.js'
+import type { GrpcDoor } from '../grpc/grpc-door.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import type { A2AService } from '../a2a/service.js'
 import { ConversationFeedStore } from '../runtime/conversation-feed.js'
@@ -215,6 +215,8 @@ async function registerAll (
     await app.register(async (scope) => { count = await limits.counter(scope, { name: 'a2a-grpc', max: config.rateLimit.max }) })
     const doors: GrpcDoor[] = []
     app.addHook('onReady', async () => {
+      // Loaded only here: a gateway without GRPC_PORT never loads grpc-js.
+      const { serveGrpc } = await import('../grpc/grpc-door.js')
       const door = await serveGrpc({
         service: app.converse.a2aServices.get(definitions[0].id) as A2AService,
         host: config.host,

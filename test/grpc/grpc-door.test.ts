@@ -100,7 +100,7 @@ t.test('a stream waits for a slow reader, and stops waiting when the reader leav
   await new Promise((resolve) => setTimeout(resolve, 100))
   t.ok(produced < 300, `the door stopped pulling events while the reader was not reading (${produced})`)
   let count = 0
-  for await (const _message of slow) count++
+  for await (const message of slow) if (message !== undefined) count++
   t.equal(count, 300)
 
   // A reader that never reads and leaves: the wait ends with the call, the events are returned.
