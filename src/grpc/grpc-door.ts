@@ -57,12 +57,16 @@ export interface GrpcDoor {
 }
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
+const MAX_CALLS_PER_CONNECTION = 100
 
 /** Starts the gRPC door; resolves once it listens. */
 export async function serveGrpc (options: GrpcDoorOptions): Promise<GrpcDoor> {
   const { service, defaultAgentId, admit, log } = options
   const server = new Server({
-    'grpc.max_receive_message_length': options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    'grpc.max_receive_message_length': options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    // Calls in flight per connection at most (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS): one client's connection cannot
+    // hold an unbounded number of calls open; the rate limit and the per-caller stream cap bound the rest.
+    'grpc.max_concurrent_streams': MAX_CALLS_PER_CONNECTION
   })
   /** Every open call's controller, so that close() can end them. */
   const open = new Set<AbortController>()
