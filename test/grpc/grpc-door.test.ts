@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import * as grpc from '@grpc/grpc-js'
 import { DeleteTaskPushNotificationConfigRequest, GetTaskRequest, SubscribeToTaskRequest } from '@a2a-js/sdk'
 import type { A2ACall, A2AResult, A2AService, StreamItem } from '../../src/a2a/service.js'
-import { peerAddress, serveGrpc } from '../../src/grpc/grpc-door.js'
+import { peerAddress, serveGrpc } from '../../src/grpc.js'
 import { rawGrpcClient } from '../fixtures/grpc.js'
 
 const V1 = { 'a2a-version': '1.0' }
