@@ -89,7 +89,9 @@ export async function startGateway (keys = false, mcpPerRequest = false): Promis
   const env = keys
     ? { STATE: 'memory', LOG_LEVEL: 'silent', A2A_API_KEYS: `bench:${BENCH_API_KEY}`, RATE_LIMIT_MAX: '10000000', MAX_CONVERSATIONS_PER_CALLER: '10000000' }
     : { STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' }
-  const app = await buildGateway({ config: loadConfig(env), mcpDirectToolCalls: !mcpPerRequest })
+  // BENCH_GRPC_PORT: the gRPC listener on that port too (the bindings scenario).
+  const grpc = process.env.BENCH_GRPC_PORT === undefined ? {} : { GRPC_PORT: process.env.BENCH_GRPC_PORT }
+  const app = await buildGateway({ config: loadConfig({ ...env, ...grpc }), mcpDirectToolCalls: !mcpPerRequest })
   return { url: await listenFastify(app), path: '/a2a/demo', http: app.server, close: () => app.close() }
 }
 

@@ -33,6 +33,8 @@ export interface Contender {
   load: Load
   /** When the server runs in its own process (see child-app.ts): its usage, read around each measurement. */
   usage?: () => Promise<Usage>
+  /** A load of its own (not HTTP: the gRPC binding) in place of autocannon's: requests per second over `durationSec`. */
+  measure?: (durationSec: number, options: RunOptions) => Promise<number>
 }
 
 export interface RunOptions {
@@ -124,6 +126,7 @@ export async function listen (app: FastifyInstance): Promise<string> {
 
 /** One autocannon run; throws when any request failed, so a broken route cannot pass for a fast one. */
 export async function requestsPerSecond (contender: Contender, durationSec: number, options: RunOptions): Promise<number> {
+  if (contender.measure !== undefined) return await contender.measure(durationSec, options)
   const result = await autocannon({
     url: contender.url + contender.load.path,
     method: contender.load.method,

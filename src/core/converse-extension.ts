@@ -55,6 +55,8 @@ export interface CardUrls {
   mcpPublicUrl?: string
   /** The path the A2A and MCP routes are mounted under ('' or '/v1'); default ''. */
   mountPath?: string
+  /** The gRPC target (`host:port`) of a gRPC door serving these agents: listed with each agent as its `tenant`. */
+  grpcUrl?: string
 }
 
 export interface ResolvedAgent {
@@ -226,8 +228,8 @@ function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclar
     routines,
     tools,
     declared,
-    cardFor ({ publicUrl, mcpPublicUrl = publicUrl, mountPath = '' }) {
-      const key = `${publicUrl} ${mcpPublicUrl} ${mountPath}`
+    cardFor ({ publicUrl, mcpPublicUrl = publicUrl, mountPath = '', grpcUrl }) {
+      const key = `${publicUrl} ${mcpPublicUrl} ${mountPath} ${grpcUrl ?? ''}`
       const cached = cache.get(key)
       if (cached !== undefined) return cached
       const built = augmentAgentCard({
@@ -235,10 +237,12 @@ function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclar
         defaultInputModes: ['text/plain', 'application/json'],
         defaultOutputModes: ['text/plain', 'application/json'],
         ...card,
-        // JSON-RPC first (the preferred binding), HTTP+JSON under it (src/bindings/http-json/).
+        // JSON-RPC first (the preferred binding), HTTP+JSON under it (src/bindings/http-json/), then gRPC where a
+        // gRPC door serves the agents: one target for every agent, each addressed by its id as the tenant.
         supportedInterfaces: card.supportedInterfaces ?? [
           { url: `${publicUrl}${mountPath}/a2a/${id}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-          { url: `${publicUrl}${mountPath}/a2a/${id}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }
+          { url: `${publicUrl}${mountPath}/a2a/${id}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+          ...(grpcUrl === undefined ? [] : [{ url: grpcUrl, protocolBinding: 'GRPC', tenant: id, protocolVersion: '1.0' }])
         ]
       }, { mcpUrl: `${mcpPublicUrl}${mountPath}/mcp/a/${id}`, tools, routines })
       // Host headers are client-chosen: cache a bounded number of distinct bases, build the rest each time.

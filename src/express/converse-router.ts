@@ -14,6 +14,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import type { ServiceLogger } from '../protocol/backend.js'
 import { writeStream } from '../http/node-stream-writer.js'
 import type { Authenticator } from '../auth/authenticator.js'
+import type { A2AService } from '../a2a/service.js'
 import { createBoundA2AService } from '../bindings/index.js'
 import { HTTP_JSON_PATH, type HttpJsonReply } from '../bindings/http-json/binding.js'
 import { restErrorBody } from '../bindings/http-json/errors.js'
@@ -98,6 +99,8 @@ export interface ConverseRouter extends Router {
   transformResult (response: Response, method: string, result: unknown): Promise<unknown> | unknown
   /** Ends the open SSE streams of the endpoint (call before `server.close()`); settles when they have ended. */
   close (): Promise<void>
+  /** The A2A service answering the router's agents: what another door (the gRPC door, `serveGrpc`) serves them with. */
+  readonly service: A2AService
 }
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024
@@ -339,7 +342,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     await Promise.all(open.map(([, done]) => done))
   }
 
-  return Object.assign(router, { extension, cardFor, decorateRoute, transformResult: transformFor, close })
+  return Object.assign(router, { extension, cardFor, decorateRoute, transformResult: transformFor, close, service: service as A2AService })
 }
 
 /** The body a parser mounted before the router already read: its parsed value (absent when it left none). */

@@ -23,6 +23,11 @@ export interface ConversePluginOptions extends ConverseExtensionOptions {
   /** Serve the first agent's card at <prefix>/.well-known/agent-card.json too. Default true. */
   defaultAgentCard?: boolean
   /**
+   * The gRPC target (`host:port`) of a gRPC door serving these agents (src/grpc/grpc-door.ts): the cards list it
+   * (protocolBinding GRPC, each agent's id as its tenant). Default: none listed.
+   */
+  grpcUrl?: string
+  /**
    * Fastify's register option: the plugin's routes (cards, tools) and the URLs its cards name (A2A endpoint,
    * MCP door) move under it. Register `a2aEndpoint` with the same prefix.
    */
@@ -75,12 +80,14 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   const mountPath = normalizeMountPath('prefix', options.prefix)
   const publicUrl = baseUrlOf('publicUrl', options.publicUrl, requestBaseUrl)
   const mcpPublicUrl = baseUrlOf('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
+  const grpcUrl = options.grpcUrl
+  if (grpcUrl !== undefined && (typeof grpcUrl !== 'string' || grpcUrl === '')) throw new InvalidOptionError('grpcUrl', 'must be a non-empty string (host:port)')
   if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
     throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
   }
 
   function cardFor (agentId: string, request: FastifyRequest): Record<string, unknown> | undefined {
-    return agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath })
+    return agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath, grpcUrl })
   }
 
   function transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown {

@@ -8,7 +8,9 @@ import { cardSecurity } from '../auth/card-security.js'
 import { converse } from '../fastify/converse-plugin.js'
 import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
 import { mcpEndpoint } from '../fastify/mcp-endpoint.js'
+import type { GrpcDoor } from '../grpc/grpc-door.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
+import type { A2AService } from '../a2a/service.js'
 import { ConversationFeedStore } from '../runtime/conversation-feed.js'
 import type { ConversationStore } from '../stores/conversation-store.js'
 import { withSaveSignals } from '../stores/task-save-signals.js'
@@ -20,11 +22,18 @@ import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from '.
 import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
-import { openRateLimits } from './rate-limits.js'
+import { openRateLimits, type RateCounter } from './rate-limits.js'
 import { buildAgentRuntime } from './runtime.js'
 import { openGatewayState, type GatewayState } from './state.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The gRPC listener's port once the app is ready (GRPC_PORT set); undefined otherwise. */
+    grpcPort: number | undefined
+  }
+}
 
 export interface GatewayOptions {
   config: GatewayConfig
@@ -152,6 +161,7 @@ async function registerAll (
     agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: secured(id, card), routines })),
     publicUrl: config.publicUrl,
     mcpPublicUrl: config.mcpPublicUrl,
+    grpcUrl: config.publicGrpcUrl,
     provider: runtime.envelopeProvider,
     providerTimeoutMs: config.providerTimeoutMs
   })
@@ -162,21 +172,23 @@ async function registerAll (
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
   const limits = openRateLimits(config.rateLimit, app.log)
   app.addHook('onClose', async () => await limits.close())
+  /**
+   * What the A2A doors count a request under: the caller, where the agent requires one and the credential is valid
+   * (the service reuses this authentication: see createAuthenticator); else the client address.
+   */
+  const limitKey = async (agentId: string | undefined, headers: Record<string, string | string[] | undefined>, address: string): Promise<string> => {
+    if (authenticator !== undefined && agentId !== undefined && required.has(agentId)) {
+      const caller = await authenticator.authenticate(headers).catch(() => undefined)
+      if (caller !== undefined) return `caller:${caller.id}`
+    }
+    return `address:${address}`
+  }
   // Each door in a scope of its own, its limiter first: it counts before anything else looks at the request.
   await app.register(async (scope) => {
     await limits.apply(scope, {
       name: 'a2a',
       max: config.rateLimit.max,
-      // The caller, where the agent requires one and the credential is valid (the service reuses this
-      // authentication: see createAuthenticator); else the client address.
-      key: async (request) => {
-        const agentId = (request.params as { agentId?: string }).agentId ?? rootAgentId
-        if (authenticator !== undefined && agentId !== undefined && required.has(agentId)) {
-          const caller = await authenticator.authenticate(request.headers).catch(() => undefined)
-          if (caller !== undefined) return `caller:${caller.id}`
-        }
-        return `address:${request.ip}`
-      }
+      key: async (request) => await limitKey((request.params as { agentId?: string }).agentId ?? rootAgentId, request.headers, request.ip)
     })
     await scope.register(a2aEndpoint, {
       agents: runtime.agents.map(({ id, executor, backend, taskStore }) => ({
@@ -196,6 +208,31 @@ async function registerAll (
     // The MCP door every card names (params.mcp): the same agents through the same A2A service (and limit).
     await scope.register(mcpEndpoint, { bodyLimit: config.bodyLimit, directToolCalls: options.mcpDirectToolCalls })
   })
+  app.decorate('grpcPort', undefined)
+  if (config.grpcPort !== undefined) {
+    // The gRPC door: the same A2A service as the HTTP doors, its own count of the same rate limit.
+    let count: RateCounter = async () => undefined
+    await app.register(async (scope) => { count = await limits.counter(scope, { name: 'a2a-grpc', max: config.rateLimit.max }) })
+    const doors: GrpcDoor[] = []
+    app.addHook('onReady', async () => {
+      // Loaded only here: a gateway without GRPC_PORT never loads grpc-js.
+      const { serveGrpc } = await import('../grpc/grpc-door.js')
+      const door = await serveGrpc({
+        service: app.converse.a2aServices.get(definitions[0].id) as A2AService,
+        host: config.host,
+        port: config.grpcPort as number,
+        defaultAgentId: rootAgentId,
+        maxMessageBytes: config.bodyLimit,
+        admit: async ({ agentId, headers, clientAddress }) => await count(await limitKey(agentId, headers, clientAddress)),
+        log: app.log
+      })
+      doors.push(door)
+      app.grpcPort = door.port
+      app.log.info({ port: door.port }, 'gRPC listening')
+    })
+    // Before the HTTP server closes: open gRPC streams end and in-flight calls finish, as the HTTP ones do.
+    app.addHook('preClose', async () => { await Promise.all(doors.map(async (door) => await door.close())) })
+  }
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {
     await app.register(async (scope) => {
@@ -218,6 +255,7 @@ async function registerAll (
     operatorApi: operatorOn,
     // Which agents need a credential (never the credentials themselves).
     authenticated: [...required],
+    grpc: config.grpcPort !== undefined,
     rateLimitStore: config.rateLimit.redisUrl === undefined ? 'memory' : 'redis',
     inbox: operatorOn ? '/inbox' : false
   }, 'gateway configured')

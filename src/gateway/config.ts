@@ -11,6 +11,10 @@ export interface GatewayConfig {
   publicUrl?: string
   /** Base of the MCP door; an agent's mcp.url is `<mcpPublicUrl>/mcp/a/<agentId>`. Defaults to publicUrl. */
   mcpPublicUrl?: string
+  /** The gRPC listener's port (on `host`); undefined: no gRPC listener. */
+  grpcPort?: number
+  /** The gRPC target the cards list (`host:port`), each agent as its `tenant`; undefined: the cards list no gRPC. */
+  publicGrpcUrl?: string
   /** Fastify's trustProxy: false, true, a hop count or a list of addresses/CIDRs. */
   trustProxy: boolean | number | string[]
   logLevel: string
@@ -101,6 +105,9 @@ export const configSchema = {
     HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
     PUBLIC_URL: url,
     MCP_PUBLIC_URL: url,
+    GRPC_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
+    // A gRPC target as clients dial it: host:port, [v6]:port, or a scheme grpc-js knows (dns:///host:port).
+    PUBLIC_GRPC_URL: { type: 'string', pattern: '^(?:(?:dns|ipv4|ipv6):(?://[^/\\s]*/)?)?(?:\\[[0-9A-Fa-f:.]+\\]|[^\\s/:\\[\\]]+):\\d{1,5}$' },
     TRUST_PROXY: { type: 'string', default: 'false' },
     LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
     BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 104857600, default: 1048576 },
@@ -147,6 +154,8 @@ interface RawConfig {
   HOST: string
   PUBLIC_URL?: string
   MCP_PUBLIC_URL?: string
+  GRPC_PORT?: number
+  PUBLIC_GRPC_URL?: string
   TRUST_PROXY: string
   LOG_LEVEL: string
   BODY_LIMIT: number
@@ -212,6 +221,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must be at most REQUEST_TIMEOUT_MS (${raw.REQUEST_TIMEOUT_MS})`)
   }
   const publicUrl = raw.PUBLIC_URL?.replace(/\/+$/, '')
+  // A card naming a gRPC target this gateway does not serve would send clients nowhere.
+  if (raw.PUBLIC_GRPC_URL !== undefined && raw.GRPC_PORT === undefined) throw new ConfigError('PUBLIC_GRPC_URL', 'is set, but GRPC_PORT is not: set GRPC_PORT to listen for gRPC')
   const state = raw.STATE ?? (raw.DATABASE_URL === undefined ? 'embedded' : 'postgres')
   if (state === 'postgres' && raw.DATABASE_URL === undefined) throw new ConfigError('STATE', 'is postgres, which needs DATABASE_URL')
   // Two sources of state would be a mistake either way: say which one wins rather than pick one silently.
@@ -223,6 +234,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     host: raw.HOST,
     publicUrl,
     mcpPublicUrl: raw.MCP_PUBLIC_URL?.replace(/\/+$/, '') ?? publicUrl,
+    grpcPort: raw.GRPC_PORT,
+    publicGrpcUrl: raw.PUBLIC_GRPC_URL,
     trustProxy: parseTrustProxy(raw.TRUST_PROXY),
     logLevel: raw.LOG_LEVEL,
     bodyLimit: raw.BODY_LIMIT,

@@ -12,6 +12,8 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   HOST: 'listen address',
   PUBLIC_URL: 'base URL written into cards (<PUBLIC_URL>/a2a/<agentId>); default: from the request',
   MCP_PUBLIC_URL: "base of an agent's mcp.url (<MCP_PUBLIC_URL>/mcp/a/<agentId>); default: PUBLIC_URL",
+  GRPC_PORT: 'port of the gRPC listener (A2A 1.0 gRPC binding, on HOST); default: none, no gRPC',
+  PUBLIC_GRPC_URL: "gRPC target the cards list (host:port; each agent is the request's tenant); needs GRPC_PORT; default: not listed",
   TRUST_PROXY: 'true, false, a hop count, or a comma list of proxy addresses/CIDRs (Fastify trustProxy)',
   LOG_LEVEL: 'pino level: fatal, error, warn, info, debug, trace, silent',
   BODY_LIMIT: 'largest request body in bytes (larger: HTTP 413 with a JSON-RPC error)',

@@ -29,11 +29,21 @@ export interface RateLimitConfig {
   redisKeyPrefix: string
 }
 
+/** Counts one request under `key`: undefined when it may go on, else how long to wait. */
+export type RateCounter = (key: string) => Promise<{ retryAfterSec: number } | undefined>
+
 export interface RateLimits {
   /** Limits the routes registered in `scope` after it, each request counted under `key(request)`. */
   apply (scope: FastifyInstance, options: { name: string, max: number, key: (request: FastifyRequest) => Promise<string> | string }): Promise<void>
+  /**
+   * A counter for requests that are not Fastify routes (the gRPC door), with the same store, window and rules.
+   * `scope` must be a scope of its own (the limiter's decorators are per scope).
+   */
+  counter (scope: FastifyInstance, options: { name: string, max: number }): Promise<RateCounter>
   close (): Promise<void>
 }
+
+interface KeyedRequest { key: string }
 
 /** Keys held in memory at most, per limiter (least recently used go first). */
 const MEMORY_KEYS = 10_000
@@ -73,6 +83,23 @@ export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger)
         keyGenerator: key,
         errorResponseBuilder: (_request, context) => new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000)))
       }))
+    },
+    async counter (scope, { name, max }) {
+      if (max === 0) return async () => undefined
+      await scope.register(rateLimit, {
+        global: false,
+        redis,
+        nameSpace: `${config.redisKeyPrefix}${name}:`,
+        cache: MEMORY_KEYS,
+        skipOnError: true
+      })
+      // The plugin's own check without a reply (createRateLimit); it reads the key through keyGenerator and the
+      // route's group id through routeOptions, so the request it is given carries just those.
+      const check = scope.createRateLimit({ max, timeWindow: config.windowMs, keyGenerator: (request) => (request as unknown as KeyedRequest).key })
+      return async (key) => {
+        const result = await check({ key, routeOptions: {} } as unknown as FastifyRequest)
+        return result.isAllowed || !result.isExceeded ? undefined : { retryAfterSec: Math.max(1, result.ttlInSeconds) }
+      }
     },
     async close () {
       // Counters live in Redis with their expiry: nothing to hand over, so no QUIT round trip (and no wait for a

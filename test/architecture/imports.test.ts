@@ -21,7 +21,7 @@ const RUNTIME = [...STORES, 'auth', 'runtime']
 const BACKENDS = [...RUNTIME, 'backends']
 const SERVICE = [...PROTOCOL, 'auth', 'stores', 'a2a']
 const BINDINGS = [...SERVICE, 'bindings']
-const OUTSIDE = [...BACKENDS, ...BINDINGS, 'http', 'fastify', 'express', 'mcp']
+const OUTSIDE = [...BACKENDS, ...BINDINGS, 'http', 'fastify', 'express', 'mcp', 'grpc']
 const ALLOWED: Record<string, readonly string[]> = {
   core: CORE,
   protocol: PROTOCOL,
@@ -37,6 +37,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   fastify: OUTSIDE,
   express: OUTSIDE,
   mcp: OUTSIDE,
+  grpc: OUTSIDE,
   gateway: [...OUTSIDE, 'gateway']
 }
 

@@ -1,10 +1,15 @@
 /**
  * Conformance, both doors: the converse extension is the same on every binding. One table of steps — a knowledge
  * answer, a routine to completion, a typed call, a human takeover whose person's reply reaches an open
- * SubscribeToTask stream, a cancel — runs over JSON-RPC and over HTTP+JSON against the demo agent, and the envelopes
- * (and states) each binding carries are compared once ids and timestamps are masked.
+ * SubscribeToTask stream, a cancel — runs over JSON-RPC, over HTTP+JSON and over gRPC (a gRPC door on the door's own
+ * A2A service) against the demo agent, and the envelopes (and states) each binding carries are compared once ids and
+ * timestamps are masked.
  */
 import t, { type Test } from 'tap'
+import * as grpc from '@grpc/grpc-js'
+import { CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk'
+import { serveGrpc } from '../../src/grpc/grpc-door.js'
+import { rawGrpcClient, toMetadata } from '../fixtures/grpc.js'
 import { defaultAgentsFile, loadAgentDefinitions } from '../../src/gateway/agent-definitions.js'
 import { buildAgentRuntime } from '../../src/gateway/runtime.js'
 import { memoryState } from '../../src/gateway/state.js'
@@ -67,6 +72,45 @@ function httpJson (door: Door): Binding {
       const sse: SseReader = readSse(response)
       sse.ended.catch(() => {})
       return { waitFor: async (test) => await sse.waitFor(test), echo: response.headers.get('a2a-extensions'), close: () => controller.abort() }
+    }
+  }
+}
+
+/** gRPC: a gRPC door on the door's service, the raw client of the SDK's service definition, ProtoJSON via the SDK's converters. */
+async function grpcBinding (t: Test, door: Door): Promise<Binding> {
+  const grpcDoor = await serveGrpc({ service: door.service, host: '127.0.0.1', port: 0 })
+  t.teardown(() => grpcDoor.close())
+  const raw = rawGrpcClient(t, `127.0.0.1:${grpcDoor.port}`)
+  const metadata = { 'a2a-version': '1.0', 'a2a-extensions': URI }
+  const result = async (rpc: string, request: unknown): Promise<unknown> => {
+    const reply = await raw.unary(rpc, request, metadata)
+    if (reply.error !== undefined) throw reply.error
+    if (reply.metadata?.get('a2a-extensions')[0] !== URI) throw new Error(`${rpc}: no echo`)
+    return reply.response
+  }
+  return {
+    name: 'GRPC',
+    send: async (params) => SendMessageResponse.toJSON(await result('sendMessage', SendMessageRequest.fromJSON({ ...params, tenant: 'demo' }) as never) as never) as Json,
+    getTask: async (id) => Task.toJSON(await result('getTask', GetTaskRequest.fromJSON({ tenant: 'demo', id })) as never) as Json,
+    cancel: async (id) => Task.toJSON(await result('cancelTask', CancelTaskRequest.fromJSON({ tenant: 'demo', id })) as never) as Json,
+    async subscribe (id) {
+      const call = raw.client.subscribeToTask(SubscribeToTaskRequest.fromJSON({ tenant: 'demo', id }), toMetadata(metadata)) as grpc.ClientReadableStream<unknown>
+      call.on('error', () => {})
+      const echo = await new Promise<grpc.Metadata>((resolve) => call.once('metadata', resolve))
+      const seen: Json[] = []
+      const waiters: Array<() => void> = []
+      call.on('data', (message) => {
+        seen.push(StreamResponse.toJSON(message as never) as Json)
+        for (const wake of waiters.splice(0)) wake()
+      })
+      async function waitFor (test: (event: Json) => boolean): Promise<Json> {
+        for (;;) {
+          const found = seen.find(test)
+          if (found !== undefined) return found
+          await new Promise<void>((resolve) => waiters.push(resolve))
+        }
+      }
+      return { waitFor, echo: echo.get('a2a-extensions')[0] as string, close: () => call.cancel() }
     }
   }
 }
@@ -135,11 +179,13 @@ async function converse (t: Test, binding: Binding, inbox: Awaited<ReturnType<ty
 }
 
 for (const name of DOORS) {
-  t.test(`${name}: the same conversation over JSON-RPC and HTTP+JSON carries the same envelopes`, async (t) => {
+  t.test(`${name}: the same conversation over JSON-RPC, HTTP+JSON and gRPC carries the same envelopes`, async (t) => {
     const { door, inbox } = await serveDemo(t, name)
     const rpc = await converse(t, jsonRpc(door), inbox, `${name}-rpc`)
     const rest = await converse(t, httpJson(door), inbox, `${name}-rest`)
+    const overGrpc = await converse(t, await grpcBinding(t, door), inbox, `${name}-grpc`)
     t.strictSame(rest, rpc)
+    t.strictSame(overGrpc, rpc)
     t.match(rpc.at(-1), ['cancel', 'TASK_STATE_CANCELED'])
   })
 }

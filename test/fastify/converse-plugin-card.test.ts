@@ -162,6 +162,15 @@ t.test('default agent card at /.well-known/agent-card.json, unless switched off'
   t.equal((await on.inject('/.well-known/agent-card.json')).statusCode, 200)
 })
 
+t.test('grpcUrl: the cards list a GRPC interface, the agent as its tenant', async (t) => {
+  const app = await build(t, { grpcUrl: 'grpc.example.com:443' })
+  const card = (await app.inject('/a2a/demo/.well-known/agent-card.json')).json()
+  t.same(card.supportedInterfaces.map((entry: Record<string, string>) => entry.protocolBinding), ['JSONRPC', 'HTTP+JSON', 'GRPC'])
+  t.same(card.supportedInterfaces[2], { url: 'grpc.example.com:443', protocolBinding: 'GRPC', tenant: 'demo', protocolVersion: '1.0' })
+  const without = (await (await build(t)).inject('/a2a/demo/.well-known/agent-card.json')).json()
+  t.equal(without.supportedInterfaces.length, 2, 'none listed by default')
+})
+
 t.test('public URLs: from options (strings or functions) or the request', async (t) => {
   const fixed = await build(t, { publicUrl: 'https://api.radioso.ai///', mcpPublicUrl: 'https://mcp.radioso.ai' })
   const card = (await fixed.inject('/a2a/demo/.well-known/agent-card.json')).json()
@@ -252,7 +261,9 @@ t.test('plugin option errors name the option', async (t) => {
     [{ agents: [{ id: 'a', card }], publicUrl: 'https:///x' }, 'publicUrl'],
     [{ agents: [{ id: 'a', card }], publicUrl: 42 }, 'publicUrl'],
     [{ agents: [{ id: 'a', card }], mcpPublicUrl: '' }, 'mcpPublicUrl'],
-    [{ agents: [{ id: 'a', card }], defaultAgentCard: 'no' }, 'defaultAgentCard']
+    [{ agents: [{ id: 'a', card }], defaultAgentCard: 'no' }, 'defaultAgentCard'],
+    [{ agents: [{ id: 'a', card }], grpcUrl: '' }, 'grpcUrl'],
+    [{ agents: [{ id: 'a', card }], grpcUrl: 50051 }, 'grpcUrl']
   ]
   for (const [options, option] of cases) {
     const app = Fastify()

@@ -8,6 +8,8 @@ t.test('defaults with no configuration at all', async (t) => {
     host: '0.0.0.0',
     publicUrl: undefined,
     mcpPublicUrl: undefined,
+    grpcPort: undefined,
+    publicGrpcUrl: undefined,
     trustProxy: false,
     logLevel: 'info',
     bodyLimit: 1048576,
@@ -112,7 +114,11 @@ t.test('an invalid value names the variable', async (t) => {
     [{ STATE: 'sqlite' }, 'STATE'],
     [{ STATE: 'postgres' }, 'STATE'],
     [{ STATE: 'embedded', DATABASE_URL: 'postgres://u@db/app' }, 'STATE'],
-    [{ STATE: 'memory', DATABASE_URL: 'postgres://u@db/app' }, 'STATE']
+    [{ STATE: 'memory', DATABASE_URL: 'postgres://u@db/app' }, 'STATE'],
+    [{ GRPC_PORT: '70000' }, 'GRPC_PORT'],
+    [{ GRPC_PORT: '50051', PUBLIC_GRPC_URL: 'https://grpc.example.com' }, 'PUBLIC_GRPC_URL'],
+    [{ GRPC_PORT: '50051', PUBLIC_GRPC_URL: 'grpc.example.com' }, 'PUBLIC_GRPC_URL'],
+    [{ PUBLIC_GRPC_URL: 'grpc.example.com:443' }, 'PUBLIC_GRPC_URL']
   ]
   for (const [env, variable] of cases) {
     let caught: unknown
@@ -121,6 +127,14 @@ t.test('an invalid value names the variable', async (t) => {
     t.equal((caught as ConfigError).variable, variable)
     t.match((caught as ConfigError).message, new RegExp(`^${variable} `))
   }
+})
+
+t.test('GRPC_PORT and PUBLIC_GRPC_URL: a gRPC target as clients dial it', async (t) => {
+  for (const target of ['grpc.example.com:443', '10.0.0.1:50051', '[::1]:50051', 'dns:///grpc.example.com:443']) {
+    t.match(loadConfig({ GRPC_PORT: '50051', PUBLIC_GRPC_URL: target }), { grpcPort: 50051, publicGrpcUrl: target }, target)
+  }
+  t.equal(loadConfig({ GRPC_PORT: '0' }).grpcPort, 0, 'any free port')
+  t.throws(() => loadConfig({ PUBLIC_GRPC_URL: 'grpc.example.com:443' }), /PUBLIC_GRPC_URL is set, but GRPC_PORT is not/)
 })
 
 t.test('TRUST_PROXY takes what Fastify trustProxy takes', async (t) => {

@@ -67,3 +67,13 @@ t.test('only the PostgreSQL entry loads pg and Kysely', async (t) => {
   t.ok(postgres.packages.includes('pg'))
   t.ok(postgres.packages.includes('kysely'))
 })
+
+t.test('only the gRPC entry loads grpc-js: the gateway loads it when GRPC_PORT turns the listener on', async (t) => {
+  const gateway = await packagesLoaded({ execArgv: CHILD_EXEC_ARGV, cwd: ROOT, ownDir: ROOT, specifiers: [entry('gateway'), entry('service'), entry('fastify')] })
+  t.equal(gateway.code, 0, gateway.stderr)
+  t.notOk(gateway.packages.includes('@grpc/grpc-js'), gateway.packages.join(', '))
+  const grpc = await packagesLoaded({ execArgv: CHILD_EXEC_ARGV, cwd: ROOT, ownDir: ROOT, specifiers: [entry('grpc')] })
+  t.equal(grpc.code, 0, grpc.stderr)
+  t.ok(grpc.packages.includes('@grpc/grpc-js'))
+  t.ok(grpc.packages.includes('@a2a-js/sdk'))
+})

@@ -16,7 +16,7 @@ t.test('@a2a-js/sdk is pinned exactly: the A2A endpoint relies on parts of it a 
 })
 
 t.test('every subpath export is built from a source entry; the root types match', async (t) => {
-  t.same(Object.keys(manifest.exports), ['.', './fastify', './express', './service', './runtime', './gateway', './postgres', './package.json'])
+  t.same(Object.keys(manifest.exports), ['.', './fastify', './express', './service', './runtime', './gateway', './postgres', './grpc', './package.json'])
   for (const [subpath, target] of Object.entries(manifest.exports as Record<string, string | Record<string, string>>)) {
     if (typeof target === 'string') continue
     const name = subpath === '.' ? 'index' : subpath.slice(2)

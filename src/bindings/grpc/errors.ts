@@ -1,0 +1,92 @@
+/**
+ * A2A errors on the gRPC binding (A2A 1.0 §10.6, §5.4): the gRPC status code of the error's A2A type, and the
+ * `grpc-status-details-bin` trailer holding a `google.rpc.Status` whose details are the error's own, binary-encoded
+ * (`ErrorInfo` for A2A errors, `BadRequest` field violations for invalid params) — what the official clients read
+ * (the SDK's `fromGrpcError` turns the ErrorInfo reason back into its typed error). Errors A2A leaves to
+ * implementations (authentication, rate and stream limits, bounds) take the code of the HTTP status the service
+ * chose: 401 UNAUTHENTICATED, 429 RESOURCE_EXHAUSTED, 503 UNAVAILABLE; an unknown agent is NOT_FOUND.
+ */
+import { Metadata, status as GrpcStatus, type StatusObject } from '@grpc/grpc-js'
+import { BinaryWriter } from '@bufbuild/protobuf/wire'
+import { ERROR_INFO_TYPE, JsonRpcErrorCode, type ErrorDetail, type JsonRpcError } from '../../protocol/errors.js'
+
+/** The trailer of a `google.rpc.Status` (the gRPC richer error model). */
+export const STATUS_DETAILS_KEY = 'grpc-status-details-bin'
+
+/** JSON-RPC code (the A2A error's identity here) → gRPC status, as §5.4 and the SDK's `grpcStatusFor` map them. */
+const BY_CODE: ReadonlyMap<number, GrpcStatus> = new Map([
+  [JsonRpcErrorCode.ParseError, GrpcStatus.INVALID_ARGUMENT],
+  [JsonRpcErrorCode.InvalidRequest, GrpcStatus.INVALID_ARGUMENT],
+  [JsonRpcErrorCode.MethodNotFound, GrpcStatus.UNIMPLEMENTED],
+  [JsonRpcErrorCode.InvalidParams, GrpcStatus.INVALID_ARGUMENT],
+  [JsonRpcErrorCode.InternalError, GrpcStatus.INTERNAL],
+  [JsonRpcErrorCode.TaskNotFound, GrpcStatus.NOT_FOUND],
+  [JsonRpcErrorCode.TaskNotCancelable, GrpcStatus.FAILED_PRECONDITION],
+  [JsonRpcErrorCode.PushNotificationNotSupported, GrpcStatus.FAILED_PRECONDITION],
+  [JsonRpcErrorCode.UnsupportedOperation, GrpcStatus.FAILED_PRECONDITION],
+  [JsonRpcErrorCode.ContentTypeNotSupported, GrpcStatus.INVALID_ARGUMENT],
+  [JsonRpcErrorCode.InvalidAgentResponse, GrpcStatus.INTERNAL],
+  [JsonRpcErrorCode.ExtendedAgentCardNotConfigured, GrpcStatus.FAILED_PRECONDITION],
+  [JsonRpcErrorCode.ExtensionSupportRequired, GrpcStatus.FAILED_PRECONDITION],
+  [JsonRpcErrorCode.VersionNotSupported, GrpcStatus.FAILED_PRECONDITION]
+])
+
+/** The HTTP statuses the service (or a door) sets itself → gRPC status. */
+const BY_HTTP_STATUS: ReadonlyMap<number, GrpcStatus> = new Map([
+  [400, GrpcStatus.INVALID_ARGUMENT],
+  [401, GrpcStatus.UNAUTHENTICATED],
+  [404, GrpcStatus.NOT_FOUND],
+  [429, GrpcStatus.RESOURCE_EXHAUSTED],
+  [503, GrpcStatus.UNAVAILABLE]
+])
+
+/**
+ * The gRPC status of an error: the HTTP status the service chose when it chose one (401, 429, 503, 404), else the
+ * A2A error type's. A -32000 error without a status is a bound on kept work: RESOURCE_EXHAUSTED, as on HTTP+JSON.
+ */
+export function grpcStatusOf (error: JsonRpcError, httpStatus?: number): GrpcStatus {
+  const chosen = httpStatus === undefined ? undefined : BY_HTTP_STATUS.get(httpStatus)
+  if (chosen !== undefined) return chosen
+  const known = BY_CODE.get(error.code)
+  if (known !== undefined) return known
+  return error.code === JsonRpcErrorCode.ServerError ? GrpcStatus.RESOURCE_EXHAUSTED : GrpcStatus.INTERNAL
+}
+
+/**
+ * The error as a gRPC status: code, message (the A2A error's, never a stack), and trailers carrying `headers`
+ * (the extension echo, `www-authenticate`, `retry-after`) and the `google.rpc.Status` details.
+ */
+export function grpcError (error: JsonRpcError, httpStatus: number | undefined, headers: Readonly<Record<string, string>>): Partial<StatusObject> {
+  const code = grpcStatusOf(error, httpStatus)
+  const metadata = new Metadata()
+  for (const [name, value] of Object.entries(headers)) metadata.set(name, value)
+  metadata.set(STATUS_DETAILS_KEY, encodeStatus(code, error.message, error.data ?? []))
+  return { code, details: error.message, metadata }
+}
+
+/** `google.rpc.Status { int32 code = 1; string message = 2; repeated google.protobuf.Any details = 3; }` */
+export function encodeStatus (code: number, message: string, details: readonly ErrorDetail[]): Buffer {
+  const writer = new BinaryWriter()
+  if (code !== 0) writer.uint32(8).int32(code)
+  if (message !== '') writer.uint32(18).string(message)
+  for (const detail of details) {
+    // google.protobuf.Any { string type_url = 1; bytes value = 2; }
+    writer.uint32(26).fork().uint32(10).string(detail['@type']).uint32(18).bytes(encodeDetail(detail)).join()
+  }
+  return Buffer.from(writer.finish())
+}
+
+function encodeDetail (detail: ErrorDetail): Uint8Array {
+  const writer = new BinaryWriter()
+  if (detail['@type'] === ERROR_INFO_TYPE) {
+    // google.rpc.ErrorInfo { string reason = 1; string domain = 2; map<string, string> metadata = 3; }
+    writer.uint32(10).string(detail.reason).uint32(18).string(detail.domain)
+    for (const [key, value] of Object.entries(detail.metadata)) writer.uint32(26).fork().uint32(10).string(key).uint32(18).string(value).join()
+  } else {
+    // google.rpc.BadRequest { repeated FieldViolation field_violations = 1; } FieldViolation { field = 1; description = 2; }
+    for (const violation of detail.fieldViolations) {
+      writer.uint32(10).fork().uint32(10).string(violation.field).uint32(18).string(violation.description).join()
+    }
+  }
+  return writer.finish()
+}
