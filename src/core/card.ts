@@ -100,3 +100,8 @@ export function v03CardFields (card: Record<string, unknown>, transports: readon
   if (capabilities?.extendedAgentCard === true) fields.supportsAuthenticatedExtendedCard = true
   return fields
 }
+
+/** The card with the 0.3 fields beside the 1.0 ones (see v03CardFields). */
+export function withV03Fields (card: Record<string, unknown>): Record<string, unknown> {
+  return { ...card, ...v03CardFields(card) }
+}
