@@ -164,6 +164,8 @@ t.test('1.0 results → 0.3 results', async (t) => {
     ['push set', 'CreateTaskPushNotificationConfig', v1Push, v03Push],
     ['push get, bare', 'GetTaskPushNotificationConfig', { taskId: 't1', id: '', url: 'u', token: '', authentication: { scheme: '' } }, { taskId: 't1', pushNotificationConfig: { url: 'u', authentication: { schemes: [] } } }],
     ['push list', 'ListTaskPushNotificationConfigs', { configs: [v1Push], nextPageToken: '' }, [v03Push]],
+    ['push list, no authentication, odd scheme', 'ListTaskPushNotificationConfigs', { configs: [{ taskId: 't', url: 'u' }, { taskId: 't', url: 'u', authentication: { scheme: 5 } }] },
+      [{ taskId: 't', pushNotificationConfig: { url: 'u' } }, { taskId: 't', pushNotificationConfig: { url: 'u', authentication: { schemes: [] } } }]],
     ['push list, empty', 'ListTaskPushNotificationConfigs', {}, []],
     ['push delete', 'DeleteTaskPushNotificationConfig', {}, null],
     ['extended card', 'GetExtendedAgentCard',

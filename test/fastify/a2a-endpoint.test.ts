@@ -42,7 +42,10 @@ t.test('registration checks its options and names them', async (t) => {
     [{ agents: [{ id: 'demo', executor }], bodyLimit: 0 }, 'option "bodyLimit" must be a positive integer (bytes)'],
     [{ agents: [{ id: 'demo', executor }], bodyLimit: 1.5 }, 'option "bodyLimit" must be a positive integer (bytes)'],
     [{ agents: [{ id: 'demo', executor }], events: {} }, 'option "events" must be a task event hub (a subscribe(taskId, listener) method)'],
-    [{ agents: [{ id: 'demo', executor }], events: null }, 'option "events" must be a task event hub (a subscribe(taskId, listener) method)']
+    [{ agents: [{ id: 'demo', executor }], events: null }, 'option "events" must be a task event hub (a subscribe(taskId, listener) method)'],
+    [{ agents: [{ id: 'demo', executor }], a2aVersions: ['0.3'] }, 'option "a2aVersions" must be [\'1.0\'] or [\'0.3\', \'1.0\'] (1.0 is always served)'],
+    [{ agents: [{ id: 'demo', executor }], a2aVersions: ['1.0', '0.2'] }, 'option "a2aVersions" must be [\'1.0\'] or [\'0.3\', \'1.0\'] (1.0 is always served)'],
+    [{ agents: [{ id: 'demo', executor }], a2aVersions: '1.0' }, 'option "a2aVersions" must be [\'1.0\'] or [\'0.3\', \'1.0\'] (1.0 is always served)']
   ]
   for (const [options, message] of cases) {
     await t.rejects(register(options), { name: 'InvalidOptionError', message }, message)
