@@ -114,6 +114,13 @@ for (const name of DOORS) {
     t.match(rest.at(-1), { kind: 'status-update', status: { state: 'canceled' }, final: true }, 'the resubscribed stream ends with a final event')
     t.strictSame(hanging.canceled, [opened.id])
     await t.rejects(client.getTask({ id: randomUUID() }), /Task not found|-32001/, 'an unknown task: -32001')
+    // Push notifications are not declared on this card: the 0.3 push methods map to the 1.0 ones, which answer -32003.
+    const push = await fetch(`${door.base}/a2a/hang`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/pushNotificationConfig/set', params: { taskId: opened.id, pushNotificationConfig: { url: 'https://hooks.example/x' } } })
+    })
+    t.equal(((await push.json()) as any).error.code, -32003)
   })
 
   t.test(`${name}: the echo header is the one the request used`, async (t) => {
