@@ -59,3 +59,13 @@ t.test('a stream failing after its first event ends with an error frame', async 
   t.match(JSON.parse(frames[0].slice('data: '.length)), { id: 7, result: { kind: 'task', id: 't1', status: { state: 'working' } } })
   t.match(frames[1], /^event: error\ndata: .*"code":-32603/)
 })
+
+t.test('a version neither binding speaks: -32009 names both', async (t) => {
+  const reply = await service.handle(request('SendMessage', { headers: { 'a2a-version': '2.0' } })) as JsonReply
+  t.match((reply.body as any).error, { code: -32009, data: [{ metadata: { requestedVersion: '2.0', supportedVersions: '0.3,1.0' } }] })
+  const ok = await service.handle({ ...request('SendMessage', { headers: { 'a2a-version': '1.0' } }), body: { kind: 'json', value: { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] } } } } }) as JsonReply
+  t.ok((ok.body as any).result, '1.0 as before')
+  const oneOnly = createBoundA2AService({ extension, backends: new Map([['demo', streaming]]), versions: ['1.0'] })
+  const refused = await oneOnly.handle(request('message/send')) as JsonReply
+  t.match((refused.body as any).error, { code: -32009, data: [{ metadata: { requestedVersion: '0.3', supportedVersions: '1.0' } }] })
+})
