@@ -9,6 +9,7 @@ import { A2A_VERSION_HEADER, isV03, requestedVersion, type A2AVersion } from '..
 import { answerHttpJson, type HttpJsonReply, type HttpJsonRequest } from './http-json/binding.js'
 import { answerJsonRpc, type A2AReply, type A2AServiceRequest, type JsonReply } from './jsonrpc/binding.js'
 import { answerJsonRpcV03 } from './v0_3/jsonrpc.js'
+import { answerRestV03, V03_REST_PREFIX } from './v0_3/rest.js'
 
 export interface BoundA2AService extends A2AService {
   /** The protocol versions `handle` answers (1.0 always; 0.3 when served). */
@@ -46,6 +47,9 @@ export function createBoundA2AService (options: BoundA2AServiceOptions): BoundA2
       }
       return reply
     },
-    handleHttpJson: async (request) => await answerHttpJson(service, request)
+    // The 0.3 routes live under /v1/ beside the 1.0 ones: the path, not A2A-Version, tells them apart.
+    handleHttpJson: async (request) => v03 && request.path.startsWith(V03_REST_PREFIX)
+      ? await answerRestV03(service, request)
+      : await answerHttpJson(service, request)
   }
 }

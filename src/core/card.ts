@@ -101,7 +101,10 @@ export function v03CardFields (card: Record<string, unknown>, transports: readon
   return fields
 }
 
+/** The bindings a 0.3 client is answered on: JSON-RPC, and HTTP+JSON (its `/v1/…` paths under the same URL). */
+export const V03_TRANSPORTS = Object.freeze(['JSONRPC', 'HTTP+JSON'])
+
 /** The card with the 0.3 fields beside the 1.0 ones (see v03CardFields). */
 export function withV03Fields (card: Record<string, unknown>): Record<string, unknown> {
-  return { ...card, ...v03CardFields(card) }
+  return { ...card, ...v03CardFields(card, V03_TRANSPORTS) }
 }

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { requestToV1 } from '../../src/bindings/v0_3/request-to-v1.js'
-import { resultToV03, streamEventToV03, taskStateToV03 } from '../../src/bindings/v0_3/result-to-v0_3.js'
+import { restResultToV03, resultToV03, streamEventToV03, taskStateToV03 } from '../../src/bindings/v0_3/result-to-v0_3.js'
 import { isV03Method, V03_METHODS } from '../../src/bindings/v0_3/types.js'
 
 const URI = 'https://docs.radioso.ai/reference/a2a-converse-extension/v1'
@@ -169,15 +169,15 @@ t.test('1.0 results → 0.3 results', async (t) => {
     ['push list, empty', 'ListTaskPushNotificationConfigs', {}, []],
     ['push delete', 'DeleteTaskPushNotificationConfig', {}, null],
     ['extended card', 'GetExtendedAgentCard',
-      { name: 'X', capabilities: { extendedAgentCard: true }, supportedInterfaces: [{ url: 'https://g.example/a2a/x', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] },
+      { name: 'X', capabilities: { extendedAgentCard: true }, supportedInterfaces: [{ url: 'https://g.example/a2a/x', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }, { url: 'https://g.example/a2a/x/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }] },
       {
         name: 'X',
         capabilities: { extendedAgentCard: true },
-        supportedInterfaces: [{ url: 'https://g.example/a2a/x', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+        supportedInterfaces: [{ url: 'https://g.example/a2a/x', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }, { url: 'https://g.example/a2a/x/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }],
         protocolVersion: '0.3.0',
         url: 'https://g.example/a2a/x',
         preferredTransport: 'JSONRPC',
-        additionalInterfaces: [{ url: 'https://g.example/a2a/x', transport: 'JSONRPC' }],
+        additionalInterfaces: [{ url: 'https://g.example/a2a/x', transport: 'JSONRPC' }, { url: 'https://g.example/a2a/x/rest', transport: 'HTTP+JSON' }],
         supportsAuthenticatedExtendedCard: true
       }],
     ['a stream method is not unary', 'SendStreamingMessage', { x: 1 }, { x: 1 }],
@@ -206,4 +206,13 @@ t.test('1.0 stream events → 0.3 events, `final` where the stream ends', async 
   t.equal(taskStateToV03(3), 'completed', 'enum by number')
   t.equal(taskStateToV03(99), 'unknown')
   t.equal(taskStateToV03('TASK_STATE_NEW'), 'unknown')
+})
+
+t.test('0.3 HTTP+JSON results: what has no body, and a message without parts', async (t) => {
+  t.strictSame(restResultToV03('SendStreamingMessage', { x: 1 }), { x: 1 }, 'streaming methods answer with events')
+  t.strictSame(restResultToV03('DeleteTaskPushNotificationConfig', {}), {})
+  t.strictSame(restResultToV03('ListTaskPushNotificationConfigs', {}), { configs: [] })
+  t.strictSame(restResultToV03('GetTask', { id: 't', contextId: 'c', status: {}, history: [{ messageId: 'm', role: 'ROLE_USER' }] }),
+    { id: 't', contextId: 'c', status: { state: 'TASK_STATE_UNSPECIFIED' }, history: [{ messageId: 'm', role: 'ROLE_USER', content: [] }] })
+  t.strictSame(restResultToV03('GetTaskPushNotificationConfig', { taskId: 't', url: 'u' }), { name: 'tasks/t/pushNotificationConfigs/', pushNotificationConfig: { url: 'u' } }, 'a config without id')
 })

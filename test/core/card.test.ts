@@ -218,4 +218,5 @@ t.test('the 0.3 card fields, from supportedInterfaces', async (t) => {
   t.strictSame(v03CardFields({}), { protocolVersion: '0.3.0' })
   const card = { name: 'X', supportedInterfaces: [rpc], capabilities: { extendedAgentCard: false } }
   t.strictSame(withV03Fields(card), { ...card, protocolVersion: '0.3.0', url: rpc.url, preferredTransport: 'JSONRPC', additionalInterfaces: [{ url: rpc.url, transport: 'JSONRPC' }] })
+  t.match(withV03Fields({ supportedInterfaces: [rpc, rest] }).additionalInterfaces, [{ transport: 'JSONRPC' }, { url: rest.url, transport: 'HTTP+JSON' }], 'both bindings are served in 0.3')
 })

@@ -130,3 +130,54 @@ function defined (object: Json): Json {
   for (const [key, value] of Object.entries(object)) if (value !== undefined) out[key] = value
   return out
 }
+
+/**
+ * The 0.3 HTTP+JSON binding's bodies are 0.3's proto JSON, not its JSON-RPC shapes: a Message's parts are
+ * `content`, a file part is `{file: {fileWithUri | fileWithBytes, mimeType}}`, a data part `{data: {data}}`, the push
+ * config of a send is `configuration.pushNotification`. 0.3 proto JSON → the 1.0 SendMessage params.
+ */
+export function restSendToV1 (body: unknown, violations: FieldViolation[]): unknown {
+  if (!isObject(body)) return body
+  const configuration = isObject(body.configuration)
+    ? defined({
+      acceptedOutputModes: body.configuration.acceptedOutputModes,
+      historyLength: body.configuration.historyLength,
+      taskPushNotificationConfig: body.configuration.pushNotification === undefined ? undefined : pushConfig(body.configuration.pushNotification),
+      returnImmediately: typeof body.configuration.blocking === 'boolean' ? !body.configuration.blocking : body.configuration.blocking
+    })
+    : body.configuration
+  return defined({ message: restMessageToV1(body.message ?? body.request, 'message', violations), configuration, metadata: body.metadata })
+}
+
+/** A 0.3 proto-JSON TaskPushNotificationConfig (`{name, pushNotificationConfig}`) → the 1.0 one's members. */
+export function restPushConfigToV1 (body: unknown): Json {
+  return isObject(body) ? pushConfig(body.pushNotificationConfig) : {}
+}
+
+function restMessageToV1 (message: unknown, path: string, violations: FieldViolation[]): unknown {
+  if (!isObject(message)) return message
+  const content = message.content ?? message.parts
+  return defined({
+    messageId: message.messageId,
+    contextId: message.contextId,
+    taskId: message.taskId,
+    role: message.role,
+    parts: Array.isArray(content) ? content.map((part, i) => restPartToV1(part, `${path}.content[${i}]`, violations)) : content,
+    metadata: message.metadata,
+    extensions: message.extensions
+  })
+}
+
+function restPartToV1 (part: unknown, path: string, violations: FieldViolation[]): unknown {
+  if (!isObject(part)) return part
+  if (typeof part.text === 'string') return defined({ text: part.text, metadata: part.metadata })
+  if (isObject(part.file)) {
+    const file = part.file
+    if (typeof file.fileWithBytes === 'string') return defined({ raw: file.fileWithBytes, mediaType: file.mimeType, metadata: part.metadata })
+    if (typeof file.fileWithUri === 'string') return defined({ url: file.fileWithUri, mediaType: file.mimeType, metadata: part.metadata })
+  } else if (isObject(part.data)) {
+    return dataPartToV1({ data: part.data.data, metadata: part.metadata })
+  }
+  violations.push({ field: path, description: 'must have text, file (fileWithUri or fileWithBytes) or data' })
+  return part
+}
