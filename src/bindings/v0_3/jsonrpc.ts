@@ -8,9 +8,9 @@
 import type { A2AResult, A2AService, ServiceParameters, StreamItem } from '../../a2a/service.js'
 import { EXTENSIONS_HEADER } from '../../core/uri.js'
 import { mapBody, toReply, unknownAgentBody, type A2AReply, type A2AServiceRequest } from '../jsonrpc/binding.js'
-import { requestToV1 } from './request-to-v1.js'
-import { resultToV03, streamEventToV03 } from './result-to-v0_3.js'
-import { V03_EXTENSIONS_HEADER, type V1MethodOf03 } from './types.js'
+import { requestToV1 } from '../../a2a/v0_3/request-to-v1.js'
+import { resultToV03, streamEventToV03 } from '../../a2a/v0_3/result-to-v0_3.js'
+import { V03_EXTENSIONS_HEADER, type V1MethodOf03 } from '../../a2a/v0_3/types.js'
 
 const V1_EXTENSIONS = EXTENSIONS_HEADER.toLowerCase()
 const V03_EXTENSIONS = V03_EXTENSIONS_HEADER.toLowerCase()

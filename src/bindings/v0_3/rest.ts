@@ -13,9 +13,9 @@ import { bodyError, JSON_HEADERS, type HttpJsonReply, type HttpJsonRequest } fro
 import { restStatusOf } from '../http-json/errors.js'
 import { SSE_HEADERS } from '../jsonrpc/sse.js'
 import { echoHeaders, v1Headers } from './jsonrpc.js'
-import { restPushConfigToV1, restSendToV1 } from './request-to-v1.js'
-import { restEventToV03, restResultToV03 } from './result-to-v0_3.js'
-import type { V1MethodOf03 } from './types.js'
+import { restPushConfigToV1, restSendToV1 } from '../../a2a/v0_3/request-to-v1.js'
+import { restEventToV03, restResultToV03 } from '../../a2a/v0_3/result-to-v0_3.js'
+import type { V1MethodOf03 } from '../../a2a/v0_3/types.js'
 
 /** The path prefix of every 0.3 HTTP+JSON route (after the agent's HTTP+JSON URL). */
 export const V03_REST_PREFIX = '/v1/'

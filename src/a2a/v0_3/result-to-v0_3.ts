@@ -8,7 +8,7 @@
 import { TASK_STATES } from '../../jsonrpc/params.js'
 import { withV03Fields } from '../../core/card.js'
 import {
-  DATA_PART_COMPAT_FLAG, V03_TASK_STATES, type V03Artifact, type V03Message, type V03Part, type V03PushConfig,
+  DATA_PART_COMPAT_FLAG, V03_METHODS, V03_TASK_STATES, type V03Artifact, type V03Message, type V03Part, type V03PushConfig,
   type V03Result, type V03Task, type V03TaskPushConfig, type V03TaskStatus, type V1MethodOf03
 } from './types.js'
 
@@ -231,4 +231,32 @@ function restParts (parts: unknown): Json[] {
 function restPushConfig (config: Json): Json {
   const { taskId, pushNotificationConfig } = pushConfigToV03(config)
   return { name: `tasks/${taskId}/pushNotificationConfigs/${pushNotificationConfig.id ?? ''}`, pushNotificationConfig }
+}
+
+/** The 0.3 JSON-RPC methods by their 1.0 names (the ones with a 0.3 counterpart). */
+const V03_NAMES: ReadonlyMap<string, string> = new Map(Object.entries(V03_METHODS).map(([v03, v1]) => [v1, v03]))
+
+/**
+ * A checked 1.0 call → the 0.3 JSON-RPC request (proxy mode: a 0.3 agent behind the gateway), or undefined when
+ * 0.3 has no such method (ListTasks). Push configs are never proxied, so only the task and message methods occur.
+ */
+export function v1CallToV03 (method: string, params: unknown): { method: string, params: Json } | undefined {
+  const name = V03_NAMES.get(method)
+  if (name === undefined) return undefined
+  const value = asObject(params)
+  if (method !== 'SendMessage' && method !== 'SendStreamingMessage') return { method: name, params: withOptional({ id: value.id }, { historyLength: value.historyLength, metadata: value.metadata }) }
+  const configuration = value.configuration === undefined ? undefined : asObject(value.configuration)
+  return {
+    method: name,
+    params: withOptional({ message: messageToV03(asObject(value.message)) }, {
+      configuration: configuration === undefined
+        ? undefined
+        : withOptional({}, {
+          acceptedOutputModes: configuration.acceptedOutputModes,
+          historyLength: configuration.historyLength,
+          blocking: typeof configuration.returnImmediately === 'boolean' ? !configuration.returnImmediately : undefined
+        }),
+      metadata: value.metadata
+    })
+  }
 }

@@ -6,7 +6,7 @@
  */
 import { invalidParams, methodNotFound, type FieldViolation, type JsonRpcError } from '../../jsonrpc/errors.js'
 import { isA2AMethod } from '../../jsonrpc/methods.js'
-import { DATA_PART_COMPAT_FLAG, isV03Method, V03_METHODS, type V1MethodOf03 } from './types.js'
+import { DATA_PART_COMPAT_FLAG, isV03Method, V03_METHODS, V03_TASK_STATES, type V1MethodOf03 } from './types.js'
 
 export type V1Request = { ok: true, method: V1MethodOf03, params: Record<string, unknown> } | { ok: false, error: JsonRpcError }
 
@@ -180,4 +180,63 @@ function restPartToV1 (part: unknown, path: string, violations: FieldViolation[]
   }
   violations.push({ field: path, description: 'must have text, file (fileWithUri or fileWithBytes) or data' })
   return part
+}
+
+/**
+ * A 0.3 upstream's result (proxy mode: a 0.3 agent behind the gateway) → the 1.0 response message of `method`: a
+ * Task or Message becomes `{task}` / `{message}` for SendMessage, the Task itself for GetTask and CancelTask.
+ */
+export function v03ResultToV1 (method: string, result: unknown): unknown {
+  if (method === 'SendMessage') return v03EventToV1(result)
+  return isObject(result) ? taskToV1(result) : result
+}
+
+/** A 0.3 event (`kind` task / message / status-update / artifact-update) → the 1.0 StreamResponse. */
+export function v03EventToV1 (event: unknown): Record<string, unknown> {
+  const value = isObject(event) ? event : {}
+  switch (value.kind) {
+    case 'task':
+      return { task: taskToV1(value) }
+    case 'status-update':
+      return { statusUpdate: defined({ taskId: value.taskId, contextId: value.contextId, status: statusToV1(value.status), metadata: value.metadata }) }
+    case 'artifact-update':
+      return { artifactUpdate: defined({ taskId: value.taskId, contextId: value.contextId, artifact: artifactToV1(value.artifact), append: value.append, lastChunk: value.lastChunk, metadata: value.metadata }) }
+    default:
+      return { message: messageToV1(value, 'message', []) }
+  }
+}
+
+/** 0.3 lower-case task states → their 1.0 names (an unknown state is TASK_STATE_UNSPECIFIED). */
+const V1_TASK_STATES: Readonly<Record<string, string>> = Object.freeze(Object.fromEntries(Object.entries(V03_TASK_STATES).map(([v1, v03]) => [v03, v1])))
+
+function taskToV1 (task: Json): Json {
+  return defined({
+    id: task.id,
+    contextId: task.contextId,
+    status: statusToV1(task.status),
+    artifacts: Array.isArray(task.artifacts) ? task.artifacts.map(artifactToV1) : undefined,
+    history: Array.isArray(task.history) ? task.history.map((message) => messageToV1(message, 'history', [])) : undefined,
+    metadata: task.metadata
+  })
+}
+
+function statusToV1 (status: unknown): Json {
+  const value = isObject(status) ? status : {}
+  return defined({
+    state: V1_TASK_STATES[value.state as string] ?? 'TASK_STATE_UNSPECIFIED',
+    message: value.message === undefined ? undefined : messageToV1(value.message, 'status.message', []),
+    timestamp: value.timestamp
+  })
+}
+
+function artifactToV1 (artifact: unknown): Json {
+  const value = isObject(artifact) ? artifact : {}
+  return defined({
+    artifactId: value.artifactId,
+    name: value.name,
+    description: value.description,
+    parts: Array.isArray(value.parts) ? value.parts.map((part) => partToV1(part, 'artifact.parts', [])) : [],
+    metadata: value.metadata,
+    extensions: value.extensions
+  })
 }

@@ -3,9 +3,9 @@
  * every 1.0 result and stream event back (result-to-v0_3.ts); what has no counterpart is a precise -32602.
  */
 import t from 'tap'
-import { requestToV1 } from '../../src/bindings/v0_3/request-to-v1.js'
-import { restResultToV03, resultToV03, streamEventToV03, taskStateToV03 } from '../../src/bindings/v0_3/result-to-v0_3.js'
-import { isV03Method, V03_METHODS } from '../../src/bindings/v0_3/types.js'
+import { requestToV1 } from '../../src/a2a/v0_3/request-to-v1.js'
+import { restResultToV03, resultToV03, streamEventToV03, taskStateToV03 } from '../../src/a2a/v0_3/result-to-v0_3.js'
+import { isV03Method, V03_METHODS } from '../../src/a2a/v0_3/types.js'
 
 const URI = 'https://docs.radioso.ai/reference/a2a-converse-extension/v1'
 const ENVELOPE = { author: 'agent', ownership: { state: 'ai_owned', suppressed: false } }
