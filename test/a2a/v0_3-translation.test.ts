@@ -3,8 +3,8 @@
  * every 1.0 result and stream event back (result-to-v0_3.ts); what has no counterpart is a precise -32602.
  */
 import t from 'tap'
-import { requestToV1 } from '../../src/a2a/v0_3/request-to-v1.js'
-import { restResultToV03, resultToV03, streamEventToV03, taskStateToV03 } from '../../src/a2a/v0_3/result-to-v0_3.js'
+import { requestToV1, v03EventToV1, v03ResultToV1 } from '../../src/a2a/v0_3/request-to-v1.js'
+import { restResultToV03, resultToV03, streamEventToV03, taskStateToV03, v1CallToV03 } from '../../src/a2a/v0_3/result-to-v0_3.js'
 import { isV03Method, V03_METHODS } from '../../src/a2a/v0_3/types.js'
 
 const URI = 'https://docs.radioso.ai/reference/a2a-converse-extension/v1'
@@ -215,4 +215,32 @@ t.test('0.3 HTTP+JSON results: what has no body, and a message without parts', a
   t.strictSame(restResultToV03('GetTask', { id: 't', contextId: 'c', status: {}, history: [{ messageId: 'm', role: 'ROLE_USER' }] }),
     { id: 't', contextId: 'c', status: { state: 'TASK_STATE_UNSPECIFIED' }, history: [{ messageId: 'm', role: 'ROLE_USER', content: [] }] })
   t.strictSame(restResultToV03('GetTaskPushNotificationConfig', { taskId: 't', url: 'u' }), { name: 'tasks/t/pushNotificationConfigs/', pushNotificationConfig: { url: 'u' } }, 'a config without id')
+})
+
+t.test('proxy mode, a 0.3 upstream: 1.0 calls → 0.3 requests, 0.3 results → 1.0', async (t) => {
+  const message = { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'q' }] }
+  const v03 = { kind: 'message', messageId: 'm', role: 'user', parts: [{ kind: 'text', text: 'q' }] }
+  t.strictSame(v1CallToV03('SendMessage', { message, configuration: { returnImmediately: true, historyLength: 2, acceptedOutputModes: ['text/plain'] }, metadata: { a: 1 } }),
+    { method: 'message/send', params: { message: v03, configuration: { acceptedOutputModes: ['text/plain'], historyLength: 2, blocking: false }, metadata: { a: 1 } } })
+  t.strictSame(v1CallToV03('SendStreamingMessage', { message, configuration: {} }), { method: 'message/stream', params: { message: v03, configuration: {} } })
+  t.strictSame(v1CallToV03('SendMessage', { message }), { method: 'message/send', params: { message: v03 } })
+  t.strictSame(v1CallToV03('GetTask', { id: 't', historyLength: 3 }), { method: 'tasks/get', params: { id: 't', historyLength: 3 } })
+  t.strictSame(v1CallToV03('CancelTask', { id: 't', metadata: { why: 1 } }), { method: 'tasks/cancel', params: { id: 't', metadata: { why: 1 } } })
+  t.strictSame(v1CallToV03('SubscribeToTask', { id: 't' }), { method: 'tasks/resubscribe', params: { id: 't' } })
+  t.equal(v1CallToV03('ListTasks', {}), undefined, 'no 0.3 counterpart')
+
+  const task = { kind: 'task', id: 't', contextId: 'c', status: { state: 'input-required', message: { kind: 'message', messageId: 's', role: 'agent', parts: [{ kind: 'text', text: 'which?' }] }, timestamp: 'ts' }, history: [v03], artifacts: [{ artifactId: 'a', parts: [{ kind: 'data', data: { x: 1 } }] }], metadata: { k: 1 } }
+  const v1Task = { id: 't', contextId: 'c', status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { messageId: 's', role: 'ROLE_AGENT', parts: [{ text: 'which?' }] }, timestamp: 'ts' }, artifacts: [{ artifactId: 'a', parts: [{ data: { x: 1 } }] }], history: [message], metadata: { k: 1 } }
+  t.strictSame(v03ResultToV1('SendMessage', task), { task: v1Task })
+  t.strictSame(v03ResultToV1('SendMessage', v03), { message })
+  t.strictSame(v03ResultToV1('GetTask', task), v1Task)
+  t.equal(v03ResultToV1('GetTask', null), null, 'not an object: left for the service to refuse')
+  t.strictSame(v03EventToV1({ kind: 'status-update', taskId: 't', contextId: 'c', status: { state: 'done?' }, final: true, metadata: { m: 1 } }),
+    { statusUpdate: { taskId: 't', contextId: 'c', status: { state: 'TASK_STATE_UNSPECIFIED' }, metadata: { m: 1 } } })
+  t.strictSame(v03EventToV1({ kind: 'status-update', taskId: 't', contextId: 'c' }), { statusUpdate: { taskId: 't', contextId: 'c', status: { state: 'TASK_STATE_UNSPECIFIED' } } })
+  t.strictSame(v03EventToV1({ kind: 'artifact-update', taskId: 't', contextId: 'c', artifact: { artifactId: 'a', name: 'n', parts: [{ kind: 'text', text: 'x' }] }, append: true, lastChunk: false }),
+    { artifactUpdate: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', name: 'n', parts: [{ text: 'x' }] }, append: true, lastChunk: false } })
+  t.strictSame(v03EventToV1({ kind: 'artifact-update', taskId: 't', contextId: 'c' }), { artifactUpdate: { taskId: 't', contextId: 'c', artifact: { parts: [] } } })
+  t.strictSame(v03EventToV1('junk'), { message: {} })
+  t.strictSame(v03EventToV1({ kind: 'task', id: 't', contextId: 'c' }), { task: { id: 't', contextId: 'c', status: { state: 'TASK_STATE_UNSPECIFIED' } } })
 })

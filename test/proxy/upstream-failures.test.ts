@@ -247,6 +247,8 @@ t.test('an unusable card fails the start with an error naming the agent', async 
   })
   upstream.card.text = 'not json'
   await t.rejects(build(), { name: 'UpstreamCardError', message: `agent "shop": upstream card at ${upstream.base}/.well-known/agent-card.json is not JSON` })
+  upstream.card.text = JSON.stringify([{ name: 'x' }])
+  await t.rejects(build(), { message: /agent "shop": upstream card at .*: the card must be object/ })
   upstream.card.text = JSON.stringify({ name: 'x', supportedInterfaces: 'all' })
   await t.rejects(build(), { message: /agent "shop": upstream card at .*: \/supportedInterfaces must be array/ })
   upstream.card.text = JSON.stringify({ name: 'x' })

@@ -115,7 +115,10 @@ t.test('0.3 cards: the JSON-RPC url from additionalInterfaces, and cards that ar
   const viaAdditional = parseUpstreamCard('l', 'http://u.example/.well-known/agent-card.json',
     JSON.stringify({ ...base, url: 'http://u.example/rest', preferredTransport: 'HTTP+JSON', additionalInterfaces: [null, { transport: 'GRPC', url: 'x' }, { transport: 'JSONRPC', url: '/rpc' }] }))
   t.strictSame([viaAdditional.endpoint, viaAdditional.protocolVersion], ['http://u.example/rpc', '0.3'])
-  for (const card of [{ ...base, url: 'http://u.example/rest', preferredTransport: 'HTTP+JSON' }, { ...base, protocolVersion: '0.2.5', url: 'http://u.example/rpc' }, { name: 'L' }]) {
+  const bare = parseUpstreamCard('l', 'http://u.example/.well-known/agent-card.json', JSON.stringify({ ...base, url: 'http://u.example/a2a', additionalInterfaces: 'x' }))
+  t.strictSame([bare.endpoint, bare.protocolVersion], ['http://u.example/a2a', '0.3'], 'no preferredTransport: JSON-RPC, 0.3\'s default')
+  t.equal(bare.served.url, undefined, 'the upstream\'s endpoint fields are not served')
+  for (const card of [{ ...base, url: 'http://u.example/rest', preferredTransport: 'HTTP+JSON' }, { ...base, protocolVersion: 3 }, { ...base, protocolVersion: '0.2.5', url: 'http://u.example/rpc' }, { name: 'L' }]) {
     t.throws(() => parseUpstreamCard('l', 'http://u.example/c', JSON.stringify(card)), { message: /has no supportedInterfaces entry with protocolBinding JSONRPC and protocolVersion 1\.0, nor a 0\.3 JSON-RPC url/ })
   }
 })
