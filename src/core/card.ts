@@ -73,3 +73,38 @@ export function augmentAgentCard<T extends CardLike> (
     skills: [...ours, ...(card.skills ?? []).filter((skill) => !ourIds.has(skill.id))]
   }
 }
+
+/** The 0.3 card's `protocolVersion`: the 0.3 line this gateway translates (A2A 0.3.0). */
+export const V03_PROTOCOL_VERSION = '0.3.0'
+
+/**
+ * The fields an A2A 0.3 client reads to find the endpoint, derived from the 1.0 `supportedInterfaces`: `url` and
+ * `preferredTransport` (the first JSON-RPC entry), `additionalInterfaces` (every entry of a binding served in 0.3
+ * terms, as `{url, transport}`), `protocolVersion`, and the 0.3 card-level extended-card flag. They sit next to the
+ * 1.0 fields on the one card: 1.0 readers ignore members they do not know (§5.7), and 0.3 readers ignore
+ * `supportedInterfaces`. `transports`: the bindings a 0.3 client is answered on.
+ */
+export function v03CardFields (card: Record<string, unknown>, transports: readonly string[] = ['JSONRPC']): Record<string, unknown> {
+  const interfaces = (Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces as unknown[] : [])
+    .filter((entry): entry is { url: string, protocolBinding: string } =>
+      typeof entry === 'object' && entry !== null && typeof (entry as Record<string, unknown>).url === 'string' &&
+      transports.includes((entry as Record<string, unknown>).protocolBinding as string))
+  const preferred = interfaces.find((entry) => entry.protocolBinding === 'JSONRPC') ?? interfaces[0]
+  const fields: Record<string, unknown> = { protocolVersion: V03_PROTOCOL_VERSION }
+  if (preferred !== undefined) {
+    fields.url = preferred.url
+    fields.preferredTransport = preferred.protocolBinding
+    fields.additionalInterfaces = interfaces.map((entry) => ({ url: entry.url, transport: entry.protocolBinding }))
+  }
+  const capabilities = card.capabilities as Record<string, unknown> | undefined
+  if (capabilities?.extendedAgentCard === true) fields.supportsAuthenticatedExtendedCard = true
+  return fields
+}
+
+/** The bindings a 0.3 client is answered on: JSON-RPC, and HTTP+JSON (its `/v1/…` paths under the same URL). */
+export const V03_TRANSPORTS = Object.freeze(['JSONRPC', 'HTTP+JSON'])
+
+/** The card with the 0.3 fields beside the 1.0 ones (see v03CardFields). */
+export function withV03Fields (card: Record<string, unknown>): Record<string, unknown> {
+  return { ...card, ...v03CardFields(card, V03_TRANSPORTS) }
+}

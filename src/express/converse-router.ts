@@ -26,12 +26,14 @@ import {
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import { cardReply } from '../http/card-cache.js'
+import { withV03Fields } from '../core/card.js'
 import { endpointAuthentication, endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
 import { readRequestBody } from '../http/request-body.js'
 import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
 import { errorResponse, internalError } from '../protocol/errors.js'
 import type { TaskEventSource } from '../backends/local/task-event-relay.js'
+import type { A2AVersion } from '../protocol/version.js'
 
 export type ExpressUrlOption = BaseUrlOption<Request>
 
@@ -67,6 +69,8 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
    * Retry-After before it opens (see a2aEndpoint). Default: no limit.
    */
   maxStreamsPerCaller?: number
+  /** The A2A versions the JSON-RPC endpoint answers (see a2aEndpoint). Default ['0.3', '1.0']. */
+  a2aVersions?: readonly A2AVersion[]
   /** pino-compatible. Default: errors and warnings to stderr. A request's own `req.log` (pino-http) wins. */
   logger?: ServiceLogger
 }
@@ -143,7 +147,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         events: options.events,
         rootAgentId: options.rootAgentId,
         authenticator: options.authenticator,
-        maxStreamsPerCaller: options.maxStreamsPerCaller
+        maxStreamsPerCaller: options.maxStreamsPerCaller,
+        a2aVersions: options.a2aVersions
       },
       extension,
       (index) => `agents[${servedIndexes[index]}]`
@@ -154,10 +159,12 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     extension,
     backends,
     authenticated: resolved === undefined ? undefined : endpointAuthentication(resolved),
-    maxStreamsPerCaller: resolved?.maxStreamsPerCaller
+    maxStreamsPerCaller: resolved?.maxStreamsPerCaller,
+    versions: resolved?.a2aVersions
   })
   /** Open streams, so that close() can end them. */
   const streams = new Map<AbortController, Promise<void>>()
+  const served03 = (agentId: string): boolean => backends.has(agentId) && service.versions.includes('0.3')
 
   function logFor (request: Request): ServiceLogger {
     const own = (request as Request & { log?: ServiceLogger }).log
@@ -165,7 +172,9 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   }
 
   function cardFor (agentId: string, request: Request): Record<string, unknown> | undefined {
-    return agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath: request.baseUrl })
+    const card = agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath: request.baseUrl })
+    // An agent whose endpoint answers A2A 0.3 also shows 0.3 clients where (docs/protocol-versions.md).
+    return card !== undefined && served03(agentId) ? withV03Fields(card) : card
   }
 
   async function answer (request: Request, response: Response): Promise<void> {

@@ -36,7 +36,11 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
   const resolved = resolveEndpointOptions<FastifyRequest>(options, fastify.converse)
   const backends = endpointBackends(resolved)
   const service = createBoundA2AService({
-    extension: fastify.converse.extension, backends, authenticated: endpointAuthentication(resolved), maxStreamsPerCaller: resolved.maxStreamsPerCaller
+    extension: fastify.converse.extension,
+    backends,
+    authenticated: endpointAuthentication(resolved),
+    maxStreamsPerCaller: resolved.maxStreamsPerCaller,
+    versions: resolved.a2aVersions
   })
   // The MCP door answers through the same service (same backends, same task stores and locks).
   for (const agentId of backends.keys()) {

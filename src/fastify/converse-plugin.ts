@@ -8,7 +8,8 @@ import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { cardReply } from '../http/card-cache.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import type { A2AService } from '../a2a/service.js'
+import type { BoundA2AService } from '../bindings/index.js'
+import { withV03Fields } from '../core/card.js'
 import { unknownAgentBody } from '../bindings/jsonrpc/binding.js'
 
 export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
@@ -63,7 +64,7 @@ export interface ConverseApi {
    * The A2A service answering each agent, filled by `a2aEndpoint` as it registers (the first endpoint serving an
    * agent wins); the MCP door (`mcpEndpoint`) sends its tool calls there.
    */
-  a2aServices: Map<string, A2AService>
+  a2aServices: Map<string, BoundA2AService>
 }
 
 declare module 'fastify' {
@@ -87,7 +88,9 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   }
 
   function cardFor (agentId: string, request: FastifyRequest): Record<string, unknown> | undefined {
-    return agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath, grpcUrl })
+    const card = agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath, grpcUrl })
+    // An agent whose endpoint answers A2A 0.3 also shows 0.3 clients where (docs/protocol-versions.md).
+    return card !== undefined && fastify.converse.a2aServices.get(agentId)?.versions.includes('0.3') === true ? withV03Fields(card) : card
   }
 
   function transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown {

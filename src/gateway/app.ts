@@ -203,7 +203,8 @@ async function registerAll (
       bodyLimit: config.bodyLimit,
       events,
       rootAgentId,
-      maxStreamsPerCaller: config.maxStreamsPerCaller
+      maxStreamsPerCaller: config.maxStreamsPerCaller,
+      a2aVersions: config.a2aVersions
     })
     // The MCP door every card names (params.mcp): the same agents through the same A2A service (and limit).
     await scope.register(mcpEndpoint, { bodyLimit: config.bodyLimit, directToolCalls: options.mcpDirectToolCalls })

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import envSchema from 'env-schema'
 import { MIN_API_KEY_LENGTH, isCallerId, type ApiKeyCredential, type JwtOptions } from '../auth/authenticator.js'
+import { A2A_VERSIONS, type A2AVersion } from '../protocol/version.js'
 import type { RateLimitConfig } from './rate-limits.js'
 
 /** The gateway's settings, read from environment variables once at start. */
@@ -59,6 +60,8 @@ export interface GatewayConfig {
   maxConnections: number
   /** Open SSE streams per caller (walk-ins: per client address) at most; 0: no limit. */
   maxStreamsPerCaller: number
+  /** The A2A protocol versions the JSON-RPC endpoint answers: 1.0, and 0.3 through translation unless left out. */
+  a2aVersions: A2AVersion[]
   /** How long a turn naming a task waits for the task's earlier turns (its turn lock) before -32603. */
   turnWaitTimeoutMs: number
   /** Who may call the agents (docs/identities.md). */
@@ -132,6 +135,7 @@ export const configSchema = {
     KEEP_ALIVE_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 72000 },
     MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1000000, default: 10000 },
     MAX_STREAMS_PER_CALLER: { type: 'integer', minimum: 0, maximum: 1000000, default: 100 },
+    A2A_VERSIONS: { type: 'string', default: '0.3,1.0' },
     TURN_WAIT_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 3600000, default: 30000 },
     A2A_AUTH: { type: 'string', enum: ['walk-in', 'required'] },
     A2A_API_KEYS: { type: 'string' },
@@ -180,6 +184,7 @@ interface RawConfig {
   KEEP_ALIVE_TIMEOUT_MS: number
   MAX_CONNECTIONS: number
   MAX_STREAMS_PER_CALLER: number
+  A2A_VERSIONS: string
   TURN_WAIT_TIMEOUT_MS: number
   A2A_AUTH?: AuthMode
   A2A_API_KEYS?: string
@@ -260,6 +265,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     keepAliveTimeoutMs: raw.KEEP_ALIVE_TIMEOUT_MS,
     maxConnections: raw.MAX_CONNECTIONS,
     maxStreamsPerCaller: raw.MAX_STREAMS_PER_CALLER,
+    a2aVersions: parseA2AVersions(raw.A2A_VERSIONS),
     turnWaitTimeoutMs: raw.TURN_WAIT_TIMEOUT_MS,
     auth: authConfig(raw),
     rateLimit: {
@@ -364,4 +370,13 @@ function isAddressOrCidr (entry: string): boolean {
   if (bits === undefined) return true
   if (!/^\d{1,3}$/.test(bits)) return false
   return Number(bits) <= (family === 4 ? 32 : 128)
+}
+
+/** A2A_VERSIONS: a comma-separated list of 0.3 and 1.0, 1.0 always among them (the service is 1.0). */
+export function parseA2AVersions (value: string): A2AVersion[] {
+  const versions = [...new Set(value.split(',').map((item) => item.trim()).filter((item) => item !== ''))]
+  if (!versions.includes('1.0') || versions.some((version) => !(A2A_VERSIONS as readonly string[]).includes(version))) {
+    throw new ConfigError('A2A_VERSIONS', 'must be "0.3,1.0" or "1.0" (1.0 is always served)')
+  }
+  return versions as A2AVersion[]
 }

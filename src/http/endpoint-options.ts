@@ -8,6 +8,7 @@ import type { A2ABackend } from '../protocol/backend.js'
 import { localBackend } from '../backends/local/local-backend.js'
 import { InvalidOptionError } from '../core/errors.js'
 import type { TaskEventSource } from '../backends/local/task-event-relay.js'
+import { A2A_VERSIONS, type A2AVersion } from '../protocol/version.js'
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { ResolvedAgent } from '../core/converse-extension.js'
 
@@ -71,6 +72,11 @@ export interface EndpointOptions<R = unknown> {
    * MAX_STREAMS_PER_CALLER).
    */
   maxStreamsPerCaller?: number
+  /**
+   * The A2A versions the JSON-RPC endpoint answers. Default ['0.3', '1.0']: a request without `A2A-Version` (or
+   * with 0.3) is an A2A 0.3 request, translated (docs/protocol-versions.md). ['1.0']: such a request is -32009.
+   */
+  a2aVersions?: readonly A2AVersion[]
 }
 
 export interface ResolvedEndpointOptions<R = unknown> {
@@ -80,6 +86,7 @@ export interface ResolvedEndpointOptions<R = unknown> {
   events?: TaskEventSource
   /** 0: no limit. */
   maxStreamsPerCaller: number
+  a2aVersions: readonly A2AVersion[]
 }
 
 /** One agent after checking: the card the SDK request handler gets, with the effective capabilities. */
@@ -116,6 +123,10 @@ export function resolveEndpointOptions<R = unknown> (
   const maxStreamsPerCaller = options.maxStreamsPerCaller ?? 0
   if (!Number.isSafeInteger(maxStreamsPerCaller) || maxStreamsPerCaller < 0) {
     throw new InvalidOptionError('maxStreamsPerCaller', 'must be an integer ≥ 0 (0: no limit)')
+  }
+  const a2aVersions = options.a2aVersions ?? A2A_VERSIONS
+  if (!Array.isArray(a2aVersions) || !a2aVersions.includes('1.0') || a2aVersions.some((version) => !A2A_VERSIONS.includes(version))) {
+    throw new InvalidOptionError('a2aVersions', 'must be [\'1.0\'] or [\'0.3\', \'1.0\'] (1.0 is always served)')
   }
   const events = options.events
   if (events !== undefined && (events === null || typeof events !== 'object' || typeof events.subscribe !== 'function')) {
@@ -193,7 +204,7 @@ export function resolveEndpointOptions<R = unknown> (
   if (rootAgentId !== undefined && !seen.has(rootAgentId)) {
     throw new InvalidOptionError('rootAgentId', 'must name one of the agents served here')
   }
-  return { agents, events, rootAgentId, authenticator, maxStreamsPerCaller }
+  return { agents, events, rootAgentId, authenticator, maxStreamsPerCaller, a2aVersions }
 }
 
 /** The agents that require an authenticated caller, each with the endpoint's authenticator (for the service). */

@@ -11,6 +11,16 @@ export const SUPPORTED_A2A_VERSIONS: readonly string[] = Object.freeze(['1.0'])
 export const DEFAULT_A2A_VERSION = '0.3'
 
 const ONE_ZERO = /^1\.0(?:\.\d{1,9})?$/
+const ZERO_THREE = /^0\.3(?:\.\d{1,9})?$/
+
+/** The protocol versions an endpoint can be told to serve: 1.0 always, 0.3 through translation (src/bindings/v0_3/). */
+export const A2A_VERSIONS = Object.freeze(['0.3', '1.0'] as const)
+export type A2AVersion = typeof A2A_VERSIONS[number]
+
+/** Whether a requested version is 0.3 (0.3 or 0.3.x; a missing header is 0.3 too). */
+export function isV03 (version: string): boolean {
+  return ZERO_THREE.test(version)
+}
 
 /**
  * The version a request asks for: the header when present and non-empty, else the `A2A-Version` query

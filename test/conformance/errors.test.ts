@@ -100,7 +100,7 @@ t.test('both doors answer every error identically', async (t) => {
   }, null])
   t.match(byWhat.get('no params'), [200, { id: 3, error: { code: -32602 } }])
   t.match(byWhat.get('unknown task'), [200, { error: { code: -32001, data: info('TASK_NOT_FOUND', { taskId: 'nope' }) } }, URI])
-  t.match(byWhat.get('no version'), [200, { error: { code: -32009, message: 'A2A version 0.3 is not supported' } }])
+  t.match(byWhat.get('no version'), [200, { error: { code: -32601, message: /^Method not found: "SendMessage" in A2A 0\.3/ } }], 'no version is A2A 0.3, which has no SendMessage')
   t.match(byWhat.get('version 2.0'), [200, { error: { code: -32009 } }])
   t.match(byWhat.get('query version'), [200, { error: { code: -32001 } }], 'A2A-Version as a query parameter')
   t.match(byWhat.get('extended card not declared'), [200, { error: { code: -32004 } }])

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ASK_AGENT_SKILL, augmentAgentCard, converseExtensionEntry, converseSkills } from '../../src/core/card.js'
+import { ASK_AGENT_SKILL, augmentAgentCard, converseExtensionEntry, converseSkills, v03CardFields, withV03Fields } from '../../src/core/card.js'
 import { ConverseError, InvalidOptionError, RoutineDeclarationError } from '../../src/core/errors.js'
 import {
   TOOL_NAME_PATTERN, validateRoutineDeclarations, type RoutineDeclaration
@@ -200,4 +200,23 @@ t.test('InvalidOptionError', async (t) => {
   t.equal(error.message, 'option "providerTimeoutMs" must be an integer')
   t.equal(error.code, 'A2A_CONVERSE_INVALID_OPTION')
   t.equal(error.name, 'InvalidOptionError')
+})
+
+t.test('the 0.3 card fields, from supportedInterfaces', async (t) => {
+  const rest = { url: 'https://g.example/a2a/x/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }
+  const rpc = { url: 'https://g.example/a2a/x', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }
+  t.strictSame(v03CardFields({ supportedInterfaces: [rest, rpc] }, ['HTTP+JSON', 'JSONRPC']), {
+    protocolVersion: '0.3.0',
+    url: rpc.url,
+    preferredTransport: 'JSONRPC',
+    additionalInterfaces: [{ url: rest.url, transport: 'HTTP+JSON' }, { url: rpc.url, transport: 'JSONRPC' }]
+  }, 'JSON-RPC preferred wherever it is listed')
+  t.strictSame(v03CardFields({ supportedInterfaces: [rest] }, ['HTTP+JSON']), {
+    protocolVersion: '0.3.0', url: rest.url, preferredTransport: 'HTTP+JSON', additionalInterfaces: [{ url: rest.url, transport: 'HTTP+JSON' }]
+  }, 'no JSON-RPC: the first served binding')
+  t.strictSame(v03CardFields({ supportedInterfaces: [rest, null, 'x', { protocolBinding: 'JSONRPC' }] }), { protocolVersion: '0.3.0' }, 'nothing served in 0.3: no url')
+  t.strictSame(v03CardFields({}), { protocolVersion: '0.3.0' })
+  const card = { name: 'X', supportedInterfaces: [rpc], capabilities: { extendedAgentCard: false } }
+  t.strictSame(withV03Fields(card), { ...card, protocolVersion: '0.3.0', url: rpc.url, preferredTransport: 'JSONRPC', additionalInterfaces: [{ url: rpc.url, transport: 'JSONRPC' }] })
+  t.match(withV03Fields({ supportedInterfaces: [rpc, rest] }).additionalInterfaces, [{ transport: 'JSONRPC' }, { url: rest.url, transport: 'HTTP+JSON' }], 'both bindings are served in 0.3')
 })

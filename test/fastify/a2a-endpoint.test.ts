@@ -42,7 +42,10 @@ t.test('registration checks its options and names them', async (t) => {
     [{ agents: [{ id: 'demo', executor }], bodyLimit: 0 }, 'option "bodyLimit" must be a positive integer (bytes)'],
     [{ agents: [{ id: 'demo', executor }], bodyLimit: 1.5 }, 'option "bodyLimit" must be a positive integer (bytes)'],
     [{ agents: [{ id: 'demo', executor }], events: {} }, 'option "events" must be a task event hub (a subscribe(taskId, listener) method)'],
-    [{ agents: [{ id: 'demo', executor }], events: null }, 'option "events" must be a task event hub (a subscribe(taskId, listener) method)']
+    [{ agents: [{ id: 'demo', executor }], events: null }, 'option "events" must be a task event hub (a subscribe(taskId, listener) method)'],
+    [{ agents: [{ id: 'demo', executor }], a2aVersions: ['0.3'] }, 'option "a2aVersions" must be [\'1.0\'] or [\'0.3\', \'1.0\'] (1.0 is always served)'],
+    [{ agents: [{ id: 'demo', executor }], a2aVersions: ['1.0', '0.2'] }, 'option "a2aVersions" must be [\'1.0\'] or [\'0.3\', \'1.0\'] (1.0 is always served)'],
+    [{ agents: [{ id: 'demo', executor }], a2aVersions: '1.0' }, 'option "a2aVersions" must be [\'1.0\'] or [\'0.3\', \'1.0\'] (1.0 is always served)']
   ]
   for (const [options, message] of cases) {
     await t.rejects(register(options), { name: 'InvalidOptionError', message }, message)
@@ -283,8 +286,8 @@ t.test('required extensions: -32008 unless activated', async (t) => {
   t.equal(ok.headers['a2a-extensions'], `${REQUIRED}, ${CONVERSE_EXTENSION_URI}`)
 })
 
-t.test('A2A-Version (§3.6)', async (t) => {
-  const app = await buildApp(messageExecutor())
+t.test('A2A-Version (§3.6), 1.0 only (a2aVersions [\'1.0\'])', async (t) => {
+  const app = await buildApp(messageExecutor(), { a2aVersions: ['1.0'] })
   t.teardown(() => app.close())
   const missing = (await rpc(app, 'SendMessage', { message: userMessage('x') }, { headers: { 'a2a-version': '' } })).json()
   t.strictSame(missing.error, {
@@ -301,6 +304,22 @@ t.test('A2A-Version (§3.6)', async (t) => {
   t.equal((await rpc(app, 'message/send', {}, {})).json().error.code, -32601, '0.3 method names under 1.0: method not found')
   t.equal((await rpc(app, 'SendMessage', { message: userMessage('x') }, { headers: { 'a2a-version': '2.0' } })).json().error.code, -32009)
   t.ok((await rpc(app, 'SendMessage', { message: userMessage('x') }, { headers: { 'a2a-version': '1.0.3' } })).json().result)
+  const query = await rpc(app, 'SendMessage', { message: userMessage('x') }, { headers: { 'a2a-version': '' }, url: '/a2a/demo?A2A-Version=1.0' })
+  t.ok(query.json().result, 'the query parameter is accepted')
+})
+
+t.test('A2A-Version (§3.6), 0.3 served too (the default): no version is 0.3, translated', async (t) => {
+  const app = await buildApp(messageExecutor())
+  t.teardown(() => app.close())
+  const v1Name = (await rpc(app, 'SendMessage', { message: userMessage('x') }, { headers: { 'a2a-version': '' } })).json()
+  t.equal(v1Name.error.code, -32601, 'a 1.0 name without its version is no 0.3 method')
+  t.match(v1Name.error.message, /send A2A-Version: 1\.0/)
+  const legacy = (await rpc(app, 'message/send', { message: { kind: 'message', messageId: 'm03', role: 'user', parts: [{ kind: 'text', text: 'x' }] } }, { headers: { 'a2a-version': '' } })).json()
+  t.match(legacy.result, { kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'echo: x' }] }, 'a 0.3 message/send, answered in 0.3')
+  const explicit = (await rpc(app, 'tasks/get', { id: 'nope' }, { headers: { 'a2a-version': '0.3' } })).json()
+  t.equal(explicit.error.code, -32001, 'A2A-Version: 0.3 is 0.3 too')
+  t.equal((await rpc(app, 'message/send', {}, {})).json().error.code, -32601, '0.3 method names under 1.0: method not found')
+  t.equal((await rpc(app, 'SendMessage', { message: userMessage('x') }, { headers: { 'a2a-version': '2.0' } })).json().error.code, -32009)
   const query = await rpc(app, 'SendMessage', { message: userMessage('x') }, { headers: { 'a2a-version': '' }, url: '/a2a/demo?A2A-Version=1.0' })
   t.ok(query.json().result, 'the query parameter is accepted')
 })

@@ -32,6 +32,7 @@ t.test('defaults with no configuration at all', async (t) => {
     keepAliveTimeoutMs: 72000,
     maxConnections: 10000,
     maxStreamsPerCaller: 100,
+    a2aVersions: ['0.3', '1.0'],
     turnWaitTimeoutMs: 30000,
     auth: { mode: 'walk-in', apiKeys: [], jwt: undefined },
     rateLimit: { max: 6000, operatorMax: 600, windowMs: 60000, redisUrl: undefined, redisKeyPrefix: 'a2a-converse:' }
@@ -75,6 +76,14 @@ t.test('every variable is read and typed', async (t) => {
   t.strictSame([config.requestTimeoutMs, config.headersTimeoutMs, config.keepAliveTimeoutMs, config.maxConnections], [20000, 5000, 65000, 100])
   t.equal(config.turnWaitTimeoutMs, 5000)
   t.equal(loadConfig({ PUBLIC_URL: 'http://a.example', MCP_PUBLIC_URL: 'https://mcp.example/' }).mcpPublicUrl, 'https://mcp.example')
+})
+
+t.test('A2A_VERSIONS: 0.3 and 1.0 by default, 1.0 alone when asked, 1.0 always', async (t) => {
+  t.strictSame(loadConfig({ A2A_VERSIONS: '1.0' }).a2aVersions, ['1.0'])
+  t.strictSame(loadConfig({ A2A_VERSIONS: ' 1.0 , 0.3,1.0,' }).a2aVersions, ['1.0', '0.3'])
+  for (const bad of ['0.3', '2.0', '1.0,0.2', ', ,']) {
+    t.throws(() => loadConfig({ A2A_VERSIONS: bad }), { message: 'A2A_VERSIONS must be "0.3,1.0" or "1.0" (1.0 is always served)' }, bad)
+  }
 })
 
 t.test('STATE: embedded by default, postgres with DATABASE_URL, memory when asked; the messages say what to do', async (t) => {

@@ -87,7 +87,7 @@ const body = fc.oneof(
 )
 const headers = fc.record({
   active: fc.boolean(),
-  version: fc.oneof({ weight: 19, arbitrary: fc.constant('1.0') }, fc.constantFrom('0.3', undefined)),
+  version: fc.oneof({ weight: 19, arbitrary: fc.constant('1.0') }, fc.constantFrom('0.3', undefined, '2.0')),
   contentType: fc.oneof({ weight: 19, arbitrary: fc.constant('application/json') }, fc.constantFrom('text/plain', undefined))
 })
 

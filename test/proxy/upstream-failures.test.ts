@@ -247,8 +247,12 @@ t.test('an unusable card fails the start with an error naming the agent', async 
   })
   upstream.card.text = 'not json'
   await t.rejects(build(), { name: 'UpstreamCardError', message: `agent "shop": upstream card at ${upstream.base}/.well-known/agent-card.json is not JSON` })
+  upstream.card.text = JSON.stringify([{ name: 'x' }])
+  await t.rejects(build(), { message: /agent "shop": upstream card at .*: the card must be object/ })
+  upstream.card.text = JSON.stringify({ name: 'x', supportedInterfaces: 'all' })
+  await t.rejects(build(), { message: /agent "shop": upstream card at .*: \/supportedInterfaces must be array/ })
   upstream.card.text = JSON.stringify({ name: 'x' })
-  await t.rejects(build(), { message: /agent "shop": upstream card at .*: the card must have required property 'supportedInterfaces'/ })
+  await t.rejects(build(), { message: /agent "shop": upstream card at .* has no supportedInterfaces entry with protocolBinding JSONRPC and protocolVersion 1.0, nor a 0.3 JSON-RPC url/ })
   upstream.card.text = JSON.stringify({ name: 'x', supportedInterfaces: [{ url: '/rpc', protocolBinding: 'JSONRPC', protocolVersion: '0.3' }] })
   await t.rejects(build(), { message: /has no supportedInterfaces entry with protocolBinding JSONRPC and protocolVersion 1.0/ })
   upstream.card.text = JSON.stringify({ name: 'x', supportedInterfaces: [{ url: 'ftp://x/rpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] })

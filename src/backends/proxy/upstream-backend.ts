@@ -1,7 +1,7 @@
 /**
- * The upstream backend (proxy mode): every checked A2A request forwarded to another A2A 1.0 agent's JSON-RPC
- * endpoint with undici, its raw `result`s handed back to the service (which decorates or strips them and echoes
- * the header, as for local agents). Framework-free.
+ * The upstream backend (proxy mode): every checked A2A request forwarded to another A2A agent's JSON-RPC endpoint
+ * with undici (in 1.0, or in 0.3 through src/a2a/v0_3/ when the upstream's card is 0.3's), its `result`s handed
+ * back to the service (which decorates or strips them and echoes the header, as for local agents). Framework-free.
  *
  * - Connections: the undici dispatcher given (an Agent per upstream: pooled keep-alive connections per origin,
  *   connect timeout).
@@ -21,7 +21,9 @@ import type { A2ABackend, BackendContext, ServiceLogger } from '../../protocol/b
 import { A2AReplyError } from '../local/local-backend.js'
 import { CONVERSE_EXTENSION_URI } from '../../core/uri.js'
 import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
-import { internalError, type JsonRpcError } from '../../protocol/errors.js'
+import { internalError, unsupportedOperation, type JsonRpcError } from '../../protocol/errors.js'
+import { v03EventToV1, v03ResultToV1 } from '../../protocol/v0_3/request-to-v1.js'
+import { v1CallToV03 } from '../../protocol/v0_3/result-to-v0_3.js'
 import { sseEvents, SseEventTooLargeError } from './sse-events.js'
 import type { UpstreamCard } from './upstream-card.js'
 import {
@@ -82,20 +84,32 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     return card.endpoint
   }
 
+  /** Whether the upstream is spoken to in A2A 0.3 (its card is 0.3's): requests and results are translated. */
+  function isV03 (): boolean {
+    return options.card()?.protocolVersion === '0.3'
+  }
+
   function headersFor (context: BackendContext, accept: string): Record<string, string> {
-    const headers: Record<string, string> = {
-      ...configured,
-      'content-type': 'application/json',
-      accept,
-      'a2a-version': context.version
-    }
+    const v03 = isV03()
+    // 0.3 has no A2A-Version (its absence means 0.3) and names extensions in X-A2A-Extensions.
+    const headers: Record<string, string> = { ...configured, 'content-type': 'application/json', accept }
+    if (!v03) headers['a2a-version'] = context.version
     const extensions = context.requestedExtensions.filter((uri) => uri !== CONVERSE_EXTENSION_URI)
-    if (extensions.length > 0) headers['a2a-extensions'] = extensions.join(', ')
+    if (extensions.length > 0) headers[v03 ? 'x-a2a-extensions' : 'a2a-extensions'] = extensions.join(', ')
     return headers
   }
 
   function body (request: CheckedRequest): string {
-    return JSON.stringify({ jsonrpc: '2.0', id: request.id, method: request.method, params: request.params })
+    if (!isV03()) return JSON.stringify({ jsonrpc: '2.0', id: request.id, method: request.method, params: request.params })
+    const translated = v1CallToV03(request.method, request.params)
+    if (translated === undefined) throw new A2AReplyError(unsupportedOperation(`${request.method} has no A2A 0.3 counterpart; the upstream agent speaks A2A 0.3`))
+    return JSON.stringify({ jsonrpc: '2.0', id: request.id, ...translated })
+  }
+
+  /** A result (or stream event) as the service wants it: a 0.3 upstream's translated to 1.0. */
+  function toV1 (request: CheckedRequest, result: unknown, event: boolean): unknown {
+    if (!isV03()) return result
+    return event ? v03EventToV1(result) : v03ResultToV1(request.method, result)
   }
 
   /** The upstream's JSON-RPC error as the caller gets it; the original in the log (warn). */
@@ -140,6 +154,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
 
   async function call (request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const url = endpoint()
+    const payload = body(request)
     // The call's deadline: one controller and one timer per call (undici's own timers restart on every chunk, so a
     // dribbling upstream would outlive them); the caller's abort is passed on.
     const controller = new AbortController()
@@ -153,12 +168,12 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
         dispatcher,
         method: 'POST',
         headers: headersFor(context, 'application/json'),
-        body: body(request),
+        body: payload,
         signal: controller.signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs
       })
-      result = resultOf(await readText(response.body), response.statusCode, request, context)
+      result = toV1(request, resultOf(await readText(response.body), response.statusCode, request, context), false)
     } catch (error) {
       if (error instanceof A2AReplyError) throw error
       if (controller.signal.reason === DEADLINE) throw new UpstreamError(upstreamTimeout(agentId, 'no reply in time'), 'DEADLINE')
@@ -172,13 +187,14 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
 
   async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
     const url = endpoint()
+    const payload = body(request)
     let response: Dispatcher.ResponseData
     try {
       response = await undiciRequest(url, {
         dispatcher,
         method: 'POST',
         headers: headersFor(context, 'text/event-stream'),
-        body: body(request),
+        body: payload,
         // Aborting destroys the body too: a pending read ends at once (the service stops waiting on abort).
         signal: context.signal,
         headersTimeout: timeoutMs,
@@ -224,7 +240,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
           throw new UpstreamError(upstreamInvalidResponse(agentId, 'a stream event without a result'), 'NOT_JSON_RPC')
         }
         reading = false
-        yield event.result
+        yield toV1(request, event.result, true)
         reading = true
         timer.refresh()
       }

@@ -29,6 +29,11 @@ export class UpstreamCardError extends Error {
 export interface UpstreamCard {
   /** The JSON-RPC endpoint (absolute URL). */
   endpoint: string
+  /**
+   * The A2A version the upstream is spoken to in: 1.0 (its card lists a JSON-RPC 1.0 interface), else 0.3 (a 0.3
+   * card: `protocolVersion` 0.3.x and a JSON-RPC `url`), through the 0.3 translation (src/a2a/v0_3/).
+   */
+  protocolVersion: '1.0' | '0.3'
   /** The card the gateway serves (before its interfaces and the converse entry are added). */
   served: AgentCardInput
   capabilities: { streaming: boolean, extendedAgentCard: boolean }
@@ -74,7 +79,7 @@ const MAX_RETRY_MS = 30_000
 
 const cardSchema = {
   type: 'object',
-  required: ['name', 'supportedInterfaces'],
+  required: ['name'],
   properties: {
     name: { type: 'string', minLength: 1 },
     description: { type: 'string' },
@@ -119,14 +124,15 @@ export function parseUpstreamCard (agentId: string, cardUrl: string, text: strin
     throw new UpstreamCardError(agentId, `at ${cardUrl}: ${error.instancePath === '' ? 'the card' : error.instancePath} ${error.message as string}`)
   }
   const card = parsed as Record<string, any>
-  const jsonRpc = (card.supportedInterfaces as Array<Record<string, string>>).find((entry) =>
+  const jsonRpc = ((card.supportedInterfaces ?? []) as Array<Record<string, string>>).find((entry) =>
     entry.protocolBinding === 'JSONRPC' && /^1\.0(?:\.\d+)?$/.test(entry.protocolVersion ?? ''))
-  if (jsonRpc === undefined) {
-    throw new UpstreamCardError(agentId, `at ${cardUrl} has no supportedInterfaces entry with protocolBinding JSONRPC and protocolVersion 1.0`)
+  const v03Url = jsonRpc === undefined ? v03JsonRpcUrl(card) : undefined
+  if (jsonRpc === undefined && v03Url === undefined) {
+    throw new UpstreamCardError(agentId, `at ${cardUrl} has no supportedInterfaces entry with protocolBinding JSONRPC and protocolVersion 1.0, nor a 0.3 JSON-RPC url`)
   }
   let endpoint: URL
   try {
-    endpoint = new URL(jsonRpc.url, cardUrl)
+    endpoint = new URL(jsonRpc?.url ?? v03Url as string, cardUrl)
   } catch {
     throw new UpstreamCardError(agentId, `at ${cardUrl}: the JSONRPC interface url is not a URL`)
   }
@@ -136,7 +142,11 @@ export function parseUpstreamCard (agentId: string, cardUrl: string, text: strin
   const capabilities = (card.capabilities ?? {}) as Record<string, any>
   const extensions = ((capabilities.extensions ?? []) as Array<{ uri: string, required?: boolean }>)
     .filter((entry) => entry.uri !== CONVERSE_EXTENSION_URI)
-  const { supportedInterfaces: _interfaces, signatures: _signatures, ...rest } = card
+  // The upstream's endpoints (1.0 and 0.3 fields) are not the gateway's: its own are added.
+  const {
+    supportedInterfaces: _interfaces, signatures: _signatures, url: _url, preferredTransport: _preferred, additionalInterfaces: _additional,
+    protocolVersion: _version, supportsAuthenticatedExtendedCard: _extended, ...rest
+  } = card
   const served: AgentCardInput = {
     ...rest,
     name: overrides.name ?? card.name,
@@ -146,10 +156,24 @@ export function parseUpstreamCard (agentId: string, cardUrl: string, text: strin
   }
   return {
     endpoint: endpoint.href,
+    protocolVersion: jsonRpc === undefined ? '0.3' : '1.0',
     served,
     capabilities: { streaming: capabilities.streaming === true, extendedAgentCard: false },
     requiredExtensions: extensions.filter((entry) => entry.required === true).map((entry) => entry.uri)
   }
+}
+
+/**
+ * A 0.3 card's JSON-RPC URL (what the 0.3 SDK client reads): `url` when `preferredTransport` is JSONRPC (its
+ * default), else a JSONRPC entry of `additionalInterfaces`; undefined for a card that is not 0.3's.
+ */
+function v03JsonRpcUrl (card: Record<string, any>): string | undefined {
+  if (typeof card.protocolVersion !== 'string' || !/^0\.3(?:\.\d+)?$/.test(card.protocolVersion)) return undefined
+  if (typeof card.url === 'string' && (card.preferredTransport ?? 'JSONRPC') === 'JSONRPC') return card.url
+  const entry = (Array.isArray(card.additionalInterfaces) ? card.additionalInterfaces as unknown[] : [])
+    .find((item): item is { url: string } => typeof item === 'object' && item !== null &&
+      (item as Record<string, unknown>).transport === 'JSONRPC' && typeof (item as Record<string, unknown>).url === 'string')
+  return entry?.url
 }
 
 /** `<url>/.well-known/agent-card.json` (the base URL's path kept). */

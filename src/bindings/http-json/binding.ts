@@ -76,7 +76,8 @@ export async function answerHttpJson (service: A2AService, request: HttpJsonRequ
   return toReply(result, route.status ?? 200, request.log)
 }
 
-function bodyError (body: RequestBody): { status: number, error: JsonRpcError } | undefined {
+/** A body the binding cannot read, as the call's `rejected` error (the 0.3 HTTP+JSON binding's too). */
+export function bodyError (body: RequestBody): { status: number, error: JsonRpcError } | undefined {
   switch (body.kind) {
     case 'json':
     case 'absent':

@@ -101,7 +101,7 @@ export async function answerJsonRpc (service: A2AService, request: A2AServiceReq
 }
 
 /** The body as a call: its id, method and params, or the wire error found in it. */
-function mapBody (body: RequestBody): { id: JsonRpcId, method: string, params: unknown, rejected?: { status: number, error: JsonRpcError } } {
+export function mapBody (body: RequestBody): { id: JsonRpcId, method: string, params: unknown, rejected?: { status: number, error: JsonRpcError } } {
   if (body.kind !== 'json') return { id: null, method: '', params: undefined, rejected: bodyError(body) }
   const envelope = checkEnvelope(body.value)
   if (!envelope.ok) return { id: envelope.response.id, method: '', params: undefined, rejected: { status: 200, error: envelope.response.error } }
@@ -124,7 +124,8 @@ function bodyError (body: Exclude<RequestBody, { kind: 'json' }>): { status: num
   }
 }
 
-function toReply (id: JsonRpcId, result: A2AResult, log: ServiceLogger | undefined): A2AReply {
+/** A service result as the JSON-RPC reply (the 0.3 binding's too, once translated). */
+export function toReply (id: JsonRpcId, result: A2AResult, log: ServiceLogger | undefined): A2AReply {
   switch (result.kind) {
     case 'value':
       return { kind: 'json', status: 200, headers: result.headers, body: successResponse(id, result.value) }
