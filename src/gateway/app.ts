@@ -23,6 +23,8 @@ import { packageRoot } from './package-root.js'
 import { openRateLimits } from './rate-limits.js'
 import { buildAgentRuntime } from './runtime.js'
 import { openGatewayState, type GatewayState } from './state.js'
+import { createPushNotifications } from '../push/index.js'
+import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -124,6 +126,20 @@ async function registerAll (
     if (lock === undefined) turnLocks.set(agentId, lock = state.taskTurnLockFor(agentId))
     return lock
   }
+  // Webhook delivery (docs/push.md): a notification carries the converse envelope when the request that created its
+  // config activated the extension, and none otherwise, as a reply to that request would.
+  const { push: pushConfig } = config
+  const push = createPushNotifications({
+    allowedHosts: pushConfig.allowedHosts,
+    allowHttp: pushConfig.allowHttp,
+    maxConfigsPerCaller: pushConfig.maxConfigsPerCaller,
+    retry: pushConfig,
+    log: app.log,
+    present: async (agentId, event, converse) => await app.converse.extension.transform('SendStreamingMessage', event, {
+      agentId, negotiated: { activated: converse ? [CONVERSE_EXTENSION_URI] : [], active: converse }, log: app.log
+    }) as Record<string, unknown>
+  })
+  app.addHook('onClose', async () => { await push.close() })
   const runtime = await buildAgentRuntime({
     definitions,
     executors: options.executors,
@@ -136,6 +152,7 @@ async function registerAll (
       return given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given)
     },
     turnLockFor: (agentId) => turnLock(agentId),
+    push: (agentId, taskStore) => push.forAgent(agentId, taskStore, state.pushConfigsFor?.(agentId)),
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,
@@ -179,11 +196,12 @@ async function registerAll (
       }
     })
     await scope.register(a2aEndpoint, {
-      agents: runtime.agents.map(({ id, executor, backend, taskStore }) => ({
+      agents: runtime.agents.map(({ id, executor, backend, taskStore, push }) => ({
         id,
         executor,
         backend,
         taskStore,
+        push,
         turnLock: turnLock(id),
         access: required.has(id) ? 'authenticated' as const : 'walk-in' as const
       })),

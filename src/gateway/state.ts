@@ -14,6 +14,7 @@ import type { UpstreamOwnershipStore } from '../stores/upstream-ownership-store.
 import type { StateLogger } from './postgres-state.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
+import type { PushConfigStore } from '../push/index.js'
 
 export interface GatewayState {
   /** Where the state lives (the start-up log says it). */
@@ -25,6 +26,8 @@ export interface GatewayState {
   taskStoreFor (agentId: string): TaskStore
   /** Serializes turns on one task of the agent (for every instance that shares the state). */
   taskTurnLockFor (agentId: string): TaskTurnLock
+  /** Where the agent's push configs live (shared by instances); absent: in this process's memory. */
+  pushConfigsFor?: (agentId: string) => PushConfigStore
   readinessChecks: Record<string, ReadinessCheck>
   close (): Promise<void>
 }
