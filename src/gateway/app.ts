@@ -152,13 +152,18 @@ async function registerAll (
       return given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given)
     },
     turnLockFor: (agentId) => turnLock(agentId),
-    push: (agentId, taskStore) => push.forAgent(agentId, taskStore, state.pushConfigsFor?.(agentId)),
+    // On PostgreSQL and embedded, the state's own task stores record notifications in an outbox (the save's
+    // transaction); any other store reports to this process's deliverer.
+    push: (agentId, taskStore) => state.pushConfigsFor !== undefined && options.taskStores?.[agentId] === undefined
+      ? { push: { configs: state.pushConfigsFor(agentId), policy: push.policy }, taskStore }
+      : push.forAgent(agentId, taskStore),
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,
     proxyTakeover: config.operatorApiKey !== undefined
   })
   app.addHook('onClose', async () => { await runtime.close() })
+  state.startPushDelivery?.(push.delivery)
 
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
   // An agent that requires a credential names the gateway's schemes on its card (a proxied agent's too: the

@@ -8,7 +8,7 @@ import { PushDeliverer, type PresentNotification, type PushLogger } from './push
 import { withPushNotifications, type AgentPush } from './push-notifications.js'
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './retry-schedule.js'
 import { PushUrlPolicy, type PushUrlPolicyOptions } from './url-guard.js'
-import { webhookPoster } from './webhook-post.js'
+import { webhookPoster, type WebhookPoster } from './webhook-post.js'
 
 export interface PushNotificationsOptions extends PushUrlPolicyOptions {
   retry?: Partial<RetrySettings>
@@ -22,6 +22,8 @@ export interface PushNotificationsOptions extends PushUrlPolicyOptions {
 export interface PushNotifications {
   readonly policy: PushUrlPolicy
   readonly deliverer: PushDeliverer
+  /** What another deliverer (the PostgreSQL outbox) posts with: the same poster, retry settings and presentation. */
+  readonly delivery: { poster: WebhookPoster, retry: RetrySettings, present?: PresentNotification, log?: PushLogger }
   /**
    * An agent's push: its config store (default: a new MemoryPushConfigStore) and its task store reporting each save's
    * updates to the deliverer (default store: a new InMemoryTaskStore).
@@ -33,10 +35,12 @@ export interface PushNotifications {
 export function createPushNotifications (options: PushNotificationsOptions = {}): PushNotifications {
   const policy = new PushUrlPolicy(options)
   const retry = { ...DEFAULT_RETRY_SETTINGS, ...options.retry }
-  const deliverer = new PushDeliverer({ poster: webhookPoster(policy, { timeoutMs: retry.timeoutMs }), retry, present: options.present, log: options.log })
+  const delivery = { poster: webhookPoster(policy, { timeoutMs: retry.timeoutMs }), retry, present: options.present, log: options.log }
+  const deliverer = new PushDeliverer(delivery)
   return {
     policy,
     deliverer,
+    delivery,
     forAgent (agentId, taskStore = new InMemoryTaskStore(), configs = new MemoryPushConfigStore({ maxConfigsPerCaller: options.maxConfigsPerCaller })) {
       return { push: { configs, policy }, taskStore: withPushNotifications(taskStore, agentId, configs, deliverer) }
     },

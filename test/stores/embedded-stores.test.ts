@@ -17,18 +17,25 @@ import { taskReservationCases } from '../fixtures/task-reservations.js'
 import { CALLER_KEY_STATE } from '../../src/stores/caller-key.js'
 import { CompiledQuery } from 'kysely'
 import { conversationStoreContract } from './conversation-store-contract.js'
+import { pushConfigStoreContract } from './push-config-store-contract.js'
+import { PostgresPushConfigStore } from '../../src/stores/postgres/postgres-push-config-store.js'
 
 const database = await openEmbeddedDatabase({ schema: 'converse_test', logger: { warn () {} } })
 t.teardown(async () => await database.close())
 const report = await migrate(database.db, { schema: 'converse_test' })
 
 t.test('the server\'s migrations apply as they are', async (t) => {
-  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds'])
+  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_push_notifications'])
   t.same((await migrate(database.db, { schema: 'converse_test' })).applied, [], 'and again: nothing to do')
 })
 
 t.test('the conversation store contract', async (t) => {
   conversationStoreContract(t, { create: (options) => new PostgresConversationStore(database, options), oneSession: true })
+})
+
+let pushAgents = 0
+t.test('the push config store contract', async (t) => {
+  pushConfigStoreContract(t, { create: (options) => new PostgresPushConfigStore(database.db, { agentId: `push-${++pushAgents}`, ...options }) })
 })
 
 t.test('a conversation created on the locked path (fn gave up on the optimistic one) is its owner\'s too', async (t) => {
