@@ -19,7 +19,7 @@ const FORBIDDEN_V4 = [
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4]
 ] as const
 const FORBIDDEN_V6 = [
-  ['::', 128], ['::1', 128], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64],
+  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64],
   ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]
 ] as const
 
@@ -128,7 +128,7 @@ export class PushUrlPolicy {
   }
 }
 
-/** A URL's host without IPv6 brackets, lower case. */
+/** A URL's host without IPv6 brackets or a final dot, lower case. */
 export function hostOf (url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase()
 }

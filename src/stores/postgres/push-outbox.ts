@@ -87,6 +87,8 @@ export class PostgresPushOutbox {
   #pumping = false
   #again = false
   #timer: NodeJS.Timeout | undefined
+  /** When the timer fires (ms): a later wish never pushes an earlier wake back. */
+  #timerAt = Infinity
   #closed = false
   readonly #running = new Set<Promise<void>>()
 
@@ -129,9 +131,14 @@ export class PostgresPushOutbox {
   }
 
   #schedule (ms: number): void {
-    if (this.#closed) return
+    const at = Date.now() + ms
+    if (this.#closed || at >= this.#timerAt) return
     clearTimeout(this.#timer)
-    this.#timer = setTimeout(() => this.wake(), ms)
+    this.#timerAt = at
+    this.#timer = setTimeout(() => {
+      this.#timerAt = Infinity
+      this.wake()
+    }, ms)
     this.#timer.unref()
   }
 
@@ -201,12 +208,6 @@ export class PostgresPushOutbox {
       logGiveUp(this.#log, notification, step.reason, row.attempts)
     }
     await sql`delete from ${table} where seq = ${row.seq}`.execute(this.#db)
-  }
-
-  /** Rows not yet delivered or given up, on the whole database (tests, metrics). */
-  async pending (): Promise<number> {
-    const { rows } = await sql<{ n: string }>`select count(*) as n from ${sql.table(PUSH_OUTBOX_TABLE)}`.execute(this.#db)
-    return Number(rows[0].n)
   }
 
   /** Stops claiming; waits for the attempts running (their rows are then deleted or rescheduled). The poster is the caller's. */

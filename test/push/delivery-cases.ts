@@ -4,17 +4,12 @@
  * routine and human takeover story in order with the config's Authorization; 500 then 200 (retried); 400 (not
  * retried); a redirect (not followed); the receiver down then back.
  */
-import t, { type Test } from 'tap'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import type { Test } from 'tap'
 import { Client, envelopeOf, envelopesIn, gateway, operator, textOf } from '../fixtures/conversation-gateway.js'
 import { logLines } from '../fixtures/gateway-helpers.js'
-import { testSchema } from '../fixtures/test-schema.js'
 import { webhookReceiver } from '../fixtures/webhook-receiver.js'
 
 const LOOPBACK = { PUSH_ALLOWED_HOSTS: '127.0.0.1', PUSH_ALLOW_HTTP: 'true', PUSH_RETRY_BASE_MS: '20', PUSH_RETRY_MAX_DELAY_MS: '300' }
-const url = process.env.TEST_DATABASE_URL
 
 function stateOf (body: any): string | undefined {
   return body.statusUpdate?.status?.state
@@ -24,9 +19,9 @@ async function sleep (ms: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms))
 }
 
-type StateEnv = (t: Test) => Promise<Record<string, string>>
+export type StateEnv = (t: Test) => Promise<Record<string, string>>
 
-function deliveryCases (t: Test, stateEnv: StateEnv, takeover: { skip?: string } = {}): void {
+export function deliveryCases (t: Test, stateEnv: StateEnv, takeover: { skip?: string } = {}): void {
   t.test('routine and human takeover: every update delivered in order, with the Authorization and the token', takeover, async (t) => {
     const receiver = await webhookReceiver(t)
     const app = await gateway(t, { env: { ...LOOPBACK, ...await stateEnv(t) } })
@@ -132,22 +127,4 @@ function deliveryCases (t: Test, stateEnv: StateEnv, takeover: { skip?: string }
     t.ok(states.length >= 1, 'what came while it was down is delivered once it is back')
     t.equal(states[states.length - 1], more.status.state, 'in order: the last update last')
   })
-}
-
-t.test('memory', async (t) => deliveryCases(t, async () => ({})))
-
-t.test('embedded', async (t) => deliveryCases(t, async (t) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'push-'))
-  t.teardown(async () => await rm(dataDir, { recursive: true, force: true }))
-  return { STATE: 'embedded', DATA_DIR: dataDir }
-}, {
-  // Not a push matter: on STATE=embedded an operator reply to a held task hangs with or without push configs (found
-  // here, reported to the lead); the same story runs on memory and PostgreSQL above and below.
-  skip: 'an operator reply to a held task hangs on STATE=embedded (pre-existing, push or not)'
-}))
-
-if (url === undefined) {
-  t.test('PostgreSQL', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
-} else {
-  t.test('PostgreSQL', async (t) => deliveryCases(t, async (t) => ({ DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url) })))
 }
