@@ -229,6 +229,8 @@ t.test('push-notification config methods: -32003 unless declared', async (t) => 
     t.equal(res.error.code, -32003, method)
     t.strictSame(res.error.data, info('PUSH_NOTIFICATION_NOT_SUPPORTED'), method)
   }
+  const inline = (await rpc(app, 'SendMessage', { message: userMessage('q'), configuration: { taskPushNotificationConfig: { url: 'http://127.0.0.1:9/' } } })).json()
+  t.ok(inline.result.task, 'an inline config to an agent without push notifications is ignored (the SDK\'s rule)')
 })
 
 t.test('push-notification config methods when declared', async (t) => {

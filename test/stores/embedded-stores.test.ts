@@ -17,8 +17,6 @@ import { taskReservationCases } from '../fixtures/task-reservations.js'
 import { CALLER_KEY_STATE } from '../../src/stores/caller-key.js'
 import { CompiledQuery } from 'kysely'
 import { conversationStoreContract } from './conversation-store-contract.js'
-import { pushConfigStoreContract } from './push-config-store-contract.js'
-import { PostgresPushConfigStore } from '../../src/stores/postgres/postgres-push-config-store.js'
 
 const database = await openEmbeddedDatabase({ schema: 'converse_test', logger: { warn () {} } })
 t.teardown(async () => await database.close())
@@ -31,11 +29,6 @@ t.test('the server\'s migrations apply as they are', async (t) => {
 
 t.test('the conversation store contract', async (t) => {
   conversationStoreContract(t, { create: (options) => new PostgresConversationStore(database, options), oneSession: true })
-})
-
-let pushAgents = 0
-t.test('the push config store contract', async (t) => {
-  pushConfigStoreContract(t, { create: (options) => new PostgresPushConfigStore(database.db, { agentId: `push-${++pushAgents}`, ...options }) })
 })
 
 t.test('a conversation created on the locked path (fn gave up on the optimistic one) is its owner\'s too', async (t) => {
