@@ -25,6 +25,8 @@ import { packageRoot } from './package-root.js'
 import { openRateLimits, type RateCounter } from './rate-limits.js'
 import { buildAgentRuntime } from './runtime.js'
 import { openGatewayState, type GatewayState } from './state.js'
+import { createPushNotifications } from '../push/index.js'
+import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -133,6 +135,20 @@ async function registerAll (
     if (lock === undefined) turnLocks.set(agentId, lock = state.taskTurnLockFor(agentId))
     return lock
   }
+  // Webhook delivery (docs/push.md): a notification carries the converse envelope when the request that created its
+  // config activated the extension, and none otherwise, as a reply to that request would.
+  const { push: pushConfig } = config
+  const push = createPushNotifications({
+    allowedHosts: pushConfig.allowedHosts,
+    allowHttp: pushConfig.allowHttp,
+    maxConfigsPerCaller: pushConfig.maxConfigsPerCaller,
+    retry: pushConfig,
+    log: app.log,
+    present: async (agentId, event, converse) => await app.converse.extension.transform('SendStreamingMessage', event, {
+      agentId, negotiated: { activated: converse ? [CONVERSE_EXTENSION_URI] : [], active: converse }, log: app.log
+    }) as Record<string, unknown>
+  })
+  app.addHook('onClose', async () => { await push.close() })
   const runtime = await buildAgentRuntime({
     definitions,
     executors: options.executors,
@@ -145,12 +161,18 @@ async function registerAll (
       return given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given)
     },
     turnLockFor: (agentId) => turnLock(agentId),
+    // On PostgreSQL and embedded, the state's own task stores record notifications in an outbox (the save's
+    // transaction); any other store reports to this process's deliverer.
+    push: (agentId, taskStore) => state.pushConfigsFor !== undefined && options.taskStores?.[agentId] === undefined
+      ? { push: { configs: state.pushConfigsFor(agentId), policy: push.policy }, taskStore }
+      : push.forAgent(agentId, taskStore),
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,
     proxyTakeover: config.operatorApiKey !== undefined
   })
   app.addHook('onClose', async () => { await runtime.close() })
+  state.startPushDelivery?.(push.delivery)
 
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
   // An agent that requires a credential names the gateway's schemes on its card (a proxied agent's too: the
@@ -191,11 +213,12 @@ async function registerAll (
       key: async (request) => await limitKey((request.params as { agentId?: string }).agentId ?? rootAgentId, request.headers, request.ip)
     })
     await scope.register(a2aEndpoint, {
-      agents: runtime.agents.map(({ id, executor, backend, taskStore }) => ({
+      agents: runtime.agents.map(({ id, executor, backend, taskStore, push }) => ({
         id,
         executor,
         backend,
         taskStore,
+        push,
         turnLock: turnLock(id),
         access: required.has(id) ? 'authenticated' as const : 'walk-in' as const
       })),

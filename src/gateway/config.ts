@@ -68,6 +68,22 @@ export interface GatewayConfig {
   auth: AuthConfig
   /** Requests per caller (or client address) and window on the A2A door and the operator API. */
   rateLimit: RateLimitConfig
+  /** Webhook delivery of push notifications (docs/push.md). */
+  push: PushConfig
+}
+
+/** PUSH_* and MAX_PUSH_CONFIGS_PER_CALLER. */
+export interface PushConfig {
+  /** Host names, addresses and CIDRs webhooks may reach although internal (PUSH_ALLOWED_HOSTS). */
+  allowedHosts: string[]
+  /** Plain-http webhooks allowed (PUSH_ALLOW_HTTP). */
+  allowHttp: boolean
+  maxConfigsPerCaller: number
+  maxAttempts: number
+  maxAgeMs: number
+  baseDelayMs: number
+  maxDelayMs: number
+  timeoutMs: number
 }
 
 export type StateKind = 'memory' | 'embedded' | 'postgres'
@@ -149,7 +165,15 @@ export const configSchema = {
     RATE_LIMIT_OPERATOR_MAX: { type: 'integer', minimum: 0, maximum: 10000000, default: 600 },
     RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, maximum: 86400000, default: 60000 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
-    REDIS_KEY_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'a2a-converse:' }
+    REDIS_KEY_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'a2a-converse:' },
+    PUSH_ALLOWED_HOSTS: { type: 'string' },
+    PUSH_ALLOW_HTTP: { type: 'boolean', default: false },
+    MAX_PUSH_CONFIGS_PER_CALLER: { type: 'integer', minimum: 1, maximum: 1000000, default: 100 },
+    PUSH_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 100, default: 8 },
+    PUSH_MAX_AGE_MS: { type: 'integer', minimum: 1000, maximum: 604800000, default: 3600000 },
+    PUSH_RETRY_BASE_MS: { type: 'integer', minimum: 1, maximum: 3600000, default: 1000 },
+    PUSH_RETRY_MAX_DELAY_MS: { type: 'integer', minimum: 1, maximum: 86400000, default: 300000 },
+    PUSH_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 300000, default: 10000 }
   }
 } as const
 
@@ -199,6 +223,14 @@ interface RawConfig {
   RATE_LIMIT_WINDOW_MS: number
   REDIS_URL?: string
   REDIS_KEY_PREFIX: string
+  PUSH_ALLOWED_HOSTS?: string
+  PUSH_ALLOW_HTTP: boolean
+  MAX_PUSH_CONFIGS_PER_CALLER: number
+  PUSH_MAX_ATTEMPTS: number
+  PUSH_MAX_AGE_MS: number
+  PUSH_RETRY_BASE_MS: number
+  PUSH_RETRY_MAX_DELAY_MS: number
+  PUSH_TIMEOUT_MS: number
 }
 
 /** Validates the environment once; an invalid value throws a ConfigError naming the variable. */
@@ -274,8 +306,29 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
       windowMs: raw.RATE_LIMIT_WINDOW_MS,
       redisUrl: raw.REDIS_URL,
       redisKeyPrefix: raw.REDIS_KEY_PREFIX
+    },
+    push: {
+      allowedHosts: parsePushAllowedHosts(raw.PUSH_ALLOWED_HOSTS),
+      allowHttp: raw.PUSH_ALLOW_HTTP,
+      maxConfigsPerCaller: raw.MAX_PUSH_CONFIGS_PER_CALLER,
+      maxAttempts: raw.PUSH_MAX_ATTEMPTS,
+      maxAgeMs: raw.PUSH_MAX_AGE_MS,
+      baseDelayMs: raw.PUSH_RETRY_BASE_MS,
+      maxDelayMs: raw.PUSH_RETRY_MAX_DELAY_MS,
+      timeoutMs: raw.PUSH_TIMEOUT_MS
     }
   }
+}
+
+/** PUSH_ALLOWED_HOSTS: a comma list of host names, addresses and CIDRs. */
+export function parsePushAllowedHosts (value: string | undefined): string[] {
+  const entries = (value ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  for (const entry of entries) {
+    if (entry.includes('/') ? !isAddressOrCidr(entry) : !(isIP(entry) !== 0 || /^[A-Za-z0-9.-]{1,253}$/.test(entry))) {
+      throw new ConfigError('PUSH_ALLOWED_HOSTS', `must be a comma list of host names, addresses and CIDRs; "${entry.slice(0, 64)}" is none`)
+    }
+  }
+  return entries
 }
 
 function authConfig (raw: RawConfig): AuthConfig {

@@ -52,7 +52,15 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   RATE_LIMIT_OPERATOR_MAX: 'operator API requests per client address and window, wrong keys included; 0: no limit',
   RATE_LIMIT_WINDOW_MS: 'the rate limits\' window, in ms',
   REDIS_URL: 'redis://… to count rate limits in Redis, shared by every instance; default: in memory',
-  REDIS_KEY_PREFIX: 'prefix of the gateway\'s Redis keys'
+  REDIS_KEY_PREFIX: 'prefix of the gateway\'s Redis keys',
+  PUSH_ALLOWED_HOSTS: 'webhook hosts allowed although internal: host names, addresses, CIDRs (comma list)',
+  PUSH_ALLOW_HTTP: 'allow plain-http webhook URLs',
+  MAX_PUSH_CONFIGS_PER_CALLER: 'push notification configs one caller holds per agent',
+  PUSH_MAX_ATTEMPTS: 'attempts per push notification at most',
+  PUSH_MAX_AGE_MS: 'no push attempt later than this after the task update',
+  PUSH_RETRY_BASE_MS: 'first push retry after about this long (then doubling, with jitter)',
+  PUSH_RETRY_MAX_DELAY_MS: 'longest wait between push attempts',
+  PUSH_TIMEOUT_MS: 'one webhook POST\'s time at most'
 })
 
 /** True when the command line asks for help rather than a start. */

@@ -27,6 +27,8 @@ import { MemoryTaskTurnLock } from '../stores/task-turn-lock.js'
 import { PostgresUpstreamOwnershipStore } from '../stores/postgres/postgres-upstream-ownership-store.js'
 import type { GatewayState } from './state.js'
 import { callerKeyOf } from '../stores/caller-key.js'
+import { PostgresPushConfigStore } from '../stores/postgres/postgres-push-config-store.js'
+import { PostgresPushOutbox, type PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
 export interface StateLogger extends PostgresLogger {
@@ -44,6 +46,8 @@ export interface PostgresStateOptions {
   maxOpenTasksPerCaller?: number
   /** Conversations one caller keeps per agent (MAX_CONVERSATIONS_PER_CALLER). Default 1 000. */
   maxConversationsPerCaller?: number
+  /** Push configs per agent one caller holds (MAX_PUSH_CONFIGS_PER_CALLER). Default 100. */
+  maxPushConfigsPerCaller?: number
 }
 
 /** The database named by DATABASE_URL cannot be reached at start; the message names the variable, never credentials. */
@@ -127,13 +131,42 @@ class UnavailableAwareTaskStore implements TaskStore, TaskSaveSignals, TaskReser
  * An agent's task store on the shared task table (server or embedded): its tasks scoped by agent and owner, a caller's
  * open tasks counted per agent (as each memory store counts them), store failures answered as the store's.
  */
-function agentTaskStore (database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, signals?: PostgresSaveSignals): TaskStore {
+function agentTaskStore (database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, push: PushState, signals?: PostgresSaveSignals): TaskStore {
   return new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, {
     ownerResolver: agentScope(agentId),
     signals,
     callerResolver: (context) => `${agentId}:${callerKeyOf(context)}`,
-    maxOpenTasksPerCaller
+    maxOpenTasksPerCaller,
+    push: { agentId, recorded: () => push.outbox?.wake() }
   }))
+}
+
+/**
+ * Push notifications on the database: configs in the agent's task scope, the outbox written by the task store and
+ * delivered by every instance (src/stores/postgres/push-outbox.ts) once the gateway starts delivery.
+ */
+class PushState {
+  outbox: PostgresPushOutbox | undefined
+  readonly #database: PostgresDatabase
+  readonly #maxConfigsPerCaller: number | undefined
+
+  constructor (database: PostgresDatabase, maxConfigsPerCaller: number | undefined) {
+    this.#database = database
+    this.#maxConfigsPerCaller = maxConfigsPerCaller
+  }
+
+  configsFor (agentId: string): PostgresPushConfigStore {
+    return new PostgresPushConfigStore(this.#database.db, { agentId, ownerResolver: agentScope(agentId), maxConfigsPerCaller: this.#maxConfigsPerCaller })
+  }
+
+  start (options: PostgresPushOutboxOptions): void {
+    this.outbox = new PostgresPushOutbox(this.#database.db, options)
+    this.outbox.start()
+  }
+
+  async close (): Promise<void> {
+    await this.outbox?.close()
+  }
 }
 
 export interface EmbeddedStateOptions {
@@ -146,6 +179,8 @@ export interface EmbeddedStateOptions {
   maxOpenTasksPerCaller?: number
   /** Conversations per agent one caller keeps (MAX_CONVERSATIONS_PER_CALLER). */
   maxConversationsPerCaller?: number
+  /** Push configs per agent one caller holds (MAX_PUSH_CONFIGS_PER_CALLER). */
+  maxPushConfigsPerCaller?: number
 }
 
 /** DATA_DIR cannot be used: not writable, held by another gateway, or written by a newer version. Names the folder. */
@@ -185,16 +220,20 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
   for (const migration of report.applied) options.logger.info({ dataDir: options.dataDir, migration }, `migration applied: ${migration}`)
   const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
   const events = new MemoryTaskEventHub()
+  const push = new PushState(database, options.maxPushConfigsPerCaller)
   return {
     kind: 'embedded',
     conversations,
     events,
     upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
     // Saves are signalled in this process (the only one on the folder).
-    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller),
+    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: options.turnWaitTimeoutMs }),
+    pushConfigsFor: (agentId) => push.configsFor(agentId),
+    startPushDelivery: (delivery) => push.start(delivery),
     readinessChecks: { database: () => database.ping() },
     async close () {
+      await push.close()
       await events.close()
       await conversations.close()
       await database.close()
@@ -215,17 +254,21 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
   if (report.applied.length === 0) options.logger.info({ schema: report.schema }, 'database schema up to date')
   const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
   const events = new PostgresTaskEventHub(database)
+  const push = new PushState(database, options.maxPushConfigsPerCaller)
   return {
     kind: 'postgresql',
     conversations,
     events,
     upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
-    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, events),
+    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push, events),
     // Turns on one task, one at a time across every instance on the database.
     taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
+    pushConfigsFor: (agentId) => push.configsFor(agentId),
+    startPushDelivery: (delivery) => push.start(delivery),
     readinessChecks: { database: () => database.ping() },
     async close () {
+      await push.close()
       await events.close()
       await conversations.close()
       await database.close()

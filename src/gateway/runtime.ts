@@ -21,6 +21,7 @@ import { takeoverBackend } from '../backends/proxy/takeover-backend.js'
 import { startUpstreamAgent, type UpstreamAgent } from '../backends/proxy/upstream-agent.js'
 import type { AgentDefinition } from './agent-definitions.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
+import type { AgentPush } from '../push/index.js'
 
 export interface AgentRuntimeOptions {
   definitions: AgentDefinition[]
@@ -48,6 +49,11 @@ export interface AgentRuntimeOptions {
    * the conversation. Default true; the gateway turns it off with the operator API (nothing could take over).
    */
   proxyTakeover?: boolean
+  /**
+   * Push notifications of a local agent: its config store and URL policy, and its task store reporting each save's
+   * updates (the gateway's createPushNotifications().forAgent). Without: the cards say `pushNotifications: false`.
+   */
+  push?: (agentId: string, taskStore: TaskStore) => { push: AgentPush, taskStore: TaskStore }
 }
 
 /**
@@ -61,6 +67,7 @@ export interface RuntimeAgent {
   executor?: Awaited<ReturnType<ExecutorFactory>>
   backend?: A2ABackend
   taskStore: TaskStore
+  push?: AgentPush
 }
 
 export interface AgentRuntime {
@@ -147,7 +154,9 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
     if (factory === undefined) {
       throw new Error(`agent "${definition.id}": unknown executor "${name}" (known: ${Object.keys(factories).join(', ')})`)
     }
-    const taskStore = options.taskStoreFor(definition.id)
+    const stored = options.taskStoreFor(definition.id)
+    const wired = options.push?.(definition.id, stored)
+    const taskStore = wired?.taskStore ?? stored
     taskStores.set(definition.id, taskStore)
     const executor = await factory(definition, { conversations, taskStore, events })
     if (executor.engine !== undefined) engines.set(definition.id, executor.engine)
@@ -158,11 +167,12 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
         name: definition.name as string,
         description: definition.description as string,
         version: definition.version ?? '1.0.0',
-        capabilities: { streaming: true, pushNotifications: false }
+        capabilities: { streaming: true, pushNotifications: wired !== undefined }
       },
       routines: definition.routines,
       executor,
-      taskStore
+      taskStore,
+      push: wired?.push
     }
   }
 }

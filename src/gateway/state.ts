@@ -14,6 +14,8 @@ import type { UpstreamOwnershipStore } from '../stores/upstream-ownership-store.
 import type { StateLogger } from './postgres-state.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
+import type { PushConfigStore } from '../push/index.js'
+import type { PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
 
 export interface GatewayState {
   /** Where the state lives (the start-up log says it). */
@@ -25,6 +27,13 @@ export interface GatewayState {
   taskStoreFor (agentId: string): TaskStore
   /** Serializes turns on one task of the agent (for every instance that shares the state). */
   taskTurnLockFor (agentId: string): TaskTurnLock
+  /** Where the agent's push configs live (shared by instances); absent: in this process's memory. */
+  pushConfigsFor?: (agentId: string) => PushConfigStore
+  /**
+   * With pushConfigsFor: the task stores record notifications in an outbox (the save's transaction); this starts
+   * delivering it from this instance. Closed with the state.
+   */
+  startPushDelivery?: (options: PostgresPushOutboxOptions) => void
   readinessChecks: Record<string, ReadinessCheck>
   close (): Promise<void>
 }
@@ -64,16 +73,17 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
   }
 }
 
-export type StateConfig = Pick<GatewayConfig, 'state' | 'dataDir' | 'databaseUrl' | 'databaseSchema'> & MemoryBounds
+export type StateConfig = Pick<GatewayConfig, 'state' | 'dataDir' | 'databaseUrl' | 'databaseSchema'> & MemoryBounds & Partial<Pick<GatewayConfig, 'push'>>
 
 export async function openGatewayState (config: StateConfig, logger: StateLogger): Promise<GatewayState> {
   if (config.state === 'memory') return memoryState(config)
   const { maxOpenTasksPerCaller, maxConversationsPerCaller, turnWaitTimeoutMs } = config
+  const maxPushConfigsPerCaller = config.push?.maxConfigsPerCaller
   if (config.state === 'embedded') {
     const { openEmbeddedState } = await import('./postgres-state.js')
-    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller })
+    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller })
   }
   const { openPostgresState } = await import('./postgres-state.js')
   // STATE=postgres comes with DATABASE_URL (loadConfig checks).
-  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller })
+  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller })
 }

@@ -11,6 +11,7 @@ import type { TaskEventSource } from '../backends/local/task-event-relay.js'
 import { A2A_VERSIONS, type A2AVersion } from '../protocol/version.js'
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { ResolvedAgent } from '../core/converse-extension.js'
+import { createPushNotifications, type AgentPush } from '../push/index.js'
 
 export interface EndpointCapabilities {
   /** SendStreamingMessage and SubscribeToTask. Default: the card's `capabilities.streaming`, else true. */
@@ -45,6 +46,12 @@ export interface EndpointAgentOptions<R = unknown> {
    * Default: `authenticated` when the endpoint has an authenticator, else `walk-in`.
    */
   access?: AgentAccess
+  /**
+   * Push notifications of an agent whose card declares them: its config store and URL policy, with `taskStore`
+   * already reporting to a deliverer (`createPushNotifications().forAgent(...)`). Default for such an agent: configs
+   * in memory, the default URL policy (public https webhooks only), delivery in this process.
+   */
+  push?: AgentPush
 }
 
 export type AgentAccess = 'walk-in' | 'authenticated'
@@ -99,6 +106,7 @@ export interface ResolvedEndpointAgent<R = unknown> {
   card: Record<string, unknown>
   extendedCard?: EndpointAgentOptions<R>['extendedCard']
   access: AgentAccess
+  push?: AgentPush
 }
 
 /** Cards are built per public base URL; the request handler only reads capabilities and extensions. */
@@ -189,15 +197,22 @@ export function resolveEndpointOptions<R = unknown> (
       streaming: capability(where, 'streaming', wanted.streaming, cardCapabilities.streaming, true),
       pushNotifications: capability(where, 'pushNotifications', wanted.pushNotifications, cardCapabilities.pushNotifications, false)
     }
+    let { push } = agent
+    let taskStore = store
+    if (push === undefined && capabilities.pushNotifications && backend === undefined) {
+      // Delivery in this process, safe by default (src/push/url-guard.ts).
+      ({ push, taskStore } = createPushNotifications().forAgent(agent.id, store))
+    }
     return {
       id: agent.id,
       executor: executor as AgentExecutor,
       backend,
-      taskStore: store,
+      taskStore,
       turnLock,
       card: { ...card, capabilities },
       extendedCard: agent.extendedCard,
-      access
+      access,
+      push
     }
   })
   const rootAgentId = options.rootAgentId
@@ -234,6 +249,7 @@ export function endpointBackends<R> (resolved: ResolvedEndpointOptions<R>): Map<
       taskStore: agent.taskStore,
       turnLock: agent.turnLock,
       events: resolved.events,
+      push: agent.push,
       extendedCard: extendedCard === undefined ? undefined : (context) => extendedCard(context.doorRequest as R)
     })]
   }))

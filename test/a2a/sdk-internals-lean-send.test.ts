@@ -348,8 +348,15 @@ t.test('requests that may involve a task go straight to the SDK', async (t) => {
   t.equal(references.sdkSendMessages, 1, 'reference tasks are loaded by the SDK')
   t.match(references.seen, [{ referenceTasks: [{ id: 'open-task' }] }])
 
-  const push = await parity(t, { behaviour: behaviours.message, card: { ...baseCard, capabilities: { ...baseCard.capabilities, pushNotifications: true } } })
-  t.equal(push.sdkSendMessages, 1, 'an agent with push notifications')
+  const pushCard = { ...baseCard, capabilities: { ...baseCard.capabilities, pushNotifications: true } }
+  const pushAgent = await parity(t, { behaviour: behaviours.message, card: pushCard })
+  t.equal(pushAgent.sdkSendMessages, 0, 'an agent with push notifications: a request without a config stays lean')
+  const inline = await parity(t, {
+    behaviour: behaviours.message,
+    card: pushCard,
+    params: { ...message({}), configuration: { taskPushNotificationConfig: { url: 'https://hook.example.com/a' } } }
+  })
+  t.equal(inline.sdkSendMessages, 1, 'a request with an inline push config')
   const required = await parity(t, {
     behaviour: behaviours.message,
     card: { ...baseCard, capabilities: { streaming: true, extensions: [{ uri: X, required: true }] } }
@@ -433,7 +440,8 @@ t.test('eligibility and the bus manager, directly', async (t) => {
   t.equal(lean.eligible({ message: { ...message, taskId: 't' } } as never), false, 'a task named')
   t.equal(lean.eligible({ message: { ...message, referenceTaskIds: ['t'] } } as never), false, 'reference tasks')
   t.equal(new LeanSendMessage({ ...options({}), card: {} as never }).eligible({ message } as never), true, 'a card without capabilities')
-  t.equal(new LeanSendMessage(options({ pushNotifications: true })).eligible({ message } as never), false)
+  t.equal(new LeanSendMessage(options({ pushNotifications: true })).eligible({ message } as never), true, 'push notifications declared')
+  t.equal(new LeanSendMessage(options({ pushNotifications: true })).eligible({ message, configuration: { taskPushNotificationConfig: { url: 'https://h.example' } } } as never), false, 'an inline push config')
   t.equal(new LeanSendMessage(options({ extensions: [{ uri: X, required: true }] })).eligible({ message } as never), false)
 
   const calls: unknown[][] = []

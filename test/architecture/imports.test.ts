@@ -16,7 +16,8 @@ const SRC = join(ROOT, 'src')
 /** Bottom to top: a folder may import the folders listed for it (and itself). */
 const CORE = ['core']
 const PROTOCOL = [...CORE, 'protocol']
-const STORES = [...PROTOCOL, 'events', 'stores']
+// push: the push notification configs and deliveries, on the stores' level (a task save writes its outbox rows).
+const STORES = [...PROTOCOL, 'events', 'stores', 'push']
 const RUNTIME = [...STORES, 'auth', 'runtime']
 const BACKENDS = [...RUNTIME, 'backends']
 const SERVICE = [...PROTOCOL, 'auth', 'stores', 'a2a']
@@ -27,6 +28,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   protocol: PROTOCOL,
   events: [...PROTOCOL, 'events'],
   stores: STORES,
+  push: STORES,
   auth: [...PROTOCOL, 'auth'],
   runtime: RUNTIME,
   backends: BACKENDS,

@@ -232,13 +232,18 @@ t.test('push-notification config methods: -32003 unless declared', async (t) => 
     t.equal(res.error.code, -32003, method)
     t.strictSame(res.error.data, info('PUSH_NOTIFICATION_NOT_SUPPORTED'), method)
   }
+  const inline = (await rpc(app, 'SendMessage', { message: userMessage('q'), configuration: { taskPushNotificationConfig: { url: 'http://127.0.0.1:9/' } } })).json()
+  t.ok(inline.result.task, 'an inline config to an agent without push notifications is ignored (the SDK\'s rule)')
 })
 
 t.test('push-notification config methods when declared', async (t) => {
   const app = await buildApp(taskExecutor(), { capabilities: { pushNotifications: true } })
   t.teardown(() => app.close())
   const task = (await rpc(app, 'SendMessage', { message: userMessage('q') })).json().result.task
-  const config = { taskId: task.id, id: 'cfg-1', url: 'http://127.0.0.1:9/hook', authentication: { scheme: 'Bearer', credentials: 'secret' } }
+  const refused = (await rpc(app, 'CreateTaskPushNotificationConfig', { taskId: task.id, url: 'http://127.0.0.1:9/hook' })).json().error
+  t.equal(refused.code, -32602, 'the default URL policy: no plain http, no loopback')
+  t.equal(refused.data[0].fieldViolations[0].field, 'url')
+  const config = { taskId: task.id, id: 'cfg-1', url: 'https://hook.example.com/hook', authentication: { scheme: 'Bearer', credentials: 'secret' } }
   const created = (await rpc(app, 'CreateTaskPushNotificationConfig', config)).json().result
   t.match(created, config)
   t.match((await rpc(app, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'cfg-1' })).json().result, config)

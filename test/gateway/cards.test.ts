@@ -41,7 +41,7 @@ t.test('the JSONRPC interface is <public base>/a2a/<agentId>, protocol 1.0; from
   })
   t.equal(card.name, 'Demo shop assistant')
   t.same(card.capabilities.streaming, true)
-  t.same(card.capabilities.pushNotifications, false)
+  t.same(card.capabilities.pushNotifications, true, 'a local agent delivers push notifications (docs/push.md)')
 })
 
 t.test('the default agent card is also at /.well-known/agent-card.json', async (t) => {

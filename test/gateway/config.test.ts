@@ -35,8 +35,28 @@ t.test('defaults with no configuration at all', async (t) => {
     a2aVersions: ['0.3', '1.0'],
     turnWaitTimeoutMs: 30000,
     auth: { mode: 'walk-in', apiKeys: [], jwt: undefined },
-    rateLimit: { max: 6000, operatorMax: 600, windowMs: 60000, redisUrl: undefined, redisKeyPrefix: 'a2a-converse:' }
+    rateLimit: { max: 6000, operatorMax: 600, windowMs: 60000, redisUrl: undefined, redisKeyPrefix: 'a2a-converse:' },
+    push: {
+      allowedHosts: [],
+      allowHttp: false,
+      maxConfigsPerCaller: 100,
+      maxAttempts: 8,
+      maxAgeMs: 3600000,
+      baseDelayMs: 1000,
+      maxDelayMs: 300000,
+      timeoutMs: 10000
+    }
   })
+})
+
+t.test('PUSH_*: the allow-list is host names, addresses and CIDRs', async (t) => {
+  const config = loadConfig({ PUSH_ALLOWED_HOSTS: ' hooks.internal, 127.0.0.1,10.0.0.0/8 , ::1, fd00::/8', PUSH_ALLOW_HTTP: 'true', PUSH_MAX_ATTEMPTS: '3' })
+  t.strictSame(config.push.allowedHosts, ['hooks.internal', '127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8'])
+  t.equal(config.push.allowHttp, true)
+  t.equal(config.push.maxAttempts, 3)
+  for (const bad of ['10.0.0.0/33', 'not a host', 'x/8']) {
+    t.throws(() => loadConfig({ PUSH_ALLOWED_HOSTS: bad }), { name: 'ConfigError', variable: 'PUSH_ALLOWED_HOSTS' }, bad)
+  }
 })
 
 t.test('every variable is read and typed', async (t) => {

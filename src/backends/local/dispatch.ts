@@ -37,6 +37,7 @@ import {
   capReached, errorResponse, internalError, invalidParams, successResponse, type JsonRpcError, type JsonRpcResponse
 } from '../../protocol/errors.js'
 import { fromSdkError } from './sdk-errors.js'
+import type { AgentPush } from '../../push/push-notifications.js'
 
 /** pino-compatible. */
 export interface ErrorLogger {
@@ -65,7 +66,26 @@ export interface DispatcherOptions {
    * lock. Default: a MemoryTaskTurnLock (this process); instances sharing a task store need a shared one.
    */
   turnLock?: TaskTurnLock
+  /**
+   * Push notifications (the card's `capabilities.pushNotifications`): where configs live and the URL policy they
+   * are checked against. The task store given reports its saves' updates (src/push/push-notifications.ts); the
+   * SDK's own sender is not used.
+   */
+  push?: AgentPush
 }
+
+/** A push config the URL policy refuses: -32602 naming the field. */
+export class PushConfigRefusedError extends Error {
+  readonly field: string
+  constructor (field: string, description: string) {
+    super(description)
+    this.name = 'PushConfigRefusedError'
+    this.field = field
+  }
+}
+
+/** The SDK's request handler sends nothing itself: the task store reports updates (src/push/). */
+const NO_SENDER = { send: async (): Promise<void> => {} }
 
 export interface CallOptions {
   log?: ErrorLogger
@@ -113,6 +133,7 @@ export class A2ADispatcher {
   /** Where streams of a task hear of it: the executions here, and the hub when there is one. */
   readonly #sources: readonly TaskEventSource[]
   readonly #hub: TaskEventSource | undefined
+  readonly #push: AgentPush | undefined
 
   constructor (options: DispatcherOptions) {
     const capabilities = (options.card.capabilities ?? {}) as Capabilities & { extensions?: ExtensionEntry[] }
@@ -136,18 +157,21 @@ export class A2ADispatcher {
     this.#writer = createTaskWriter(taskStore, this.#events)
     this.#hub = options.events
     this.#sources = options.events === undefined ? [this.#buses] : [this.#buses, options.events]
+    this.#push = this.facts.capabilities.pushNotifications ? options.push : undefined
+    const configs = this.#push?.configs
+    const sender = configs === undefined ? undefined : NO_SENDER
     // No keep-alive states: a bus lives as long as its execution (see a2a/execution-buses.ts).
     const handlerOptions = { keepBusAliveStates: [] }
     if (options.leanSendMessage === false) {
       this.#handler = new DefaultRequestHandler(card, taskStore, options.executor, this.#buses,
-        undefined, undefined, undefined, undefined, handlerOptions)
+        configs, sender, undefined, undefined, handlerOptions)
       return
     }
     // The lean path hands what it does not answer to the SDK: the handler's executor and bus manager know.
     const registry = new HandoffRegistry()
     this.#handler = new DefaultRequestHandler(card, taskStore,
       new HandoffExecutor(options.executor, registry), new HandoffBusManager(this.#buses, registry),
-      undefined, undefined, undefined, undefined, handlerOptions)
+      configs, sender, undefined, undefined, handlerOptions)
     this.#lean = new LeanSendMessage({ card, executor: options.executor, handler: this.#handler, registry })
   }
 
@@ -183,6 +207,8 @@ export class A2ADispatcher {
     }
     const sendRequest = SendMessageRequest.fromJSON(request.params)
     const taskId = (sendRequest.message as Message).taskId
+    const refused = this.#inlineConfigRefusal(request)
+    if (refused !== undefined) return { source: failing(refused), release: () => {} }
     // Stops a wait for the task's turn lock; a stream already running goes on to its end (see task-event-relay.ts).
     const stop = new AbortController()
     const events = taskId === ''
@@ -261,12 +287,32 @@ export class A2ADispatcher {
     }
   }
 
+  /** Refuses (PushConfigRefusedError) a webhook URL the agent's URL policy does not allow. */
+  #checkUrl (url: string, field: string): void {
+    const refusal = this.#push?.policy.refusal(url)
+    if (refusal !== undefined) throw new PushConfigRefusedError(field, refusal)
+  }
+
+  /** The refusal of a SendMessage's inline push config, before anything runs; undefined when none or allowed. */
+  #inlineConfigRefusal (request: CheckedRequest): PushConfigRefusedError | undefined {
+    const configuration = (request.params as { configuration?: { taskPushNotificationConfig?: { url: string } } }).configuration
+    const url = configuration?.taskPushNotificationConfig?.url
+    if (url === undefined || this.#push === undefined) return undefined
+    try {
+      this.#checkUrl(url, 'configuration.taskPushNotificationConfig.url')
+    } catch (error) {
+      return error as PushConfigRefusedError
+    }
+    return undefined
+  }
+
   /** The JSON-RPC error for anything thrown while handling `request`; unknown errors are logged. */
   toError (error: unknown, request: CheckedRequest, log?: ErrorLogger): JsonRpcError {
     const mapped = fromSdkError(error, { taskId: taskIdOf(request) })
     if (mapped !== undefined) return mapped
     if (error instanceof CallerCapError) return capReached(error.cap, error.limit, error.message)
     if (error instanceof MessageIdReusedError) return invalidParams([{ field: 'message.messageId', description: error.message }])
+    if (error instanceof PushConfigRefusedError) return invalidParams([{ field: error.field, description: error.message }])
     // Waited its bound for the task's earlier turns: nothing ran, nothing was written; not a failure of ours.
     if (error instanceof TaskBusyError) return internalError(error.message)
     log?.error({ err: error, method: request.method }, 'A2A request handler failed')
@@ -312,6 +358,8 @@ export class A2ADispatcher {
     const params = request.params
     switch (request.method) {
       case 'SendMessage': {
+        const refused = this.#inlineConfigRefusal(request)
+        if (refused !== undefined) throw refused
         const sendRequest = SendMessageRequest.fromJSON(params)
         const lean = this.#lean
         // The params check requires a message; ProtoJSON reads an absent taskId as ''.
@@ -341,6 +389,7 @@ export class A2ADispatcher {
       case 'CancelTask':
         return Task.toJSON(await this.#cancel(CancelTaskRequest.fromJSON(params), context))
       case 'CreateTaskPushNotificationConfig':
+        this.#checkUrl((params as { url: string }).url, 'url')
         return TaskPushNotificationConfig.toJSON(
           await handler.createTaskPushNotificationConfig(TaskPushNotificationConfig.fromJSON(params), context))
       case 'GetTaskPushNotificationConfig':
@@ -360,6 +409,11 @@ export class A2ADispatcher {
         throw new Error(`${request.method} is not answered by the dispatcher`)
     }
   }
+}
+
+// A stream whose first next() throws: the service answers the error as a plain reply.
+async function * failing (error: Error): AsyncGenerator<unknown, void, undefined> {
+  throw error
 }
 
 async function * toProtoJson (events: AsyncGenerator<StreamResponse, void, undefined>): AsyncGenerator<unknown, void, undefined> {

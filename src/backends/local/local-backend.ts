@@ -9,6 +9,7 @@ import { callerKey } from '../../stores/caller-key.js'
 import { extendedAgentCardNotConfigured, type JsonRpcError } from '../../protocol/errors.js'
 import type { TaskEventSource } from './task-event-relay.js'
 import type { TaskTurnLock } from '../../stores/task-turn-lock.js'
+import type { AgentPush } from '../../push/push-notifications.js'
 import type { A2ABackend, BackendContext } from '../../protocol/backend.js'
 
 export interface LocalBackendOptions {
@@ -25,6 +26,8 @@ export interface LocalBackendOptions {
   extendedCard?: (context: BackendContext) => unknown
   /** See DispatcherOptions.leanSendMessage. Default true. */
   leanSendMessage?: boolean
+  /** See DispatcherOptions.push. */
+  push?: AgentPush
 }
 
 /** An A2A error decided by a backend itself (not thrown by the SDK). */
@@ -41,7 +44,7 @@ export class A2AReplyError extends Error {
 export function localBackend (options: LocalBackendOptions): A2ABackend {
   const { events, extendedCard } = options
   const dispatcher = new A2ADispatcher({
-    card: options.card, executor: options.executor, taskStore: options.taskStore, turnLock: options.turnLock, events, leanSendMessage: options.leanSendMessage
+    card: options.card, executor: options.executor, taskStore: options.taskStore, turnLock: options.turnLock, events, leanSendMessage: options.leanSendMessage, push: options.push
   })
 
   function sdkContext (request: Parameters<A2ABackend['call']>[0], context: BackendContext) {

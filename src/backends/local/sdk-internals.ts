@@ -30,8 +30,9 @@ import { cloneData } from '../../core/clone-data.js'
  * rest of the dispatcher for a reply that touches no task and no store (docs/performance.md).
  *
  * How: a request is eligible when no task could be involved up front: the message names no task and no
- * reference tasks, and the agent declares neither push notifications nor required extensions (the SDK's
- * checks for those then cannot fail, and there is no push config to save). The lean path builds the
+ * reference tasks, the request gives no push config, and the agent declares no required extension (the SDK's
+ * checks for those then cannot fail, and there is no push config to save; a task that comes of it after the
+ * hand-off is the SDK's, and its saves report to webhooks like any other: src/push/). The lean path builds the
  * RequestContext as the SDK does for such a message (fresh taskId, contextId from the message or fresh,
  * requested extensions narrowed to the card's, the SDK's RequestContext class holding a deep copy of the
  * request), runs the executor on an unregistered bus of the SDK's class and waits for its first event:
@@ -180,13 +181,14 @@ export class LeanSendMessage {
     this.#registry = options.registry
     const extensions = options.card.capabilities?.extensions ?? []
     this.#exposed = new Set(extensions.map((extension) => extension.uri))
-    this.#enabled = options.card.capabilities?.pushNotifications !== true && !extensions.some((extension) => extension.required)
+    this.#enabled = !extensions.some((extension) => extension.required)
   }
 
   /** Whether the lean path may answer this request (see the module comment). */
   eligible (params: SendMessageRequest): boolean {
     const message = params.message
     return this.#enabled && message !== undefined && message.messageId !== '' &&
+      params.configuration?.taskPushNotificationConfig === undefined &&
       message.taskId === '' && message.referenceTaskIds.length === 0
   }
 

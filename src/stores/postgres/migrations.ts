@@ -28,6 +28,8 @@ export const UPSTREAM_TASKS_TABLE = 'converse_upstream_tasks'
 export const UPSTREAM_CONTEXTS_TABLE = 'converse_upstream_contexts'
 export const TASK_RESERVATIONS_TABLE = 'converse_task_reservations'
 export const CONVERSATION_OWNERS_TABLE = 'converse_conversation_owners'
+export const PUSH_CONFIGS_TABLE = 'converse_push_configs'
+export const PUSH_OUTBOX_TABLE = 'converse_push_outbox'
 
 export interface MigrateOptions {
   /** The schema to create (if missing) and migrate. Default: the connection's `current_schema()`. */
@@ -271,6 +273,54 @@ function countOwnedConversations (schema: string): Migration {
   }
 }
 
+/**
+ * Push notifications (docs/push.md):
+ * - configs, in the scope of their task (tenant, the agent-prefixed owner, task id), with the caller key that created
+ *   each (MAX_PUSH_CONFIGS_PER_CALLER counts by agent and caller key);
+ * - the outbox: one row per notification, written in the transaction of the task save it reports, deleted once
+ *   delivered or given up. `seq` orders a task's notifications per config; an instance claims a row only when no
+ *   earlier row of its task and config is left (the queue index), for a lease (`claimed_until`).
+ */
+function createPushTables (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      for (const statement of [
+        `create table ${PUSH_CONFIGS_TABLE} (
+          tenant text collate "C" not null,
+          owner text collate "C" not null,
+          task_id text collate "C" not null,
+          id text collate "C" not null,
+          agent_id text collate "C" not null,
+          caller_key text collate "C" not null,
+          config text not null,
+          converse boolean not null,
+          constraint ${PUSH_CONFIGS_TABLE}_pkey primary key (tenant, owner, task_id, id)
+        )`,
+        `create index ${PUSH_CONFIGS_TABLE}_caller_idx on ${PUSH_CONFIGS_TABLE} (agent_id, caller_key)`,
+        `create table ${PUSH_OUTBOX_TABLE} (
+          seq bigserial primary key,
+          agent_id text collate "C" not null,
+          tenant text collate "C" not null,
+          owner text collate "C" not null,
+          task_id text collate "C" not null,
+          config_id text collate "C" not null,
+          target text not null,
+          converse boolean not null,
+          event text not null,
+          notification_id uuid not null,
+          recorded_at timestamptz not null default now(),
+          attempts integer not null default 0,
+          next_attempt_at timestamptz not null default now(),
+          claimed_until timestamptz
+        )`,
+        `create index ${PUSH_OUTBOX_TABLE}_queue_idx on ${PUSH_OUTBOX_TABLE} (tenant, owner, task_id, config_id, seq)`,
+        `create index ${PUSH_OUTBOX_TABLE}_due_idx on ${PUSH_OUTBOX_TABLE} (next_attempt_at)`
+      ]) await sql.raw(statement).execute(db)
+    }
+  }
+}
+
 /** The terminal states as the task table writes them (status_state). */
 const OPEN_EXCLUDED = "'TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED', 'TASK_STATE_REJECTED'"
 
@@ -295,7 +345,8 @@ function histories (schema: string): History[] {
         '0004_upstream_ownership': createUpstreamOwnership(schema),
         '0005_task_callers': addTaskCallers(schema),
         '0006_caller_bounds': addCallerBounds(schema),
-        '0007_conversation_owner_counts': countOwnedConversations(schema)
+        '0007_conversation_owner_counts': countOwnedConversations(schema),
+        '0008_push_notifications': createPushTables(schema)
       }
     }
   ]

@@ -20,6 +20,9 @@ import { SaveListeners, type TaskSaveSignals } from '../task-save-signals.js'
 import { TERMINAL_TASK_STATES, taskFinishedError } from '../task-states.js'
 import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations } from '../task-reservations.js'
 import { TASK_RESERVATIONS_TABLE } from './migrations.js'
+import { taskUpdates } from '../../push/task-updates.js'
+import { dropPushConfigs, pushConfigsIn } from './postgres-push-config-store.js'
+import { recordNotifications } from './push-outbox.js'
 
 /** Where the saves are signalled across instances: PostgresTaskEventHub (it NOTIFYs them and LISTENs for them). */
 export interface PostgresSaveSignals extends TaskSaveSignals {
@@ -39,6 +42,12 @@ export interface PostgresTaskStoreOptions {
   callerResolver?: (context: ServerCallContext) => string
   /** Open tasks one caller holds at most (MAX_OPEN_TASKS_PER_CALLER, as in memory). Default 1 000. */
   maxOpenTasksPerCaller?: number
+  /**
+   * Push notifications (src/stores/postgres/push-outbox.ts): a save of a task with push configs writes, in its own
+   * transaction, an outbox row per config and update (src/push/task-updates.ts), and drops the task's configs when
+   * it finishes; `recorded` is called after such a commit (this instance's deliverer wakes).
+   */
+  push?: { agentId: string, recorded?: () => void }
 }
 
 /** The SDK's payload format (the `protocol_version` column its rows carry). */
@@ -67,8 +76,10 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   readonly #callerResolver: (context: ServerCallContext) => string
   readonly maxOpenTasksPerCaller: number
   readonly #refused = new RefusedTasks()
+  readonly #push: PostgresTaskStoreOptions['push']
 
   constructor (db: Kysely<any>, options: PostgresTaskStoreOptions = {}) {
+    this.#push = options.push
     this.#db = db
     this.#ownerResolver = options.ownerResolver ?? resolveUserScope
     this.#callerResolver = options.callerResolver ?? callerKeyOf
@@ -107,23 +118,23 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
       ])))
       .returning('id')
       .executeTakeFirst()
+    const push = this.#push
+    const configs = push === undefined ? [] : await pushConfigsIn(this.#db, tenant, owner, task.id)
     let saved: unknown
-    if (await this.#held(tenant, owner, task.id)) {
-      saved = await upsert(this.#db)
+    if (push === undefined || configs.length === 0) {
+      saved = await this.#write(this.#db, task, tenant, owner, callerKey, upsert, await this.#held(tenant, owner, task.id))
     } else {
-      // The SDK's FAILED task for a turn whose reservation was refused: refused alike (nothing stored).
-      const refused = this.#refused.take(task.id)
-      if (refused !== undefined) throw refused
-      const open = !TERMINAL_TASK_STATES.has(task.status?.state)
-      // A new task: counted (unless reserved) and inserted under the caller's lock; its reservation is taken.
+      // The task's updates are recorded in the save's own transaction (the outbox), against the task it replaces.
       saved = await this.#db.transaction().execute(async (trx) => {
-        await lockCaller(trx, callerKey)
-        const reserved = await sql<{ task_id: string }>`delete from ${sql.table(TASK_RESERVATIONS_TABLE)}
-          where caller_key = ${callerKey} and task_id = ${task.id} returning task_id, expires_at > now() as live`.execute(trx)
-        const live = (reserved.rows[0] as { live?: boolean } | undefined)?.live === true
-        if (open && !live) await this.#admit(trx, callerKey, task.id)
-        return await upsert(trx)
+        const previous = await lockedTask(trx, tenant, owner, task.id)
+        const written = await this.#write(trx, task, tenant, owner, callerKey, upsert, previous !== undefined)
+        if (written === undefined) return undefined
+        const updates = taskUpdates(previous, task)
+        if (updates.length > 0) await recordNotifications(trx, { agentId: push.agentId, tenant, owner, taskId: task.id, configs, updates })
+        if (TERMINAL_TASK_STATES.has(task.status?.state)) await dropPushConfigs(trx, tenant, owner, task.id)
+        return written
       })
+      if (saved !== undefined) push.recorded?.()
     }
     if (saved !== undefined) {
       this.#signals.saved(task.id)
@@ -132,6 +143,29 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     // Refused: the stored task is finished. Say in which state (the SDK's load reads it back).
     const stored = await this.#sdk.load(task.id, context) as Task
     throw taskFinishedError(task.id, (stored.status as { state: TaskState }).state)
+  }
+
+  /**
+   * The upsert of a stored task (`held`), or for a new one: counted (unless reserved) and inserted under the caller's
+   * lock, its reservation taken (in a transaction of its own unless `db` is one already).
+   */
+  async #write (
+    db: Executor, task: Task, tenant: string, owner: string, callerKey: string, upsert: (db: Executor) => Promise<unknown>, held: boolean
+  ): Promise<unknown> {
+    if (held) return await upsert(db)
+    // The SDK's FAILED task for a turn whose reservation was refused: refused alike (nothing stored).
+    const refused = this.#refused.take(task.id)
+    if (refused !== undefined) throw refused
+    const open = !TERMINAL_TASK_STATES.has(task.status?.state)
+    const insert = async (trx: Executor): Promise<unknown> => {
+      await lockCaller(trx, callerKey)
+      const reserved = await sql<{ task_id: string }>`delete from ${sql.table(TASK_RESERVATIONS_TABLE)}
+        where caller_key = ${callerKey} and task_id = ${task.id} returning task_id, expires_at > now() as live`.execute(trx)
+      const live = (reserved.rows[0] as { live?: boolean } | undefined)?.live === true
+      if (open && !live) await this.#admit(trx, callerKey, task.id)
+      return await upsert(trx)
+    }
+    return db.isTransaction ? await insert(db) : await db.transaction().execute(insert)
   }
 
   async reserve (taskId: string, context: ServerCallContext): Promise<void> {
@@ -183,6 +217,19 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   }
 
   list: TaskStore['list'] = async (params, context) => await this.#sdk.list(params, context)
+}
+
+/** The stored task's status and artifacts (what its updates are told from), locked until the transaction ends. */
+async function lockedTask (trx: Executor, tenant: string, owner: string, taskId: string): Promise<Task | undefined> {
+  const { rows } = await sql<{ context_id: string, status: string | null, artifacts: string | null }>`select context_id, status, artifacts
+    from ${sql.table(TASK_TABLE)} where tenant = ${tenant} and owner = ${owner} and id = ${taskId} for update`.execute(trx)
+  if (rows.length === 0) return undefined
+  const row = rows[0]
+  return Task.fromJSON({ id: taskId, contextId: row.context_id, status: parse(row.status), artifacts: parse(row.artifacts) })
+}
+
+function parse (value: string | null): unknown {
+  return value === null ? undefined : JSON.parse(value)
 }
 
 /** Holds the caller's count lock until the transaction ends. */

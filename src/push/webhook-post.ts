@@ -1,0 +1,103 @@
+/**
+ * One POST of a notification to a webhook, through undici with the URL policy's lookup (the address connected to
+ * is one the policy checked). No redirect is followed (a 3xx is an answer like any other: not retried), at most
+ * RESPONSE_BYTES of the answer are read, and only the headers built here are sent: the config's own `token` and
+ * `authentication`, never the gateway's or the caller's credentials.
+ */
+import { Agent, request } from 'undici'
+import type { PushUrlPolicy } from './url-guard.js'
+
+/** The most of a webhook's answer read (then the connection is dropped): nothing in it is used. */
+export const RESPONSE_BYTES = 4096
+
+/** The delivery id header: the same on every attempt of one delivery, so a receiver can drop a duplicate. */
+export const DELIVERY_ID_HEADER = 'a2a-notification-id'
+/** The config's `token` (the header the A2A SDKs use; A2A 1.0 does not name one). */
+export const TOKEN_HEADER = 'x-a2a-notification-token'
+
+export interface WebhookTarget {
+  url: string
+  token?: string
+  authentication?: { scheme: string, credentials?: string }
+}
+
+export type PostOutcome =
+  | { kind: 'delivered', status: number }
+  /** Worth another attempt: a connection error, a timeout, 408, 429, 5xx; `retryAfterMs` from Retry-After. */
+  | { kind: 'retry', reason: string, retryAfterMs?: number }
+  /** Never worth another attempt: a refused URL or address, another 4xx, a 3xx. */
+  | { kind: 'refused', reason: string }
+
+export interface WebhookPoster {
+  post (target: WebhookTarget, body: string, deliveryId: string): Promise<PostOutcome>
+  close (): Promise<void>
+}
+
+export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: number }): WebhookPoster {
+  const dispatcher = new Agent({
+    connect: { lookup: policy.lookup as never, timeout: options.timeoutMs },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    keepAliveTimeout: 4000
+  })
+  return {
+    async post (target, body, deliveryId) {
+      const refusal = policy.refusal(target.url)
+      if (refusal !== undefined) return { kind: 'refused', reason: `url ${refusal}` }
+      const headers: Record<string, string> = {
+        'content-type': 'application/a2a+json',
+        [DELIVERY_ID_HEADER]: deliveryId,
+        'user-agent': 'a2a-converse-push'
+      }
+      if (target.token !== undefined && target.token !== '') headers[TOKEN_HEADER] = target.token
+      const auth = target.authentication
+      if (auth !== undefined && auth.scheme !== '') {
+        headers.authorization = auth.credentials === undefined || auth.credentials === '' ? auth.scheme : `${auth.scheme} ${auth.credentials}`
+      }
+      const signal = AbortSignal.timeout(options.timeoutMs)
+      let response: Awaited<ReturnType<typeof request>>
+      try {
+        response = await request(target.url, { method: 'POST', headers, body, dispatcher, signal })
+      } catch (error) {
+        const code = (error as { code?: unknown }).code
+        if (code === 'A2A_CONVERSE_PUSH_FORBIDDEN_ADDRESS') return { kind: 'refused', reason: (error as Error).message }
+        return { kind: 'retry', reason: typeof code === 'string' ? code : (error as Error).name }
+      }
+      const status = response.statusCode
+      const retryAfter = response.headers['retry-after']
+      await drain(response.body)
+      if (status >= 200 && status < 300) return { kind: 'delivered', status }
+      if (status === 408 || status === 429 || status >= 500) {
+        return { kind: 'retry', reason: `HTTP ${status}`, retryAfterMs: retryAfterMs(typeof retryAfter === 'string' ? retryAfter : undefined) }
+      }
+      return { kind: 'refused', reason: `HTTP ${status}` }
+    },
+    async close () {
+      await dispatcher.close()
+    }
+  }
+}
+
+/** Reads at most RESPONSE_BYTES of the answer, then drops the rest. */
+async function drain (body: AsyncIterable<Buffer> & { destroy: () => void }): Promise<void> {
+  let read = 0
+  try {
+    for await (const chunk of body) {
+      read += chunk.length
+      if (read >= RESPONSE_BYTES) break
+    }
+  } catch {
+    // The answer's body is not used: a broken one changes nothing.
+  } finally {
+    body.destroy()
+  }
+}
+
+/** Retry-After (RFC 9110 §10.2.3): seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs (value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined
+  const trimmed = value.trim()
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
+  const at = Date.parse(trimmed)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
+}

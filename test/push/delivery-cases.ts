@@ -1,0 +1,130 @@
+/**
+ * Push notifications delivered to a real webhook receiver (Fastify on loopback; PUSH_ALLOWED_HOSTS=127.0.0.1 and
+ * PUSH_ALLOW_HTTP=true, as the receivers are plain http on this host), on memory, embedded and PostgreSQL state: the
+ * routine and human takeover story in order with the config's Authorization; 500 then 200 (retried); 400 (not
+ * retried); a redirect (not followed); the receiver down then back.
+ */
+import type { Test } from 'tap'
+import { Client, envelopeOf, envelopesIn, gateway, operator, textOf } from '../fixtures/conversation-gateway.js'
+import { logLines } from '../fixtures/gateway-helpers.js'
+import { webhookReceiver } from '../fixtures/webhook-receiver.js'
+
+const LOOPBACK = { PUSH_ALLOWED_HOSTS: '127.0.0.1', PUSH_ALLOW_HTTP: 'true', PUSH_RETRY_BASE_MS: '20', PUSH_RETRY_MAX_DELAY_MS: '300' }
+
+function stateOf (body: any): string | undefined {
+  return body.statusUpdate?.status?.state
+}
+
+async function sleep (ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+export type StateEnv = (t: Test) => Promise<Record<string, string>>
+
+export function deliveryCases (t: Test, stateEnv: StateEnv, takeover: { skip?: string } = {}): void {
+  t.test('routine and human takeover: every update delivered in order, with the Authorization and the token', takeover, async (t) => {
+    const receiver = await webhookReceiver(t)
+    const app = await gateway(t, { env: { ...LOOPBACK, ...await stateEnv(t) } })
+    const client = new Client(t, app)
+    const routine = await client.task('book a table')
+    t.equal(routine.status.state, 'TASK_STATE_INPUT_REQUIRED', 'the routine waits for input')
+    const created = await client.call('CreateTaskPushNotificationConfig', {
+      taskId: routine.id, url: receiver.url, token: 'routine-token', authentication: { scheme: 'Bearer', credentials: 'hook-secret' }
+    })
+    t.equal(created.error, undefined)
+    t.match(created.result, { taskId: routine.id, url: receiver.url, token: 'routine-token', authentication: { scheme: 'Bearer', credentials: 'hook-secret' } })
+    t.type(created.result.id, 'string')
+
+    const contextId = routine.contextId
+    t.equal((await operator(app, 'POST', `demo/conversations/${contextId}/takeover`)).statusCode, 200)
+    const held = await client.task('Can a person help me?', { taskId: routine.id })
+    t.equal(held.status.state, 'TASK_STATE_WORKING', 'the turn waits for a person')
+    const replied = await operator(app, 'POST', `demo/conversations/${contextId}/messages`, { text: 'Hello, this is Sam.' })
+    t.equal(replied.statusCode, 201)
+    t.equal((await operator(app, 'POST', `demo/conversations/${contextId}/release`)).statusCode, 200)
+
+    const received = await receiver.waitFor(3)
+    await sleep(200)
+    const states = receiver.received.map((entry) => stateOf(entry.body))
+    t.strictSame(states, ['TASK_STATE_WORKING', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED'], 'the suppressed turn, the reply, the release')
+    for (const entry of received) {
+      t.equal(entry.headers['content-type'], 'application/a2a+json')
+      t.equal(entry.headers.authorization, 'Bearer hook-secret')
+      t.equal(entry.headers['x-a2a-notification-token'], 'routine-token')
+      t.match(entry.headers['a2a-notification-id'], /^[0-9a-f-]{36}$/)
+      t.equal(entry.body.statusUpdate.taskId, routine.id)
+      t.equal(entry.body.statusUpdate.contextId, contextId)
+    }
+    envelopesIn(t, receiver.received.map((entry) => entry.body))
+    const human = receiver.received[1].body.statusUpdate.status.message
+    t.equal(textOf(human), 'Hello, this is Sam.')
+    t.equal(envelopeOf(t, human).author, 'human', 'the config was created with the extension active: the envelope comes along')
+    t.equal(new Set(receiver.received.map((entry) => entry.headers['a2a-notification-id'])).size, 3, 'one id per notification')
+    t.strictSame((await client.call('ListTaskPushNotificationConfigs', { taskId: routine.id })).result, { configs: [], nextPageToken: '' },
+      'the configs end with their task')
+  })
+
+  t.test('an inline config in SendMessage, without the extension: no envelope; 500 then 200 is retried, 400 is not', async (t) => {
+    const receiver = await webhookReceiver(t)
+    receiver.plan.push(500, 503)
+    const logs = logLines()
+    const app = await gateway(t, { env: { ...LOOPBACK, LOG_LEVEL: 'warn', ...await stateEnv(t) }, loggerStream: logs.stream })
+    const client = new Client(t, app, { active: false })
+    const first = await client.call('SendMessage', {
+      message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: 'book a table' }] },
+      configuration: { taskPushNotificationConfig: { url: receiver.url, authentication: { scheme: 'Basic', credentials: 'dXNlcjpwYXNz' } } }
+    })
+    const task = first.result.task
+    t.equal(task.status.state, 'TASK_STATE_INPUT_REQUIRED')
+    const [delivered] = await receiver.waitFor(4)
+    const ids = receiver.received.map((entry) => entry.headers['a2a-notification-id'])
+    t.equal(new Set(ids.slice(0, 3)).size, 1, 'the same id on every attempt: 500, 503, then 200')
+    t.not(ids[3], ids[0])
+    t.equal(delivered.headers.authorization, 'Basic dXNlcjpwYXNz')
+    t.equal(delivered.headers['x-a2a-notification-token'], undefined, 'no token given, none sent')
+    t.strictSame(receiver.received.map((entry) => stateOf(entry.body)),
+      ['TASK_STATE_SUBMITTED', 'TASK_STATE_SUBMITTED', 'TASK_STATE_SUBMITTED', 'TASK_STATE_INPUT_REQUIRED'], 'the task\'s first save, then the question')
+    t.equal(envelopesIn(t, receiver.received.map((entry) => entry.body)).length, 0, 'no envelope for a config made without the extension')
+    t.equal(JSON.stringify(receiver.received[3].body).includes('docs.radioso.ai'), false)
+
+    receiver.plan.push(400)
+    const cancel = await client.call('CancelTask', { id: task.id })
+    t.equal(cancel.result.status.state, 'TASK_STATE_CANCELED')
+    await receiver.waitFor(5)
+    await sleep(300)
+    t.equal(receiver.received.length, 5, 'a 400 is not retried')
+    t.equal(stateOf(receiver.received[4].body), 'TASK_STATE_CANCELED')
+    const gaveUp = logs.lines.find((line) => line.msg === 'push notification given up')
+    t.match(gaveUp, { taskId: task.id, webhookHost: `127.0.0.1:${receiver.port}`, reason: 'HTTP 400' })
+    t.equal(JSON.stringify(logs.lines).includes('dXNlcjpwYXNz'), false, 'the credentials are never logged')
+  })
+
+  t.test('a redirect is not followed; the receiver down, then back: delivered, in order', async (t) => {
+    const receiver = await webhookReceiver(t)
+    const target = await webhookReceiver(t)
+    receiver.answer = async (_request, reply) => await reply.code(307).header('location', target.url).send()
+    const app = await gateway(t, { env: { ...LOOPBACK, PUSH_MAX_ATTEMPTS: '30', ...await stateEnv(t) } })
+    const client = new Client(t, app)
+    const routine = await client.task('book a table')
+    await client.call('CreateTaskPushNotificationConfig', { taskId: routine.id, url: receiver.url })
+    await client.task('date=2026-12-24', { taskId: routine.id })
+    await receiver.waitFor(1)
+    await sleep(300)
+    t.equal(receiver.received.length, 1, 'a 3xx is an answer: not retried')
+    t.equal(target.received.length, 0, 'and its Location is not followed')
+
+    receiver.answer = undefined
+    await receiver.close()
+    const taskId = routine.id
+    const more = await client.task('partySize=2', { taskId })
+    t.ok(['TASK_STATE_COMPLETED', 'TASK_STATE_INPUT_REQUIRED'].includes(more.status.state))
+    await sleep(1000)
+    await receiver.listen()
+    const [after] = await receiver.waitFor(2)
+    await sleep(300)
+    t.ok(after !== undefined)
+    const states = receiver.received.slice(1).map((entry) => stateOf(entry.body) ?? 'artifact')
+    t.ok(states.length >= 1, 'what came while it was down is delivered once it is back')
+    t.equal(states[states.length - 1], more.status.state, 'in order: the last update last')
+  })
+}
