@@ -63,7 +63,7 @@ if (url === undefined) {
     t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_push_notifications', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
     t.same(await tablesOf(schema), [
       'a2a_migrations_lock', 'a2a_tasks_migrations', 'converse_conversation_tasks', 'converse_conversations',
-      'converse_migrations', 'converse_migrations_lock', 'converse_task_events', 'converse_task_reservations', 'converse_task_turn_locks',
+      'converse_migrations', 'converse_migrations_lock', 'converse_push_configs', 'converse_push_outbox', 'converse_task_events', 'converse_task_reservations', 'converse_task_turn_locks',
       'converse_upstream_contexts', 'converse_upstream_tasks', 'tasks'
     ])
     t.same(await migrate(a.db, { schema }), { schema, applied: [] }, 'nothing left to do')
