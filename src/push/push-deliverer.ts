@@ -55,7 +55,7 @@ export interface DeliveryOptions {
 
 export const DEFAULT_MAX_QUEUED = 1000
 
-/** #run never rejects (each attempt's failure is an outcome): nothing to catch. */
+/* c8 ignore next -- #run never rejects (each attempt's failure is an outcome); the handler only rules out an unhandled rejection */
 function noop (): void {}
 
 /** The host of a webhook URL, for logs (never its path, query or credentials). */
