@@ -235,8 +235,8 @@ async function registerAll (
   app.decorate('grpcPort', undefined)
   if (config.grpcPort !== undefined) {
     // The gRPC door: the same A2A service as the HTTP doors, its own count of the same rate limit.
-    let count: RateCounter = async () => undefined
-    await app.register(async (scope) => { count = await limits.counter(scope, { name: 'a2a-grpc', max: config.rateLimit.max }) })
+    const counted: { count?: RateCounter } = {}
+    await app.register(async (scope) => { counted.count = await limits.counter(scope, { name: 'a2a-grpc', max: config.rateLimit.max }) })
     const doors: GrpcDoor[] = []
     app.addHook('onReady', async () => {
       // Loaded only here: a gateway without GRPC_PORT never loads grpc-js.
@@ -247,7 +247,7 @@ async function registerAll (
         port: config.grpcPort as number,
         defaultAgentId: rootAgentId,
         maxMessageBytes: config.bodyLimit,
-        admit: async ({ agentId, headers, clientAddress }) => await count(await limitKey(agentId, headers, clientAddress)),
+        admit: async ({ agentId, headers, clientAddress }) => await (counted.count as RateCounter)(await limitKey(agentId, headers, clientAddress)),
         log: app.log
       })
       doors.push(door)
