@@ -177,8 +177,9 @@ t.test('bad input gets a precise status, never INTERNAL', async (t) => {
   t.equal(finished.error?.code, grpc.status.NOT_FOUND, 'a stream that cannot open is a plain status')
   t.same(finished.messages, [])
   const push = await raw.unary('getTaskPushNotificationConfig', { tenant: 'demo', taskId: 't', id: 'c' }, ACTIVE)
-  t.equal(push.error?.code, grpc.status.FAILED_PRECONDITION, 'push on an agent without it')
-  t.match(statusDetails(push.error!).errorInfo, { reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' })
+  // The demo agent delivers push notifications (issue 26): a config of a task that is not there is NOT_FOUND.
+  t.equal(push.error?.code, grpc.status.NOT_FOUND, 'a push config of an unknown task')
+  t.match(statusDetails(push.error!).errorInfo, { reason: 'TASK_NOT_FOUND' })
 })
 
 t.test('with A2A_ROOT_ENDPOINT, an empty tenant addresses the default agent (and RATE_LIMIT_MAX=0 counts nothing)', async (t) => {
