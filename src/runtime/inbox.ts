@@ -206,19 +206,32 @@ export function createInbox (options: InboxOptions): Inbox {
   async function setOwnership (agentId: string, contextId: string, ownership: OwnershipState) {
     if (!await store.exists(agentId, contextId)) return undefined
     let held: string | undefined
-    const state = await store.update(agentId, contextId, async (current) => {
-      held = undefined
-      const next = current as ConversationState
-      if (next.ownership === ownership) return next
-      next.ownership = ownership
-      next.ownershipChangedAt = new Date().toISOString()
-      if (ownership === 'ai_owned') {
-        // Replies nobody received stay in the turns (the view shows them); the agent answers from now on.
-        next.inbox = []
-        held = await heldTask(agentId, next)
-      }
-      return next
-    })
+    let state: ConversationState
+    for (let tries = 0; ; tries++) {
+      // The held task is looked up before the update, as a reply's is (see reply): a task load inside the update
+      // would wait for the update's own session on the embedded database.
+      const seen = ownership === 'ai_owned' ? await store.get(agentId, contextId) : undefined
+      const lastTaskId = seen === undefined ? undefined : lastTaskTurn(seen)?.taskId
+      const heldThen = seen === undefined ? undefined : await heldTask(agentId, seen)
+      let moved = false
+      state = await store.update(agentId, contextId, (current) => {
+        held = undefined
+        const next = current as ConversationState
+        if (next.ownership === ownership) return next
+        moved = ownership === 'ai_owned' && lastTaskTurn(next)?.taskId !== lastTaskId
+        if (moved && tries < MOVED_RETRIES) return next
+        next.ownership = ownership
+        next.ownershipChangedAt = new Date().toISOString()
+        if (ownership === 'ai_owned') {
+          // Replies nobody received stay in the turns (the view shows them); the agent answers from now on.
+          next.inbox = []
+          // A turn that kept moving the conversation on: its task is its own to end.
+          held = moved ? undefined : heldThen
+        }
+        return next
+      })
+      if (!moved || tries >= MOVED_RETRIES) break
+    }
     if (held !== undefined) {
       // Release ends the task that held the person's side, so its streams close and the client's next message
       // starts a fresh task with the agent — unless a client turn got to that task first (it answered it).
@@ -244,14 +257,21 @@ export function createInbox (options: InboxOptions): Inbox {
    * inbox. Only computes the next state; `target` says where the reply is to be written.
    */
   function addressReply (
-    agentId: string, reply: HumanReply, attempt: number, target: { taskId?: string, result?: ReplyOutcome }
+    reply: HumanReply, attempt: number, target: { taskId?: string, result?: ReplyOutcome }, held: HeldTask, final: boolean
   ): ConversationUpdate {
-    return async (current) => {
+    return (current) => {
       const state = current as ConversationState
       target.taskId = undefined
       target.result = 'not_human_owned'
       if (state.ownership !== 'human_owned') return state
-      const taskId = attempt < REPLY_ATTEMPTS - 1 ? await heldTask(agentId, state) : undefined
+      // The held task was looked up for the conversation as it was read before this update; a turn in between that
+      // gave it a newer task makes that lookup stale: look again (at most MOVED_RETRIES times, then the inbox).
+      const moved = held.lastTaskId !== lastTaskTurn(state)?.taskId
+      if (moved && !final) {
+        target.result = 'moved'
+        return state
+      }
+      const taskId = attempt < REPLY_ATTEMPTS - 1 && !moved ? held.taskId : undefined
       const recorded = attempt === 0 ? undefined : state.turns.find((turn) => turn.role === 'human' && turn.id === reply.id)
       if (taskId === undefined && state.inbox.length >= store.limits.maxInbox) {
         // A new reply is refused; one already recorded stays in the turns, undelivered (it names no task).
@@ -312,7 +332,17 @@ export function createInbox (options: InboxOptions): Inbox {
       let result: HumanReplyResult | undefined
       // Ends by the last attempt at the latest: it never addresses a task (see addressReply).
       for (let attempt = 0; ; attempt++) {
-        const state = await store.update(agentId, contextId, addressReply(agentId, reply, attempt, target))
+        let state: ConversationState
+        for (let tries = 0; ; tries++) {
+          // The held task is looked up before the conversation's update, not inside it: the update holds the
+          // conversation's row while it runs (on the embedded database, its only session), so a task load there
+          // would wait for the update itself.
+          const seen = await store.get(agentId, contextId)
+          const lastTaskId = seen === undefined ? undefined : lastTaskTurn(seen)?.taskId
+          const taskId = attempt < REPLY_ATTEMPTS - 1 && seen !== undefined ? await heldTask(agentId, seen) : undefined
+          state = await store.update(agentId, contextId, addressReply(reply, attempt, target, { lastTaskId, taskId }, tries === MOVED_RETRIES))
+          if (target.result !== 'moved') break
+        }
         if (target.result === 'not_human_owned' || target.result === 'inbox_full') {
           // A reply already recorded (later attempts) was released with the conversation: it stays in the turns.
           return result === undefined ? target.result : { ...result, delivered: false }
@@ -332,7 +362,18 @@ export function createInbox (options: InboxOptions): Inbox {
   }
 }
 
-type ReplyOutcome = 'recorded' | 'not_human_owned' | 'inbox_full' | 'kept'
+type ReplyOutcome = 'recorded' | 'not_human_owned' | 'inbox_full' | 'kept' | 'moved'
+
+/** The task a reply would go to, as looked up before the conversation's update (addressReply). */
+interface HeldTask {
+  /** The conversation's last task when it was read. */
+  lastTaskId: string | undefined
+  /** That task, if it waits for a person. */
+  taskId: string | undefined
+}
+
+/** How often a reply looks its held task up again when a turn gave the conversation a newer task meanwhile. */
+const MOVED_RETRIES = 3
 
 /**
  * How many times a reply is addressed: to the held task, again to the task held after that one ended in between,

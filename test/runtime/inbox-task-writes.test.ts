@@ -51,8 +51,15 @@ class ScriptedStore extends MemoryConversationStore {
   callsTwice = false
   failNext = false
   afterCommit: (() => Promise<void>) | undefined
+  /** Runs before each of the next `beforeUpdateTimes` updates (after the caller's read). */
+  beforeUpdate: (() => Promise<void>) | undefined
+  beforeUpdateTimes = 0
 
   override async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+    if (this.beforeUpdateTimes > 0) {
+      this.beforeUpdateTimes--
+      await this.beforeUpdate?.()
+    }
     if (this.callsTwice) await fn(structuredClone(await this.get(agentId, contextId)))
     if (this.failNext) {
       this.failNext = false
@@ -145,6 +152,66 @@ t.test('the held task ended between the change and the write: the reply goes to 
   const state = await store.get(AGENT, CONTEXT) as ConversationState
   t.same(state.turns.filter((turn) => turn.role === 'human').map((turn) => turn.taskId), ['task-b'], 'the turn names where it went')
   t.same(state.inbox, [])
+})
+
+/** A client turn that gives the conversation a newer held task (the one before closed as superseded). */
+function clientTurns (store: ScriptedStore, taskStore: BoundedMemoryTaskStore, moveTask: (taskId: string, state: TaskState) => Promise<void>) {
+  let n = 0
+  return async () => {
+    const previous = n === 0 ? 'task-a' : `task-turn-${n}`
+    const taskId = `task-turn-${++n}`
+    await moveTask(previous, TaskState.TASK_STATE_CANCELED)
+    await taskStore.save(workingTask(taskId), new ServerCallContext())
+    await MemoryConversationStore.prototype.update.call(store, AGENT, CONTEXT, async (current) => {
+      const state = current as ConversationState
+      state.turns.push({ id: `turn-x${n}`, at: new Date().toISOString(), role: 'user', text: 'Anyone?', taskId, messageId: `m-x${n}` })
+      return state
+    })
+  }
+}
+
+// The held task is looked up before the conversation's update (a task load inside it would wait for the update's own
+// session on the embedded database); a turn between that lookup and the update makes it stale.
+t.test('a client turn between the held task\'s lookup and the update: looked up again, the reply goes to the newer task', async (t) => {
+  const { store, taskStore, inbox, load, moveTask } = setup()
+  await heldConversation(store, taskStore)
+  store.beforeUpdate = clientTurns(store, taskStore, moveTask)
+  store.beforeUpdateTimes = 1
+  const result = await inbox.reply(AGENT, CONTEXT, 'Here now.')
+  t.match(result, { taskId: 'task-turn-1', delivered: true })
+  t.same(humanTexts(await load('task-turn-1')), ['Here now.'])
+  t.same(humanTexts(await load('task-a')), [])
+})
+
+t.test('client turns before every lookup\'s update: after three lookups the reply waits in the inbox', async (t) => {
+  const { store, taskStore, inbox, moveTask } = setup()
+  await heldConversation(store, taskStore)
+  store.beforeUpdate = clientTurns(store, taskStore, moveTask)
+  store.beforeUpdateTimes = 4
+  const result = await inbox.reply(AGENT, CONTEXT, 'Busy line.')
+  t.match(result, { delivered: false })
+  const state = await store.get(AGENT, CONTEXT) as ConversationState
+  t.same(state.inbox.map((reply) => reply.text), ['Busy line.'])
+})
+
+t.test('a client turn between a release\'s lookup and its update: looked up again, the newer held task is ended', async (t) => {
+  const { store, taskStore, inbox, load, moveTask } = setup()
+  await heldConversation(store, taskStore)
+  store.beforeUpdate = clientTurns(store, taskStore, moveTask)
+  store.beforeUpdateTimes = 1
+  await inbox.release(AGENT, CONTEXT)
+  t.equal((await load('task-turn-1')).status?.state, TaskState.TASK_STATE_COMPLETED, 'the task held at the release ends')
+  t.equal((await store.get(AGENT, CONTEXT) as ConversationState).ownership, 'ai_owned')
+})
+
+t.test('client turns before every release\'s update: after three lookups it releases and leaves their task to them', async (t) => {
+  const { store, taskStore, inbox, load, moveTask } = setup()
+  await heldConversation(store, taskStore)
+  store.beforeUpdate = clientTurns(store, taskStore, moveTask)
+  store.beforeUpdateTimes = 4
+  await inbox.release(AGENT, CONTEXT)
+  t.equal((await store.get(AGENT, CONTEXT) as ConversationState).ownership, 'ai_owned')
+  t.equal((await load('task-turn-4')).status?.state, TaskState.TASK_STATE_WORKING, 'the last turn\'s task is left as it is')
 })
 
 t.test('the held task ended and none is held now: the reply waits in the inbox', async (t) => {
