@@ -1,4 +1,6 @@
 import t from 'tap'
+import type { TaskPushNotificationConfig } from '@a2a-js/sdk'
+import { ServerCallContext } from '@a2a-js/sdk/server'
 import { MemoryPushConfigStore } from '../../src/push/push-config-store.js'
 import { pushConfigStoreContract } from '../stores/push-config-store-contract.js'
 
@@ -9,4 +11,9 @@ t.test('the memory store\'s options and size', async (t) => {
   t.throws(() => new MemoryPushConfigStore({ maxConfigsPerCaller: 0 }), { name: 'InvalidOptionError' })
   t.equal(new MemoryPushConfigStore().maxConfigsPerCaller, 100)
   t.equal(new MemoryPushConfigStore().size, 0)
+  const store = new MemoryPushConfigStore()
+  const context = new ServerCallContext()
+  await store.save('task-1', context, { id: 'c1', taskId: 'task-1', url: 'https://h.example/hook', token: '', tenant: '' } as TaskPushNotificationConfig)
+  await store.save('task-1', context, { id: 'c2', taskId: 'task-1', url: 'https://h.example/hook', token: '', tenant: '' } as TaskPushNotificationConfig)
+  t.equal(store.size, 2, 'counts every caller\'s configs')
 })

@@ -2,6 +2,7 @@
  * The push modules one by one: the URL policy (config time and the connect-time lookup), one webhook POST (answers,
  * timeouts, refused connections, DNS rebinding, bounded bodies), the retry schedule, and the in-process deliverer.
  */
+import { createServer as createHttpServer } from 'node:http'
 import t from 'tap'
 import Fastify from 'fastify'
 import type { AddressInfo } from 'node:net'
@@ -183,4 +184,40 @@ t.test('createPushNotifications wires an agent: an SDK store by default, updates
   await taskStore.save(task, context)
   t.equal(push.deliverer.pending, 0, 'no update: nothing queued')
   t.match(await taskStore.list({ tenant: '', contextId: '', pageSize: 10, pageToken: '', historyLength: 0, includeArtifacts: false } as never, context), { tasks: [{ id: 't' }] })
+})
+
+t.test('a queue that is posting: past maxQueued the oldest waiting one goes, never the one being posted', async (t) => {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => { release = resolve })
+  const posted: string[] = []
+  const poster: WebhookPoster = {
+    async post (_target, body) {
+      posted.push(body)
+      await held
+      return { kind: 'delivered', status: 200 }
+    },
+    async close () {}
+  }
+  const deliverer = new PushDeliverer({ poster, maxQueued: 2 })
+  const config = { config: { id: 'c', url: 'https://h.example/hook', token: 'secret-token', authentication: undefined }, converse: false }
+  deliverer.enqueue('a', 't', [config], [{ n: 1 }])
+  while (posted.length === 0) await new Promise((resolve) => setImmediate(resolve))
+  deliverer.enqueue('a', 't', [config], [{ n: 2 }, { n: 3 }])
+  release()
+  await deliverer.idle()
+  t.strictSame(posted, ['{"n":1}', '{"n":3}'], 'n=2 waited and went; n=1, being posted, stayed')
+  t.equal(deliverer.stats.gaveUp, 1)
+})
+
+t.test('an answer whose body breaks off: the notification is delivered all the same (the body is not used)', async (t) => {
+  const server = createHttpServer((_request, response) => {
+    response.writeHead(200, { 'content-length': '1000' })
+    response.write('x'.repeat(10), () => { response.socket?.destroy() })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => server.close(resolve)))
+  const poster = webhookPoster(new PushUrlPolicy({ allowedHosts: ['127.0.0.1'], allowHttp: true }), { timeoutMs: 2000 })
+  t.teardown(() => poster.close())
+  const port = (server.address() as AddressInfo).port
+  t.strictSame(await poster.post({ url: `http://127.0.0.1:${port}/` }, '{}', 'id-broken'), { kind: 'delivered', status: 200 })
 })
