@@ -337,9 +337,10 @@ export function createInbox (options: InboxOptions): Inbox {
           // The held task is looked up before the conversation's update, not inside it: the update holds the
           // conversation's row while it runs (on the embedded database, its only session), so a task load there
           // would wait for the update itself.
-          const seen = await store.get(agentId, contextId)
-          const lastTaskId = seen === undefined ? undefined : lastTaskTurn(seen)?.taskId
-          const taskId = attempt < REPLY_ATTEMPTS - 1 && seen !== undefined ? await heldTask(agentId, seen) : undefined
+          // (It exists: checked above. One deleted meanwhile fails here as the update itself would.)
+          const seen = await store.get(agentId, contextId) as ConversationState
+          const lastTaskId = lastTaskTurn(seen)?.taskId
+          const taskId = attempt < REPLY_ATTEMPTS - 1 ? await heldTask(agentId, seen) : undefined
           state = await store.update(agentId, contextId, addressReply(reply, attempt, target, { lastTaskId, taskId }, tries === MOVED_RETRIES))
           if (target.result !== 'moved') break
         }
