@@ -21,8 +21,8 @@ async function sleep (ms: number): Promise<void> {
 
 export type StateEnv = (t: Test) => Promise<Record<string, string>>
 
-export function deliveryCases (t: Test, stateEnv: StateEnv, takeover: { skip?: string } = {}): void {
-  t.test('routine and human takeover: every update delivered in order, with the Authorization and the token', takeover, async (t) => {
+export function deliveryCases (t: Test, stateEnv: StateEnv): void {
+  t.test('routine and human takeover: every update delivered in order, with the Authorization and the token', async (t) => {
     const receiver = await webhookReceiver(t)
     const app = await gateway(t, { env: { ...LOOPBACK, ...await stateEnv(t) } })
     const client = new Client(t, app)

@@ -208,8 +208,7 @@ export class A2ADispatcher {
     const sendRequest = SendMessageRequest.fromJSON(request.params)
     const taskId = (sendRequest.message as Message).taskId
     const refused = this.#inlineConfigRefusal(request)
-    // The service answers a stream whose first event fails as a plain error and never releases it; nothing is held.
-    /* c8 ignore next */
+    /* c8 ignore next -- the service answers a stream whose first event fails as a plain error and never releases it */
     if (refused !== undefined) return { source: failing(refused), release: () => {} }
     // Stops a wait for the task's turn lock; a stream already running goes on to its end (see task-event-relay.ts).
     const stop = new AbortController()
