@@ -33,7 +33,7 @@ function textOf (message: Message | undefined): string {
 t.test('the card lists the gRPC target with the agent as tenant; send with and without the extension', async (t) => {
   const { base, target } = await startGrpcGateway(t)
   const card = await (await fetch(`${base}/a2a/demo/.well-known/agent-card.json`)).json() as Record<string, any>
-  t.same(card.supportedInterfaces.at(-1), { url: target, protocolBinding: 'GRPC', tenant: 'demo', protocolVersion: '1.0' })
+  t.same(card.supportedInterfaces.find((entry: any) => entry.protocolBinding === 'GRPC'), { url: target, protocolBinding: 'GRPC', tenant: 'demo', protocolVersion: '1.0' })
 
   const client = await sdkGrpcClient(base)
   const active = await client.sendMessage(ask('How long do I have to return an order?'), withConverse) as Message
