@@ -62,7 +62,7 @@ if (url === undefined) {
     t.equal(first.schema, schema)
     t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
     t.same(await tablesOf(schema), [
-      'a2a_migrations_lock', 'a2a_tasks_migrations', 'converse_conversation_owners', 'converse_conversation_tasks', 'converse_conversations',
+      'a2a_migrations_lock', 'a2a_tasks_migrations', 'converse_answers', 'converse_conversation_owners', 'converse_conversation_tasks', 'converse_conversations',
       'converse_migrations', 'converse_migrations_lock', 'converse_push_configs', 'converse_push_outbox', 'converse_task_events', 'converse_task_reservations', 'converse_task_turn_locks',
       'converse_upstream_contexts', 'converse_upstream_tasks', 'tasks'
     ])
