@@ -547,7 +547,7 @@ function bucketLabel (iso: string, bucketMs: number): string {
   const date = new Date(iso)
   return bucketMs <= 60 * 60 * 1000
     ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
-    : date.toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit' })
+    : date.toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
 }
 
 /** Stacked bars, one per bucket, one colour per verdict; each bar's title says its counts. */
