@@ -143,6 +143,8 @@ export function answerLogContract (t: Test, subject: AnswerLogSubject): void {
     t.same((await log.unanswered(demo, { window: '24h', limit: 5 })).groups.map((group) => group.key).sort(),
       ['four question', 'question three', 'question two'], 'only the newest 3 answers count')
     t.equal((await log.series(demo, '24h')).totals.unanswered, 3)
+    time.advance(-2 * HOUR)
+    t.equal((await log.series(demo, '24h')).totals.unanswered, 0, 'a clock set back: answers after the last bucket are not drawn')
   })
 
   t.test('answer log: both stores refuse the same queries', async (t) => {
