@@ -95,7 +95,7 @@ t.test('bad query parameters: 400 with a JSON body; unknown agent: 404; no key: 
     t.strictSame(res.json(), { statusCode: 404, error: 'Not Found', message: 'unknown agent "nobody"' })
   }
   for (const path of ['demo/answers', 'demo/answers/unanswered']) {
-    for (const headers of [{}, { authorization: 'Bearer wrong-key-0123456789' }]) {
+    for (const headers of [{}, { authorization: 'Bearer wrong-key-0123456789' }] as Array<Record<string, string>>) {
       const res = await operator(app, 'GET', path, undefined, headers)
       t.equal(res.statusCode, 401, path)
       t.equal(res.headers['www-authenticate'], 'Bearer')
