@@ -7,7 +7,9 @@ import t from 'tap'
 import Fastify from 'fastify'
 import operatorApi from '../../plugins/operator-api.js'
 import type { Inbox } from '../../src/runtime/inbox.js'
-import { Client, gateway, OPERATOR_KEY, operator } from '../fixtures/conversation-gateway.js'
+import { Client, gateway, OPERATOR_KEY, operator, URI } from '../fixtures/conversation-gateway.js'
+import { rpc, startGateway, userMessage } from '../fixtures/gateway-helpers.js'
+import { startUpstream } from '../fixtures/upstream-agent.js'
 
 const EMPTY = { answered: 0, partial: 0, unanswered: 0, unclear: 0, notAssessed: 0 }
 
@@ -112,4 +114,26 @@ t.test('a conversation store without an answer log: the routes say so', async (t
     t.equal(res.statusCode, 404)
     t.strictSame(res.json(), { statusCode: 404, error: 'Not Found', message: 'this gateway\'s conversation store keeps no answer log' })
   }
+})
+
+t.test('a proxied agent\'s answers count when its upstream attaches its own verdict', async (t) => {
+  const upstream = await startUpstream()
+  t.teardown(() => upstream.close())
+  const { base } = await startGateway(t, { OPERATOR_API_KEY: OPERATOR_KEY }, { agents: [{ id: 'shop', upstream: { url: upstream.base } }] })
+  const ask = async (text: string): Promise<void> => {
+    const response = await fetch(`${base}/a2a/shop`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': URI },
+      body: rpc('SendMessage', { message: userMessage(text) })
+    })
+    t.ok((await response.json() as { result?: unknown }).result, text)
+  }
+  await ask('enveloped hello')
+  await ask('unknown: where is the moon shop?')
+  await ask('unknown: the moon shop, where is it')
+  await ask('plain hello')
+  const get = async (path: string): Promise<any> => await (await fetch(`${base}/api/v1/agents/shop/${path}`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } })).json()
+  t.same((await get('answers')).totals, { answered: 1, partial: 0, unanswered: 2, unclear: 0, notAssessed: 0 },
+    'the upstream\'s verdicts; a reply without one is not an answer the log can count')
+  t.match((await get('answers/unanswered')).questions, [{ key: 'moon shop unknown', count: 2, text: 'unknown: the moon shop, where is it' }])
 })
