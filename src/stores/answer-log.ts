@@ -18,7 +18,7 @@ import type { ConversationState } from './conversation-store.js'
 export const MAX_QUESTION_LENGTH = 200
 /** Default retention: the longest window the view shows. */
 export const DEFAULT_ANSWER_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
-/** Default: records kept per agent (the newest). About 400 bytes each in memory. */
+/** Default: records kept per agent (the newest). At most about 1 kB each in memory (a 200-character question, its key). */
 export const DEFAULT_MAX_ANSWERS_PER_AGENT = 10_000
 /** Conversations a question group names (the most recent ones it was asked in). */
 export const GROUP_CONVERSATIONS = 5
