@@ -57,7 +57,7 @@ t.test('the answer log\'s rows past the cap and the retention are deleted by the
   t.same(await rows(), ['one', 'two', 'three'], 'within the minute nothing is deleted (the reads count the newest 2 only)')
   now += 61_000
   await store.update(agentId, 'c1', answer('four'))
-  t.same(await rows(), ['three', 'four'], 'a minute later, a locked write keeps the newest 2, its own included')
+  t.same(await rows(), ['two', 'three', 'four'], 'a minute later, a locked write keeps the newest 2 it found, and its own')
   now += 2 * 60 * 60 * 1000
   await store.update(agentId, 'c5', answer('five'))
   t.same(await rows(), ['five'], 'past the retention, a new conversation\'s statement deletes the old rows')

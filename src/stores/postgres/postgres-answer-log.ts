@@ -1,6 +1,6 @@
 /**
  * The answer log on PostgreSQL (src/stores/answer-log.ts): one row per logged answer in `converse_answers` (migration
- * 0009), written by the conversation store in the transaction (or the statement) of the write that adds the answer.
+ * 0009), written by the conversation store in the statement that writes the conversation the answer is added to.
  * Reads aggregate in the database, so what leaves it is bounded by the page (groups) or the window (buckets), never
  * by the number of answers. What counts is what the memory log keeps: the newest `maxAnswersPerAgent` rows of the
  * agent within the retention; rows past those bounds are deleted by the writes, at most once a minute per agent and

@@ -6,8 +6,8 @@
  * several pool connections waiting on the same row. A conversation this process has not seen lately is first tried
  * as new: `fn(undefined)` written by one autocommit `INSERT … ON CONFLICT DO NOTHING` (one round trip); when the row
  * exists (another instance made it), the locked path runs `fn` again on the real state. Tables: see migrations.ts
- * and docs/postgres.md. The answers a write adds (answer-log.ts) go into the answer log in the same transaction (or,
- * for a new conversation, the same statement): postgres-answer-log.ts.
+ * and docs/postgres.md. The answers a write adds (answer-log.ts) go into the answer log in the statement that writes
+ * the conversation: postgres-answer-log.ts.
  */
 import type pg from 'pg'
 import { InvalidOptionError } from '../../core/errors.js'
@@ -132,16 +132,7 @@ const INSERT_NEW = `with conversation as (
     ${pruneAnswers('$1', '$10', '$11')}
   )
   select version from conversation`
-/** The answers a locked write adds ($3), and the prune when due ($2 cap or NULL, $3 oldest): in its transaction. */
-const INSERT_ANSWERS = insertAnswers('$1', '$2', '$3')
-const PRUNE_ANSWERS = pruneAnswers('$1', '$2', '$3')
-
-/**
- * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
- * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
- * version per update). Ids are sorted so that two transactions upserting the same ids lock them in the same order.
- */
-const WRITE = `with conversation as (
+const write = (answers: string): string => `with conversation as (
     update ${CONVERSATIONS_TABLE}
        set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6, owner = coalesce($8::text, owner),
            write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
@@ -149,11 +140,21 @@ const WRITE = `with conversation as (
   ), forgotten as (
     delete from ${CONVERSATION_TASKS_TABLE}
      where agent_id = $1 and context_id = $2 and not (task_id = any ($7::text[]))
-  )
+  )${answers}
   insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
   select $1, task_id, $2 from unnest($7::text[]) as task_id
   on conflict (agent_id, task_id) do update set context_id = excluded.context_id
   where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id`
+const WRITE = write('')
+/**
+ * A write that adds answers: the same statement, which also logs them ($9) and, when due, prunes the agent's log ($10
+ * cap or NULL, $11 oldest). One statement, so a locked write stays two queries (itself and COMMIT) in flight.
+ */
+const WRITE_ANSWERED = write(`, answered as (
+    ${insertAnswers('$1', '$2', '$9')}
+  ), pruned as (
+    ${pruneAnswers('$1', '$10', '$11')}
+  )`)
 
 function positiveInteger (name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
@@ -427,10 +428,11 @@ export class PostgresConversationStore implements ConversationStore {
     try {
       // Sent together too: a failed write makes the COMMIT a ROLLBACK, and the write's error is the one thrown.
       await Promise.all([
-        client.query(WRITE, [agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null]),
+        client.query(answers.json === undefined ? WRITE : WRITE_ANSWERED, [
+          agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null,
+          ...(answers.json === undefined ? [] : [answers.json, answers.cap, answers.oldest])
+        ]),
         ...(created ? [client.query(EVICT_OVERFLOW, [agentId, contextId, owner, this.maxConversationsPerCaller])] : []),
-        ...(answers.json !== undefined ? [client.query(INSERT_ANSWERS, [agentId, contextId, answers.json])] : []),
-        ...(answers.cap !== null ? [client.query(PRUNE_ANSWERS, [agentId, answers.cap, answers.oldest])] : []),
         client.query('COMMIT')
       ])
     } catch (error) {
