@@ -111,7 +111,8 @@ const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_id, cont
 /**
  * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
  * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
- * for). The task index takes over ids as WRITE does. With an owner, that owner's overflow goes (OVERFLOW).
+ * for). The task index takes over ids as WRITE does. With an owner, that owner's overflow goes (OVERFLOW). The
+ * conversation's answers ($9, a JSON array) are logged with it, and the agent's log pruned when due ($10, $11).
  */
 const INSERT_NEW = `with conversation as (
     insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
@@ -132,6 +133,12 @@ const INSERT_NEW = `with conversation as (
     ${pruneAnswers('$1', '$10', '$11')}
   )
   select version from conversation`
+/**
+ * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
+ * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
+ * version per update). Ids are sorted so that two transactions upserting the same ids lock them in the same order.
+ * `answers`: more common table expressions (WRITE_ANSWERED).
+ */
 const write = (answers: string): string => `with conversation as (
     update ${CONVERSATIONS_TABLE}
        set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6, owner = coalesce($8::text, owner),
