@@ -3,8 +3,16 @@
  * `<mcp.url>/server-card`, and the serverInfo the MCP server announces — built from the same agent card, so the
  * two never contradict each other (the draft asks that a card agree with the live connection).
  */
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+
+/**
+ * The revisions the door serves, newest first: 2026-07-28 (the SDK's `createMcpHandler`; its modern revisions are
+ * not exported, so named here — test/mcp/discover.test.ts checks `server/discover` lists exactly these) and the
+ * older ones it serves statelessly (`SUPPORTED_PROTOCOL_VERSIONS`, the SDK's initialize revisions).
+ */
+export const MODERN_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28'])
+export const SERVED_PROTOCOL_VERSIONS: readonly string[] = Object.freeze([...MODERN_PROTOCOL_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS])
 
 export const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json'
 /** The draft's media type for a server card. */
@@ -81,7 +89,7 @@ export function serverCard (card: Record<string, unknown>): Record<string, unkno
     title,
     description,
     version,
-    remotes: [{ type: 'streamable-http', url: mcpUrlOf(card), supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS] }]
+    remotes: [{ type: 'streamable-http', url: mcpUrlOf(card), supportedProtocolVersions: [...SERVED_PROTOCOL_VERSIONS] }]
   }
 }
 
