@@ -53,6 +53,8 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
   defaultAgentCard?: boolean
   /** Largest accepted request body of the A2A endpoint and the MCP door, in bytes. Default 1048576 (1 MiB). */
   bodyLimit?: number
+  /** The MCP door's fast path for plain tools/call and tools/list (see mcpEndpoint's `directToolCalls`). Default true. */
+  mcpDirectToolCalls?: boolean
   /** Task events published after an executor returned, relayed to open streams (see a2aEndpoint). */
   events?: TaskEventSource
   /** Also answer this agent's JSON-RPC at POST <mount>/ (see a2aEndpoint). Default: none. */
@@ -121,6 +123,9 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   const mcpPublicUrl = baseUrlOf('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
   if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
     throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
+  }
+  if (options.mcpDirectToolCalls !== undefined && typeof options.mcpDirectToolCalls !== 'boolean') {
+    throw new InvalidOptionError('mcpDirectToolCalls', 'must be a boolean')
   }
   if (options.bodyLimit !== undefined && (!Number.isSafeInteger(options.bodyLimit) || options.bodyLimit < 1)) {
     throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
@@ -271,7 +276,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   /** The MCP door to the served agents, through the same A2A service. */
   function mcpRoutes (target: Router): void {
     const mcp = createMcpService({
-      extension, services: new Map([...backends.keys()].map((id) => [id, service])), bodyLimit
+      extension, services: new Map([...backends.keys()].map((id) => [id, service])), bodyLimit, directToolCalls: options.mcpDirectToolCalls
     })
     const served = (handler: (request: Request, response: Response, agentId: string) => void | Promise<void>) =>
       guarded(async (request, response) => {

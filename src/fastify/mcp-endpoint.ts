@@ -18,6 +18,11 @@ export interface McpEndpointOptions {
   bodyLimit?: number
   /** Fastify's register option; register `converse` and `a2aEndpoint` with the same prefix. */
   prefix?: string
+  /**
+   * Answer plain `tools/call` and `tools/list` requests through one long-lived MCP server per agent instead of a new
+   * server and transport per request (same replies; docs/mcp.md). Default true; `false` is for comparisons.
+   */
+  directToolCalls?: boolean
 }
 
 type AgentRequest = FastifyRequest<{ Params: { agentId: string } }>
@@ -36,7 +41,9 @@ function bodyError (error: FastifyError, request: AgentRequest): RequestBody | u
 async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpointOptions): Promise<void> {
   const { converse } = fastify
   const bodyLimit = options.bodyLimit ?? fastify.initialConfig.bodyLimit as number
-  const service = createMcpService({ extension: converse.extension, services: converse.a2aServices, bodyLimit })
+  const service = createMcpService({
+    extension: converse.extension, services: converse.a2aServices, bodyLimit, directToolCalls: options.directToolCalls
+  })
 
   // JSON is read and parsed here, with the limit (cheaper than the transport's Web-stream read); any other media
   // type is left unread for the transport, which refuses it (415).

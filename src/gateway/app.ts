@@ -56,6 +56,8 @@ export interface GatewayOptions {
   readinessChecks?: Record<string, ReadinessCheck>
   /** Where pino writes its JSON lines (tests capture them here). Default: stdout. Level: config.logLevel. */
   loggerStream?: Pick<Writable, 'write'>
+  /** The MCP door's fast path for plain tools/call and tools/list (mcpEndpoint's `directToolCalls`). Default true. */
+  mcpDirectToolCalls?: boolean
 }
 
 /** Builds the gateway app (not listening): cards, A2A endpoints, health, operator API. */
@@ -228,7 +230,7 @@ async function registerAll (
       a2aVersions: config.a2aVersions
     })
     // The MCP door every card names (params.mcp): the same agents through the same A2A service (and limit).
-    await scope.register(mcpEndpoint, { bodyLimit: config.bodyLimit })
+    await scope.register(mcpEndpoint, { bodyLimit: config.bodyLimit, directToolCalls: options.mcpDirectToolCalls })
   })
   app.decorate('grpcPort', undefined)
   if (config.grpcPort !== undefined) {

@@ -22,7 +22,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
-  createMcpHandler, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ServerContext, type Tool
+  createMcpHandler, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type JSONRPCRequest, type ServerContext, type Tool
 } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
 import type { Caller, ServiceLogger } from '../protocol/backend.js'
@@ -34,7 +34,8 @@ import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { errorResponse, type JsonRpcResponse } from '../protocol/errors.js'
 import { askForInput, continuationOf, verifyRequestState, type Continuation } from './input-required.js'
-import { serverIdentity } from './server-card.js'
+import { connectDirectExchange, eligibleRequest, type DirectExchange, type ExchangeHeaders } from './direct-exchange.js'
+import { serverIdentity, type ServerIdentity } from './server-card.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
 import { traceHeadersOf } from './trace-context.js'
 import { webRequestOf, writeWebResponse } from './web-exchange.js'
@@ -72,6 +73,9 @@ export const CONVERSATION_META = 'ai.radioso/conversation'
 /** The SDK's type of a tool's input and output schema (the objects are frozen JSON Schema, served as they are). */
 type ToolSchema = Tool['inputSchema']
 
+/** Long-lived Servers of the fast path at most (one per agent and public base URL). */
+const MAX_PINNED = 64
+
 /** What a routine tool call's invocation outcome means to the caller: the routine did not run. */
 const NOT_RUN = new Set(['declined', 'not_started', 'unknown_tool'])
 
@@ -81,6 +85,12 @@ export interface McpServiceOptions {
   services: ReadonlyMap<string, A2AService>
   /** Largest accepted request body in bytes (the A2A endpoint's limit). */
   bodyLimit: number
+  /**
+   * Answer plain 2026-07-28 `tools/call` and `tools/list` requests through one long-lived Server per agent
+   * (src/mcp/direct-exchange.ts) instead of the SDK's new Server per request. Same replies; default true. `false`
+   * is for comparisons.
+   */
+  directToolCalls?: boolean
 }
 
 export interface McpRequest {
@@ -140,6 +150,8 @@ export function createMcpService (options: McpServiceOptions): McpService {
   // request in stateless mode. One per service.
   const jsonSchemaValidator = new AjvJsonSchemaValidator()
   const { extension, services, bodyLimit } = options
+  const direct = options.directToolCalls ?? true
+  if (typeof direct !== 'boolean') throw new InvalidOptionError('directToolCalls', 'must be a boolean')
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
   const tools = new Map<string, Tool[]>()
   for (const [agentId, agent] of extension.agents) {
@@ -207,17 +219,21 @@ export function createMcpService (options: McpServiceOptions): McpService {
     return toolResultOf(await sendMessage(request, { parts: [{ text: reply }], ...ids }, context))
   }
 
-  /** A Server of the agent's tools for one HTTP request; `modern`: the request is of the 2026-07-28 revision. */
-  function buildServer (request: McpRequest, modern: boolean): Server {
-    const server = new Server(serverIdentity(request.cardOf()), {
+  /**
+   * A Server of the agent's tools; `requestOf` names the HTTP request a tool call belongs to; `modern`: it serves the
+   * 2026-07-28 revision.
+   */
+  function buildServer (identity: ServerIdentity, agentId: string, requestOf: (context: ServerContext) => McpRequest, modern: boolean): Server {
+    const server = new Server(identity, {
       capabilities: { tools: {} }, jsonSchemaValidator, requestState: { verify: verifyRequestState }
     })
-    const agentTools = tools.get(request.agentId) as Tool[]
+    const agentTools = tools.get(agentId) as Tool[]
     server.setRequestHandler('tools/list', () => ({ tools: agentTools }))
     server.setRequestHandler('tools/call', async (call, context) => {
       const { name } = call.params
       const tool = agentTools.find((candidate) => candidate.name === name)
       if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
+      const request = requestOf(context)
       const continuation = modern ? continuationOf(context) : undefined
       const result = continuation === undefined
         ? await firstRound(request, name, call.params.arguments ?? {}, context)
@@ -231,10 +247,43 @@ export function createMcpService (options: McpServiceOptions): McpService {
 
   /** One handler for every agent: the SDK's stateless serving of 2026-07-28 and, per request, of the older revisions. */
   const requests = new WeakMap<Request, McpRequest>()
-  const handler = createMcpHandler((context) => buildServer(requests.get(context.requestInfo as Request) as McpRequest, context.era === 'modern'), {
-    maxRequestBodySize: bodyLimit,
-    onerror: () => {}
-  })
+  const handler = createMcpHandler((context) => {
+    const request = requests.get(context.requestInfo as Request) as McpRequest
+    return buildServer(serverIdentity(request.cardOf()), request.agentId, () => request, context.era === 'modern')
+  }, { maxRequestBodySize: bodyLimit, onerror: () => {} })
+
+  /**
+   * The fast path's long-lived Servers, one per server identity (an agent as a card names it: a card per public
+   * base URL), built on first use. At most MAX_PINNED: a further identity (a Host header the door has not seen)
+   * is answered by the SDK's handler, the same reply.
+   */
+  const exchanges = new Map<ServerIdentity, DirectExchange<McpRequest>>()
+  function exchangeFor (request: McpRequest): DirectExchange<McpRequest> | undefined {
+    const identity = serverIdentity(request.cardOf())
+    let exchange = exchanges.get(identity)
+    if (exchange === undefined && exchanges.size < MAX_PINNED) {
+      const connected: DirectExchange<McpRequest> = connectDirectExchange<McpRequest>(() =>
+        buildServer(identity, request.agentId, (context) => connected.contextOf(context.mcpReq.id), true))
+      exchange = connected
+      exchanges.set(identity, exchange)
+    }
+    return exchange
+  }
+
+  /** The fast path: the reply the SDK's handler would write, without a new Server. False: not taken. */
+  async function answerDirectly (request: McpRequest, call: JSONRPCRequest): Promise<boolean> {
+    const direct = exchangeFor(request)
+    if (direct === undefined) return false
+    const { response } = request
+    const exchange = direct.exchange(call, request)
+    // A client gone before its reply: the tool call is cancelled, so its A2A call stops waiting.
+    response.once('close', () => { if (!response.writableFinished) exchange.cancel() })
+    const reply = await exchange.reply
+    if (reply === undefined) return true
+    response.writeHead(200, { 'content-type': 'application/json' })
+    response.end(JSON.stringify(reply))
+    return true
+  }
 
   async function handle (request: McpRequest): Promise<void> {
     const { response } = request
@@ -253,6 +302,10 @@ export function createMcpService (options: McpServiceOptions): McpService {
     const body = request.body
     if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, `Payload Too Large: Request body must not exceed ${body.limit} bytes`)
     if (body?.kind === 'invalid_json') return jsonRpcError(response, 400, -32700, 'Parse error: Invalid JSON')
+    if (direct && body?.kind === 'json') {
+      const call = eligibleRequest(request.request.method, request.request.headers as ExchangeHeaders, body.value)
+      if (call !== undefined && await answerDirectly(request, call)) return
+    }
     const webRequest = webRequestOf(request.request, response)
     requests.set(webRequest, request)
     try {

@@ -51,15 +51,24 @@ export function mcpUrlOf (card: Record<string, unknown>): string {
   return entry?.params?.mcp?.url as string
 }
 
-/** Identities by card: the extension caches its cards (per base URL), so this is computed once per card. */
-const identities = new WeakMap<Record<string, unknown>, ServerIdentity>()
+/**
+ * Identities by what they are made of: a door may build a new card object per request (the A2A 0.3 fields are
+ * added to a copy), and the fast path keeps one Server per identity, so equal cards must give the same object.
+ * Bounded: cleared when full (each card's public base URL is one entry; a Host header per request is not unbounded
+ * growth then, only recomputation).
+ */
+const identities = new Map<string, ServerIdentity>()
+const IDENTITY_LIMIT = 256
 
 /** Name, title, version and description of an agent's MCP server, from its card. */
 export function serverIdentity (card: Record<string, unknown>): ServerIdentity {
-  let identity = identities.get(card)
+  const view = card as CardView
+  const key = `${mcpUrlOf(card)}\n${String(view.name)}\n${String(view.version)}\n${String(view.description)}`
+  let identity = identities.get(key)
   if (identity === undefined) {
+    if (identities.size >= IDENTITY_LIMIT) identities.clear()
     identity = Object.freeze(identityOf(card))
-    identities.set(card, identity)
+    identities.set(key, identity)
   }
   return identity
 }
