@@ -238,8 +238,10 @@ export function createMcpService (options: McpServiceOptions): McpService {
       const result = continuation === undefined
         ? await firstRound(request, name, call.params.arguments ?? {}, context)
         : await nextRound(request, continuation, context)
-      // A routine waiting for the user: ask the client for the answer, where the revision and the client can.
-      const asked = modern ? askForInput(result, context) : undefined
+      // A routine waiting for the user: ask the client for the answer, where the revision and the client can (not
+      // again once the user declined: the call then answers with the task as it stands).
+      const declined = continuation !== undefined && continuation.reply === undefined
+      const asked = modern && !declined ? askForInput(result, context) : undefined
       return asked ?? server.projectCallToolResult(result, tool.outputSchema)
     })
     return server
