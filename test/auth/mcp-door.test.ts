@@ -62,26 +62,28 @@ t.test('without a valid credential the MCP door refuses every request: 401, the 
   }
 })
 
-for (const line of CLIENT_LINES) t.test(`${lineName(line)}: a caller's conversation is its own at both doors; another caller cannot reach it`, async (t) => {
-  const alice = await connect(t, `${base}/mcp/a/demo`, ALICE_KEY, line)
-  const started = (await alice.callTool({ name: 'ask_agent', arguments: { message: 'I would like to book a table' } })).structuredContent as Json
-  t.equal(started.state, 'TASK_STATE_INPUT_REQUIRED')
-  t.equal((await call(base, 'GetTask', { id: started.taskId }, ALICE_KEY)).body.result.id, started.taskId, 'Alice sees her MCP task at the A2A door')
-  t.equal((await call(base, 'GetTask', { id: started.taskId }, BOB_KEY)).body.error.code, -32001, 'Bob does not')
+for (const line of CLIENT_LINES) {
+  t.test(`${lineName(line)}: a caller's conversation is its own at both doors; another caller cannot reach it`, async (t) => {
+    const alice = await connect(t, `${base}/mcp/a/demo`, ALICE_KEY, line)
+    const started = (await alice.callTool({ name: 'ask_agent', arguments: { message: 'I would like to book a table' } })).structuredContent as Json
+    t.equal(started.state, 'TASK_STATE_INPUT_REQUIRED')
+    t.equal((await call(base, 'GetTask', { id: started.taskId }, ALICE_KEY)).body.result.id, started.taskId, 'Alice sees her MCP task at the A2A door')
+    t.equal((await call(base, 'GetTask', { id: started.taskId }, BOB_KEY)).body.error.code, -32001, 'Bob does not')
 
-  const bob = await connect(t, `${base}/mcp/a/demo`, BOB_KEY, line)
-  const bobs = await bob.callTool({ name: 'ask_agent', arguments: { message: 'date=2026-12-24', taskId: started.taskId } })
-  t.equal(bobs.isError, true, "Bob cannot continue Alice's task over MCP")
-  t.match(JSON.stringify(bobs.content), /-32001|not found/i)
-  const fresh = (await bob.callTool({ name: 'ask_agent', arguments: { message: 'What are your opening hours?', contextId: started.contextId } })).structuredContent as Json
-  t.equal(fresh.contextId, started.contextId, "Alice's contextId is a fresh conversation of Bob's")
-  t.not(fresh.state, 'TASK_STATE_INPUT_REQUIRED')
+    const bob = await connect(t, `${base}/mcp/a/demo`, BOB_KEY, line)
+    const bobs = await bob.callTool({ name: 'ask_agent', arguments: { message: 'date=2026-12-24', taskId: started.taskId } })
+    t.equal(bobs.isError, true, "Bob cannot continue Alice's task over MCP")
+    t.match(JSON.stringify(bobs.content), /-32001|not found/i)
+    const fresh = (await bob.callTool({ name: 'ask_agent', arguments: { message: 'What are your opening hours?', contextId: started.contextId } })).structuredContent as Json
+    t.equal(fresh.contextId, started.contextId, "Alice's contextId is a fresh conversation of Bob's")
+    t.not(fresh.state, 'TASK_STATE_INPUT_REQUIRED')
 
-  const carol = await connect(t, `${base}/mcp/a/demo`, await provider.token('alice'), line)
-  const continued = (await carol.callTool({ name: 'ask_agent', arguments: { message: 'date=2026-12-24', taskId: started.taskId } })).structuredContent as Json
-  t.equal(continued.taskId, started.taskId, 'a token naming alice is Alice: her routine goes on')
-  t.equal(continued.state, 'TASK_STATE_INPUT_REQUIRED')
-})
+    const carol = await connect(t, `${base}/mcp/a/demo`, await provider.token('alice'), line)
+    const continued = (await carol.callTool({ name: 'ask_agent', arguments: { message: 'date=2026-12-24', taskId: started.taskId } })).structuredContent as Json
+    t.equal(continued.taskId, started.taskId, 'a token naming alice is Alice: her routine goes on')
+    t.equal(continued.state, 'TASK_STATE_INPUT_REQUIRED')
+  })
+}
 
 t.test('the Express router\'s MCP door authenticates the same way', async (t) => {
   const app = express()

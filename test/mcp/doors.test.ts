@@ -66,62 +66,64 @@ const agents = [
   { id: 'cardonly', card: { name: 'Card only', description: 'Declared, not served.' } }
 ]
 
-for (const name of DOORS) for (const line of CLIENT_LINES) {
-  t.test(`${name}, ${lineName(line)}: the MCP door under /v1, reached through the card's URL`, async (t) => {
-    const door = await serveDoor(t, name, { agents, mount: '/v1' })
-    const card = await (await fetch(`${door.base}/a2a/echo/.well-known/agent-card.json`)).json() as Json
-    const mcp = card.capabilities.extensions.find((entry: Json) => entry.uri === URI).params.mcp
-    t.equal(mcp.url, `${door.base}/mcp/a/echo`)
-    t.equal(mcp.serverCardUrl, `${mcp.url}/server-card`)
+for (const name of DOORS) {
+  for (const line of CLIENT_LINES) {
+    t.test(`${name}, ${lineName(line)}: the MCP door under /v1, reached through the card's URL`, async (t) => {
+      const door = await serveDoor(t, name, { agents, mount: '/v1' })
+      const card = await (await fetch(`${door.base}/a2a/echo/.well-known/agent-card.json`)).json() as Json
+      const mcp = card.capabilities.extensions.find((entry: Json) => entry.uri === URI).params.mcp
+      t.equal(mcp.url, `${door.base}/mcp/a/echo`)
+      t.equal(mcp.serverCardUrl, `${mcp.url}/server-card`)
 
-    const client = await connectMcp(t, mcp.url, line)
-    t.equal(client.revision, line.revision, 'the connection runs on the revision of the line')
-    const { tools } = await client.listTools()
-    t.same(tools.map((tool) => tool.name), ['ask_agent', 'book_table'])
-    t.same(tools[1].inputSchema, card.capabilities.extensions.find((entry: Json) => entry.uri === URI).params.tools[0].inputSchema, 'a routine tool\'s inputSchema is the card\'s, exactly')
-    const echoed = await client.callTool({ name: 'ask_agent', arguments: { message: 'hi there' } })
-    t.equal(textOf(echoed), 'echo: hi there')
-    t.ok(validateOutput(echoed.structuredContent))
-    t.type((echoed.structuredContent as Json).contextId, 'string')
-    const missing = await client.callTool({ name: 'ask_agent' })
-    t.equal(missing.isError, true, 'no arguments at all: a tool error naming message')
-    t.match(textOf(missing), /message must be a non-empty string/)
+      const client = await connectMcp(t, mcp.url, line)
+      t.equal(client.revision, line.revision, 'the connection runs on the revision of the line')
+      const { tools } = await client.listTools()
+      t.same(tools.map((tool) => tool.name), ['ask_agent', 'book_table'])
+      t.same(tools[1].inputSchema, card.capabilities.extensions.find((entry: Json) => entry.uri === URI).params.tools[0].inputSchema, 'a routine tool\'s inputSchema is the card\'s, exactly')
+      const echoed = await client.callTool({ name: 'ask_agent', arguments: { message: 'hi there' } })
+      t.equal(textOf(echoed), 'echo: hi there')
+      t.ok(validateOutput(echoed.structuredContent))
+      t.type((echoed.structuredContent as Json).contextId, 'string')
+      const missing = await client.callTool({ name: 'ask_agent' })
+      t.equal(missing.isError, true, 'no arguments at all: a tool error naming message')
+      t.match(textOf(missing), /message must be a non-empty string/)
 
-    // A task answering with an artifact and no status message: the artifact is the answer.
-    const worker = await connectMcp(t, `${door.base}/mcp/a/worker`, line)
-    const done = await worker.callTool({ name: 'ask_agent', arguments: { message: 'the report' } })
-    t.equal(textOf(done), 'done: the report')
-    t.match(done.structuredContent, { state: 'TASK_STATE_COMPLETED', answerCoverage: { availability: 'not_recorded' } })
-    t.type((done.structuredContent as Json).taskId, 'string')
+      // A task answering with an artifact and no status message: the artifact is the answer.
+      const worker = await connectMcp(t, `${door.base}/mcp/a/worker`, line)
+      const done = await worker.callTool({ name: 'ask_agent', arguments: { message: 'the report' } })
+      t.equal(textOf(done), 'done: the report')
+      t.match(done.structuredContent, { state: 'TASK_STATE_COMPLETED', answerCoverage: { availability: 'not_recorded' } })
+      t.type((done.structuredContent as Json).taskId, 'string')
 
-    // The server card: the draft's schema, media type, CORS and caching; and the live serverInfo agrees with it.
-    const response = await fetch(mcp.serverCardUrl, { headers: { accept: 'application/mcp-server-card+json' } })
-    t.equal(response.status, 200)
-    t.match(response.headers.get('content-type'), /^application\/mcp-server-card\+json/)
-    t.equal(response.headers.get('access-control-allow-origin'), '*')
-    t.equal(response.headers.get('access-control-allow-methods'), 'GET')
-    t.equal(response.headers.get('cache-control'), 'public, max-age=300')
-    const serverCard = await response.json() as Json
-    t.ok(validateServerCard(serverCard), `valid against the SEP-2127 schema: ${JSON.stringify(validateServerCard.errors)}`)
-    t.same(serverCard, {
-      $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
-      name: '1.0.0.127/echo',
-      title: 'Echo',
-      description: 'Echoes what it is told.',
-      version: '1.0.0',
-      remotes: [{ type: 'streamable-http', url: mcp.url, supportedProtocolVersions: serverCard.remotes[0].supportedProtocolVersions }]
+      // The server card: the draft's schema, media type, CORS and caching; and the live serverInfo agrees with it.
+      const response = await fetch(mcp.serverCardUrl, { headers: { accept: 'application/mcp-server-card+json' } })
+      t.equal(response.status, 200)
+      t.match(response.headers.get('content-type'), /^application\/mcp-server-card\+json/)
+      t.equal(response.headers.get('access-control-allow-origin'), '*')
+      t.equal(response.headers.get('access-control-allow-methods'), 'GET')
+      t.equal(response.headers.get('cache-control'), 'public, max-age=300')
+      const serverCard = await response.json() as Json
+      t.ok(validateServerCard(serverCard), `valid against the SEP-2127 schema: ${JSON.stringify(validateServerCard.errors)}`)
+      t.same(serverCard, {
+        $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+        name: '1.0.0.127/echo',
+        title: 'Echo',
+        description: 'Echoes what it is told.',
+        version: '1.0.0',
+        remotes: [{ type: 'streamable-http', url: mcp.url, supportedProtocolVersions: serverCard.remotes[0].supportedProtocolVersions }]
+      })
+      t.ok(serverCard.remotes[0].supportedProtocolVersions.includes(line.revision), 'the card names the revision the client speaks')
+      t.match(client.serverVersion(), { name: serverCard.name, title: serverCard.title, version: serverCard.version })
+      const preflight = await fetch(mcp.serverCardUrl, { method: 'OPTIONS' })
+      t.equal(preflight.status, 204)
+      t.equal(preflight.headers.get('access-control-allow-origin'), '*')
+
+      // An agent with a card and no endpoint has no MCP server either.
+      const cardOnly = await fetch(`${door.base}/mcp/a/cardonly`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      t.equal(cardOnly.status, 404)
+      t.equal((await fetch(`${door.base}/mcp/a/cardonly/server-card`)).status, 404)
     })
-    t.ok(serverCard.remotes[0].supportedProtocolVersions.includes(line.revision), 'the card names the revision the client speaks')
-    t.match(client.serverVersion(), { name: serverCard.name, title: serverCard.title, version: serverCard.version })
-    const preflight = await fetch(mcp.serverCardUrl, { method: 'OPTIONS' })
-    t.equal(preflight.status, 204)
-    t.equal(preflight.headers.get('access-control-allow-origin'), '*')
-
-    // An agent with a card and no endpoint has no MCP server either.
-    const cardOnly = await fetch(`${door.base}/mcp/a/cardonly`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
-    t.equal(cardOnly.status, 404)
-    t.equal((await fetch(`${door.base}/mcp/a/cardonly/server-card`)).status, 404)
-  })
+  }
 }
 
 /** A backend whose calls wait until their request is aborted, and say when they started and when the abort came. */
