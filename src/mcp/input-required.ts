@@ -77,11 +77,14 @@ export function continuationOf (context: ServerContext): Continuation | undefine
 export function askForInput (result: CallToolResult, context: ServerContext): CallToolResult | undefined {
   const output = result.structuredContent as ToolOutput | undefined
   if (result.isError === true || output?.state !== 'TASK_STATE_INPUT_REQUIRED') return undefined
-  const capabilities = context.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as never] as { elicitation?: { form?: unknown } } | undefined
-  const elicitation = capabilities?.elicitation
+  // Asked on 2026-07-28 only, whose requests all carry the envelope with the client's capabilities (the SDK
+  // refuses them otherwise).
+  const envelope = context.mcpReq.envelope as Record<string, { elicitation?: { form?: unknown } }>
+  const { elicitation } = envelope[CLIENT_CAPABILITIES_META_KEY]
   // An empty elicitation capability means form mode (the spec's rule for clients of before modes).
   if (elicitation === undefined || (Object.keys(elicitation).length > 0 && elicitation.form === undefined)) return undefined
-  const question = result.content.flatMap((part) => part.type === 'text' ? [part.text] : []).join('\n').trim()
+  // The door's tool results are text parts only (src/mcp/tool-result.ts): the reply's text, then its data as JSON.
+  const question = result.content.map((part) => (part as { text: string }).text).join('\n').trim()
   return inputRequired({
     inputRequests: { [REPLY]: inputRequired.elicit({ message: question === '' ? DEFAULT_QUESTION : question, requestedSchema: REPLY_SCHEMA }) },
     requestState: JSON.stringify({ contextId: output.contextId, taskId: output.taskId })

@@ -259,15 +259,16 @@ export function createMcpService (options: McpServiceOptions): McpService {
    * base URL), built on first use. At most MAX_PINNED: a further identity (a Host header the door has not seen)
    * is answered by the SDK's handler, the same reply.
    */
-  const exchanges = new Map<ServerIdentity, DirectExchange<McpRequest>>()
+  const exchanges = new Map<string, DirectExchange<McpRequest>>()
   function exchangeFor (request: McpRequest): DirectExchange<McpRequest> | undefined {
     const identity = serverIdentity(request.cardOf())
-    let exchange = exchanges.get(identity)
+    const key = JSON.stringify(identity)
+    let exchange = exchanges.get(key)
     if (exchange === undefined && exchanges.size < MAX_PINNED) {
       const connected: DirectExchange<McpRequest> = connectDirectExchange<McpRequest>(() =>
         buildServer(identity, request.agentId, (context) => connected.contextOf(context.mcpReq.id), true))
       exchange = connected
-      exchanges.set(identity, exchange)
+      exchanges.set(key, exchange)
     }
     return exchange
   }

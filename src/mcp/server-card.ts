@@ -58,7 +58,7 @@ export function mcpUrlOf (card: Record<string, unknown>): string {
  * growth then, only recomputation).
  */
 const identities = new Map<string, ServerIdentity>()
-const IDENTITY_LIMIT = 256
+const IDENTITY_LIMIT = 64
 
 /** Name, title, version and description of an agent's MCP server, from its card. */
 export function serverIdentity (card: Record<string, unknown>): ServerIdentity {

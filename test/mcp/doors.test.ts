@@ -145,10 +145,12 @@ function abortRecordingBackend () {
 }
 
 for (const name of DOORS) {
-  for (const modern of [true, false]) {
-    t.test(`${name}, ${modern ? MODERN_REVISION : '2025-11-25'}: a client gone mid-call aborts its A2A call; the door answers the next one`, async (t) => {
+  for (const [modern, directToolCalls] of [[true, true], [true, false], [false, true]]) {
+    const what = `${modern ? MODERN_REVISION : '2025-11-25'}${directToolCalls ? '' : ' (no fast path)'}`
+    t.test(`${name}, ${what}: a client gone mid-call aborts its A2A call; the door answers the next one`, async (t) => {
       const waiting = abortRecordingBackend()
       const door = await serveDoor(t, name, {
+        directToolCalls,
         agents: [{ id: 'hang', card: { name: 'Hang', description: 'Never answers.' }, backend: waiting.backend }, agents[0]]
       })
       const controller = new AbortController()

@@ -7,6 +7,7 @@
  */
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
+import { request as httpRequest } from 'node:http'
 import type { A2ABackend, BackendContext } from '../../src/protocol/backend.js'
 import { DOORS, serveDoor } from '../fixtures/doors.js'
 import { inputRequiredExecutor, messageExecutor } from '../fixtures/a2a-executors.js'
@@ -107,7 +108,8 @@ for (const name of DOORS) {
     const again = { name: 'ask_agent', arguments: { message: 'where?' }, requestState: first.body.result.requestState }
     const done = await modern(url, 'tools/call', { ...again, inputResponses: { reply: { action: 'accept', content: { reply: 'C-3' } } } })
     t.match(done.body.result, { content: [{ text: 'order C-3 found' }], structuredContent: { state: 'TASK_STATE_COMPLETED', taskId: state.taskId } })
-    for (const forged of ['not json', '{"contextId":"x"}', JSON.stringify({ contextId: 'x', taskId: 'y'.repeat(300) })]) {
+    const forgeries = ['not json', 'null', '{"contextId":"x"}', JSON.stringify({ contextId: 'x', taskId: 'y'.repeat(300) }), 'z'.repeat(600)]
+    for (const forged of forgeries) {
       const refused = await modern(url, 'tools/call', { ...again, requestState: forged, inputResponses: { reply: { action: 'accept', content: { reply: 'x' } } } })
       t.match(refused.body.error, { code: -32602, message: 'Invalid or expired requestState' }, forged.slice(0, 20))
     }
@@ -118,6 +120,62 @@ for (const name of DOORS) {
     const unanswered = await modern(url, 'tools/call', { ...again, requestState: JSON.stringify({ contextId: state.contextId, taskId: randomUUID() }) })
     t.match(unanswered.body.result, { isError: true, content: [{ text: /^A2A error -32001/ }] })
   })
+}
+
+for (const name of DOORS) {
+  t.test(`${name}: a client declaring URL elicitation only is not asked a form; a task waiting without a question gets one`, async (t) => {
+    const door = await serveDoor(t, name, {
+      agents: [...agents, { id: 'mute', card: { name: 'Mute', description: 'Waits without a word.' }, backend: waitingBackend() }]
+    })
+    const urlOnly = await modern(`${door.base}/mcp/a/orders`, 'tools/call', {
+      name: 'ask_agent', arguments: { message: 'where?' }, _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } }
+    })
+    t.match(urlOnly.body.result, { content: [{ text: 'Which order?' }], structuredContent: { state: 'TASK_STATE_INPUT_REQUIRED' } })
+    const form = await modern(`${door.base}/mcp/a/orders`, 'tools/call', {
+      name: 'ask_agent', arguments: { message: 'where?' }, _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {}, url: {} } } }
+    })
+    t.match(form.body.result, { resultType: 'input_required' }, 'form mode declared: asked')
+    const mute = await modern(`${door.base}/mcp/a/mute`, 'tools/call', { name: 'ask_agent', arguments: { message: 'hello?' } })
+    t.match(mute.body.result, { resultType: 'input_required', inputRequests: { reply: { params: { message: 'The agent is waiting for your input.' } } } })
+  })
+}
+
+t.test('express: a door seen under many public hosts keeps at most 64 pinned servers; the rest get the SDK\'s own handling, the same reply', async (t) => {
+  const door = await serveDoor(t, 'express', { agents })
+  const { port } = new URL(door.origin)
+  const replies = new Set<string>()
+  for (let index = 0; index < 70; index++) {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } })
+    const reply = await new Promise<{ status: number, text: string }>((resolve, reject) => {
+      const request = httpRequest({
+        host: '127.0.0.1',
+        port,
+        path: '/mcp/a/echo',
+        method: 'POST',
+        headers: { host: `h${index}.example`, 'content-type': 'application/json', 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'tools/list' }
+      }, (response) => {
+        let text = ''
+        response.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('end', () => resolve({ status: response.statusCode as number, text }))
+      })
+      request.on('error', reject)
+      request.end(body)
+    })
+    t.equal(reply.status, 200)
+    const result = JSON.parse(reply.text).result as Json
+    t.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, `example.h${index}/echo`, 'each host its own identity')
+    replies.add(JSON.stringify(result.tools))
+  }
+  t.equal(replies.size, 1, 'every host got the same tools')
+})
+
+/** A backend whose tasks wait for input without a status message (no question to show). */
+function waitingBackend (): A2ABackend {
+  return {
+    facts: { capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false }, requiredExtensions: [] },
+    call: async () => ({ task: { id: randomUUID(), contextId: randomUUID(), status: { state: 'TASK_STATE_INPUT_REQUIRED' } } }),
+    async * stream () {},
+    toError: () => ({ code: -32603, message: 'Internal error' })
+  }
 }
 
 /** A backend answering every SendMessage with a Message and recording the headers its calls carried. */
