@@ -264,7 +264,8 @@ async function registerAll (
       await scope.register(operatorApi, {
         apiKey: config.operatorApiKey as string,
         agentIds: runtime.agents.map((agent) => agent.id),
-        inbox: runtime.inbox
+        inbox: runtime.inbox,
+        answers: conversations.answers
       })
     })
     const root = packageRoot()
