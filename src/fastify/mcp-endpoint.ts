@@ -28,7 +28,7 @@ export interface McpEndpointOptions {
 
 type AgentRequest = FastifyRequest<{ Params: { agentId: string } }>
 
-/** The body is not JSON: answered 400 with the transport's -32700 body. */
+/** The body is not JSON: answered 400 with a -32700 body. */
 const InvalidMcpJsonError = createError('A2A_CONVERSE_MCP_INVALID_JSON', 'Invalid JSON payload', 400)
 
 /** The body errors Fastify raises before the handler, as the MCP service takes them. */
@@ -46,8 +46,8 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
     extension: converse.extension, services: converse.a2aServices, bodyLimit, directToolCalls: options.directToolCalls
   })
 
-  // JSON is read and parsed here, with the limit (cheaper than the transport's Web-stream read); any other media
-  // type is left unread for the transport, which refuses it (415).
+  // JSON is read and parsed here, with the limit (cheaper than the SDK's Web-stream read); any other media type is
+  // left unread for the SDK, which refuses it (415).
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     let parsed: unknown
