@@ -309,9 +309,9 @@ export function createMcpService (options: McpServiceOptions): McpService {
       const call = eligibleRequest(request.request.method, request.request.headers as ExchangeHeaders, body.value)
       if (call !== undefined && await answerDirectly(request, call)) return
     }
-    const webRequest = webRequestOf(request.request, response)
-    requests.set(webRequest, request)
     try {
+      const webRequest = webRequestOf(request.request, response)
+      requests.set(webRequest, request)
       const answer = await handler.fetch(webRequest, body?.kind === 'json' ? { parsedBody: body.value } : undefined)
       // 499: the SDK's word for a client gone before its reply; there is no one to write to.
       if (answer.status === 499 || response.destroyed) return
