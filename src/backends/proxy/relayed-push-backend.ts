@@ -1,0 +1,206 @@
+/**
+ * Push notifications for a proxied agent, delivered by the gateway from what it relays (docs/push.md, "Proxy
+ * mode"): configs are never forwarded upstream. Sits between the ownership check (owned-upstream-backend.ts, which
+ * has already refused another caller's task) and the upstream backend.
+ *
+ * - A task with configs has a **copy** in a task store of its own (`copies`, push-wrapped: the memory wrapper or
+ *   the PostgreSQL outbox), scoped by caller as local tasks are. Every update the gateway relays for it — a turn's
+ *   reply, the events of a stream or a SubscribeToTask, a GetTask or CancelTask result — is saved into the copy
+ *   (the SDK's ResultManager merge), so the store computes and records the notifications exactly as for a local
+ *   task (src/push/task-updates.ts), and drops the configs when the copy ends.
+ * - The four config methods are answered here by the SDK's request handler over the copies and the agent's config
+ *   store (a local backend with no executor): the same checks, errors and cap as a local agent's. Creating the first
+ *   config of a task copies it first (GetTask upstream). Without a copy a task has no configs: List answers none,
+ *   Delete nothing to do, Get -32001.
+ * - An inline `configuration.taskPushNotificationConfig` is checked (-32602 naming its `url` before the turn goes
+ *   upstream), taken off the forwarded request, and saved for the task the reply (or the stream's first event)
+ *   names, before that task's copy is first saved: the first notification is the task's first status.
+ *
+ * Not seen here: what the upstream does to a task while no request of a caller relays it (follow-upstream.ts).
+ */
+import { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk'
+import { AgentEvent, ResultManager, ServerCallContext, type AgentExecutionEvent, type AgentExecutor, type TaskStore } from '@a2a-js/sdk/server'
+import { AuthenticatedCaller } from '../../auth/sdk-user.js'
+import type { A2ABackend, BackendContext } from '../../protocol/backend.js'
+import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
+import { taskNotFound } from '../../protocol/errors.js'
+import type { AgentPush } from '../../push/push-notifications.js'
+import { CALLER_KEY_STATE, callerKey } from '../../stores/caller-key.js'
+import { PushConfigRefusedError } from '../local/dispatch.js'
+import { A2AReplyError, localBackend } from '../local/local-backend.js'
+import { UpstreamError } from './upstream-errors.js'
+
+export interface RelayedPushBackendOptions {
+  agentId: string
+  /** The upstream backend (after the ownership check: every task named here is the caller's). */
+  upstream: A2ABackend
+  /** Where configured tasks' copies live: a task store of their own, reporting each save's updates (push-wrapped). */
+  copies: TaskStore
+  /** The agent's config store and URL policy (the copies' store records notifications for these configs). */
+  push: AgentPush
+}
+
+export const CONFIG_METHODS: ReadonlySet<string> = new Set([
+  'CreateTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig'
+])
+
+const INLINE_URL_FIELD = 'configuration.taskPushNotificationConfig.url'
+
+/** The config methods only: nothing executes here. */
+const NO_EXECUTOR: AgentExecutor = {
+  /* c8 ignore next 2 -- the local backend here answers the config methods only, which never execute */
+  async execute () { throw new Error('the copies of upstream tasks do not execute') },
+  async cancelTask () { throw new Error('the copies of upstream tasks are not canceled here') }
+}
+
+type Json = Record<string, unknown>
+
+export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABackend {
+  const { agentId, upstream, copies, push } = options
+  const local = localBackend({
+    card: { name: agentId, description: '', capabilities: { streaming: false, pushNotifications: true } },
+    executor: NO_EXECUTOR,
+    taskStore: copies,
+    push,
+    leanSendMessage: false
+  })
+  let factsOf: { upstream: AgentFacts, facts: AgentFacts } | undefined
+
+  /** The upstream's facts, push notifications on (the gateway delivers). */
+  function facts (): AgentFacts {
+    const current = upstream.facts
+    if (factsOf?.upstream !== current) {
+      factsOf = { upstream: current, facts: { ...current, capabilities: { ...current.capabilities, pushNotifications: true } } }
+    }
+    return factsOf.facts
+  }
+
+  /** The caller's scope in the copies' store (no tenant: upstream tasks are owned per caller, not per tenant). */
+  function scopeOf (context: BackendContext): ServerCallContext {
+    return new ServerCallContext({
+      requestedExtensions: [...context.requestedExtensions],
+      user: context.caller === undefined ? undefined : new AuthenticatedCaller(context.caller.id),
+      state: new Map([[CALLER_KEY_STATE, callerKey(context.caller?.id, context.clientAddress)]])
+    })
+  }
+
+  /** Saves one relayed result (StreamResponse ProtoJSON) into its task's copy: only when there is one, unless `create`. */
+  async function saveCopy (response: unknown, scope: ServerCallContext, create: boolean): Promise<void> {
+    const payload = StreamResponse.fromJSON(response).payload
+    if (payload === undefined || payload.$case === 'message') return
+    const taskId = payload.$case === 'task' ? payload.value.id : payload.value.taskId
+    if (taskId === '' || (!create && await copies.load(taskId, scope) === undefined)) return
+    let event: AgentExecutionEvent
+    if (payload.$case === 'task') event = AgentEvent.task(payload.value)
+    else if (payload.$case === 'statusUpdate') event = AgentEvent.statusUpdate(payload.value)
+    else event = AgentEvent.artifactUpdate(payload.value)
+    await new ResultManager(copies, scope).processEvent(event)
+  }
+
+  /** saveCopy for a result the caller gets either way: a failure is logged (the answer matters more). */
+  async function relay (response: unknown, scope: ServerCallContext, context: BackendContext): Promise<void> {
+    try {
+      await saveCopy(response, scope, false)
+    } catch (error) {
+      context.log?.error({ agentId, err: { name: (error as Error).name, message: (error as Error).message } }, 'push copy of an upstream task not saved')
+    }
+  }
+
+  /** The inline config of a turn (checked; refused: -32602 naming its url), and the request forwarded without it. */
+  function inlineConfig (request: CheckedRequest): { forwarded: CheckedRequest, config?: Json } {
+    const configuration = request.params.configuration as Json | undefined
+    const config = configuration?.taskPushNotificationConfig as Json | undefined
+    if (configuration === undefined || config === undefined) return { forwarded: request }
+    const refusal = push.policy.refusal(config.url as string)
+    if (refusal !== undefined) throw new PushConfigRefusedError(INLINE_URL_FIELD, refusal)
+    const { taskPushNotificationConfig: _config, ...rest } = configuration
+    return { forwarded: { ...request, params: { ...request.params, configuration: rest } }, config }
+  }
+
+  /** The inline config saved for the task the first result names, then the task's copy made from that result. */
+  async function configure (response: unknown, config: Json, scope: ServerCallContext): Promise<void> {
+    const payload = StreamResponse.fromJSON(response).payload
+    if (payload === undefined || payload.$case === 'message') return
+    const taskId = payload.$case === 'task' ? payload.value.id : payload.value.taskId
+    const saved = TaskPushNotificationConfig.fromJSON({ ...config, taskId })
+    await push.configs.save(taskId, scope, saved)
+    try {
+      await saveCopy(response, scope, true)
+    } catch (error) {
+      // No copy (the copies' cap, the store): no config left that nothing would report to.
+      await push.configs.delete(taskId, scope, saved.id)
+      throw error
+    }
+  }
+
+  async function configCall (request: CheckedRequest, context: BackendContext): Promise<unknown> {
+    const { tenant: _tenant, ...params } = request.params
+    const taskId = params.taskId as string
+    const scope = scopeOf(context)
+    if (await copies.load(taskId, scope) === undefined) {
+      switch (request.method) {
+        case 'CreateTaskPushNotificationConfig': {
+          // Checked before the task is copied: a refused URL costs no upstream call.
+          const refusal = push.policy.refusal(params.url as string)
+          if (refusal !== undefined) throw new PushConfigRefusedError('url', refusal)
+          const task = await upstream.call({ ...request, method: 'GetTask', params: { id: taskId } }, context)
+          await copies.save(Task.fromJSON(task), scope)
+          break
+        }
+        case 'ListTaskPushNotificationConfigs':
+          return { configs: [], nextPageToken: '' }
+        case 'DeleteTaskPushNotificationConfig':
+          return {}
+        default:
+          throw new A2AReplyError(taskNotFound(taskId, `Push notification config not found for task ${taskId}.`))
+      }
+    }
+    return await local.call({ ...request, params }, context)
+  }
+
+  async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
+    const scope = scopeOf(context)
+    const { forwarded, config } = request.method === 'SendStreamingMessage' ? inlineConfig(request) : { forwarded: request }
+    // A new task's first event cannot have a copy yet (nobody knew its id): not looked up.
+    let first = true
+    const known = request.method === 'SubscribeToTask' || typeof (request.params.message as Json | undefined)?.taskId === 'string'
+    for await (const result of iterate(upstream.stream(forwarded, context))) {
+      if (first && config !== undefined) await configure(result, config, scope)
+      else if (!first || known) await relay(result, scope, context)
+      first = false
+      yield result
+    }
+  }
+
+  return {
+    get facts () { return facts() },
+    async call (request, context) {
+      if (CONFIG_METHODS.has(request.method)) return await configCall(request, context)
+      switch (request.method) {
+        case 'SendMessage': {
+          const { forwarded, config } = inlineConfig(request)
+          const result = await upstream.call(forwarded, context)
+          if (config !== undefined) await configure(result, config, scopeOf(context))
+          else if (typeof (request.params.message as Json).taskId === 'string') await relay(result, scopeOf(context), context)
+          return result
+        }
+        case 'GetTask':
+        case 'CancelTask': {
+          const result = await upstream.call(request, context)
+          await relay({ task: result }, scopeOf(context), context)
+          return result
+        }
+        default:
+          return await upstream.call(request, context)
+      }
+    },
+    stream,
+    toError (error, request, log) {
+      return error instanceof UpstreamError ? upstream.toError(error, request, log) : local.toError(error, request, log)
+    }
+  }
+}
+
+function iterate<T> (iterator: AsyncIterator<T, void, undefined>): AsyncIterable<T> {
+  return { [Symbol.asyncIterator]: () => iterator }
+}

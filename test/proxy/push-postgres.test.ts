@@ -1,0 +1,12 @@
+/** Push notifications for a proxied agent (test/proxy/push-cases.ts) on a PostgreSQL server: the outbox. */
+import t from 'tap'
+import { testSchema } from '../fixtures/test-schema.js'
+import { proxyPushCases } from './push-cases.js'
+
+const url = process.env.TEST_DATABASE_URL
+
+if (url === undefined) {
+  t.test('PostgreSQL', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
+} else {
+  proxyPushCases(t, async (t) => ({ DATABASE_URL: url, DATABASE_SCHEMA: testSchema(t, url) }))
+}
