@@ -168,14 +168,12 @@ async function registerAll (
       : push.forAgent(agentId, taskStore),
     // A proxied agent's upstream tasks: copies of the configured ones (relayed-push-backend.ts), their configs in the
     // copies' scope on PostgreSQL and embedded (the outbox), else in the held turns' config store (one cap).
-    upstreamPush: state.upstreamCopiesFor === undefined
-      ? undefined
-      : (agentId, held) => {
-          const copies = (state.upstreamCopiesFor as NonNullable<GatewayState['upstreamCopiesFor']>)(agentId)
-          return copies.configs !== undefined
-            ? { push: { configs: copies.configs, policy: push.policy }, taskStore: copies.taskStore }
-            : push.forAgent(agentId, copies.taskStore, held.configs)
-        },
+    upstreamPush: (agentId, held) => {
+      const copies = state.upstreamCopiesFor(agentId)
+      return copies.configs !== undefined
+        ? { push: { configs: copies.configs, policy: push.policy }, taskStore: copies.taskStore }
+        : push.forAgent(agentId, copies.taskStore, held.configs)
+    },
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,

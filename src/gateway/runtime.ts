@@ -148,7 +148,7 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
           routines: definition.routines,
           backend: options.proxyTakeover === false
             ? owned
-            : takeoverBackend({ agentId: definition.id, upstream: owned, conversations, taskStore, events, push: copies === undefined ? undefined : held?.push }),
+            : takeoverBackend({ agentId: definition.id, upstream: owned, conversations, taskStore, events, push: copies === undefined ? undefined : (held as NonNullable<typeof held>).push }),
           taskStore
         })
         continue

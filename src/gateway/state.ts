@@ -37,9 +37,9 @@ export interface GatewayState {
   /**
    * Where a proxied agent keeps the copies of its configured upstream tasks (src/backends/proxy/relayed-push-backend.ts):
    * a task store apart from the agent's (held turns, the inbox), and with pushConfigsFor the configs in the copies'
-   * scope (recorded in the outbox by that store's saves). Absent: proxied agents do not deliver push notifications.
+   * scope (recorded in the outbox by that store's saves).
    */
-  upstreamCopiesFor?: (agentId: string) => { taskStore: TaskStore, configs?: PushConfigStore }
+  upstreamCopiesFor (agentId: string): { taskStore: TaskStore, configs?: PushConfigStore }
   readinessChecks: Record<string, ReadinessCheck>
   close (): Promise<void>
 }

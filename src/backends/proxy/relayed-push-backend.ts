@@ -120,8 +120,9 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABack
   /** The inline config saved for the task the first result names, then the task's copy made from that result. */
   async function configure (response: unknown, config: Json, scope: ServerCallContext): Promise<void> {
     const payload = StreamResponse.fromJSON(response).payload
-    if (payload === undefined || payload.$case === 'message') return
-    const taskId = payload.$case === 'task' ? payload.value.id : payload.value.taskId
+    // A reply or a stream's first event is a Task or a Message (A2A 1.0 §3.1.2): a Message has no task to configure.
+    if (payload?.$case !== 'task') return
+    const taskId = payload.value.id
     const saved = TaskPushNotificationConfig.fromJSON({ ...config, taskId })
     await push.configs.save(taskId, scope, saved)
     try {
@@ -163,7 +164,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABack
     const { forwarded, config } = request.method === 'SendStreamingMessage' ? inlineConfig(request) : { forwarded: request }
     // A new task's first event cannot have a copy yet (nobody knew its id): not looked up.
     let first = true
-    const known = request.method === 'SubscribeToTask' || typeof (request.params.message as Json | undefined)?.taskId === 'string'
+    const known = request.method === 'SubscribeToTask' || typeof (request.params.message as Json).taskId === 'string'
     for await (const result of iterate(upstream.stream(forwarded, context))) {
       if (first && config !== undefined) await configure(result, config, scope)
       else if (!first || known) await relay(result, scope, context)
