@@ -18,7 +18,7 @@ import type { UpstreamOwnershipStore } from '../stores/upstream-ownership-store.
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import { ownedUpstreamBackend } from '../backends/proxy/owned-upstream-backend.js'
 import { takeoverBackend } from '../backends/proxy/takeover-backend.js'
-import { relayedPushBackend } from '../backends/proxy/relayed-push-backend.js'
+import { relayedPushBackend, type RelayedPushBackend } from '../backends/proxy/relayed-push-backend.js'
 import { startUpstreamAgent, type UpstreamAgent } from '../backends/proxy/upstream-agent.js'
 import type { AgentDefinition } from './agent-definitions.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
@@ -108,7 +108,10 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
   const providers = new Map<string, HttpEnvelopeProvider>()
   const timeoutMs = options.providerTimeoutMs ?? 1000
   const fallback = options.envelopeProviderUrl === undefined ? undefined : httpEnvelopeProvider({ url: options.envelopeProviderUrl, timeoutMs })
+  // Proxied agents following configured tasks upstream: stopped before the upstream connections close.
+  const following: RelayedPushBackend[] = []
   const close = async (): Promise<void> => {
+    await Promise.all(following.map(async (backend) => { await backend.close() }))
     await Promise.all([...upstreams, ...providers.values(), ...(fallback === undefined ? [] : [fallback])].map((open) => open.close()))
   }
   try {
@@ -132,9 +135,12 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
         })
         upstreams.push(upstream)
         // The gateway delivers push notifications from what it relays (configs never go upstream).
-        const relayed = copies === undefined
-          ? upstream.backend
-          : relayedPushBackend({ agentId: definition.id, upstream: upstream.backend, copies: copies.taskStore, push: copies.push })
+        let relayed: A2ABackend = upstream.backend
+        if (copies !== undefined) {
+          const pushing = relayedPushBackend({ agentId: definition.id, upstream: upstream.backend, copies: copies.taskStore, push: copies.push, log: options.log })
+          following.push(pushing)
+          relayed = pushing
+        }
         // Callers kept apart: every task and context the upstream returns is recorded as its caller's.
         const owned = ownedUpstreamBackend({ agentId: definition.id, upstream: relayed, ownership })
         agents.push({

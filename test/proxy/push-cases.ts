@@ -48,8 +48,9 @@ async function proxied (t: Test, stateEnv: StateEnv, env: Record<string, string>
     })
     return await response.json() as Json
   }
-  const stream = (method: string, params: Json, key = ALICE_KEY) => fetch(`${base}/a2a/shop`, {
+  const stream = (method: string, params: Json, key = ALICE_KEY, signal?: AbortSignal) => fetch(`${base}/a2a/shop`, {
     method: 'POST',
+    signal,
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${key}`, 'a2a-extensions': URI },
     body: JSON.stringify({ jsonrpc: '2.0', id: randomUUID(), method, params })
   })
@@ -171,6 +172,29 @@ export function proxyPushCases (t: Test, stateEnv: StateEnv): void {
     t.match(await streamed.json(), { error: { code: -32602 } }, 'a stream is refused before it opens')
     t.equal(upstream.seen.length, forwarded, 'the refused turns never went upstream')
     t.equal(receiver.received.length, 0)
+  })
+
+  t.test('what the upstream does on its own reaches the webhook: the gateway follows a configured task upstream', async (t) => {
+    const receiver = await webhookReceiver(t)
+    const { rpc, stream, upstream } = await proxied(t, stateEnv)
+    const caller = new AbortController()
+    const sse = readSse(await stream('SendStreamingMessage', { message: message('hold the line') }, ALICE_KEY, caller.signal))
+    const taskId = (await sse.waitFor((frame) => frame.result?.task !== undefined)).result.task.id
+    await sse.waitFor((frame) => frame.result?.statusUpdate?.status?.state === 'TASK_STATE_WORKING')
+    caller.abort() // the caller leaves: nobody relays the task any more
+    t.equal((await rpc('CreateTaskPushNotificationConfig', { taskId, url: receiver.url })).error, undefined)
+    // Wait for the follow to be on the upstream (its SubscribeToTask), then cancel there, not through the gateway.
+    const seen = upstream.seen.length
+    for (let tries = 0; upstream.seen.length === seen && tries < 100; tries++) await sleep(20)
+    const canceled = await fetch(`${upstream.base}/rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'CancelTask', params: { id: taskId } })
+    })
+    t.equal(((await canceled.json()) as Json).result.status.state, 'TASK_STATE_CANCELED')
+    const [notified] = await receiver.waitFor(1)
+    t.equal(stateOf(notified.body), 'TASK_STATE_CANCELED', 'the upstream\'s own cancel, delivered')
+    t.equal(notified.body.statusUpdate.taskId, taskId)
   })
 
   t.test('a takeover\'s held turn: the person\'s reply reaches the webhook with author: human', async (t) => {

@@ -76,7 +76,7 @@ function setup (upstream: A2ABackend) {
   // What the deliverer is given (nothing listens on the hook's port: posting is not this test's).
   push.deliverer.enqueue = (_agentId, _taskId, _configs, updates) => { queued.push([...updates]) }
   const backend = relayedPushBackend({ agentId: 'shop', upstream, copies: taskStore, push: agentPush })
-  return { backend, store, configs: agentPush.configs, queued, close: async () => { await push.close() } }
+  return { backend, store, configs: agentPush.configs, queued, close: async () => { await backend.close(); await push.close() } }
 }
 
 const HOOK = { url: 'http://127.0.0.1:9/hook' }
@@ -144,6 +144,7 @@ t.test('SubscribeToTask of a walk-in\'s configured task: its events update the c
   await backend.call(request('CreateTaskPushNotificationConfig', { taskId: 't5', ...HOOK }), walkIn)
   await drain(backend.stream(request('SubscribeToTask', { id: 't5' }), walkIn))
   t.same(queued.map((updates) => updates.map((update: any) => update.statusUpdate.status.state)), [['TASK_STATE_CANCELED']], 'an event without a payload is skipped')
+  t.equal(backend.followed, 0, 'the task ended: not followed')
 })
 
 t.test('a copy that cannot be made: the config it was for is removed and the error answered', async (t) => {

@@ -16,19 +16,22 @@
  *   upstream), taken off the forwarded request, and saved for the task the reply (or the stream's first event)
  *   names, before that task's copy is first saved: the first notification is the task's first status.
  *
- * Not seen here: what the upstream does to a task while no request of a caller relays it (follow-upstream.ts).
+ * - While a configured task is open, it is followed upstream (upstream-task-follower.ts: SubscribeToTask), so what
+ *   the upstream does on its own while no caller's request relays it is saved into the copy too.
  */
 import { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk'
 import { AgentEvent, ResultManager, ServerCallContext, type AgentExecutionEvent, type AgentExecutor, type TaskStore } from '@a2a-js/sdk/server'
 import { AuthenticatedCaller } from '../../auth/sdk-user.js'
-import type { A2ABackend, BackendContext } from '../../protocol/backend.js'
+import type { A2ABackend, BackendContext, ServiceLogger } from '../../protocol/backend.js'
 import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
 import { taskNotFound } from '../../protocol/errors.js'
 import type { AgentPush } from '../../push/push-notifications.js'
 import { CALLER_KEY_STATE, callerKey } from '../../stores/caller-key.js'
+import { TERMINAL_TASK_STATES } from '../../stores/task-states.js'
 import { PushConfigRefusedError } from '../local/dispatch.js'
 import { A2AReplyError, localBackend } from '../local/local-backend.js'
 import { UpstreamError } from './upstream-errors.js'
+import { upstreamTaskFollower } from './upstream-task-follower.js'
 
 export interface RelayedPushBackendOptions {
   agentId: string
@@ -38,6 +41,17 @@ export interface RelayedPushBackendOptions {
   copies: TaskStore
   /** The agent's config store and URL policy (the copies' store records notifications for these configs). */
   push: AgentPush
+  /** Configured tasks followed upstream at once (upstream-task-follower.ts). Default DEFAULT_MAX_FOLLOWED_TASKS. */
+  maxFollowedTasks?: number
+  /** Where following logs. */
+  log?: ServiceLogger
+}
+
+export interface RelayedPushBackend extends A2ABackend {
+  /** Tasks followed upstream now. */
+  readonly followed: number
+  /** Stops following tasks upstream (the gateway closing). */
+  close (): Promise<void>
 }
 
 export const CONFIG_METHODS: ReadonlySet<string> = new Set([
@@ -55,8 +69,16 @@ const NO_EXECUTOR: AgentExecutor = {
 
 type Json = Record<string, unknown>
 
-export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABackend {
+export function relayedPushBackend (options: RelayedPushBackendOptions): RelayedPushBackend {
   const { agentId, upstream, copies, push } = options
+  const follower = upstreamTaskFollower({
+    agentId,
+    upstream,
+    maxFollowed: options.maxFollowedTasks,
+    log: options.log,
+    save: async (event, scope) => { await saveCopy(event, scope, false) },
+    configured: async (taskId, scope) => (await push.configs.configsOf(taskId, scope)).length > 0
+  })
   const local = localBackend({
     card: { name: agentId, description: '', capabilities: { streaming: false, pushNotifications: true } },
     executor: NO_EXECUTOR,
@@ -84,23 +106,35 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABack
     })
   }
 
-  /** Saves one relayed result (StreamResponse ProtoJSON) into its task's copy: only when there is one, unless `create`. */
-  async function saveCopy (response: unknown, scope: ServerCallContext, create: boolean): Promise<void> {
+  /**
+   * Saves one relayed result (StreamResponse ProtoJSON) into its task's copy: only when there is one, unless `create`.
+   * The id of the task whose copy was saved; undefined when none was.
+   */
+  async function saveCopy (response: unknown, scope: ServerCallContext, create: boolean): Promise<string | undefined> {
     const payload = StreamResponse.fromJSON(response).payload
-    if (payload === undefined || payload.$case === 'message') return
+    if (payload === undefined || payload.$case === 'message') return undefined
     const taskId = payload.$case === 'task' ? payload.value.id : payload.value.taskId
-    if (taskId === '' || (!create && await copies.load(taskId, scope) === undefined)) return
+    if (taskId === '' || (!create && await copies.load(taskId, scope) === undefined)) return undefined
     let event: AgentExecutionEvent
     if (payload.$case === 'task') event = AgentEvent.task(payload.value)
     else if (payload.$case === 'statusUpdate') event = AgentEvent.statusUpdate(payload.value)
     else event = AgentEvent.artifactUpdate(payload.value)
     await new ResultManager(copies, scope).processEvent(event)
+    return taskId
+  }
+
+  /** Follows the task upstream while its copy is open and it has configs (again after a restart or a failure). */
+  async function followIfOpen (taskId: string, scope: ServerCallContext, log: ServiceLogger | undefined): Promise<void> {
+    const copy = await copies.load(taskId, scope)
+    if (copy === undefined || TERMINAL_TASK_STATES.has(copy.status?.state)) return
+    if ((await push.configs.configsOf(taskId, scope)).length > 0) follower.follow(taskId, scope, log)
   }
 
   /** saveCopy for a result the caller gets either way: a failure is logged (the answer matters more). */
   async function relay (response: unknown, scope: ServerCallContext, context: BackendContext): Promise<void> {
     try {
-      await saveCopy(response, scope, false)
+      const saved = await saveCopy(response, scope, false)
+      if (saved !== undefined) await followIfOpen(saved, scope, context.log)
     } catch (error) {
       context.log?.error({ agentId, err: { name: (error as Error).name, message: (error as Error).message } }, 'push copy of an upstream task not saved')
     }
@@ -118,7 +152,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABack
   }
 
   /** The inline config saved for the task the first result names, then the task's copy made from that result. */
-  async function configure (response: unknown, config: Json, scope: ServerCallContext): Promise<void> {
+  async function configure (response: unknown, config: Json, scope: ServerCallContext, log: ServiceLogger | undefined): Promise<void> {
     const payload = StreamResponse.fromJSON(response).payload
     // A reply or a stream's first event is a Task or a Message (A2A 1.0 §3.1.2): a Message has no task to configure.
     if (payload?.$case !== 'task') return
@@ -132,6 +166,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABack
       await push.configs.delete(taskId, scope, saved.id)
       throw error
     }
+    await followIfOpen(taskId, scope, log)
   }
 
   async function configCall (request: CheckedRequest, context: BackendContext): Promise<unknown> {
@@ -156,7 +191,9 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABack
           throw new A2AReplyError(taskNotFound(taskId, `Push notification config not found for task ${taskId}.`))
       }
     }
-    return await local.call({ ...request, params }, context)
+    const result = await local.call({ ...request, params }, context)
+    if (request.method === 'CreateTaskPushNotificationConfig') await followIfOpen(taskId, scope, context.log)
+    return result
   }
 
   async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
@@ -166,7 +203,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABack
     let first = true
     const known = request.method === 'SubscribeToTask' || typeof (request.params.message as Json).taskId === 'string'
     for await (const result of iterate(upstream.stream(forwarded, context))) {
-      if (first && config !== undefined) await configure(result, config, scope)
+      if (first && config !== undefined) await configure(result, config, scope, context.log)
       else if (!first || known) await relay(result, scope, context)
       first = false
       yield result
@@ -175,13 +212,15 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): A2ABack
 
   return {
     get facts () { return facts() },
+    get followed () { return follower.size },
+    close: async () => { await follower.close() },
     async call (request, context) {
       if (CONFIG_METHODS.has(request.method)) return await configCall(request, context)
       switch (request.method) {
         case 'SendMessage': {
           const { forwarded, config } = inlineConfig(request)
           const result = await upstream.call(forwarded, context)
-          if (config !== undefined) await configure(result, config, scopeOf(context))
+          if (config !== undefined) await configure(result, config, scopeOf(context), context.log)
           else if (typeof (request.params.message as Json).taskId === 'string') await relay(result, scopeOf(context), context)
           return result
         }
