@@ -157,6 +157,22 @@ export function proxyPushCases (t: Test, stateEnv: StateEnv): void {
     t.equal((await rpc('CreateTaskPushNotificationConfig', { taskId: 'never-handed-out', url: receiver.url })).error?.code, -32001, 'an unknown task')
   })
 
+  t.test('copies count against MAX_OPEN_TASKS_PER_CALLER in a tally of their own', async (t) => {
+    const receiver = await webhookReceiver(t)
+    const { rpc } = await proxied(t, stateEnv, { ...LOOPBACK, MAX_OPEN_TASKS_PER_CALLER: '1' })
+    const first = (await rpc('SendMessage', { message: message('ask one') })).result.task
+    const second = (await rpc('SendMessage', { message: message('ask two') })).result.task
+    t.ok(second.id !== undefined, 'upstream tasks themselves are not counted')
+    t.equal((await rpc('CreateTaskPushNotificationConfig', { taskId: first.id, url: receiver.url })).error, undefined)
+    const capped = await rpc('CreateTaskPushNotificationConfig', { taskId: second.id, url: receiver.url })
+    t.match(capped.error, { code: -32000, data: [{ reason: 'RESOURCE_EXHAUSTED', metadata: { cap: 'MAX_OPEN_TASKS_PER_CALLER' } }] })
+    const inline = await rpc('SendMessage', { message: message('ask three'), configuration: { taskPushNotificationConfig: { url: receiver.url } } })
+    t.match(inline.error, { code: -32000, data: [{ metadata: { cap: 'MAX_OPEN_TASKS_PER_CALLER' } }] })
+    t.equal((await rpc('CreateTaskPushNotificationConfig', { taskId: first.id, url: receiver.url, id: 'second-hook' })).error, undefined,
+      'another config on a task already copied is fine')
+    t.equal((await rpc('SendMessage', { message: message('ask four') }, BOB_KEY)).error, undefined)
+  })
+
   t.test('without the allow-list: refused, -32602 naming the field, nothing forwarded', async (t) => {
     const receiver = await webhookReceiver(t)
     const { rpc, stream, upstream } = await proxied(t, stateEnv, {})
