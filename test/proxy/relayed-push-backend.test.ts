@@ -136,13 +136,14 @@ t.test('replies without a task: nothing configured, nothing copied', async (t) =
 t.test('SubscribeToTask of a walk-in\'s configured task: its events update the copy', async (t) => {
   const upstream = scripted({
     call: () => task('t5', 'TASK_STATE_WORKING'),
-    events: [{}, { task: task('t5', 'TASK_STATE_WORKING') }, { statusUpdate: { taskId: 't5', contextId: 'c1', status: { state: 'TASK_STATE_CANCELED' } } }]
+    events: [{ task: task('t5', 'TASK_STATE_WORKING') }, {}, { statusUpdate: { taskId: 't5', contextId: 'c1', status: { state: 'TASK_STATE_CANCELED' } } }]
   })
   const { backend, queued, close } = setup(upstream)
   t.teardown(close)
   const walkIn = { ...context(), caller: undefined }
   await backend.call(request('CreateTaskPushNotificationConfig', { taskId: 't5', ...HOOK }), walkIn)
   await drain(backend.stream(request('SubscribeToTask', { id: 't5' }), walkIn))
+  await new Promise((resolve) => setTimeout(resolve, 20)) // the follow (the same script) ends too
   t.same(queued.map((updates) => updates.map((update: any) => update.statusUpdate.status.state)), [['TASK_STATE_CANCELED']], 'an event without a payload is skipped')
   t.equal(backend.followed, 0, 'the task ended: not followed')
 })

@@ -130,13 +130,19 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
     if ((await push.configs.configsOf(taskId, scope)).length > 0) follower.follow(taskId, scope, log)
   }
 
-  /** saveCopy for a result the caller gets either way: a failure is logged (the answer matters more). */
-  async function relay (response: unknown, scope: ServerCallContext, context: BackendContext): Promise<void> {
+  /**
+   * saveCopy for a result the caller gets either way (a failure is logged: the answer matters more), and the task
+   * followed again if it is not (a restart, a failed follow). Whether the result's task has a copy.
+   */
+  async function relay (response: unknown, scope: ServerCallContext, context: BackendContext): Promise<boolean> {
     try {
       const saved = await saveCopy(response, scope, false)
-      if (saved !== undefined) await followIfOpen(saved, scope, context.log)
+      if (saved === undefined) return false
+      if (!follower.following(saved, scope)) await followIfOpen(saved, scope, context.log)
+      return true
     } catch (error) {
       context.log?.error({ agentId, err: { name: (error as Error).name, message: (error as Error).message } }, 'push copy of an upstream task not saved')
+      return true
     }
   }
 
@@ -199,13 +205,20 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
   async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
     const scope = scopeOf(context)
     const { forwarded, config } = request.method === 'SendStreamingMessage' ? inlineConfig(request) : { forwarded: request }
-    // A new task's first event cannot have a copy yet (nobody knew its id): not looked up.
-    let first = true
+    // Whether the stream's task has a copy, looked up once, at its first event: a new task's stream (no inline
+    // config) cannot have one then (nobody knew its id), and a config made while the stream runs starts a follow of
+    // the task upstream, which saves what this stream would.
     const known = request.method === 'SubscribeToTask' || typeof (request.params.message as Json).taskId === 'string'
+    let copied: boolean | undefined = config === undefined && !known ? false : undefined
     for await (const result of iterate(upstream.stream(forwarded, context))) {
-      if (first && config !== undefined) await configure(result, config, scope, context.log)
-      else if (!first || known) await relay(result, scope, context)
-      first = false
+      if (copied === undefined && config !== undefined) {
+        await configure(result, config, scope, context.log)
+        copied = true
+      } else if (copied === undefined) {
+        copied = await relay(result, scope, context)
+      } else if (copied) {
+        await relay(result, scope, context)
+      }
       yield result
     }
   }

@@ -31,6 +31,8 @@ export interface UpstreamTaskFollowerOptions {
 export interface UpstreamTaskFollower {
   /** Follows the task in the caller's scope, unless it is followed already, the upstream cannot stream, or the bound is reached. */
   follow (taskId: string, scope: ServerCallContext, log?: ServiceLogger): void
+  /** Whether the task is followed now in the caller's scope. */
+  following (taskId: string, scope: ServerCallContext): boolean
   /** Tasks followed now. */
   readonly size: number
   /** Ends every follow (the gateway closing); resolves once they have stopped. */
@@ -67,9 +69,14 @@ export function upstreamTaskFollower (options: UpstreamTaskFollowerOptions): Ups
     }
   }
 
+  const keyOf = (taskId: string, scope: ServerCallContext): string => JSON.stringify([resolveUserScope(scope), taskId])
+
   return {
+    following (taskId, scope) {
+      return followed.has(keyOf(taskId, scope))
+    },
     follow (taskId, scope, log = options.log) {
-      const key = JSON.stringify([resolveUserScope(scope), taskId])
+      const key = keyOf(taskId, scope)
       if (closed || followed.has(key) || !upstream.facts.capabilities.streaming) return
       if (followed.size >= maxFollowed) {
         log?.warn({ agentId, taskId, followed: maxFollowed }, 'upstream task not followed: the bound of followed tasks is reached')
