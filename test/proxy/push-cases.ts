@@ -33,10 +33,10 @@ async function sleep (ms: number): Promise<void> {
 }
 
 /** A proxied gateway (agent "shop") in front of a real upstream, the operator API on, alice and bob as callers. */
-async function proxied (t: Test, stateEnv: StateEnv, env: Record<string, string> = LOOPBACK) {
+async function proxied (t: Test, stateEnv: StateEnv, env: Record<string, string> = LOOPBACK, takeover = true) {
   const upstream = await startUpstream()
   t.teardown(() => upstream.close())
-  const { base } = await startGateway(t, { A2A_API_KEYS: API_KEYS, OPERATOR_API_KEY: OPERATOR_KEY, ...env, ...await stateEnv(t) },
+  const { base } = await startGateway(t, { A2A_API_KEYS: API_KEYS, ...(takeover ? { OPERATOR_API_KEY: OPERATOR_KEY } : {}), ...env, ...await stateEnv(t) },
     { agents: [{ id: 'shop', upstream: { url: upstream.base } }] })
   const rpc = async (method: string, params: Json, key = ALICE_KEY, converse = true): Promise<Json> => {
     const response = await fetch(`${base}/a2a/shop`, {
@@ -155,6 +155,18 @@ export function proxyPushCases (t: Test, stateEnv: StateEnv): void {
     t.equal((await fetch(`${rest}/${restConfig.id}`, { headers: { ...alice, authorization: `Bearer ${BOB_KEY}` } })).status, 404, 'another caller: not found')
     t.equal((await fetch(`${rest}/${restConfig.id}`, { method: 'DELETE', headers: alice })).status, 204)
     t.equal((await rpc('CreateTaskPushNotificationConfig', { taskId: 'never-handed-out', url: receiver.url })).error?.code, -32001, 'an unknown task')
+  })
+
+  t.test('without the operator API (no takeover layer): configs and deliveries alike', async (t) => {
+    const receiver = await webhookReceiver(t)
+    const { rpc } = await proxied(t, stateEnv, LOOPBACK, false)
+    const asked = (await rpc('SendMessage', { message: message('ask me') })).result.task
+    t.equal((await rpc('CreateTaskPushNotificationConfig', { taskId: asked.id, url: receiver.url })).error, undefined)
+    t.equal((await rpc('ListTaskPushNotificationConfigs', { taskId: asked.id }, BOB_KEY)).error?.code, -32001)
+    t.equal((await rpc('GetTaskPushNotificationConfig', { taskId: asked.id, id: 'none' })).error?.code, -32001, 'an unknown config id')
+    await rpc('SendMessage', { message: message('medium', { taskId: asked.id }) })
+    const [done] = await receiver.waitFor(1)
+    t.equal(stateOf(done.body), 'TASK_STATE_COMPLETED')
   })
 
   t.test('copies count against MAX_OPEN_TASKS_PER_CALLER in a tally of their own', async (t) => {
