@@ -166,6 +166,14 @@ async function registerAll (
     push: (agentId, taskStore) => state.pushConfigsFor !== undefined && options.taskStores?.[agentId] === undefined
       ? { push: { configs: state.pushConfigsFor(agentId), policy: push.policy }, taskStore }
       : push.forAgent(agentId, taskStore),
+    // A proxied agent's upstream tasks: copies of the configured ones (relayed-push-backend.ts), their configs in the
+    // copies' scope on PostgreSQL and embedded (the outbox), else in the held turns' config store (one cap).
+    upstreamPush: (agentId, held) => {
+      const copies = state.upstreamCopiesFor(agentId)
+      return copies.configs !== undefined
+        ? { push: { configs: copies.configs, policy: push.policy }, taskStore: copies.taskStore }
+        : push.forAgent(agentId, copies.taskStore, held.configs)
+    },
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,

@@ -131,14 +131,29 @@ class UnavailableAwareTaskStore implements TaskStore, TaskSaveSignals, TaskReser
  * An agent's task store on the shared task table (server or embedded): its tasks scoped by agent and owner, a caller's
  * open tasks counted per agent (as each memory store counts them), store failures answered as the store's.
  */
-function agentTaskStore (database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, push: PushState, signals?: PostgresSaveSignals): TaskStore {
+function agentTaskStore (
+  database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, push: PushState, signals?: PostgresSaveSignals, scope = agentId
+): TaskStore {
   return new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, {
-    ownerResolver: agentScope(agentId),
+    ownerResolver: agentScope(scope),
     signals,
-    callerResolver: (context) => `${agentId}:${callerKeyOf(context)}`,
+    callerResolver: (context) => `${scope}:${callerKeyOf(context)}`,
     maxOpenTasksPerCaller,
     push: { agentId, recorded: () => { push.recorded() } }
   }))
+}
+
+/**
+ * The scope of a proxied agent's copies of its configured upstream tasks (src/backends/proxy/relayed-push-backend.ts):
+ * on the same tables, apart from the agent's own tasks (held turns, the inbox's) — "!" is never in an agent id — with
+ * their own count of a caller's open tasks. Their configs count with the agent's (the cap is per agent id).
+ */
+function upstreamCopies (database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, push: PushState) {
+  const scope = `${agentId}!upstream`
+  return {
+    taskStore: agentTaskStore(database, agentId, maxOpenTasksPerCaller, push, undefined, scope),
+    configs: push.configsFor(agentId, scope)
+  }
 }
 
 /** The instances on one database, as the push outbox sees them (the PostgreSQL task event hub). */
@@ -167,8 +182,9 @@ class PushState {
     this.#peers?.pushRecorded()
   }
 
-  configsFor (agentId: string): PostgresPushConfigStore {
-    return new PostgresPushConfigStore(this.#database.db, { agentId, ownerResolver: agentScope(agentId), maxConfigsPerCaller: this.#maxConfigsPerCaller })
+  /** The agent's configs in the scope of its task store (`scope`: the agent's own, or its upstream copies'). */
+  configsFor (agentId: string, scope = agentId): PostgresPushConfigStore {
+    return new PostgresPushConfigStore(this.#database.db, { agentId, ownerResolver: agentScope(scope), maxConfigsPerCaller: this.#maxConfigsPerCaller })
   }
 
   start (options: PostgresPushOutboxOptions): void {
@@ -245,6 +261,7 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: options.turnWaitTimeoutMs }),
     pushConfigsFor: (agentId) => push.configsFor(agentId),
     startPushDelivery: (delivery) => push.start(delivery),
+    upstreamCopiesFor: (agentId) => upstreamCopies(database, agentId, options.maxOpenTasksPerCaller, push),
     readinessChecks: { database: () => database.ping() },
     async close () {
       await push.close()
@@ -281,6 +298,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
     pushConfigsFor: (agentId) => push.configsFor(agentId),
     startPushDelivery: (delivery) => push.start(delivery),
+    upstreamCopiesFor: (agentId) => upstreamCopies(database, agentId, options.maxOpenTasksPerCaller, push),
     readinessChecks: { database: () => database.ping() },
     async close () {
       await push.close()

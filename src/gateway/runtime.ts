@@ -18,6 +18,7 @@ import type { UpstreamOwnershipStore } from '../stores/upstream-ownership-store.
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import { ownedUpstreamBackend } from '../backends/proxy/owned-upstream-backend.js'
 import { takeoverBackend } from '../backends/proxy/takeover-backend.js'
+import { relayedPushBackend, type RelayedPushBackend } from '../backends/proxy/relayed-push-backend.js'
 import { startUpstreamAgent, type UpstreamAgent } from '../backends/proxy/upstream-agent.js'
 import type { AgentDefinition } from './agent-definitions.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
@@ -54,6 +55,13 @@ export interface AgentRuntimeOptions {
    * updates (the gateway's createPushNotifications().forAgent). Without: the cards say `pushNotifications: false`.
    */
   push?: (agentId: string, taskStore: TaskStore) => { push: AgentPush, taskStore: TaskStore }
+  /**
+   * Push notifications of a proxied agent's upstream tasks (relayed-push-backend.ts): the store of the copies of its
+   * configured tasks, reporting each save's updates, and the configs and URL policy (`held`: the push of its held
+   * turns, whose config store a memory setup shares). With this and `push`, a proxied agent's card says
+   * `pushNotifications: true` (the gateway delivers); otherwise false.
+   */
+  upstreamPush?: (agentId: string, held: AgentPush) => { push: AgentPush, taskStore: TaskStore }
 }
 
 /**
@@ -100,7 +108,10 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
   const providers = new Map<string, HttpEnvelopeProvider>()
   const timeoutMs = options.providerTimeoutMs ?? 1000
   const fallback = options.envelopeProviderUrl === undefined ? undefined : httpEnvelopeProvider({ url: options.envelopeProviderUrl, timeoutMs })
+  // Proxied agents following configured tasks upstream: stopped before the upstream connections close.
+  const following: RelayedPushBackend[] = []
   const close = async (): Promise<void> => {
+    await Promise.all(following.map(async (backend) => { await backend.close() }))
     await Promise.all([...upstreams, ...providers.values(), ...(fallback === undefined ? [] : [fallback])].map((open) => open.close()))
   }
   try {
@@ -110,29 +121,40 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
         providers.set(definition.id, httpEnvelopeProvider({ url: provider.url, timeoutMs: provider.timeoutMs ?? timeoutMs }))
       }
       if (definition.upstream !== undefined) {
-        const taskStore = options.taskStoreFor(definition.id)
+        const stored = options.taskStoreFor(definition.id)
+        // The held turns' tasks report to webhooks as local tasks do; upstream tasks through their copies.
+        const held = options.push?.(definition.id, stored)
+        const taskStore = held?.taskStore ?? stored
         taskStores.set(definition.id, taskStore)
+        const copies = held === undefined ? undefined : options.upstreamPush?.(definition.id, held.push)
         const upstream = await startUpstreamAgent({
           agentId: definition.id,
           upstream: definition.upstream,
-          overrides: { name: definition.name, description: definition.description, version: definition.version },
+          overrides: { name: definition.name, description: definition.description, version: definition.version, pushNotifications: copies !== undefined },
           log: options.log
         })
         upstreams.push(upstream)
+        // The gateway delivers push notifications from what it relays (configs never go upstream).
+        let relayed: A2ABackend = upstream.backend
+        if (copies !== undefined) {
+          const pushing = relayedPushBackend({ agentId: definition.id, upstream: upstream.backend, copies: copies.taskStore, push: copies.push, log: options.log })
+          following.push(pushing)
+          relayed = pushing
+        }
         // Callers kept apart: every task and context the upstream returns is recorded as its caller's.
-        const owned = ownedUpstreamBackend({ agentId: definition.id, upstream: upstream.backend, ownership })
+        const owned = ownedUpstreamBackend({ agentId: definition.id, upstream: relayed, ownership })
         agents.push({
           id: definition.id,
           // Until the upstream's card is read: what the agents file says (the card is replaced once read).
           card: upstream.initialCard?.served ?? {
             name: definition.name ?? definition.id,
             description: definition.description ?? '',
-            capabilities: { streaming: true, pushNotifications: false }
+            capabilities: { streaming: true, pushNotifications: copies !== undefined }
           },
           routines: definition.routines,
           backend: options.proxyTakeover === false
             ? owned
-            : takeoverBackend({ agentId: definition.id, upstream: owned, conversations, taskStore, events }),
+            : takeoverBackend({ agentId: definition.id, upstream: owned, conversations, taskStore, events, push: copies === undefined ? undefined : (held as NonNullable<typeof held>).push }),
           taskStore
         })
         continue

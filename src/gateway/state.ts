@@ -34,6 +34,12 @@ export interface GatewayState {
    * delivering it from this instance. Closed with the state.
    */
   startPushDelivery?: (options: PostgresPushOutboxOptions) => void
+  /**
+   * Where a proxied agent keeps the copies of its configured upstream tasks (src/backends/proxy/relayed-push-backend.ts):
+   * a task store apart from the agent's (held turns, the inbox), and with pushConfigsFor the configs in the copies'
+   * scope (recorded in the outbox by that store's saves).
+   */
+  upstreamCopiesFor (agentId: string): { taskStore: TaskStore, configs?: PushConfigStore }
   readinessChecks: Record<string, ReadinessCheck>
   close (): Promise<void>
 }
@@ -64,6 +70,15 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
       finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs
     }),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: bounds.turnWaitTimeoutMs }),
+    // A store of their own, bounded as the agent's (its own count of each caller's open tasks).
+    upstreamCopiesFor: () => ({
+      taskStore: new BoundedMemoryTaskStore({
+        maxTasks: bounds.memoryMaxTasks,
+        maxTaskBytes: bounds.memoryMaxTaskBytes,
+        maxOpenTasksPerCaller: bounds.maxOpenTasksPerCaller,
+        finishedTaskTtlMs: bounds.memoryFinishedTaskTtlMs
+      })
+    }),
     readinessChecks: {},
     async close () {
       await conversations.close()

@@ -55,7 +55,7 @@ t.test('the served card: the upstream\'s, its interfaces pointing at the gateway
   const converse = card.capabilities?.extensions.find((entry) => entry.uri === URI)
   t.same(converse?.params?.tools, [], 'no routines declared: no tools')
   t.equal(card.capabilities?.streaming, true)
-  t.equal(card.capabilities?.pushNotifications, false, 'push notifications are not proxied')
+  t.equal(card.capabilities?.pushNotifications, true, 'the gateway delivers push notifications from what it relays (test/proxy/push-cases.ts)')
   t.ok(card.skills.some((skill) => skill.id === 'shop'), 'the upstream\'s skills kept')
 })
 

@@ -3,7 +3,8 @@
  * backend records which caller owns every task and context a forwarded turn returned (UpstreamOwnershipStore) and
  * answers every request naming one by that record, before anything goes upstream.
  *
- * - GetTask, CancelTask, SubscribeToTask, and a SendMessage / SendStreamingMessage naming `message.taskId`: -32001
+ * - GetTask, CancelTask, SubscribeToTask, the four push-config methods (their `taskId`), and a SendMessage /
+ *   SendStreamingMessage naming `message.taskId`: -32001
  *   unless the record names the caller — the same error, from the same single store read, whether the task is
  *   another caller's or was never recorded (an upstream task id the gateway never handed out is nobody's).
  * - `message.contextId` of a context another caller owns: refused with -32602 naming `message.contextId` (the
@@ -163,6 +164,13 @@ export function ownedUpstreamBackend (options: OwnedUpstreamBackendOptions): A2A
           return await upstream.call(request, context)
         case 'ListTasks':
           return await listTasks(request, context)
+        case 'CreateTaskPushNotificationConfig':
+        case 'GetTaskPushNotificationConfig':
+        case 'ListTaskPushNotificationConfigs':
+        case 'DeleteTaskPushNotificationConfig':
+          // Answered by the gateway (relayed-push-backend.ts), for the caller's own tasks only.
+          await assertOwnsTask(request.params.taskId, owner)
+          return await upstream.call(request, context)
         case 'SendMessage': {
           await checkTurn(request, owner)
           const result = await upstream.call(request, context)

@@ -6,8 +6,8 @@
  *   person's replies reach that task through the inbox, exactly as for local agents. Every other turn goes
  *   upstream, and is recorded in the conversation (the caller's text, the agent's reply, the upstream's own
  *   envelope when it sent one), so the inbox lists proxied conversations and can take them over.
- * - GetTask, CancelTask and SubscribeToTask of a gateway-local task are answered locally; every other request
- *   goes upstream.
+ * - GetTask, CancelTask, SubscribeToTask and the push-config methods of a gateway-local task are answered locally
+ *   (a held turn's inline config too); every other request goes upstream.
  *
  * Conversations are the caller's own (`conversationKey(caller, contextId)`, the caller recorded on them), as for
  * local agents: a person's reply reaches only the caller whose conversation was taken over.
@@ -28,6 +28,8 @@ import { messageText } from '../../runtime/slot-input.js'
 import { conversationKey, newConversationState, type ConversationStore, type ConversationTurn } from '../../stores/conversation-store.js'
 import { heldTurnExecutor } from './held-turn-executor.js'
 import { UpstreamError } from './upstream-errors.js'
+import { CONFIG_METHODS } from './relayed-push-backend.js'
+import type { AgentPush } from '../../push/push-notifications.js'
 import { randomUUID } from 'node:crypto'
 
 export interface TakeoverBackendOptions {
@@ -38,6 +40,11 @@ export interface TakeoverBackendOptions {
   taskStore: TaskStore
   /** Live task events: a person's replies to open streams of a held task. */
   events?: TaskEventSource
+  /**
+   * Push notifications of the held tasks (configs, URL policy; `taskStore` reports its saves): a person's reply
+   * reaches a held task's webhooks as any update of a local task.
+   */
+  push?: AgentPush
   newId?: () => string
 }
 
@@ -64,10 +71,17 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
   const newId = options.newId ?? randomUUID
   const local = localBackend({
     // Only the held turns run here: streaming is what the upstream's facts allow.
-    card: { name: agentId, description: '', capabilities: { streaming: true, pushNotifications: false } },
+    // The converse extension declared as the gateway serves it: the SDK keeps only declared extensions of a turn's
+    // request, and a held turn's inline push config carries the envelope when its request activated it.
+    card: {
+      name: agentId,
+      description: '',
+      capabilities: { streaming: true, pushNotifications: options.push !== undefined, extensions: [{ uri: CONVERSE_EXTENSION_URI, required: false }] }
+    },
     executor: heldTurnExecutor({ agentId, store: conversations, newId }),
     taskStore,
-    events: options.events
+    events: options.events,
+    push: options.push
   })
 
   /**
@@ -83,6 +97,7 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
       return (await conversations.get(agentId, conversationKey(context.caller?.id, contextId)))?.ownership === 'human_owned'
     }
     if (TASK_METHODS.has(request.method)) return await isLocalTask(request.params.id, context)
+    if (CONFIG_METHODS.has(request.method)) return await isLocalTask(request.params.taskId, context)
     return false
   }
 

@@ -6,7 +6,7 @@
 import { Agent, type Dispatcher } from 'undici'
 import type { A2ABackend, ServiceLogger } from '../../protocol/backend.js'
 import { upstreamBackend } from './upstream-backend.js'
-import { upstreamCardSource, type UpstreamCard, type UpstreamCardSource } from './upstream-card.js'
+import { upstreamCardSource, type UpstreamCard, type UpstreamCardSource, type UpstreamCardSourceOptions } from './upstream-card.js'
 import type { UpstreamErrorDetails } from './upstream-errors.js'
 
 /** Where a proxied agent runs (proxy mode): another A2A 1.0 agent the gateway stands in front of. */
@@ -55,7 +55,7 @@ export interface UpstreamAgent {
 export interface UpstreamAgentOptions {
   agentId: string
   upstream: UpstreamDefinition
-  overrides?: { name?: string, description?: string, version?: string }
+  overrides?: UpstreamCardSourceOptions['overrides']
   log?: ServiceLogger
   /** Tests: another dispatcher (closed by its owner). Default: a new undici Agent. */
   dispatcher?: Dispatcher

@@ -3,8 +3,9 @@
  * `ttlMs`, retried with a growing delay while the upstream is down. It gives the JSON-RPC endpoint (the card's
  * JSONRPC interface, protocolVersion 1.0) and what the gateway serves as the agent's card: the upstream's card
  * without its interfaces (the gateway's own are added), its signatures (the card changes, so they would not hold),
- * its converse entry (the gateway serves the extension) and push notifications (webhooks would bypass the
- * envelope's decoration), its other extensions kept.
+ * its converse entry (the gateway serves the extension) and the upstream's own push notifications (the gateway
+ * delivers them itself when it is set up to, from what it relays: relayed-push-backend.ts), its other extensions
+ * kept.
  *
  * A card that cannot be parsed is an UpstreamCardError naming the agent: at start it fails the start; later (a
  * refresh) it is logged and the last good card stays.
@@ -52,8 +53,11 @@ export interface UpstreamCardSourceOptions {
   timeoutMs: number
   /** Re-read interval. */
   ttlMs: number
-  /** Name and description from the agents file win over the card's. */
-  overrides?: { name?: string, description?: string, version?: string }
+  /**
+   * Name and description from the agents file win over the card's; `pushNotifications`: whether the gateway
+   * delivers push notifications for the agent (relayed-push-backend.ts). Default false.
+   */
+  overrides?: { name?: string, description?: string, version?: string, pushNotifications?: boolean }
   log?: ServiceLogger
   /** Largest card accepted, bytes. Default 1 MiB. */
   maxBytes?: number
@@ -152,7 +156,7 @@ export function parseUpstreamCard (agentId: string, cardUrl: string, text: strin
     name: overrides.name ?? card.name,
     description: overrides.description ?? card.description ?? '',
     version: overrides.version ?? card.version ?? '1.0.0',
-    capabilities: { ...capabilities, pushNotifications: false, extendedAgentCard: false, extensions }
+    capabilities: { ...capabilities, pushNotifications: overrides.pushNotifications === true, extendedAgentCard: false, extensions }
   }
   return {
     endpoint: endpoint.href,
