@@ -35,7 +35,7 @@ export const LOAD: Contender['load'] = {
   body: SEED_REQUEST
 }
 
-function databaseUrl (): string | undefined {
+export function databaseUrl (): string | undefined {
   return process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
 }
 
@@ -65,7 +65,8 @@ export async function checkReply (contender: Contender): Promise<number> {
   return Buffer.byteLength(text)
 }
 
-async function withClient<T> (url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** One connection of its own for `work` (the schema's setup and teardown, counts). */
+export async function withClient<T> (url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {

@@ -16,11 +16,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import pg from 'pg'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { startChildApp, type ChildApp } from './child-app.js'
+import { databaseUrl, withClient } from './postgres.js'
 import { compare, median, pairedRatio, runOptions, type Contender, type RunOptions, type ScenarioResult } from './lib.js'
 
 export const name = 'push'
@@ -32,10 +32,6 @@ export const P50_TARGET_MS = { memory: 5, postgres: 25 }
 const LATENCY_TURNS = 300
 
 const SCHEMA_VARIABLE = 'A2A_CONVERSE_BENCH_PUSH_SCHEMA'
-
-function databaseUrl (): string | undefined {
-  return process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
-}
 
 const GATEWAY_ENV = {
   LOG_LEVEL: 'silent',
@@ -167,16 +163,6 @@ async function latencies (gateway: ChildApp, receiver: ChildApp, hook: string): 
     await waitForLatencies(receiver, turn + 1)
   }
   return (await stats(receiver)).latencies
-}
-
-async function withClient<T> (url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await work(client)
-  } finally {
-    await client.end()
-  }
 }
 
 export async function run (overrides: Partial<RunOptions> = {}): Promise<ScenarioResult> {
