@@ -33,6 +33,7 @@ import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { errorResponse, type JsonRpcResponse } from '../protocol/errors.js'
 import { connectDirectExchange, eligibleRequest, type DirectExchange, type ExchangeHeaders } from './direct-exchange.js'
 import { serverIdentity } from './server-card.js'
+import { traceHeadersOf } from '../telemetry/tracing.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
 
 export const ASK_AGENT = 'ask_agent'
@@ -82,6 +83,8 @@ export interface McpServiceOptions {
    * instead of a new Server and transport per request. Same replies; default true. `false` is for comparisons.
    */
   directToolCalls?: boolean
+  /** Told of every tools/call by its tool name (a name the agent does not have: `unknown`), for metrics. */
+  onToolCall?: (agentId: string, tool: string) => void
 }
 
 export interface McpRequest {
@@ -157,7 +160,9 @@ export function createMcpService (options: McpServiceOptions): McpService {
   async function sendMessage (request: McpRequest, message: Record<string, unknown>, signal: AbortSignal): Promise<JsonRpcResponse> {
     const result = await (services.get(request.agentId) as A2AService).call({
       agentId: request.agentId,
-      headers: { 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI, 'content-type': 'application/json' },
+      binding: 'mcp',
+      // The HTTP request's trace context: the turn's server span joins the MCP client's trace.
+      headers: { ...traceHeadersOf(request.request.headers), 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI, 'content-type': 'application/json' },
       method: 'SendMessage',
       params: { message: { messageId: randomUUID(), role: 'ROLE_USER', extensions: [CONVERSE_EXTENSION_URI], ...message } },
       signal,
@@ -173,6 +178,8 @@ export function createMcpService (options: McpServiceOptions): McpService {
   async function callTool (
     request: McpRequest, name: string, args: Record<string, unknown>, meta: Record<string, unknown> | undefined, signal: AbortSignal
   ): Promise<CallToolResult> {
+    const known = name === ASK_AGENT || (tools.get(request.agentId) as Tool[]).some((tool) => tool.name === name)
+    options.onToolCall?.(request.agentId, known ? name : 'unknown')
     if (name === ASK_AGENT) {
       const { message } = args
       if (typeof message !== 'string' || message === '') return argumentError(ASK_AGENT, 'message must be a non-empty string')
@@ -180,7 +187,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
       if (typeof ids === 'string') return argumentError(ASK_AGENT, ids)
       return toolResultOf(await sendMessage(request, { parts: [{ text: message }], ...ids }, signal))
     }
-    if (!(tools.get(request.agentId) as Tool[]).some((tool) => tool.name === name)) {
+    if (!known) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
     }
     // A routine tool's arguments are the routine's slots only (its schema is the card's): the conversation to

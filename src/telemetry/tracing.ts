@@ -1,0 +1,79 @@
+/**
+ * Traces through @opentelemetry/api only: whoever registers an SDK (the gateway app from OTEL_* variables, or a
+ * plugin user's own) gets the spans; with none, every call here meets the API's no-op tracer and propagator.
+ *
+ * W3C trace context comes in from a request's `traceparent` / `tracestate` headers (the propagator the SDK
+ * registers reads them) and goes out on every request the gateway makes (`injectTraceHeaders`).
+ */
+import {
+  context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
+  type Context, type Span, type TextMapGetter
+} from '@opentelemetry/api'
+import type { Attributes } from './attributes.js'
+
+export { SpanKind, SpanStatusCode, context, trace, type Context, type Span }
+
+/** The instrumentation scope of every span of the package. */
+export const TRACER_NAME = 'a2a-converse'
+
+/** The tracer: the API's proxy, so an SDK registered later still gets the spans. */
+export const tracer = trace.getTracer(TRACER_NAME)
+
+/** Request headers as Node gives them (lower-case names; a repeated header as an array). */
+export type HeaderRecord = Readonly<Record<string, string | string[] | undefined>>
+
+const headerGetter: TextMapGetter<HeaderRecord> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => carrier[key.toLowerCase()]
+}
+
+/** The context a request's trace headers name (the root context when they name none or no propagator is set). */
+export function extractTraceContext (headers: HeaderRecord): Context {
+  return propagation.extract(ROOT_CONTEXT, headers, headerGetter)
+}
+
+/** Adds the active trace's `traceparent` / `tracestate` to outgoing headers (nothing when no span is active). */
+export function injectTraceHeaders (headers: Record<string, string>, from: Context = context.active()): Record<string, string> {
+  propagation.inject(from, headers)
+  return headers
+}
+
+/** Only the trace context headers of a request (for a door that builds the service's headers itself). */
+export function traceHeadersOf (headers: HeaderRecord): Record<string, string> {
+  const picked: Record<string, string> = {}
+  for (const name of ['traceparent', 'tracestate']) {
+    const value = headers[name]
+    if (typeof value === 'string') picked[name] = value
+  }
+  return picked
+}
+
+/** A span started under `parent` (default: the active context), with the context that holds it. */
+export function startSpan (name: string, kind: SpanKind, attributes: Attributes, parent: Context = context.active()): { span: Span, context: Context } {
+  const span = tracer.startSpan(name, { kind, attributes }, parent)
+  return { span, context: trace.setSpan(parent, span) }
+}
+
+/**
+ * Runs `work` in a span of its own (a child of the active one), ended when `work` settles; a rejection marks the
+ * span ERROR with the error's name (never its message: it may quote data) and is rethrown.
+ */
+export async function inSpan<T> (name: string, kind: SpanKind, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+  const { span, context: spanContext } = startSpan(name, kind, attributes)
+  try {
+    return await context.with(spanContext, work, undefined, span)
+  } catch (error) {
+    failSpan(span, error)
+    throw error
+  } finally {
+    span.end()
+  }
+}
+
+/** Marks a span failed by `error`: status ERROR, `error.type` the error's code or name. */
+export function failSpan (span: Span, error: unknown): void {
+  const { code, name } = (error ?? {}) as { code?: unknown, name?: unknown }
+  const type = typeof code === 'string' ? code : typeof name === 'string' ? name : 'Error'
+  span.setAttribute('error.type', type)
+  span.setStatus({ code: SpanStatusCode.ERROR })
+}
