@@ -29,6 +29,7 @@ import type { GatewayState } from './state.js'
 import { callerKeyOf } from '../stores/caller-key.js'
 import { PostgresPushConfigStore } from '../stores/postgres/postgres-push-config-store.js'
 import { PostgresPushOutbox, type PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
+import type { PushStats } from '../push/push-deliverer.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
 export interface StateLogger extends PostgresLogger {
@@ -159,9 +160,10 @@ class PushState {
     return new PostgresPushConfigStore(this.#database.db, { agentId, ownerResolver: agentScope(agentId), maxConfigsPerCaller: this.#maxConfigsPerCaller })
   }
 
-  start (options: PostgresPushOutboxOptions): void {
+  start (options: PostgresPushOutboxOptions): PushStats {
     this.outbox = new PostgresPushOutbox(this.#database.db, options)
     this.outbox.start()
+    return this.outbox.stats
   }
 
   async close (): Promise<void> {
@@ -267,6 +269,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     pushConfigsFor: (agentId) => push.configsFor(agentId),
     startPushDelivery: (delivery) => push.start(delivery),
     readinessChecks: { database: () => database.ping() },
+    pool: database.pool,
     async close () {
       await push.close()
       await events.close()

@@ -1,0 +1,78 @@
+/**
+ * The gateway app's OpenTelemetry trace SDK, configured from the standard OTEL_* variables (the library code only
+ * uses @opentelemetry/api: see src/telemetry/). Started only when a destination is named (an OTLP endpoint, or
+ * OTEL_TRACES_EXPORTER); otherwise nothing is loaded or registered and every span is the API's no-op one.
+ *
+ * What the SDK itself reads: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the resource; service.name defaults to
+ * `a2a-converse`), OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default parentbased_always_on),
+ * OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT / _HEADERS / _TIMEOUT / _COMPRESSION, OTEL_BSP_* (the batch processor).
+ * Chosen here: OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL `http/protobuf` (the default) or `http/json`, and
+ * OTEL_TRACES_EXPORTER `otlp` (the default), `console` or `none`.
+ */
+import { ConfigError } from './config.js'
+
+type Env = Readonly<Record<string, string | undefined>>
+
+export interface TracingSdk {
+  /** Exports what is still buffered, then stops (called when the gateway closes). */
+  shutdown (): Promise<void>
+}
+
+const EXPORTERS = new Set(['otlp', 'console', 'none'])
+const PROTOCOLS = new Set(['http/protobuf', 'http/json'])
+
+function set (value: string | undefined): value is string {
+  return value !== undefined && value.trim() !== ''
+}
+
+/** The exporter the variables ask for, or undefined when tracing stays off. Throws ConfigError on a value it cannot serve. */
+export function tracesExporter (env: Env): 'otlp' | 'console' | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined
+  const named = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase()
+  if (set(named)) {
+    if (!EXPORTERS.has(named)) throw new ConfigError('OTEL_TRACES_EXPORTER', `must be otlp, console or none (got "${named.slice(0, 32)}")`)
+    return named === 'none' ? undefined : named as 'otlp' | 'console'
+  }
+  return set(env.OTEL_EXPORTER_OTLP_ENDPOINT) || set(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) ? 'otlp' : undefined
+}
+
+/** The OTLP protocol: the traces variable, else the general one, else http/protobuf. */
+export function otlpProtocol (env: Env): 'http/protobuf' | 'http/json' {
+  const variable = set(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL'
+  const protocol = env[variable]?.trim() ?? ''
+  if (protocol === '') return 'http/protobuf'
+  if (!PROTOCOLS.has(protocol)) throw new ConfigError(variable, `must be http/protobuf or http/json (got "${protocol.slice(0, 32)}"; grpc is not bundled)`)
+  return protocol as 'http/protobuf' | 'http/json'
+}
+
+/**
+ * Starts and registers the SDK (tracer provider, W3C trace context and baggage propagators, the AsyncLocalStorage
+ * context manager) when the variables name a destination; undefined otherwise. The SDK modules are loaded only then.
+ */
+export async function startTracing (env: Env, serviceVersion: string): Promise<TracingSdk | undefined> {
+  const exporterKind = tracesExporter(env)
+  if (exporterKind === undefined) return undefined
+  const protocol = otlpProtocol(env)
+  const [{ NodeTracerProvider, BatchSpanProcessor, ConsoleSpanExporter }, resources, api] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'), import('@opentelemetry/resources'), import('@opentelemetry/api')
+  ])
+  let exporter
+  if (exporterKind === 'console') exporter = new ConsoleSpanExporter()
+  else if (protocol === 'http/json') exporter = new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter()
+  else exporter = new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter()
+  // The gateway's name and version, under what OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES say.
+  const resource = resources.defaultResource()
+    .merge(resources.resourceFromAttributes({ 'service.name': 'a2a-converse', 'service.version': serviceVersion }))
+    .merge(resources.detectResources({ detectors: [resources.envDetector] }))
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] })
+  provider.register()
+  return {
+    async shutdown () {
+      await provider.shutdown()
+      // Unregistered, so a later SDK in this process (a test's) can register.
+      api.trace.disable()
+      api.propagation.disable()
+      api.context.disable()
+    }
+  }
+}
