@@ -16,8 +16,6 @@ export { SpanKind, SpanStatusCode, context, trace, type Context, type Span }
 /** The instrumentation scope of every span of the package. */
 export const TRACER_NAME = 'a2a-converse'
 
-/** The tracer: the API's proxy, so an SDK registered later still gets the spans. */
-export const tracer = trace.getTracer(TRACER_NAME)
 
 /** Request headers as Node gives them (lower-case names; a repeated header as an array). */
 export type HeaderRecord = Readonly<Record<string, string | string[] | undefined>>
@@ -50,7 +48,8 @@ export function traceHeadersOf (headers: HeaderRecord): Record<string, string> {
 
 /** A span started under `parent` (default: the active context), with the context that holds it. */
 export function startSpan (name: string, kind: SpanKind, attributes: Attributes, parent: Context = context.active()): { span: Span, context: Context } {
-  const span = tracer.startSpan(name, { kind, attributes }, parent)
+  // Asked of the global provider each time (it caches its tracers): an SDK registered, or replaced, later gets the spans.
+  const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind, attributes }, parent)
   return { span, context: trace.setSpan(parent, span) }
 }
 
