@@ -450,12 +450,8 @@ function observedStream (
     }
     const summary = summarizeResult(item.value, CONVERSE_EXTENSION_URI)
     if (summary === undefined) return
-    answer = {
-      taskId: summary.taskId ?? answer?.taskId,
-      contextId: summary.contextId ?? answer?.contextId,
-      taskState: summary.taskState ?? answer?.taskState,
-      envelope: summary.envelope ?? answer?.envelope
-    }
+    // Each member as the latest event that had it says.
+    answer = { ...answer, ...summary }
     const ownership = summary.envelope?.ownership
     if (ownership?.state === 'human_owned' && ownership.suppressed) {
       humanWait = startSpan('converse.human_wait', SpanKind.INTERNAL, answerAttributes({ taskId: summary.taskId, contextId: summary.contextId }), spanContext).span

@@ -65,7 +65,7 @@ export interface MetricsListener {
 /** A listener of its own (METRICS_PORT) answering GET /metrics, and 404 to anything else. */
 export async function listenForMetrics (metrics: GatewayMetrics, token: string, host: string, port: number): Promise<MetricsListener> {
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    const path = (request.url ?? '').split('?')[0]
+    const path = (request.url as string).split('?')[0]
     if (path !== METRICS_PATH || request.method !== 'GET') {
       response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
       response.end(JSON.stringify(notFound(`only GET ${METRICS_PATH} is served here`)))

@@ -93,16 +93,23 @@ export function summarizeResult (result: unknown, envelopeKey: string): AnswerSu
   const wrapper = result as { message?: WireObject, task?: WireObject, statusUpdate?: WireObject }
   if (wrapper.message !== undefined) {
     const message = wrapper.message
-    return { taskId: text(message.taskId), contextId: text(message.contextId), envelope: envelopeOf(message, envelopeKey) }
+    return defined({ taskId: text(message.taskId), contextId: text(message.contextId), envelope: envelopeOf(message, envelopeKey) })
   }
   const task = wrapper.task ?? wrapper.statusUpdate
   if (task === undefined) return undefined
-  return {
+  return defined({
     taskId: text(task.id) ?? text(task.taskId),
     contextId: text(task.contextId),
     taskState: text(task.status?.state),
     envelope: envelopeOf(task.status?.message, envelopeKey)
-  }
+  })
+}
+
+/** The summary without its undefined members (so a later event's summary spreads over an earlier one's). */
+function defined (summary: AnswerSummary): AnswerSummary {
+  const kept: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(summary)) if (value !== undefined) kept[key] = value
+  return kept as AnswerSummary
 }
 
 /** The summary's span attributes (members it does not have are left out). */

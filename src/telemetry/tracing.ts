@@ -16,7 +16,6 @@ export { SpanKind, SpanStatusCode, context, trace, type Context, type Span }
 /** The instrumentation scope of every span of the package. */
 export const TRACER_NAME = 'a2a-converse'
 
-
 /** Request headers as Node gives them (lower-case names; a repeated header as an array). */
 export type HeaderRecord = Readonly<Record<string, string | string[] | undefined>>
 

@@ -148,6 +148,24 @@ t.test('a stream\'s span lasts the stream; a held turn\'s wait for a person is a
   t.equal(subscribe.name, 'lf.a2a.v1.A2AService/SubscribeToTask')
 })
 
+t.test('a client that leaves while a person is awaited ends the wait\'s span with the stream\'s', async (t) => {
+  const app = await gateway(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const routine = await new Client(t, app).task('book a table')
+  t.equal((await operator(app, 'POST', `demo/conversations/${routine.contextId}/takeover`)).statusCode, 200)
+  const trace = traceparent()
+  const held = new SseStream(`${base}/a2a/demo`, { ...JSON_HEADERS, traceparent: trace.header }, {
+    jsonrpc: '2.0', id: 's', method: 'SendStreamingMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'a person, please' }], taskId: routine.id, contextId: routine.contextId } }
+  })
+  await held.next((event: any) => event.result?.statusUpdate?.status?.message?.metadata?.[URI]?.ownership?.suppressed === true)
+  held.close()
+  const server = await until(() => serverSpans(trace.traceId)[0], 'stream server span')
+  const wait = await until(() => spansOf(trace.traceId).find((span) => span.name === 'converse.human_wait'), 'human wait span')
+  t.equal(wait.parentSpanContext?.spanId, server.spanContext().spanId)
+  t.match(server.attributes, { 'converse.ownership.state': 'human_owned', 'converse.ownership.suppressed': true, 'a2a.task.state': 'TASK_STATE_WORKING' })
+})
+
 t.test('the MCP door: the tool call\'s turn joins the trace of the HTTP request', async (t) => {
   const app = await gateway(t)
   const trace = traceparent()

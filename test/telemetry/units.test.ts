@@ -11,6 +11,9 @@ import { extractTraceContext, failSpan, injectTraceHeaders, inSpan, SpanKind, st
 import { createGatewayMetrics } from '../../src/gateway/metrics.js'
 import { otlpProtocol, startTracing, tracesExporter } from '../../src/gateway/tracing-sdk.js'
 import { ConfigError } from '../../src/gateway/config.js'
+import { tracedTaskStore } from '../../src/stores/traced-task-store.js'
+import { InMemoryTaskStore, type ServerCallContext } from '@a2a-js/sdk/server'
+import { callerContext } from '../../src/auth/sdk-user.js'
 import { parsePrometheus, valueOf } from '../fixtures/prometheus-text.js'
 
 const KEY = 'urn:envelope'
@@ -80,6 +83,37 @@ t.test('with an SDK: W3C trace context in and out, spans of their own, failures'
   t.equal(exporter.getFinishedSpans().find((item) => item.name === 'typed')?.attributes['error.type'], 'TypeError')
 })
 
+t.test('a traced task store: loads and saves are spans, everything else is the store\'s own', async (t) => {
+  const exporter = new InMemorySpanExporter()
+  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  provider.register()
+  t.teardown(async () => {
+    await provider.shutdown()
+    trace.disable()
+  })
+  class CountingStore extends InMemoryTaskStore {
+    readonly label = 'counting'
+    #loads = 0
+    override async load (taskId: string, context: ServerCallContext): Promise<undefined> {
+      this.#loads++
+      return await super.load(taskId, context) as undefined
+    }
+
+    get loads (): number { return this.#loads }
+  }
+  const store = new CountingStore()
+  const traced = tracedTaskStore(store, 'demo')
+  const context = callerContext('caller-1')
+  t.equal(await traced.load('t-1', context), undefined)
+  t.equal(traced.loads, 1, 'the store\'s own getter (and private field) through the proxy')
+  t.equal(traced.label, 'counting', 'a data member')
+  t.ok(traced instanceof CountingStore)
+  await traced.save({ id: 't-2', contextId: 'c', status: { state: 'TASK_STATE_SUBMITTED' } } as never, context)
+  t.ok(await store.load('t-2', context), 'saved in the store')
+  t.same(exporter.getFinishedSpans().map((span) => [span.name, span.attributes['a2a.task.id'], span.attributes['converse.store.operation']]),
+    [['converse.store load', 't-1', 'load'], ['converse.store save', 't-2', 'save']])
+})
+
 t.test('server address and port of a URL, never its path or user info', async (t) => {
   t.same(serverAttributes('https://user:pw@example.com/a?b=c'), { 'server.address': 'example.com', 'server.port': 443 })
   t.same(serverAttributes('http://example.com/'), { 'server.address': 'example.com', 'server.port': 80 })
@@ -90,7 +124,7 @@ t.test('a result\'s summary and its attributes', async (t) => {
   t.equal(summarizeResult(null, KEY), undefined)
   t.equal(summarizeResult('x', KEY), undefined)
   t.equal(summarizeResult({ artifactUpdate: {} }, KEY), undefined, 'an artifact update says nothing of the answer')
-  t.same(summarizeResult({ message: { taskId: 't', contextId: 'c', metadata: null } }, KEY), { taskId: 't', contextId: 'c', envelope: undefined })
+  t.same(summarizeResult({ message: { taskId: 't', contextId: 'c', metadata: null } }, KEY), { taskId: 't', contextId: 'c' })
   const envelope = {
     author: 'agent',
     answerCoverage: { availability: 'assessed', coverage: 'answered', reason: 'sufficient_evidence' },
@@ -116,7 +150,7 @@ t.test('a result\'s summary and its attributes', async (t) => {
     [ATTR.invocationOutcome]: 'started',
     [ATTR.citationCount]: 2
   })
-  t.same(summarizeResult({ statusUpdate: { taskId: 't', contextId: 'c', status: {} } }, KEY), { taskId: 't', contextId: 'c', taskState: undefined, envelope: undefined })
+  t.same(summarizeResult({ statusUpdate: { taskId: 't', contextId: 'c', status: {} } }, KEY), { taskId: 't', contextId: 'c' }, 'members it does not have are absent')
   t.same(answerAttributes({ envelope: { invocation: { toolName: 'made up by the caller', outcome: 'unknown_tool' } } }), { [ATTR.invocationOutcome]: 'unknown_tool' },
     'an unknown tool\'s name (the caller\'s text) is left out')
   t.same(answerAttributes({ envelope: {} }), {})
