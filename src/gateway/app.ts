@@ -181,11 +181,9 @@ async function registerAll (
   })
   app.addHook('onClose', async () => { await runtime.close() })
   const outboxStats = state.startPushDelivery?.(push.delivery)
-  if (metrics !== undefined) {
-    metrics.watchPush(push.deliverer.stats)
-    if (outboxStats !== undefined) metrics.watchPush(outboxStats)
-    if (state.pool !== undefined) metrics.watchPool(state.pool)
-  }
+  metrics?.watchPush(push.deliverer.stats)
+  metrics?.watchPush(outboxStats)
+  metrics?.watchPool(state.pool)
 
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
   // An agent that requires a credential names the gateway's schemes on its card (a proxied agent's too: the
@@ -205,7 +203,7 @@ async function registerAll (
     upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, secured(upstream.agentId, card.served)))
   }
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
-  const limits = openRateLimits(config.rateLimit, app.log, metrics?.rateLimited)
+  const limits = openRateLimits(config.rateLimit, app.log, metrics?.rateLimited ?? noRefusalCount)
   app.addHook('onClose', async () => await limits.close())
   /**
    * What the A2A doors count a request under: the caller, where the agent requires one and the credential is valid
@@ -300,6 +298,9 @@ async function registerAll (
     inbox: operatorOn ? '/inbox' : false
   }, 'gateway configured')
 }
+
+/** Without metrics, a rate limit's refusals are not counted. */
+function noRefusalCount (): void {}
 
 /**
  * GET /metrics: on the app (METRICS_TOKEN), on a listener of its own (METRICS_PORT, opened when the app is ready and

@@ -30,10 +30,10 @@ export interface GatewayMetrics {
   rateLimited (door: string): void
   /** The inbox with its takeovers, a person's replies and releases counted. */
   countedInbox (inbox: Inbox): Inbox
-  /** Reads the pool's counts at each scrape. */
-  watchPool (pool: PoolCounts): void
-  /** Reads a deliverer's counts (in process, or the PostgreSQL outbox) at each scrape. */
-  watchPush (stats: PushStats): void
+  /** Reads the pool's counts at each scrape (none: a state without a pool, nothing to read). */
+  watchPool (pool: PoolCounts | undefined): void
+  /** Reads a deliverer's counts (in process, or the PostgreSQL outbox) at each scrape (none: no such deliverer). */
+  watchPush (stats: PushStats | undefined): void
   /** The exposition text and its content type. */
   scrape (): Promise<{ contentType: string, text: string }>
 }
@@ -157,8 +157,8 @@ export function createGatewayMetrics (agentIds: readonly string[]): GatewayMetri
       }
       return counted
     },
-    watchPool: (pool) => { pools.push(pool) },
-    watchPush: (stats) => { pushStats.push(stats) },
+    watchPool: (pool) => { if (pool !== undefined) pools.push(pool) },
+    watchPush: (stats) => { if (stats !== undefined) pushStats.push(stats) },
     async scrape () {
       return { contentType: registry.contentType, text: await registry.metrics() }
     }

@@ -50,7 +50,7 @@ const MEMORY_KEYS = 10_000
 const WARN_INTERVAL_MS = 60_000
 
 /** `refused(name)`: told of every request a limiter refuses (the metrics). */
-export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger, refused?: (name: string) => void): RateLimits {
+export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger, refused: (name: string) => void): RateLimits {
   let lastWarning = 0
   const redis = config.redisUrl === undefined
     ? undefined
@@ -83,7 +83,7 @@ export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger,
         timeWindow: config.windowMs,
         keyGenerator: key,
         errorResponseBuilder: (_request, context) => {
-          refused?.(name)
+          refused(name)
           return new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000)))
         }
       }))
@@ -103,7 +103,7 @@ export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger,
       return async (key) => {
         const result = await check({ key, routeOptions: {} } as unknown as FastifyRequest)
         if (result.isAllowed || !result.isExceeded) return undefined
-        refused?.(name)
+        refused(name)
         return { retryAfterSec: Math.max(1, result.ttlInSeconds) }
       }
     },

@@ -19,7 +19,8 @@ export const TRACER_NAME = 'a2a-converse'
 /** Request headers as Node gives them (lower-case names; a repeated header as an array). */
 export type HeaderRecord = Readonly<Record<string, string | string[] | undefined>>
 
-const headerGetter: TextMapGetter<HeaderRecord> = {
+/** Reads Node's request headers for a propagator (W3C trace context reads named ones; others may list them). */
+export const headerGetter: TextMapGetter<HeaderRecord> = {
   keys: (carrier) => Object.keys(carrier),
   get: (carrier, key) => carrier[key.toLowerCase()]
 }
@@ -58,14 +59,16 @@ export function startSpan (name: string, kind: SpanKind, attributes: Attributes,
  */
 export async function inSpan<T> (name: string, kind: SpanKind, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
   const { span, context: spanContext } = startSpan(name, kind, attributes)
+  let result: T
   try {
-    return await context.with(spanContext, work, undefined, span)
+    result = await context.with(spanContext, work, undefined, span)
   } catch (error) {
     failSpan(span, error)
     throw error
   } finally {
     span.end()
   }
+  return result
 }
 
 /** Marks a span failed by `error`: status ERROR, `error.type` the error's code or name. */

@@ -7,7 +7,7 @@ import pg from 'pg'
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { SpanStatusCode } from '@opentelemetry/api'
 import { answerAttributes, ATTR, serverAttributes, summarizeResult } from '../../src/telemetry/attributes.js'
-import { extractTraceContext, failSpan, injectTraceHeaders, inSpan, SpanKind, startSpan, trace, traceHeadersOf } from '../../src/telemetry/tracing.js'
+import { extractTraceContext, failSpan, headerGetter, injectTraceHeaders, inSpan, SpanKind, startSpan, trace, traceHeadersOf } from '../../src/telemetry/tracing.js'
 import { createGatewayMetrics } from '../../src/gateway/metrics.js'
 import { otlpProtocol, startTracing, tracesExporter } from '../../src/gateway/tracing-sdk.js'
 import { ConfigError } from '../../src/gateway/config.js'
@@ -66,6 +66,8 @@ t.test('with an SDK: W3C trace context in and out, spans of their own, failures'
   t.equal(headers.tracestate, 'vendor=1')
   span.end()
   t.same(traceHeadersOf({ traceparent: PARENT, tracestate: ['a', 'b'], other: 'x' }), { traceparent: PARENT })
+  t.same(headerGetter.keys({ traceparent: PARENT, other: 'x' }), ['traceparent', 'other'], 'a propagator that lists headers sees them all')
+  t.equal(headerGetter.get({ traceparent: PARENT }, 'TraceParent'), PARENT, 'looked up by the lower-case name')
 
   await t.rejects(inSpan('failing', SpanKind.CLIENT, {}, async () => { throw Object.assign(new Error('secret text'), { code: 'E_UP' }) }), { code: 'E_UP' })
   const failing = exporter.getFinishedSpans().find((item) => item.name === 'failing')
@@ -174,7 +176,9 @@ t.test('metrics labels stay bounded whatever a record says', async (t) => {
   metrics.rateLimited('a2a-grpc')
   const pool = new pg.Pool({ max: 1 })
   t.teardown(async () => await pool.end())
+  metrics.watchPool(undefined)
   metrics.watchPool(pool)
+  metrics.watchPush(undefined)
   metrics.watchPush({ delivered: 3, retried: 2, gaveUp: 1 })
   metrics.watchPush({ delivered: 1, retried: 0, gaveUp: 0 })
   const samples = parsePrometheus((await metrics.scrape()).text)

@@ -171,14 +171,16 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
   async function call (request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const url = endpoint()
     const { span, context: spanContext } = clientSpan(url, request)
+    let result: unknown
     try {
-      return await traceContext.with(spanContext, callUpstream, undefined, url, request, context)
+      result = await traceContext.with(spanContext, callUpstream, undefined, url, request, context)
     } catch (error) {
       failSpan(span, error)
       throw error
     } finally {
       span.end()
     }
+    return result
   }
 
   async function callUpstream (url: string, request: CheckedRequest, context: BackendContext): Promise<unknown> {
