@@ -28,4 +28,5 @@ export {
 } from './stores/conversation-store.js'
 export { MemoryConversationStore, type MemoryConversationStoreOptions } from './stores/memory-conversation-store.js'
 export { BoundedMemoryTaskStore, type MemoryTaskStoreOptions } from './stores/memory-task-store.js'
+export { tracedTaskStore } from './stores/traced-task-store.js'
 export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'
