@@ -441,6 +441,8 @@ function observedStream (
     end(answer, failure)
   }
   signal.addEventListener('abort', finish, { once: true })
+  // The client left while the stream opened: a door may never read it (the span and the stream count end now).
+  if (signal.aborted) finish()
   const see = (item: StreamItem): void => {
     humanWait?.end()
     humanWait = undefined
