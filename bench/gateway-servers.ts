@@ -25,7 +25,7 @@ import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/serve
 import { converseRouter } from '../src/express.js'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
-import { startTracing } from '../src/gateway/tracing-sdk.js'
+import { startTracing, tracingConfig } from '../src/gateway/tracing-sdk.js'
 import { ANSWER_TEXT } from './lib.js'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 
@@ -95,8 +95,8 @@ export async function startGateway (keys = false, mcpPerRequest = false): Promis
   // BENCH_METRICS_TOKEN: /metrics on (the observability scenario); OTEL_* in the child's environment: the trace SDK
   // as `npm start` configures it (off without a destination).
   const metrics = process.env.BENCH_METRICS_TOKEN === undefined ? {} : { METRICS_TOKEN: process.env.BENCH_METRICS_TOKEN }
-  const tracing = await startTracing(process.env, '0.0.0-bench')
   const app = await buildGateway({ config: loadConfig({ ...env, ...grpc, ...metrics }), mcpDirectToolCalls: !mcpPerRequest })
+  const tracing = await startTracing(tracingConfig(process.env), '0.0.0-bench', app.log)
   if (tracing !== undefined) app.addHook('onClose', async () => { await tracing.shutdown() })
   return { url: await listenFastify(app), path: '/a2a/demo', http: app.server, close: () => app.close() }
 }

@@ -11,7 +11,7 @@ import { cardUrls } from './card-urls.js'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { packageRoot } from './package-root.js'
-import { startTracing } from './tracing-sdk.js'
+import { startTracing, tracingConfig } from './tracing-sdk.js'
 
 /**
  * Drains on the first SIGTERM or SIGINT: /health/ready turns 503, no new connections, in-flight requests
@@ -56,16 +56,12 @@ async function main (): Promise<void> {
     return
   }
   const config = loadConfig(process.env)
-  // OpenTelemetry from the OTEL_* variables (off without a destination); flushed when the app closes.
+  // OpenTelemetry from the OTEL_* variables (off without a destination): checked now, started once the app (and its
+  // logger) exists, flushed when the app closes.
+  const traces = tracingConfig(process.env)
+  const app = await buildGateway({ config })
   const { version } = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }
-  const tracing = await startTracing(process.env, version)
-  let app: FastifyInstance
-  try {
-    app = await buildGateway({ config })
-  } catch (error) {
-    await tracing?.shutdown()
-    throw error
-  }
+  const tracing = await startTracing(traces, version, app.log)
   if (tracing !== undefined) app.addHook('onClose', async () => { await tracing.shutdown() })
   // The SDK's console lines go through pino: every stdout line is JSON.
   routeConsoleToLogger(app.log)

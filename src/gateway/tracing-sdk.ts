@@ -14,8 +14,16 @@ import { ConfigError } from './config.js'
 type Env = Readonly<Record<string, string | undefined>>
 
 export interface TracingSdk {
-  /** Exports what is still buffered, then stops (called when the gateway closes). */
+  /**
+   * Exports what is still buffered, then stops (called when the gateway closes). Never rejects: spans that cannot be
+   * exported (the collector is down) are reported to `warn` and dropped; the gateway still closes cleanly.
+   */
   shutdown (): Promise<void>
+}
+
+/** Where the SDK's own problems go (a collector that refuses exports, a bad variable): the gateway's log. */
+export interface TracingLogger {
+  warn (object: object, message: string): void
 }
 
 const EXPORTERS = new Set(['otlp', 'console', 'none'])
@@ -45,14 +53,26 @@ export function otlpProtocol (env: Env): 'http/protobuf' | 'http/json' {
   return protocol as 'http/protobuf' | 'http/json'
 }
 
+/** What the variables ask of the SDK; undefined: tracing stays off. Throws ConfigError (read before anything starts). */
+export interface TracingConfig {
+  exporter: 'otlp' | 'console'
+  protocol: 'http/protobuf' | 'http/json'
+}
+
+export function tracingConfig (env: Env): TracingConfig | undefined {
+  const exporter = tracesExporter(env)
+  const protocol = otlpProtocol(env)
+  return exporter === undefined ? undefined : { exporter, protocol }
+}
+
 /**
  * Starts and registers the SDK (tracer provider, W3C trace context and baggage propagators, the AsyncLocalStorage
- * context manager) when the variables name a destination; undefined otherwise. The SDK modules are loaded only then.
+ * context manager) for `config`; nothing without one. The SDK modules are loaded only then. The SDK reads its other
+ * OTEL_* variables (endpoint, headers, sampler, resource, batch settings) from the process environment itself.
  */
-export async function startTracing (env: Env, serviceVersion: string): Promise<TracingSdk | undefined> {
-  const exporterKind = tracesExporter(env)
-  if (exporterKind === undefined) return undefined
-  const protocol = otlpProtocol(env)
+export async function startTracing (config: TracingConfig | undefined, serviceVersion: string, log: TracingLogger): Promise<TracingSdk | undefined> {
+  if (config === undefined) return undefined
+  const { exporter: exporterKind, protocol } = config
   const [{ NodeTracerProvider, BatchSpanProcessor, ConsoleSpanExporter }, resources, api] = await Promise.all([
     import('@opentelemetry/sdk-trace-node'), import('@opentelemetry/resources'), import('@opentelemetry/api')
   ])
@@ -66,9 +86,15 @@ export async function startTracing (env: Env, serviceVersion: string): Promise<T
     .merge(resources.detectResources({ detectors: [resources.envDetector] }))
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] })
   provider.register()
+  // The SDK's warnings and errors (an export refused or timed out) as log lines; its chatter below that is dropped.
+  const warn = (message: string): void => { log.warn({ source: 'opentelemetry' }, message.slice(0, 512)) }
+  api.diag.setLogger({ error: warn, warn, info: noop, debug: noop, verbose: noop }, api.DiagLogLevel.WARN)
   return {
     async shutdown () {
-      await provider.shutdown()
+      await provider.shutdown().catch((error: unknown) => {
+        log.warn({ source: 'opentelemetry', code: (error as { code?: unknown }).code }, 'traces still buffered could not be exported at close')
+      })
+      api.diag.disable()
       // Unregistered, so a later SDK in this process (a test's) can register.
       api.trace.disable()
       api.propagation.disable()
@@ -76,3 +102,5 @@ export async function startTracing (env: Env, serviceVersion: string): Promise<T
     }
   }
 }
+
+function noop (): void {}

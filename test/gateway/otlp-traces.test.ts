@@ -128,7 +128,27 @@ t.test('one trace from the caller through the gateway, its proxy hop and the ups
   t.same(await within(upstream.exited, 20_000), { code: 0, signal: null })
 })
 
-t.test('OTEL_* that cannot be served stop the start with one line; a start that fails shuts the SDK down', async (t) => {
+t.test('a collector that is down: requests are served, the close logs that traces were lost and exits 0', async (t) => {
+  const closed = createServer()
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+  const port = (closed.address() as AddressInfo).port
+  await new Promise<void>((resolve) => closed.close(() => resolve()))
+  const child = startMain(t, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_TIMEOUT: '1000', LOG_LEVEL: 'info' })
+  const base = await child.listening()
+  const response = await fetch(`${base}/a2a/demo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'down-1', role: 'ROLE_USER', parts: [{ text: QUESTION }] } } })
+  })
+  t.equal(response.status, 200, 'served while spans wait in the batch')
+  child.kill('SIGTERM')
+  t.same(await within(child.exited, 20_000), { code: 0, signal: null }, 'closed cleanly')
+  const warning = child.lines().find((line) => line.source === 'opentelemetry')
+  t.equal(warning?.level, 40, 'one warning says so')
+  t.equal(child.stderr(), '')
+})
+
+t.test('OTEL_* that cannot be served stop the start with one line', async (t) => {
   const dir = t.testdir({})
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ OTEL_TRACES_EXPORTER: 'zipkin' }, /^a2a-converse: invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none \(got "zipkin"\)\n$/],

@@ -9,7 +9,7 @@ import { SpanStatusCode } from '@opentelemetry/api'
 import { answerAttributes, ATTR, serverAttributes, summarizeResult } from '../../src/telemetry/attributes.js'
 import { extractTraceContext, failSpan, headerGetter, injectTraceHeaders, inSpan, SpanKind, startSpan, trace, traceHeadersOf } from '../../src/telemetry/tracing.js'
 import { createGatewayMetrics } from '../../src/gateway/metrics.js'
-import { otlpProtocol, startTracing, tracesExporter } from '../../src/gateway/tracing-sdk.js'
+import { otlpProtocol, startTracing, tracesExporter, tracingConfig } from '../../src/gateway/tracing-sdk.js'
 import { ConfigError } from '../../src/gateway/config.js'
 import { tracedTaskStore } from '../../src/stores/traced-task-store.js'
 import { InMemoryTaskStore, type ServerCallContext } from '@a2a-js/sdk/server'
@@ -40,9 +40,14 @@ t.test('the sdk configuration from OTEL_* variables', async (t) => {
   t.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), 'http/json')
   t.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }), 'http/protobuf', 'the traces variable wins')
   t.throws(() => otlpProtocol({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' }), { message: /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be/ })
-  t.equal(await startTracing({}, '0.0.0'), undefined, 'off: nothing started')
+  const warnings: Array<[object, string]> = []
+  const log = { warn: (object: object, message: string) => { warnings.push([object, message]) } }
+  t.equal(tracingConfig({}), undefined, 'off')
+  t.same(tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }), { exporter: 'otlp', protocol: 'http/protobuf' })
+  t.throws(() => tracingConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), ConfigError, 'a bad protocol stops the start even while tracing is off')
+  t.equal(await startTracing(undefined, '0.0.0', log), undefined, 'off: nothing started')
   // The console exporter: started, registered, shut down (and unregistered) again.
-  const sdk = await startTracing({ OTEL_TRACES_EXPORTER: 'console' }, '0.0.0')
+  const sdk = await startTracing({ exporter: 'console', protocol: 'http/protobuf' }, '0.0.0', log)
   t.ok(sdk)
   t.ok(trace.getSpanContext(extractTraceContext({ traceparent: PARENT })), 'the W3C propagator is registered')
   await sdk?.shutdown()
