@@ -43,7 +43,8 @@ const streamCall = (signal: AbortSignal) => ({
 
 async function drain (result: A2AResult): Promise<void> {
   if (result.kind !== 'stream') throw new Error(`not a stream: ${result.kind}`)
-  for await (const item of result.events) void item
+  const seen: unknown[] = []
+  for await (const item of result.events) seen.push(item)
 }
 
 t.test('a stream read to its end: opened, closed, then its call ended once', async (t) => {
@@ -76,10 +77,9 @@ t.test('a door that stops reading: closed once, by return() or by the abort', as
   const controller = new AbortController()
   const result = await service.call(streamCall(controller.signal))
   if (result.kind !== 'stream') throw new Error('not a stream')
-  for await (const item of result.events) {
-    void item
-    break
-  }
+  const iterator = result.events[Symbol.asyncIterator]()
+  await iterator.next()
+  await iterator.return?.()
   controller.abort()
   t.strictSame(events, ['opened demo jsonrpc', 'closed demo jsonrpc', 'ended SendStreamingMessage'])
 })
