@@ -7,7 +7,7 @@
  */
 import {
   context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
-  type Context, type Span, type TextMapGetter
+  type Context, type Span, type TextMapGetter, type Tracer, type TracerProvider
 } from '@opentelemetry/api'
 import type { Attributes } from './attributes.js'
 
@@ -46,10 +46,21 @@ export function traceHeadersOf (headers: HeaderRecord): Record<string, string> {
   return picked
 }
 
+let cached: { provider: TracerProvider, tracer: Tracer } | undefined
+
+/**
+ * The package's tracer from the global provider: the API's proxy, which hands spans to an SDK registered later; asked
+ * again when the global provider is replaced (an SDK unregistered with `trace.disable()`).
+ */
+function currentTracer (): Tracer {
+  const provider = trace.getTracerProvider()
+  if (cached?.provider !== provider) cached = { provider, tracer: provider.getTracer(TRACER_NAME) }
+  return cached.tracer
+}
+
 /** A span started under `parent` (default: the active context), with the context that holds it. */
 export function startSpan (name: string, kind: SpanKind, attributes: Attributes, parent: Context = context.active()): { span: Span, context: Context } {
-  // Asked of the global provider each time (it caches its tracers): an SDK registered, or replaced, later gets the spans.
-  const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind, attributes }, parent)
+  const span = currentTracer().startSpan(name, { kind, attributes }, parent)
   return { span, context: trace.setSpan(parent, span) }
 }
 
