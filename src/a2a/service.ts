@@ -34,7 +34,7 @@ import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../proto
 import { callerKey } from '../stores/caller-key.js'
 import { A2A_RPC_SERVICE, answerAttributes, ATTR, summarizeResult, type AnswerSummary, type Attributes } from '../telemetry/attributes.js'
 import type { CallObserver } from '../telemetry/observer.js'
-import { context as traceContext, extractTraceContext, SpanKind, SpanStatusCode, startSpan, type Context, type Span } from '../telemetry/tracing.js'
+import { context as traceContext, extractTraceContext, inSpan, SpanKind, SpanStatusCode, startSpan, type Context, type Span } from '../telemetry/tracing.js'
 
 /** Service parameters (A2A 1.0 §3.2.6): HTTP headers, lower-case names, as Node gives them. */
 export type ServiceParameters = Readonly<Record<string, string | string[] | undefined>>
@@ -309,7 +309,8 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       await extension.transform(rpc.method, result, { agentId: request.agentId, negotiated, body: { id: rpc.id, method: rpc.method, params: rpc.params }, log })
     if (STREAMING_METHODS.has(rpc.method)) return await openStream(backend, rpc, context, headers, decorate, state)
     try {
-      return { kind: 'value', method, headers, value: await decorate(await backend.call(rpc, context)) }
+      const value = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: request.agentId }, async () => await backend.call(rpc, context))
+      return { kind: 'value', method, headers, value: await decorate(value) }
     } catch (error) {
       state.storeUnavailable = isStoreUnavailable(error)
       const rpcError = backend.toError(error, rpc, log)
@@ -333,7 +334,8 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     const source = backend.stream(rpc, context)
     let first: IteratorResult<unknown, void> | typeof STOPPED
     try {
-      first = await nextOrStop(source, signal)
+      // The backend's work up to its first event in a span of its own (later events: the server span's).
+      first = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: context.agentId }, async () => await nextOrStop(source, signal))
       if (first !== STOPPED && first.done !== true) first = { done: false, value: await decorate(first.value) }
     } catch (error) {
       release()

@@ -83,11 +83,13 @@ t.test('one trace from the caller through the gateway, its proxy hop and the ups
     const server = spans.find((span) => span.kind === SERVER && span.name === 'lf.a2a.v1.A2AService/SendMessage')
     const client = spans.find((span) => span.kind === CLIENT && span.name === 'lf.a2a.v1.A2AService/SendMessage')
     const envelope = spans.find((span) => span.name === 'converse.envelope_provider POST')
-    return server !== undefined && client !== undefined && envelope !== undefined ? { server, client, envelope, spans } : undefined
+    const backend = spans.find((span) => span.name === 'converse.backend SendMessage')
+    return server !== undefined && client !== undefined && envelope !== undefined && backend !== undefined ? { server, client, envelope, backend } : undefined
   }, 'proxy spans')
-  const { server, client, envelope } = proxySpans
+  const { server, client, envelope, backend } = proxySpans
   t.equal(server.parentSpanId, callerSpanId, 'the gateway\'s server span is a child of the caller\'s span')
-  t.equal(client.parentSpanId, server.spanId, 'the upstream call is a child of the server span')
+  t.equal(backend.parentSpanId, server.spanId, 'the backend call is a child of the server span')
+  t.equal(client.parentSpanId, backend.spanId, 'the upstream call is the backend\'s')
   t.equal(envelope.parentSpanId, server.spanId, 'so is the envelope provider\'s POST')
   t.match(server.attributes, {
     'rpc.system': 'jsonrpc',

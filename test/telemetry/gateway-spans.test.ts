@@ -74,6 +74,9 @@ t.test('JSON-RPC: the server span is the caller\'s child, with the routine\'s en
   })
   t.type(server.attributes['converse.routine.name'], 'string')
   t.equal(server.status.code, SpanStatusCode.UNSET)
+  const backend = spansOf(trace.traceId).find((span) => span.name === 'converse.backend SendMessage')
+  t.equal(backend?.parentSpanContext?.spanId, server.spanContext().spanId, 'the backend call is a child of the server span')
+  t.equal(backend?.attributes['a2a.agent.id'], 'demo')
   const store = spansOf(trace.traceId).filter((span) => span.name.startsWith('converse.store '))
   t.ok(store.some((span) => span.name === 'converse.store save' && span.attributes['a2a.task.id'] === task.id), 'the task\'s save')
   const ids = new Set(spansOf(trace.traceId).map((span) => span.spanContext().spanId))
@@ -135,6 +138,8 @@ t.test('a stream\'s span lasts the stream; a held turn\'s wait for a person is a
   const server = await until(() => serverSpans(trace.traceId)[0], 'stream server span')
   t.equal(server.name, 'lf.a2a.v1.A2AService/SendStreamingMessage')
   t.equal(wait.parentSpanContext?.spanId, server.spanContext().spanId, 'the wait is inside the stream\'s span')
+  const opening = spansOf(trace.traceId).find((span) => span.name === 'converse.backend SendStreamingMessage')
+  t.equal(opening?.parentSpanContext?.spanId, server.spanContext().spanId, 'the backend\'s work up to the first event')
   t.match(server.attributes, { 'a2a.task.state': 'TASK_STATE_COMPLETED', 'a2a.task.id': routine.id, 'converse.ownership.state': 'ai_owned' }, 'the last answer: the release')
 
   // A stream the client leaves: its span ends with it.
@@ -218,6 +223,9 @@ t.test('an upstream that is gone: the CLIENT span says so (call and stream)', as
     t.equal(client?.status.code, SpanStatusCode.ERROR, method)
     t.type(client?.attributes['error.type'], 'string')
     const [server] = serverSpans(trace.traceId)
-    t.equal(client?.parentSpanContext?.spanId, server.spanContext().spanId)
+    const backend = spansOf(trace.traceId).find((span) => span.name === `converse.backend ${method}`)
+    t.equal(backend?.parentSpanContext?.spanId, server.spanContext().spanId)
+    t.equal(backend?.status.code, SpanStatusCode.ERROR, 'the backend failed too')
+    t.equal(client?.parentSpanContext?.spanId, backend?.spanContext().spanId)
   }
 })
