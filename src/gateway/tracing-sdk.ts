@@ -86,9 +86,10 @@ export async function startTracing (config: TracingConfig | undefined, serviceVe
     .merge(resources.detectResources({ detectors: [resources.envDetector] }))
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] })
   provider.register()
-  // The SDK's warnings and errors (an export refused or timed out) as log lines; its chatter below that is dropped.
+  // The SDK's warnings and errors (an export refused or timed out) as log lines at warn; the level keeps its chatter
+  // (info, debug, verbose) from ever reaching the logger.
   const warn = (message: string): void => { log.warn({ source: 'opentelemetry' }, message.slice(0, 512)) }
-  api.diag.setLogger({ error: warn, warn, info: noop, debug: noop, verbose: noop }, api.DiagLogLevel.WARN)
+  api.diag.setLogger({ error: warn, warn, info: warn, debug: warn, verbose: warn }, api.DiagLogLevel.WARN)
   return {
     async shutdown () {
       await provider.shutdown().catch((error: unknown) => {
@@ -102,5 +103,3 @@ export async function startTracing (config: TracingConfig | undefined, serviceVe
     }
   }
 }
-
-function noop (): void {}
