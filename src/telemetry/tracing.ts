@@ -69,6 +69,10 @@ export function startSpan (name: string, kind: SpanKind, attributes: Attributes,
  * span ERROR with the error's name (never its message: it may quote data) and is rethrown.
  */
 export async function inSpan<T> (name: string, kind: SpanKind, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+  // Under a span that is not recorded (sampled out), no child is started: it would not be recorded either (the
+  // parent-based samplers), and the parent's context, still active, is what goes out in `traceparent`.
+  const parent = trace.getSpan(context.active())
+  if (parent !== undefined && !parent.isRecording()) return await work(parent)
   const { span, context: spanContext } = startSpan(name, kind, attributes)
   let result: T
   try {

@@ -4,10 +4,10 @@
  */
 import t from 'tap'
 import pg from 'pg'
-import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
+import { AlwaysOffSampler, InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { SpanStatusCode } from '@opentelemetry/api'
 import { answerAttributes, ATTR, serverAttributes, summarizeResult } from '../../src/telemetry/attributes.js'
-import { extractTraceContext, failSpan, headerGetter, injectTraceHeaders, inSpan, SpanKind, startSpan, trace, traceHeadersOf } from '../../src/telemetry/tracing.js'
+import { context, extractTraceContext, failSpan, headerGetter, injectTraceHeaders, inSpan, SpanKind, startSpan, trace, traceHeadersOf } from '../../src/telemetry/tracing.js'
 import { createGatewayMetrics } from '../../src/gateway/metrics.js'
 import { otlpProtocol, startTracing, tracesExporter, tracingConfig } from '../../src/gateway/tracing-sdk.js'
 import { ConfigError } from '../../src/gateway/config.js'
@@ -119,6 +119,25 @@ t.test('a traced task store: loads and saves are spans, everything else is the s
   t.ok(await store.load('t-2', context), 'saved in the store')
   t.same(exporter.getFinishedSpans().map((span) => [span.name, span.attributes['a2a.task.id'], span.attributes['converse.store.operation']]),
     [['converse.store load', 't-1', 'load'], ['converse.store save', 't-2', 'save']])
+})
+
+t.test('a span sampled out starts no children; its context still goes out', async (t) => {
+  const exporter = new InMemorySpanExporter()
+  const provider = new NodeTracerProvider({ sampler: new AlwaysOffSampler(), spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  provider.register()
+  t.teardown(async () => {
+    await provider.shutdown()
+    trace.disable()
+  })
+  const { span, context: parentContext } = startSpan('server', SpanKind.SERVER, {}, extractTraceContext({ traceparent: PARENT.replace(/-01$/, '-00') }))
+  t.equal(span.isRecording(), false)
+  const headers = await context.with(parentContext, async () => await inSpan('child', SpanKind.INTERNAL, {}, async (child) => {
+    t.equal(child, span, 'the work gets the parent itself')
+    return injectTraceHeaders({})
+  }))
+  t.equal(headers.traceparent, `00-0af7651916cd43dd8448eb211c80319c-${span.spanContext().spanId}-00`, 'the unsampled decision goes on')
+  span.end()
+  t.same(exporter.getFinishedSpans(), [])
 })
 
 t.test('server address and port of a URL, never its path or user info', async (t) => {
