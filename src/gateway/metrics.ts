@@ -38,6 +38,34 @@ export interface GatewayMetrics {
   scrape (): Promise<{ contentType: string, text: string }>
 }
 
+/**
+ * A counter whose per-request increments are summed in a map keyed by the label values (bounded like the labels) and
+ * handed to prom-client when it is scraped: a request costs a string key and a map update, not a label hash and
+ * validation per increment.
+ */
+class BatchedCounter {
+  readonly #pending = new Map<string, { labels: Record<string, string>, count: number }>()
+  readonly counter: Counter<string>
+
+  constructor (config: { name: string, help: string, labelNames: string[], registers: Registry[] }) {
+    const pending = this.#pending
+    this.counter = new Counter({
+      ...config,
+      collect () {
+        for (const { labels, count } of pending.values()) this.inc(labels, count)
+        pending.clear()
+      }
+    })
+  }
+
+  /** One more under `labels`, whose values joined are `key`. */
+  inc (key: string, labels: () => Record<string, string>): void {
+    const entry = this.#pending.get(key)
+    if (entry === undefined) this.#pending.set(key, { labels: labels(), count: 1 })
+    else entry.count++
+  }
+}
+
 function member (values: readonly string[], value: unknown, otherwise: string): string {
   return typeof value === 'string' && values.includes(value) ? value : otherwise
 }
@@ -49,7 +77,7 @@ export function createGatewayMetrics (agentIds: readonly string[]): GatewayMetri
   const agentLabel = (agentId: string): string => agents.has(agentId) ? agentId : 'unknown'
   const registers = [registry]
 
-  const requests = new Counter({
+  const requests = new BatchedCounter({
     name: `${PREFIX}requests_total`,
     help: 'A2A requests by agent, binding, method and result code (ok, or the A2A error code)',
     labelNames: ['agent', 'binding', 'method', 'code'],
@@ -64,7 +92,7 @@ export function createGatewayMetrics (agentIds: readonly string[]): GatewayMetri
   })
   const openStreams = new Gauge({ name: `${PREFIX}open_streams`, help: 'Open SSE and gRPC streams by agent and binding', labelNames: ['agent', 'binding'], registers })
   const toolCalls = new Counter({ name: `${PREFIX}mcp_tool_calls_total`, help: 'MCP door tools/call by agent and tool', labelNames: ['agent', 'tool'], registers })
-  const answers = new Counter({
+  const answers = new BatchedCounter({
     name: `${PREFIX}answers_total`,
     help: "Turns' answers by agent, envelope availability, coverage and reason (none: not assessed)",
     labelNames: ['agent', 'availability', 'coverage', 'reason'],
@@ -114,18 +142,16 @@ export function createGatewayMetrics (agentIds: readonly string[]): GatewayMetri
     const method = METHODS.has(record.method) ? record.method : 'unknown'
     const binding = BINDINGS.has(record.binding) ? record.binding : 'other'
     const code = record.errorCode === undefined ? 'ok' : CODES.has(record.errorCode) ? String(record.errorCode) : 'other'
-    requests.inc({ agent, binding, method, code })
+    requests.inc(`${agent}\u0000${binding}\u0000${method}\u0000${code}`, () => ({ agent, binding, method, code }))
     latency.observe({ agent, method }, record.durationMs / 1000)
     if (record.storeUnavailable) storeErrors.inc({ agent })
     const envelope = record.answer?.envelope
     if (envelope === undefined) return
     const verdict = envelope.answerCoverage
-    answers.inc({
-      agent,
-      availability: member(AVAILABILITIES, verdict?.availability, 'invalid'),
-      coverage: verdict?.coverage === undefined ? 'none' : member(COVERAGES, verdict.coverage, 'invalid'),
-      reason: verdict?.reason === undefined ? 'none' : member(COVERAGE_REASONS, verdict.reason, 'invalid')
-    })
+    const availability = member(AVAILABILITIES, verdict?.availability, 'invalid')
+    const coverage = verdict?.coverage === undefined ? 'none' : member(COVERAGES, verdict.coverage, 'invalid')
+    const reason = verdict?.reason === undefined ? 'none' : member(COVERAGE_REASONS, verdict.reason, 'invalid')
+    answers.inc(`${agent}\u0000${availability}\u0000${coverage}\u0000${reason}`, () => ({ agent, availability, coverage, reason }))
     if (envelope.routine !== undefined) routines.inc({ agent, status: member(ROUTINE_STATUSES, envelope.routine.status, 'invalid') })
   }
 
