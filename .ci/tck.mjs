@@ -48,9 +48,8 @@ rmSync(out, { recursive: true, force: true })
 async function startAgent () {
   const child = spawn(process.execPath, ['dist/examples/conformance/agent.js'], {
     cwd: root,
-    // A2A 1.0 only: with 0.3 served too, the card carries 0.3's discovery fields beside 1.0's, which the kit's strict
-    // AgentCard schema refuses (CARD-STRUCT-001; docs/protocol-versions.md, "The card").
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', STATE: 'memory', A2A_API_KEYS: `tck:${key}`, PUBLIC_URL: front.url, A2A_VERSIONS: '1.0' },
+    // As deployed by default: A2A 0.3 served beside 1.0 (the card stays a valid 1.0 card; docs/protocol-versions.md).
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', STATE: 'memory', A2A_API_KEYS: `tck:${key}`, PUBLIC_URL: front.url },
     stdio: ['ignore', 'pipe', 'inherit']
   })
   const address = await new Promise((resolve, reject) => {

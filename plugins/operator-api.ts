@@ -5,6 +5,7 @@ import { InvalidOptionError } from '../src/core/errors.js'
 import { OWNERSHIP_STATES, type OwnershipState } from '../src/core/envelope.js'
 import type { Inbox } from '../src/runtime/inbox.js'
 import { MAX_CONVERSATION_KEY_LENGTH } from '../src/stores/conversation-store.js'
+import { ANSWER_WINDOW_NAMES, decodeGroupCursor, encodeGroupCursor, type AnswerLog, type AnswerWindow } from '../src/stores/answer-log.js'
 import {
   DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BUFFERED_BYTES, followConversations, type ConversationStreams
 } from './operator-events.js'
@@ -15,6 +16,11 @@ export interface OperatorApiOptions {
   /** Agent ids served by this gateway (unknown ids answer 404). */
   agentIds: readonly string[]
   inbox: Inbox
+  /**
+   * The answer log of the conversation store (its `answers`): the knowledge-gaps view (GET …/answers,
+   * …/answers/unanswered). Without one those routes answer 404 saying so.
+   */
+  answers?: AnswerLog
   /** Live streams (GET …/events) open at once; one more answers 503. Default 100. */
   maxStreams?: number
   /** How often an idle live stream gets a keep-alive comment. Default 25000 ms. */
@@ -25,6 +31,8 @@ export interface OperatorApiOptions {
 
 interface ConversationParams { agentId: string, contextId: string }
 interface AgentParams { agentId: string }
+interface WindowQuery { window?: AnswerWindow }
+interface GapsQuery extends WindowQuery { limit?: string, cursor?: string }
 interface ListQuery { limit?: string, cursor?: string, owner?: OwnershipState, needsPerson?: 'true' | 'false' }
 
 /** Conversations per page of the list: default and most. */
@@ -47,6 +55,29 @@ const listQuery = {
     cursor: { type: 'string', pattern: '^[1-9][0-9]{0,14}$' },
     owner: { type: 'string', enum: OWNERSHIP_STATES },
     needsPerson: { type: 'string', enum: ['true', 'false'] }
+  }
+} as const
+
+/** Question groups per page of the knowledge-gaps list: default and most. */
+export const DEFAULT_GAPS_PAGE_SIZE = 20
+export const MAX_GAPS_PAGE_SIZE = 100
+/** The window when the query names none. */
+export const DEFAULT_ANSWER_WINDOW: AnswerWindow = '24h'
+
+const windowQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { window: { type: 'string', enum: ANSWER_WINDOW_NAMES } }
+} as const
+
+const gapsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    window: { type: 'string', enum: ANSWER_WINDOW_NAMES },
+    limit: { type: 'string', pattern: '^(100|[1-9][0-9]?)$' },
+    // A previous page's `next` (base64url; a key of 200 characters at most fits well within the bound).
+    cursor: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^[A-Za-z0-9_-]+$' }
   }
 } as const
 
@@ -147,6 +178,35 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
       needsPerson: needsPerson === undefined ? undefined : needsPerson === 'true'
     })
     return { conversations: page.conversations, ...(page.next !== undefined ? { next: String(page.next) } : {}) }
+  })
+
+  // The knowledge-gaps view (docs/knowledge-gaps.md): answers by coverage over a window, and the questions the agent
+  // could not answer, grouped. Read from the store's answer log, so every instance on one database answers alike.
+  const answers = options.answers
+  const noAnswerLog = (reply: FastifyReply) => notFound(reply, 'this gateway\'s conversation store keeps no answer log')
+
+  fastify.get<{ Params: AgentParams, Querystring: WindowQuery }>('/api/v1/agents/:agentId/answers', {
+    schema: { params: agentParams, querystring: windowQuery }
+  }, async (request, reply) => {
+    const { agentId } = request.params
+    if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
+    if (answers === undefined) return noAnswerLog(reply)
+    return await answers.series(agentId, request.query.window ?? DEFAULT_ANSWER_WINDOW)
+  })
+
+  fastify.get<{ Params: AgentParams, Querystring: GapsQuery }>('/api/v1/agents/:agentId/answers/unanswered', {
+    schema: { params: agentParams, querystring: gapsQuery }
+  }, async (request, reply) => {
+    const { agentId } = request.params
+    if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
+    if (answers === undefined) return noAnswerLog(reply)
+    const { window = DEFAULT_ANSWER_WINDOW, limit, cursor } = request.query
+    const after = cursor === undefined ? undefined : decodeGroupCursor(cursor)
+    if (cursor !== undefined && after === undefined) {
+      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'querystring/cursor is not a cursor this API gave (a page\'s `next`)' })
+    }
+    const page = await answers.unanswered(agentId, { window, limit: limit === undefined ? DEFAULT_GAPS_PAGE_SIZE : Number(limit), after })
+    return { window, questions: page.groups, ...(page.next !== undefined ? { next: encodeGroupCursor(page.next) } : {}) }
   })
 
   fastify.get<{ Params: AgentParams }>('/api/v1/agents/:agentId/events', { schema: { params: agentParams } }, async (request, reply) => {

@@ -27,6 +27,10 @@ export {
   type ConversationSummary, type ConversationListOptions, type NeedsPersonReason
 } from './stores/conversation-store.js'
 export { MemoryConversationStore, type MemoryConversationStoreOptions } from './stores/memory-conversation-store.js'
+export {
+  questionKey, newAnswers, MemoryAnswerLog, ANSWER_WINDOWS, type AnswerLog, type AnswerLogLimits, type AnswerRecord, type AnswerSeries,
+  type AnswerBucket, type AnswerWindow, type CoverageCounts, type QuestionGroup, type QuestionGroupPage, type QuestionGroupQuery, type GroupCursor
+} from './stores/answer-log.js'
 export { BoundedMemoryTaskStore, type MemoryTaskStoreOptions } from './stores/memory-task-store.js'
 export { tracedTaskStore } from './stores/traced-task-store.js'
 export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'

@@ -104,7 +104,46 @@ export function v03CardFields (card: Record<string, unknown>, transports: readon
 /** The bindings a 0.3 client is answered on: JSON-RPC, and HTTP+JSON (its `/v1/…` paths under the same URL). */
 export const V03_TRANSPORTS = Object.freeze(['JSONRPC', 'HTTP+JSON'])
 
-/** The card with the 0.3 fields beside the 1.0 ones (see v03CardFields). */
+/**
+ * The card a 0.3 reader gets: the 0.3 fields beside the 1.0 ones (see v03CardFields; 1.0's `supportedInterfaces`
+ * kept, as the SDK's legacy card router embeds them).
+ */
 export function withV03Fields (card: Record<string, unknown>): Record<string, unknown> {
   return { ...card, ...v03CardFields(card, V03_TRANSPORTS) }
+}
+
+/**
+ * The 1.0 card of an agent that also serves 0.3: each 1.0 interface of a binding served in 0.3 terms listed again
+ * with `protocolVersion: "0.3"`, after the 1.0 ones. That is 1.0's own way to name an older version (AgentInterface's
+ * `protocolVersion`, "e.g. 0.3"), so the card stays a valid 1.0 card for strict readers (the conformance kit's
+ * schema refuses 0.3's top-level fields), and the 1.0 SDK client still picks the 1.0 entry of each binding.
+ */
+export function withV03Interfaces (card: Record<string, unknown>): Record<string, unknown> {
+  const interfaces = Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces as Array<Record<string, unknown>> : []
+  const legacy = interfaces
+    .filter((entry) => V03_TRANSPORTS.includes(entry.protocolBinding as string) && entry.protocolVersion === '1.0')
+    .map((entry) => ({ url: entry.url, protocolBinding: entry.protocolBinding, protocolVersion: V03_INTERFACE_VERSION }))
+  return legacy.length === 0 ? card : { ...card, supportedInterfaces: [...interfaces, ...legacy] }
+}
+
+/** The `protocolVersion` of a 0.3 entry in 1.0's `supportedInterfaces` (major.minor, as 1.0's own entries say "1.0"). */
+export const V03_INTERFACE_VERSION = '0.3'
+
+/**
+ * Where a 0.3 client that sends no `A2A-Version` (the 0.3 SDKs do not) finds 0.3's card: under the agent's card
+ * base, `<mount>/a2a/<id>/v0.3/.well-known/agent-card.json` (and `<mount>/v0.3/…` for the default agent), so the 0.3
+ * SDK's `createFromUrl('<…>/a2a/<id>/v0.3')` works unchanged.
+ */
+export const V03_CARD_PATH = '/v0.3/.well-known/agent-card.json'
+
+/** Which card a card request asks for: 0.3's when `A2A-Version` names 0.3, else 1.0's (a request without one included). */
+export function requestedCardVersion (a2aVersion: string | string[] | undefined): '0.3' | '1.0' {
+  const value = Array.isArray(a2aVersion) ? a2aVersion[0] : a2aVersion
+  return value !== undefined && /^\s*0\.3(?:\.\d+)?\s*$/.test(value) ? '0.3' : '1.0'
+}
+
+/** An agent's card as served for `version`: unchanged when the agent serves 1.0 only. */
+export function cardAsServed (card: Record<string, unknown>, serves03: boolean, version: '0.3' | '1.0'): Record<string, unknown> {
+  if (!serves03) return card
+  return version === '0.3' ? withV03Fields(card) : withV03Interfaces(card)
 }

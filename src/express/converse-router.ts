@@ -25,8 +25,8 @@ import {
 } from '../core/converse-extension.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import { cardReply } from '../http/card-cache.js'
-import { withV03Fields } from '../core/card.js'
+import { cardReply, notServed03Body } from '../http/card-cache.js'
+import { cardAsServed, requestedCardVersion, V03_CARD_PATH } from '../core/card.js'
 import { endpointAuthentication, endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
 import { readRequestBody } from '../http/request-body.js'
 import { createMcpService } from '../mcp/mcp-service.js'
@@ -171,10 +171,13 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     return own !== undefined && typeof own.error === 'function' ? own : logger
   }
 
-  function cardFor (agentId: string, request: Request): Record<string, unknown> | undefined {
+  /**
+   * An agent's card. One whose endpoint also answers A2A 0.3 lists its 0.3 interfaces the 1.0 way, or is 0.3's card
+   * for a request that asks for 0.3 (docs/protocol-versions.md, "The card").
+   */
+  function cardFor (agentId: string, request: Request, version = requestedCardVersion(request.headers?.['a2a-version'])): Record<string, unknown> | undefined {
     const card = agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath: request.baseUrl })
-    // An agent whose endpoint answers A2A 0.3 also shows 0.3 clients where (docs/protocol-versions.md).
-    return card !== undefined && served03(agentId) ? withV03Fields(card) : card
+    return card === undefined ? undefined : cardAsServed(card, served03(agentId), version)
   }
 
   async function answer (request: Request, response: Response): Promise<void> {
@@ -254,16 +257,21 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     router.use(`/a2a/:agentId${HTTP_JSON_PATH}`, httpJson)
     mcpRoutes(router)
   }
-  router.get('/a2a/:agentId/.well-known/agent-card.json', guarded((request, response) => {
-    const agentId = request.params.agentId as string
-    const card = cardFor(agentId, request)
-    if (card === undefined) response.status(404).json(unknownAgentBody(agentId))
-    else sendCard(request, response, card)
-  }, logFor))
+  /** The well-known card routes: the version by the request's header; the `/v0.3/` ones: 0.3's card, for 0.3 clients that send none. */
+  function cardRoute (version?: '0.3') {
+    return guarded((request, response) => {
+      const agentId = (request.params.agentId as string | undefined) ?? defaultAgentId
+      const card = cardFor(agentId, request, version)
+      if (card === undefined) response.status(404).json(unknownAgentBody(agentId))
+      else if (version !== undefined && !served03(agentId)) response.status(404).json(notServed03Body(agentId))
+      else sendCard(request, response, card, served03(agentId))
+    }, logFor)
+  }
+  router.get('/a2a/:agentId/.well-known/agent-card.json', cardRoute())
+  router.get(`/a2a/:agentId${V03_CARD_PATH}`, cardRoute('0.3'))
   if (options.defaultAgentCard !== false) {
-    router.get('/.well-known/agent-card.json', guarded((request, response) => {
-      sendCard(request, response, cardFor(defaultAgentId, request) as Record<string, unknown>)
-    }, logFor))
+    router.get('/.well-known/agent-card.json', cardRoute())
+    router.get(V03_CARD_PATH, cardRoute('0.3'))
   }
   router.get('/api/v1/mcp/converse/tools', guarded((request, response) => {
     const asked = request.query.agentId
@@ -386,8 +394,8 @@ function requestBaseUrl (request: Request): string {
 }
 
 /** A card with its cache validators (http/card-cache.ts), or 304 when the client holds it already. */
-function sendCard (request: Request, response: Response, card: Record<string, unknown>): void {
-  const { status, headers, body } = cardReply(card, request.headers['if-none-match'])
+function sendCard (request: Request, response: Response, card: Record<string, unknown>, varies: boolean): void {
+  const { status, headers, body } = cardReply(card, request.headers['if-none-match'], varies)
   response.status(status).set(headers)
   if (body === undefined) response.end()
   else response.send(body)

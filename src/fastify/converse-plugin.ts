@@ -6,10 +6,10 @@ import {
 } from '../core/converse-extension.js'
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
-import { cardReply } from '../http/card-cache.js'
+import { cardReply, notServed03Body } from '../http/card-cache.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import type { BoundA2AService } from '../bindings/index.js'
-import { withV03Fields } from '../core/card.js'
+import { cardAsServed, requestedCardVersion, V03_CARD_PATH } from '../core/card.js'
 import { unknownAgentBody } from '../bindings/jsonrpc/binding.js'
 
 export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
@@ -87,10 +87,15 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
   }
 
-  function cardFor (agentId: string, request: FastifyRequest): Record<string, unknown> | undefined {
+  const serves03 = (agentId: string): boolean => fastify.converse.a2aServices.get(agentId)?.versions.includes('0.3') === true
+
+  /**
+   * An agent's card. One whose endpoint also answers A2A 0.3 lists its 0.3 interfaces the 1.0 way, or is 0.3's card
+   * for a request that asks for 0.3 (docs/protocol-versions.md, "The card").
+   */
+  function cardFor (agentId: string, request: FastifyRequest, version = requestedCardVersion(request.headers?.['a2a-version'])): Record<string, unknown> | undefined {
     const card = agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath, grpcUrl })
-    // An agent whose endpoint answers A2A 0.3 also shows 0.3 clients where (docs/protocol-versions.md).
-    return card !== undefined && fastify.converse.a2aServices.get(agentId)?.versions.includes('0.3') === true ? withV03Fields(card) : card
+    return card === undefined ? undefined : cardAsServed(card, serves03(agentId), version)
   }
 
   function transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown {
@@ -149,20 +154,30 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     route.preSerialization = [...toArray(route.preSerialization), onConverseSerialization]
   })
 
-  /** A card with its cache validators (http/card-cache.ts), or 304 when the client holds it already. */
-  function sendCard (request: FastifyRequest, reply: FastifyReply, card: Record<string, unknown>): FastifyReply {
-    const { status, headers, body } = cardReply(card, request.headers['if-none-match'])
+  /**
+   * A card with its cache validators (http/card-cache.ts), or 304 when the client holds it already. `Vary:
+   * A2A-Version` where the header picks the card.
+   */
+  function sendCard (request: FastifyRequest, reply: FastifyReply, agentId: string, card: Record<string, unknown>): FastifyReply {
+    const { status, headers, body } = cardReply(card, request.headers['if-none-match'], serves03(agentId))
     return reply.code(status).headers(headers).send(body)
   }
 
-  fastify.get<{ Params: { agentId: string } }>(`${mountPath}/a2a/:agentId/.well-known/agent-card.json`, async (request, reply) => {
-    const card = cardFor(request.params.agentId, request)
-    if (card === undefined) return reply.code(404).send(unknownAgentBody(request.params.agentId))
-    return sendCard(request, reply, card)
-  })
+  /** The well-known card routes: the version by the request's header; the `/v0.3/` ones: 0.3's card, for 0.3 clients that send none. */
+  function cardRoute (version?: '0.3') {
+    return async (request: FastifyRequest<{ Params: { agentId?: string } }>, reply: FastifyReply) => {
+      const agentId = request.params.agentId ?? defaultAgentId
+      const card = cardFor(agentId, request, version)
+      if (card === undefined) return reply.code(404).send(unknownAgentBody(agentId))
+      if (version !== undefined && !serves03(agentId)) return reply.code(404).send(notServed03Body(agentId))
+      return sendCard(request, reply, agentId, card)
+    }
+  }
+  fastify.get(`${mountPath}/a2a/:agentId/.well-known/agent-card.json`, cardRoute())
+  fastify.get(`${mountPath}/a2a/:agentId${V03_CARD_PATH}`, cardRoute('0.3'))
   if (options.defaultAgentCard !== false) {
-    fastify.get(`${mountPath}/.well-known/agent-card.json`, async (request, reply) =>
-      sendCard(request, reply, cardFor(defaultAgentId, request) as Record<string, unknown>))
+    fastify.get(`${mountPath}/.well-known/agent-card.json`, cardRoute())
+    fastify.get(`${mountPath}${V03_CARD_PATH}`, cardRoute('0.3'))
   }
   fastify.get<{ Querystring: { agentId?: string } }>(`${mountPath}/api/v1/mcp/converse/tools`, async (request, reply) => {
     const agentId = request.query.agentId ?? defaultAgentId

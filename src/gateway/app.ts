@@ -277,7 +277,8 @@ async function registerAll (
       await scope.register(operatorApi, {
         apiKey: config.operatorApiKey as string,
         agentIds: runtime.agents.map((agent) => agent.id),
-        inbox: metrics === undefined ? runtime.inbox : metrics.countedInbox(runtime.inbox)
+        inbox: metrics === undefined ? runtime.inbox : metrics.countedInbox(runtime.inbox),
+        answers: conversations.answers
       })
     })
     const root = packageRoot()

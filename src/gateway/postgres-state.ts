@@ -138,9 +138,12 @@ function agentTaskStore (database: PostgresDatabase, agentId: string, maxOpenTas
     signals,
     callerResolver: (context) => `${agentId}:${callerKeyOf(context)}`,
     maxOpenTasksPerCaller,
-    push: { agentId, recorded: () => push.outbox?.wake() }
+    push: { agentId, recorded: () => { push.recorded() } }
   }))
 }
+
+/** The instances on one database, as the push outbox sees them (the PostgreSQL task event hub). */
+type PushPeers = Pick<PostgresTaskEventHub, 'pushRecorded' | 'onPushRecorded'>
 
 /**
  * Push notifications on the database: configs in the agent's task scope, the outbox written by the task store and
@@ -150,10 +153,19 @@ class PushState {
   outbox: PostgresPushOutbox | undefined
   readonly #database: PostgresDatabase
   readonly #maxConfigsPerCaller: number | undefined
+  readonly #peers: PushPeers | undefined
 
-  constructor (database: PostgresDatabase, maxConfigsPerCaller: number | undefined) {
+  /** `peers`: the other instances on the database, told when a save here recorded notifications (PostgreSQL only). */
+  constructor (database: PostgresDatabase, maxConfigsPerCaller: number | undefined, peers?: PushPeers) {
     this.#database = database
     this.#maxConfigsPerCaller = maxConfigsPerCaller
+    this.#peers = peers
+  }
+
+  /** A save here recorded notifications: this instance's outbox looks now, and so do the others'. */
+  recorded (): void {
+    this.outbox?.wake()
+    this.#peers?.pushRecorded()
   }
 
   configsFor (agentId: string): PostgresPushConfigStore {
@@ -161,9 +173,11 @@ class PushState {
   }
 
   start (options: PostgresPushOutboxOptions): PushStats {
-    this.outbox = new PostgresPushOutbox(this.#database.db, options)
-    this.outbox.start()
-    return this.outbox.stats
+    const outbox = new PostgresPushOutbox(this.#database.db, options)
+    this.outbox = outbox
+    this.#peers?.onPushRecorded(() => { outbox.wake() })
+    outbox.start()
+    return outbox.stats
   }
 
   async close (): Promise<void> {
@@ -256,7 +270,8 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
   if (report.applied.length === 0) options.logger.info({ schema: report.schema }, 'database schema up to date')
   const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
   const events = new PostgresTaskEventHub(database)
-  const push = new PushState(database, options.maxPushConfigsPerCaller)
+  // Another instance's save that recorded notifications wakes this outbox over the hub's LISTEN connection.
+  const push = new PushState(database, options.maxPushConfigsPerCaller, events)
   return {
     kind: 'postgresql',
     conversations,

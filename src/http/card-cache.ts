@@ -18,12 +18,16 @@ export interface CardReply {
   body?: string
 }
 
-/** The reply to a GET of `card`, given the request's If-None-Match. */
-export function cardReply (card: unknown, ifNoneMatch: string | undefined): CardReply {
+/**
+ * The reply to a GET of `card`, given the request's If-None-Match. `varies`: the card depends on the request's
+ * `A2A-Version` (an agent that serves 0.3 too), so caches are told (`Vary`).
+ */
+export function cardReply (card: unknown, ifNoneMatch: string | undefined, varies = false): CardReply {
   const body = JSON.stringify(card)
   // Strong: the same card is the same bytes (publicUrl and the request's host are part of it).
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
-  const headers = { 'cache-control': `public, max-age=${CARD_MAX_AGE_SEC}`, etag }
+  const headers: Record<string, string> = { 'cache-control': `public, max-age=${CARD_MAX_AGE_SEC}`, etag }
+  if (varies) headers.vary = 'A2A-Version'
   if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag)) return { status: 304, headers }
   return { status: 200, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body }
 }
@@ -32,4 +36,9 @@ export function cardReply (card: unknown, ifNoneMatch: string | undefined): Card
 function matches (header: string, etag: string): boolean {
   const tags = header.split(',').map((tag) => tag.trim())
   return tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === etag)
+}
+
+/** The 404 of a `/v0.3/` card route for an agent whose endpoint serves A2A 1.0 only. */
+export function notServed03Body (agentId: string): { statusCode: 404, error: 'Not Found', message: string } {
+  return { statusCode: 404, error: 'Not Found', message: `agent "${agentId.slice(0, 128)}" does not serve A2A 0.3` }
 }

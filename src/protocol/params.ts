@@ -108,10 +108,18 @@ const message = {
   }
 } as const
 
+/**
+ * What a push config sends as an HTTP header value (`token`, `authentication.credentials`): no control character
+ * but tab (RFC 9110 §5.5), so a config that could never be sent is refused when it is made, not retried until it
+ * gives up. The scheme is a token (RFC 9110 §11.1).
+ */
+const headerValue = { type: 'string', pattern: '^[^\\x00-\\x08\\x0A-\\x1F\\x7F]*$', a2aMessage: 'must not contain control characters (it is sent as an HTTP header value)' } as const
+const authScheme = { type: 'string', maxLength: MAX_ID_LENGTH, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", a2aMessage: 'must be an HTTP authentication scheme (a token, e.g. Bearer)' } as const
+
 const authentication = {
   type: 'object',
   required: ['scheme'],
-  properties: { scheme: id, credentials: string }
+  properties: { scheme: authScheme, credentials: headerValue }
 } as const
 
 const pushConfigMembers = {
@@ -119,7 +127,7 @@ const pushConfigMembers = {
   id: optionalId,
   taskId: optionalId,
   url: httpUrl,
-  token: string,
+  token: headerValue,
   authentication
 } as const
 

@@ -93,6 +93,12 @@ type Plan =
  */
 export const SETTLE_TIMEOUT_MS = 5000
 
+/**
+ * How long the close of a superseded task keeps waiting, after the turn answered, for a task that was not yet stored
+ * past its first save at SETTLE_TIMEOUT_MS.
+ */
+export const LATE_SETTLE_MS = 60_000
+
 const FINAL_STATES: ReadonlySet<TaskState | undefined> = new Set([
   TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED
 ])
@@ -250,18 +256,35 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     superseded.delete(requestContext.taskId)
     const context = requestContext.context
     const task = await loadWhen(taskStore, old.taskId, context, (task) => settled(task, old.turnId), SETTLE_TIMEOUT_MS)
+    if (task === undefined || task.status?.state === TaskState.TASK_STATE_SUBMITTED) {
+      // The other turn has not stored its answer within the bound (a long chain of parallel turns on a loaded
+      // machine): this turn answers now, and the old task is closed once that save lands (LATE_SETTLE_MS at most;
+      // a turn whose instance stopped never saves, and its task stays as it is). Closing it now instead would make
+      // that turn's own save fail (a finished task stays finished), and its client be told an error.
+      loadWhen(taskStore, old.taskId, context, (late) => settled(late, old.turnId), LATE_SETTLE_MS)
+        .then(async (late) => { await close(late, old.taskId, requestContext) })
+        // Nothing waits for this: a store failure leaves the old task open, as a turn that never saved does.
+        /* c8 ignore next -- only a failing store reaches it, and nothing observable follows (the task stays as it is) */
+        .catch(() => {})
+      return
+    }
+    await close(task, old.taskId, requestContext)
+  }
+
+  /** Writes the close of `task` (CANCELED, pointing to this turn's task) when it is still open. */
+  async function close (task: Task | undefined, taskId: string, requestContext: RequestContext): Promise<void> {
     const state = task?.status?.state
     if (state !== TaskState.TASK_STATE_INPUT_REQUIRED && state !== TaskState.TASK_STATE_WORKING) return
     const base = envelopeBase(newId(), requestContext.userMessage.messageId)
-    const message = replyOf(requestContext, [textPart(`Continued in task ${requestContext.taskId}.`)], base, old.taskId)
+    const message = replyOf(requestContext, [textPart(`Continued in task ${requestContext.taskId}.`)], base, taskId)
     message.referenceTaskIds = [requestContext.taskId]
     const update = {
-      taskId: old.taskId,
+      taskId,
       contextId: requestContext.contextId,
       status: { state: TaskState.TASK_STATE_CANCELED, message, timestamp: new Date().toISOString() },
       metadata: undefined
     }
-    await writer.write(update, context)
+    await writer.write(update, requestContext.context)
   }
 
   function decideTurn (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {

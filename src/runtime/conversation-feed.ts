@@ -37,6 +37,11 @@ export class ConversationFeedStore implements ConversationStore {
     return this.#store.limits
   }
 
+  /** The wrapped store's answer log, if it keeps one. */
+  get answers (): ConversationStore['answers'] {
+    return this.#store.answers
+  }
+
   async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
     return await this.#store.get(agentId, contextId)
   }

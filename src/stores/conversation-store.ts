@@ -7,6 +7,7 @@
 import type { ConverseEnvelope, OwnershipState } from '../core/envelope.js'
 import { ConverseError } from '../core/errors.js'
 import type { RoutineStatus } from '../core/envelope.js'
+import type { AnswerLog } from './answer-log.js'
 
 export type TurnRole = 'user' | 'agent' | 'human'
 
@@ -154,6 +155,12 @@ export interface ConversationUpdateOptions {
 export interface ConversationStore {
   /** What the store keeps of each conversation (turns, undelivered replies, text length). */
   readonly limits: Readonly<ConversationLimits>
+  /**
+   * Optional: the log of agent answers (src/stores/answer-log.ts), written by `update` with the turns it adds (an
+   * agent turn whose envelope has `answerCoverage`). The gateway's stores keep one; the inbox's knowledge-gaps view
+   * needs it.
+   */
+  readonly answers?: AnswerLog
   /** The conversation, or undefined. The result is a copy: changing it changes nothing stored. */
   get (agentId: string, contextId: string): Promise<ConversationState | undefined>
   /**

@@ -8,12 +8,15 @@ import { cloneData } from '../core/clone-data.js'
 import { CallerCapError } from './caller-key.js'
 import { KeyedLock } from './keyed-lock.js'
 import {
+  DEFAULT_ANSWER_RETENTION_MS, DEFAULT_MAX_ANSWERS_PER_AGENT, MemoryAnswerLog, newAnswers, type AnswerLogLimits
+} from './answer-log.js'
+import {
   DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, assertListOptions, conversationSummary,
   conversationTaskIds, matchesListOptions, type ConversationLimits, type ConversationListOptions, type ConversationState,
   type ConversationStore, type ConversationSummary, type ConversationUpdate, type ConversationUpdateOptions
 } from './conversation-store.js'
 
-export interface MemoryConversationStoreOptions extends Partial<ConversationLimits> {
+export interface MemoryConversationStoreOptions extends Partial<ConversationLimits>, Partial<AnswerLogLimits> {
   /** Conversations kept; beyond it the least recently updated one that no update holds is evicted. Default 10000. */
   maxConversations?: number
   /** Conversations one caller (the `owner` of the update that created them) keeps per agent. Default 1000. */
@@ -41,6 +44,8 @@ export class MemoryConversationStore implements ConversationStore {
   readonly limits: Readonly<ConversationLimits>
   readonly maxConversations: number
   readonly maxConversationsPerCaller: number
+  /** The answers `update` wrote (answer-log.ts): in memory, bounded per agent. */
+  readonly answers: MemoryAnswerLog
   readonly #now: () => Date
   /** Insertion order is update order: the first entry is the least recently updated. */
   readonly #conversations = new Map<string, ConversationState>()
@@ -66,6 +71,10 @@ export class MemoryConversationStore implements ConversationStore {
     this.maxConversations = positiveInteger('maxConversations', options.maxConversations, DEFAULT_MAX_CONVERSATIONS)
     this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#now = options.now ?? (() => new Date())
+    this.answers = new MemoryAnswerLog({
+      answerRetentionMs: positiveInteger('answerRetentionMs', options.answerRetentionMs, DEFAULT_ANSWER_RETENTION_MS),
+      maxAnswersPerAgent: positiveInteger('maxAnswersPerAgent', options.maxAnswersPerAgent, DEFAULT_MAX_ANSWERS_PER_AGENT)
+    }, this.#now)
   }
 
   /** Conversations currently held (for tests and metrics). */
@@ -124,7 +133,8 @@ export class MemoryConversationStore implements ConversationStore {
       if (draft === null || typeof draft !== 'object') {
         throw new TypeError('a conversation update must return the conversation state')
       }
-      const at = this.#now().toISOString()
+      const now = this.#now()
+      const at = now.toISOString()
       // The clone detaches the stored state from the caller's object (and refuses what JSON could not hold).
       const next = applyConversationLimits({
         ...cloneData(draft),
@@ -135,6 +145,7 @@ export class MemoryConversationStore implements ConversationStore {
         updatedAt: at
       }, this.limits)
       this.#write(key, current, next)
+      this.answers.append(agentId, newAnswers(current, next, now.getTime()))
       if (current === undefined && options.owner !== undefined) this.#own(key, agentId, options.owner)
       return cloneData(next)
     })
@@ -161,6 +172,7 @@ export class MemoryConversationStore implements ConversationStore {
     this.#tasks.clear()
     this.#owners.clear()
     this.#byOwner.clear()
+    this.answers.clear()
   }
 
   /** Records a new conversation's owner; past the owner's bound its own least recently updated idle one goes. */

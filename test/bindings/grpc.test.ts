@@ -33,7 +33,7 @@ function textOf (message: Message | undefined): string {
 t.test('the card lists the gRPC target with the agent as tenant; send with and without the extension', async (t) => {
   const { base, target } = await startGrpcGateway(t)
   const card = await (await fetch(`${base}/a2a/demo/.well-known/agent-card.json`)).json() as Record<string, any>
-  t.same(card.supportedInterfaces.at(-1), { url: target, protocolBinding: 'GRPC', tenant: 'demo', protocolVersion: '1.0' })
+  t.same(card.supportedInterfaces.find((entry: any) => entry.protocolBinding === 'GRPC'), { url: target, protocolBinding: 'GRPC', tenant: 'demo', protocolVersion: '1.0' })
 
   const client = await sdkGrpcClient(base)
   const active = await client.sendMessage(ask('How long do I have to return an order?'), withConverse) as Message
@@ -171,7 +171,7 @@ t.test('bad input gets a precise status, never INTERNAL', async (t) => {
   t.equal(noMessage.error?.code, grpc.status.INVALID_ARGUMENT, 'a missing field')
   t.same(statusDetails(noMessage.error!).typeUrls, ['type.googleapis.com/google.rpc.BadRequest'])
   const noVersion = await raw.unary('getTask', GetTaskRequest.fromJSON({ tenant: 'demo', id: 't' }), {})
-  t.equal(noVersion.error?.code, grpc.status.FAILED_PRECONDITION, 'no a2a-version: 0.3, not served')
+  t.equal(noVersion.error?.code, grpc.status.UNIMPLEMENTED, 'no a2a-version: 0.3, not served')
   t.match(statusDetails(noVersion.error!).errorInfo, { reason: 'VERSION_NOT_SUPPORTED' })
   const finished = await raw.stream('subscribeToTask', SubscribeToTaskRequest.fromJSON({ tenant: 'demo', id: 'no-such-task' }), ACTIVE)
   t.equal(finished.error?.code, grpc.status.NOT_FOUND, 'a stream that cannot open is a plain status')

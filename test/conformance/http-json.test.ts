@@ -84,7 +84,9 @@ for (const name of DOORS) {
     const resolved = await client.getAgentCard()
     t.strictSame(resolved.supportedInterfaces.map((entry) => [entry.url, entry.protocolBinding, entry.protocolVersion]), [
       [`${door.base}/a2a/demo`, 'JSONRPC', '1.0'],
-      [`${door.base}/a2a/demo/rest`, 'HTTP+JSON', '1.0']
+      [`${door.base}/a2a/demo/rest`, 'HTTP+JSON', '1.0'],
+      [`${door.base}/a2a/demo`, 'JSONRPC', '0.3'],
+      [`${door.base}/a2a/demo/rest`, 'HTTP+JSON', '0.3']
     ])
     const withConverse = { serviceParameters: ServiceParameters.create(withA2AExtensions(URI)) }
     const decorated = await client.sendMessage(SendMessageRequest.fromJSON({ message: userMessage('x') }), withConverse) as Task

@@ -10,7 +10,7 @@ import t, { type Test } from 'tap'
 import { ClientFactory, ClientFactoryOptions, ServiceParameters, withA2AExtensions, type Client } from 'a2a-sdk-v03/client'
 import type { Message as V03Message } from 'a2a-sdk-v03'
 import { ClientFactory as V1ClientFactory, ServiceParameters as V1ServiceParameters, withA2AExtensions as v1Extensions } from '@a2a-js/sdk/client'
-import { SendMessageRequest } from '@a2a-js/sdk'
+import { AgentCard, SendMessageRequest } from '@a2a-js/sdk'
 import { staticEnvelopeProvider } from '../../src/index.js'
 import { ENVELOPE } from '../fixtures/a2a-app.js'
 import { hangingExecutor, messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
@@ -48,25 +48,44 @@ type Transport = typeof TRANSPORTS[number]
 
 async function clientOf (door: Door, agentId: string, transport: Transport = 'JSONRPC'): Promise<Client> {
   const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [transport] }))
-  const client = await factory.createFromUrl(`${door.base}/a2a/${agentId}/.well-known/agent-card.json`, '')
+  // A 0.3 client sends no A2A-Version: it is given the agent's 0.3 card base (docs/protocol-versions.md, "The card");
+  // the trailing slash, as the SDK resolves its card path against the base as a URL.
+  const client = await factory.createFromUrl(`${door.base}/a2a/${agentId}/v0.3/`)
   if (transport === 'HTTP+JSON' && !(client.transport as { endpoint?: string }).endpoint?.endsWith('/rest')) throw new Error('not the HTTP+JSON transport')
   return client
 }
 
 for (const name of DOORS) {
-  t.test(`${name}: the 0.3 SDK client finds the endpoint on the card`, async (t) => {
+  t.test(`${name}: the well-known card is a 1.0 card naming the 0.3 interfaces; 0.3's card for a 0.3 reader`, async (t) => {
     const { door } = await serve(t, name)
-    const card = (await get(door, '/a2a/tasks/.well-known/agent-card.json')).json
-    t.match(card, {
+    const rpc = `${door.base}/a2a/tasks`
+    const rest = `${door.base}/a2a/tasks/rest`
+    const v03Card = {
       protocolVersion: '0.3.0',
-      url: `${door.base}/a2a/tasks`,
+      url: rpc,
       preferredTransport: 'JSONRPC',
-      additionalInterfaces: [{ url: `${door.base}/a2a/tasks`, transport: 'JSONRPC' }, { url: `${door.base}/a2a/tasks/rest`, transport: 'HTTP+JSON' }],
-      supportedInterfaces: [{ url: `${door.base}/a2a/tasks`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }, { protocolBinding: 'HTTP+JSON' }]
-    })
+      additionalInterfaces: [{ url: rpc, transport: 'JSONRPC' }, { url: rest, transport: 'HTTP+JSON' }],
+      supportedInterfaces: [{ url: rpc, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }, { url: rest, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }]
+    }
+    const plain = await get(door, '/a2a/tasks/.well-known/agent-card.json')
+    t.equal(plain.headers.get('vary'), 'A2A-Version', 'the card depends on A2A-Version')
+    // Nothing but AgentCard's own members (the conformance kit's schema allows no other), 0.3's interfaces the 1.0 way.
+    t.strictSame(Object.keys(plain.json).filter((key) => !(key in AgentCard.fromJSON({}))), [])
+    t.strictSame(plain.json.supportedInterfaces, [
+      { url: rpc, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: rest, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      { url: rpc, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      { url: rest, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' }
+    ])
+    t.same((await get(door, '/a2a/tasks/.well-known/agent-card.json', { 'a2a-version': '1.0' })).json, plain.json)
+    for (const path of ['/a2a/tasks/v0.3/.well-known/agent-card.json', '/v0.3/.well-known/agent-card.json']) {
+      t.match((await get(door, path)).json, { name: 'Tasks', ...v03Card }, `${path}: 0.3's card`)
+    }
+    t.match((await get(door, '/a2a/tasks/.well-known/agent-card.json', { 'a2a-version': '0.3' })).json, v03Card, 'A2A-Version: 0.3 on the well-known path')
+    t.match(await get(door, '/a2a/nobody/v0.3/.well-known/agent-card.json'), { status: 404, json: { message: 'unknown agent "nobody"' } })
     const client = await clientOf(door, 'tasks')
     t.equal((await client.getAgentCard()).name, 'Tasks')
-    // A 1.0 client reads the same card and still gets where it should.
+    // A 1.0 client reads the well-known card and picks the 1.0 interface.
     const v1 = await new V1ClientFactory().createFromUrl(`${door.base}/a2a/echo/.well-known/agent-card.json`, '')
     const reply = await v1.sendMessage(SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), contextId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'v1' }] } }),
       { serviceParameters: V1ServiceParameters.create(v1Extensions(URI)) }) as any
@@ -152,11 +171,16 @@ for (const name of DOORS) {
     t.equal(((await none.json()) as any).result.metadata?.[URI], undefined)
   })
 
-  t.test(`${name}: a2aVersions ['1.0']: a 0.3 request is -32009, the card has no 0.3 fields`, async (t) => {
+  t.test(`${name}: a2aVersions ['1.0']: a 0.3 request is -32009, the card names no 0.3 interface, no 0.3 card`, async (t) => {
     const { door } = await serve(t, name, ['1.0'])
-    const card = (await get(door, '/a2a/tasks/.well-known/agent-card.json')).json
-    t.equal(card.url, undefined)
-    t.equal(card.protocolVersion, undefined)
+    const card = await get(door, '/a2a/tasks/.well-known/agent-card.json', { 'a2a-version': '0.3' })
+    t.equal(card.json.url, undefined)
+    t.equal(card.json.protocolVersion, undefined)
+    t.equal(card.headers.get('vary'), null)
+    t.strictSame(card.json.supportedInterfaces.map((entry: any) => entry.protocolVersion), ['1.0', '1.0'])
+    for (const path of ['/a2a/tasks/v0.3/.well-known/agent-card.json', '/v0.3/.well-known/agent-card.json']) {
+      t.match(await get(door, path), { status: 404, json: { message: 'agent "tasks" does not serve A2A 0.3' } })
+    }
     const reply = await fetch(`${door.base}/a2a/echo`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ASK_AGENT_SKILL, augmentAgentCard, converseExtensionEntry, converseSkills, v03CardFields, withV03Fields } from '../../src/core/card.js'
+import { ASK_AGENT_SKILL, augmentAgentCard, cardAsServed, converseExtensionEntry, converseSkills, requestedCardVersion, v03CardFields, withV03Fields, withV03Interfaces } from '../../src/core/card.js'
 import { ConverseError, InvalidOptionError, RoutineDeclarationError } from '../../src/core/errors.js'
 import {
   TOOL_NAME_PATTERN, validateRoutineDeclarations, type RoutineDeclaration
@@ -219,4 +219,19 @@ t.test('the 0.3 card fields, from supportedInterfaces', async (t) => {
   const card = { name: 'X', supportedInterfaces: [rpc], capabilities: { extendedAgentCard: false } }
   t.strictSame(withV03Fields(card), { ...card, protocolVersion: '0.3.0', url: rpc.url, preferredTransport: 'JSONRPC', additionalInterfaces: [{ url: rpc.url, transport: 'JSONRPC' }] })
   t.match(withV03Fields({ supportedInterfaces: [rpc, rest] }).additionalInterfaces, [{ transport: 'JSONRPC' }, { url: rest.url, transport: 'HTTP+JSON' }], 'both bindings are served in 0.3')
+})
+
+t.test('the card as served: 1.0 with the 0.3 interfaces listed the 1.0 way, or 0.3 for a 0.3 reader', async (t) => {
+  const rpc = { url: 'https://g.example/a2a/x', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }
+  const grpc = { url: 'g.example:50051', protocolBinding: 'GRPC', tenant: 'x', protocolVersion: '1.0' }
+  const card = { name: 'X', supportedInterfaces: [rpc, grpc] }
+  t.strictSame(withV03Interfaces(card).supportedInterfaces, [rpc, grpc, { url: rpc.url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' }],
+    'gRPC is not served in 0.3 terms; the 1.0 entries first')
+  t.equal(withV03Interfaces({ name: 'Y' }).supportedInterfaces, undefined, 'no interfaces: the card as it is')
+  t.equal(cardAsServed(card, false, '0.3'), card, 'an agent that serves 1.0 only: its card, whatever was asked')
+  t.strictSame(cardAsServed(card, true, '1.0'), withV03Interfaces(card))
+  t.strictSame(cardAsServed(card, true, '0.3'), withV03Fields(card))
+  for (const [header, version] of [[undefined, '1.0'], ['1.0', '1.0'], ['0.3', '0.3'], [' 0.3.1 ', '0.3'], [['0.3', '1.0'], '0.3'], ['0.30', '1.0'], ['2.0', '1.0']] as const) {
+    t.equal(requestedCardVersion(header as string | string[] | undefined), version, `A2A-Version ${JSON.stringify(header)}`)
+  }
 })

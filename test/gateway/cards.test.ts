@@ -32,7 +32,10 @@ t.test('the JSONRPC interface is <public base>/a2a/<agentId>, protocol 1.0; from
   const card = res.json()
   t.same(card.supportedInterfaces, [
     { url: 'http://gw.local:8080/a2a/demo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-    { url: 'http://gw.local:8080/a2a/demo/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }
+    { url: 'http://gw.local:8080/a2a/demo/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+    // A2A_VERSIONS' default serves 0.3 too: listed the 1.0 way (docs/protocol-versions.md).
+    { url: 'http://gw.local:8080/a2a/demo', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    { url: 'http://gw.local:8080/a2a/demo/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' }
   ])
   t.same(urls(card), {
     interface: 'http://gw.local:8080/a2a/demo',

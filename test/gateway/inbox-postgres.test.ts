@@ -1,7 +1,7 @@
 /**
  * The inbox across two gateway instances on one PostgreSQL database: a conversation a caller holds with one
  * instance shows in the other's list and trace, and reaches a live stream open on the other; a takeover on either
- * is seen on both. Both instances list the same pages.
+ * is seen on both. Both instances list the same pages, and show the same knowledge-gaps chart and questions.
  */
 import t from 'tap'
 import { Client, OPERATOR_KEY, URI } from '../fixtures/conversation-gateway.js'
@@ -59,5 +59,27 @@ if (url === undefined) {
     // Closing an instance ends its stream.
     await Promise.all([a.app.close(), b.app.close()])
     await Promise.all([onA.ended, onB.ended])
+  })
+
+  t.test('the knowledge-gaps view on two instances: answers given on either, the same chart and list from both', async (t) => {
+    const gap = (n: number): string => contextIdOf(`pg-gaps-${n}`)
+    const env = { DATABASE_URL: url, DATABASE_SCHEMA: schema, OPERATOR_API_KEY: OPERATOR_KEY }
+    const [a, b] = await Promise.all([startGateway(t, env), startGateway(t, env)])
+    // The schema is the file's: the first test's answers count too.
+    const before = (await operator(a.base, 'GET', 'answers?window=7d')).body.totals
+    const questions = ['What is the capital of France?', 'Do you sell gift cards?', 'what is the capital of FRANCE', 'Is there parking?', 'When are you open on Saturday?']
+    for (const [n, question] of questions.entries()) await new Client(t, n % 2 === 0 ? a.app : b.app).send(question, { contextId: gap(n) })
+    const fromA = await operator(a.base, 'GET', 'answers/unanswered?limit=2')
+    const fromB = await operator(b.base, 'GET', 'answers/unanswered?limit=2')
+    t.same(fromA, fromB, 'the same page from both instances')
+    t.same(fromA.body.questions.map((group: any) => [group.key, group.count, group.conversations]),
+      [['capital france', 2, [gap(2), gap(0)]], ['cards gift sell', 1, [gap(1)]]], 'answers given on A and on B, grouped')
+    const rest = await operator(b.base, 'GET', `answers/unanswered?limit=2&cursor=${fromA.body.next as string}`)
+    t.same(rest.body.questions.map((group: any) => group.key), ['parking'], 'a cursor from A pages on B')
+    const series = await operator(a.base, 'GET', 'answers?window=7d')
+    t.same(series, await operator(b.base, 'GET', 'answers?window=7d').then((other) => ({ ...other, body: { ...other.body, to: series.body.to } })),
+      'the same chart from both (but for the moment each read it)')
+    t.equal(series.body.totals.answered - before.answered, 1, 'the answered one')
+    t.equal(series.body.totals.partial + series.body.totals.unanswered - before.partial - before.unanswered, 4, 'the four it could not answer')
   })
 }

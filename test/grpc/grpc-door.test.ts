@@ -4,11 +4,13 @@
  * a stream that waits for a slow reader (and one whose reader leaves while it waits), an empty stream, results the
  * response type cannot take, an Empty response, a door without admission, the peer address, the IPv6 listen form.
  */
+import http2 from 'node:http2'
 import t, { type Test } from 'tap'
 import * as grpc from '@grpc/grpc-js'
 import { DeleteTaskPushNotificationConfigRequest, GetTaskRequest, SubscribeToTaskRequest } from '@a2a-js/sdk'
 import type { A2ACall, A2AResult, A2AService, StreamItem } from '../../src/a2a/service.js'
 import { peerAddress, serveGrpc } from '../../src/grpc.js'
+import { A2AService as A2AGrpcService } from '@a2a-js/sdk/server/grpc'
 import { rawGrpcClient } from '../fixtures/grpc.js'
 
 const V1 = { 'a2a-version': '1.0' }
@@ -78,7 +80,7 @@ t.test('a stream waits for a slow reader, and stops waiting when the reader leav
   let produced = 0
   let completed = false
   let stopped: () => void = () => {}
-  const { raw } = await serve(t, async (call) => ({
+  const { door } = await serve(t, async (call) => ({
     kind: 'stream',
     method: call.method,
     headers: {},
@@ -94,27 +96,42 @@ t.test('a stream waits for a slow reader, and stops waiting when the reader leav
       }
     })()
   }))
-  // Read everything, slowly: the door waits on drain and still delivers all 300.
-  const slow = raw.client.subscribeToTask(SubscribeToTaskRequest.fromJSON({ tenant: 'a', id: 't' }), new grpc.Metadata()) as grpc.ClientReadableStream<unknown>
-  slow.pause()
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  // Read everything, slowly: the door waits on drain and still delivers all 300. Raw HTTP/2 streams that stop
+  // reading (grpc-js's client keeps reading into its own buffer while paused), so their flow-control window fills
+  // and the door's writes must wait.
+  const session = http2.connect(`http://127.0.0.1:${door.port}`)
+  t.teardown(() => { session.destroy() })
+  const request = A2AGrpcService.subscribeToTask.requestSerialize(SubscribeToTaskRequest.fromJSON({ tenant: 'a', id: 't' }))
+  const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), request])
+  frame.writeUInt32BE(request.length, 1)
+  const subscribe = () => {
+    const stream = session.request({ ':method': 'POST', ':path': A2AGrpcService.subscribeToTask.path, 'content-type': 'application/grpc', te: 'trailers' })
+    stream.on('error', () => {})
+    stream.end(frame)
+    stream.pause()
+    return stream
+  }
+  const slow = subscribe()
+  await new Promise((resolve) => setTimeout(resolve, 300))
   t.ok(produced < 300, `the door stopped pulling events while the reader was not reading (${produced})`)
+  const chunks: Buffer[] = []
+  slow.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+  slow.resume()
+  await new Promise((resolve) => slow.once('end', resolve))
+  const body = Buffer.concat(chunks)
   let count = 0
-  for await (const message of slow) if (message !== undefined) count++
+  for (let at = 0; at < body.length; at += 5 + body.readUInt32BE(at + 1)) count++
   t.equal(count, 300)
 
   // A reader that never reads and leaves: the wait ends with the call, the events are returned.
   produced = 0
   completed = false
   const ended = new Promise<void>((resolve) => { stopped = resolve })
-  const leaving = raw.client.subscribeToTask(SubscribeToTaskRequest.fromJSON({ tenant: 'a', id: 't' }), new grpc.Metadata()) as grpc.ClientReadableStream<unknown>
-  leaving.pause()
-  leaving.on('error', () => {})
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  const before = produced
-  leaving.cancel()
+  const leaving = subscribe()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.ok(produced < 300, `the reader had not read everything when it left (${produced})`)
+  leaving.close(http2.constants.NGHTTP2_CANCEL)
   await ended
-  t.ok(before < 300, 'the reader had not read everything when it left')
   t.notOk(completed, 'the events were returned, not read to their end')
 })
 

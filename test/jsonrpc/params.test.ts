@@ -158,7 +158,17 @@ t.test('push config params', async (t) => {
   t.strictSame(validateParams('CreateTaskPushNotificationConfig', { taskId: 't', url: 'https://x', authentication: {} }),
     [{ field: 'authentication.scheme', description: 'is required' }])
   t.strictSame(validateParams('CreateTaskPushNotificationConfig', { taskId: 't', url: 'https://x', authentication: { scheme: '' } }),
-    [{ field: 'authentication.scheme', description: 'must not be empty' }])
+    [{ field: 'authentication.scheme', description: 'must be an HTTP authentication scheme (a token, e.g. Bearer)' }])
+  // Sent as HTTP header values: a config that could never be sent is refused when made, not retried until it gives up.
+  t.strictSame(validateParams('CreateTaskPushNotificationConfig', { taskId: 't', url: 'https://x', authentication: { scheme: 'Bearer x' } }),
+    [{ field: 'authentication.scheme', description: 'must be an HTTP authentication scheme (a token, e.g. Bearer)' }])
+  const control = 'must not contain control characters (it is sent as an HTTP header value)'
+  t.strictSame(validateParams('CreateTaskPushNotificationConfig', { taskId: 't', url: 'https://x', authentication: { scheme: 'Bearer', credentials: 'a\r\nX-Injected: 1' } }),
+    [{ field: 'authentication.credentials', description: control }])
+  t.strictSame(validateParams('CreateTaskPushNotificationConfig', { taskId: 't', url: 'https://x', token: 'a\u0000b' }), [{ field: 'token', description: control }])
+  t.strictSame(validateParams('CreateTaskPushNotificationConfig', { taskId: 't', url: 'https://x', token: 'tab\tand spaces: fine ü', authentication: { scheme: 'Basic', credentials: 'dXNlcjpwYXNz' } }), undefined)
+  t.strictSame(validateParams('SendMessage', { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }] }, configuration: { taskPushNotificationConfig: { url: 'https://x', token: '\n' } } }),
+    [{ field: 'configuration.taskPushNotificationConfig.token', description: control }])
   t.strictSame(validateParams('CreateTaskPushNotificationConfig', { taskId: 't', url: 'https://x', token: 1 }),
     [{ field: 'token', description: 'must be a string' }])
   for (const method of ['GetTaskPushNotificationConfig', 'DeleteTaskPushNotificationConfig'] as const) {

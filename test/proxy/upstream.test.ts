@@ -48,7 +48,8 @@ t.test('the served card: the upstream\'s, its interfaces pointing at the gateway
   t.equal(card.description, 'An A2A agent of its own')
   t.equal(card.version, '2.1.0')
   t.same(card.supportedInterfaces.map((entry) => [entry.url, entry.protocolBinding, entry.protocolVersion]),
-    [[`${gateway.base}/a2a/shop`, 'JSONRPC', '1.0'], [`${gateway.base}/a2a/shop/rest`, 'HTTP+JSON', '1.0']], 'only the gateway\'s interfaces (both bindings)')
+    [[`${gateway.base}/a2a/shop`, 'JSONRPC', '1.0'], [`${gateway.base}/a2a/shop/rest`, 'HTTP+JSON', '1.0'],
+      [`${gateway.base}/a2a/shop`, 'JSONRPC', '0.3'], [`${gateway.base}/a2a/shop/rest`, 'HTTP+JSON', '0.3']], 'only the gateway\'s interfaces (both bindings, both versions)')
   const uris = card.capabilities?.extensions.map((entry) => entry.uri)
   t.same(uris, [TRACE_URI, URI], 'the upstream\'s own extension kept, the converse entry added')
   const converse = card.capabilities?.extensions.find((entry) => entry.uri === URI)

@@ -26,7 +26,7 @@ async function proxied (t: Test, env: Record<string, string> = {}) {
 
 t.test('a 0.3 client through the gateway to a 1.0 upstream: send, stream, get, an input-required task continued', async (t) => {
   const { upstream, gateway } = await proxied(t)
-  const client = await new ClientFactory().createFromUrl(`${gateway.base}/a2a/shop/.well-known/agent-card.json`, '')
+  const client = await new ClientFactory().createFromUrl(`${gateway.base}/a2a/shop/v0.3/.well-known/agent-card.json`, '')
   const reply = await client.sendMessage({ message: message('hello there') }, ACTIVE) as any
   t.match(reply, { kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'echo: hello there' }] })
   t.match(reply.metadata[URI], { author: 'agent', answerCoverage: { availability: 'not_recorded' } }, 'the envelope on the 0.3 Message')

@@ -37,9 +37,13 @@ t.test('the gateway serves a 1.0 card for a 0.3 upstream, the upstream\'s own en
   const { gateway } = await proxied(t)
   const card = await (await fetch(`${gateway.base}/a2a/legacy/.well-known/agent-card.json`)).json() as Record<string, any>
   t.equal(card.name, 'Legacy shop')
-  t.same(card.supportedInterfaces.map((entry: any) => [entry.url, entry.protocolBinding, entry.protocolVersion]),
-    [[`${gateway.base}/a2a/legacy`, 'JSONRPC', '1.0'], [`${gateway.base}/a2a/legacy/rest`, 'HTTP+JSON', '1.0']])
-  t.equal(card.url, `${gateway.base}/a2a/legacy`, 'the 0.3 url is the gateway\'s, not the upstream\'s')
+  t.same(card.supportedInterfaces.map((entry: any) => [entry.url, entry.protocolBinding, entry.protocolVersion]), [
+    [`${gateway.base}/a2a/legacy`, 'JSONRPC', '1.0'], [`${gateway.base}/a2a/legacy/rest`, 'HTTP+JSON', '1.0'],
+    [`${gateway.base}/a2a/legacy`, 'JSONRPC', '0.3'], [`${gateway.base}/a2a/legacy/rest`, 'HTTP+JSON', '0.3']
+  ])
+  t.equal(card.url, undefined, 'a 1.0 card')
+  const v03 = await (await fetch(`${gateway.base}/a2a/legacy/v0.3/.well-known/agent-card.json`)).json() as Record<string, any>
+  t.equal(v03.url, `${gateway.base}/a2a/legacy`, 'the 0.3 url is the gateway\'s, not the upstream\'s')
 })
 
 t.test('a 1.0 client in front of a 0.3 upstream: send, stream, get, an input-required task continued', async (t) => {
@@ -78,7 +82,7 @@ t.test('a 1.0 client in front of a 0.3 upstream: send, stream, get, an input-req
 
 t.test('a 0.3 client in front of a 0.3 upstream: translated twice, the envelope on 0.3 shapes', async (t) => {
   const { gateway } = await proxied(t)
-  const client = await new V03ClientFactory().createFromUrl(`${gateway.base}/a2a/legacy/.well-known/agent-card.json`, '')
+  const client = await new V03ClientFactory().createFromUrl(`${gateway.base}/a2a/legacy/v0.3/.well-known/agent-card.json`, '')
   const active = { serviceParameters: V03ServiceParameters.create(v03Extensions(URI)) }
   const task = await client.sendMessage({ message: { kind: 'message', messageId: randomUUID(), contextId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'task twice' }] } }, active) as any
   t.match(task, { kind: 'task', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: 'result of task twice' }] }] })

@@ -7,8 +7,10 @@
  * last. And the wait is bounded: a task whose turn's reply never lands is closed after SETTLE_TIMEOUT_MS.
  */
 import t, { type Test } from 'tap'
+import { TaskState } from '@a2a-js/sdk'
+import type { ServerCallContext } from '@a2a-js/sdk/server'
 import type { FastifyInstance } from 'fastify'
-import { SETTLE_TIMEOUT_MS, lastTaskTurn } from '../../src/runtime/conversation-executor.js'
+import { LATE_SETTLE_MS, SETTLE_TIMEOUT_MS, lastTaskTurn } from '../../src/runtime/conversation-executor.js'
 import { BoundedMemoryTaskStore } from '../../src/stores/memory-task-store.js'
 import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
 import { Client, gateway, textOf, URI } from '../fixtures/conversation-gateway.js'
@@ -31,6 +33,12 @@ async function parallelTurns (t: Test, apps: FastifyInstance[]): Promise<void> {
   t.comment(`${TURNS} parallel turns answered in ${Math.round(performance.now() - started)} ms`)
   const ids: string[] = [first.id, ...tasks.map((task) => task.id)]
 
+  // A close whose old task was not stored by the bound (a loaded machine) follows the turn's answer: wait for it.
+  for (let i = 0; i < 200; i++) {
+    const states = await Promise.all(ids.map(async (id) => (await clients[0].getTask(id)).status.state))
+    if (states.filter((state) => state === 'TASK_STATE_INPUT_REQUIRED').length <= 1) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
   const views: Json[][] = await Promise.all(clients.map(async (client) => await Promise.all(ids.map(async (id) => await client.getTask(id)))))
   for (const view of views.slice(1)) t.strictSame(view, views[0], 'GetTask shows the same tasks on every instance')
   const all = views[0]
@@ -77,6 +85,42 @@ t.test('the wait is bounded: a task whose turn\'s reply never lands is closed af
   t.equal(closed.status.state, 'TASK_STATE_CANCELED', 'still open at the bound: closed as before')
   t.equal(textOf(closed.status.message), `Continued in task ${next.id}.`)
   t.equal(taskStore.saveListeners, 0, 'the listener went with the wait')
+})
+
+t.test('a task not stored at the bound is closed once its save lands, after the turn answered', async (t) => {
+  const conversations = new MemoryConversationStore()
+  let saveContext: ServerCallContext | undefined
+  const taskStore = new (class extends BoundedMemoryTaskStore {
+    override async save (task: Json, context: ServerCallContext): Promise<void> {
+      saveContext ??= context
+      await super.save(task, context)
+    }
+  })()
+  const client = new Client(t, await gateway(t, { conversations, taskStores: { demo: taskStore } }))
+  const first = await client.task('book a table')
+  // The conversation's open turn now names a task no save has written yet (its turn's instance is slow).
+  await conversations.update('demo', first.contextId, (state) => {
+    (lastTaskTurn(state as Json) as Json).taskId = 'late-task'
+    return state as Json
+  })
+  const started = performance.now()
+  const next = await client.task('notes=late', { contextId: first.contextId })
+  const elapsed = performance.now() - started
+  t.ok(elapsed >= SETTLE_TIMEOUT_MS - 5 && elapsed < SETTLE_TIMEOUT_MS + 5000, `answered after the bound (${Math.round(elapsed)} ms)`)
+  t.ok(taskStore.saveListeners > 0, 'the close still waits for the old task, after the turn answered')
+  // The slow turn's save lands: its task holds its reply, waiting for input.
+  const stored = await taskStore.load(first.id, saveContext as ServerCallContext) as Json
+  await taskStore.save({ ...stored, id: 'late-task', status: { ...stored.status, state: TaskState.TASK_STATE_INPUT_REQUIRED } }, saveContext as ServerCallContext)
+  let closed: Json
+  for (let i = 0; i < 100; i++) {
+    closed = await client.getTask('late-task')
+    if (closed.status.state !== 'TASK_STATE_INPUT_REQUIRED') break
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.equal(closed.status.state, 'TASK_STATE_CANCELED', 'closed once stored')
+  t.equal(textOf(closed.status.message), `Continued in task ${next.id}.`)
+  t.equal(taskStore.saveListeners, 0, 'the listener went with the wait')
+  t.ok(LATE_SETTLE_MS > SETTLE_TIMEOUT_MS)
 })
 
 if (url === undefined) {

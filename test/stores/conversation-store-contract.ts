@@ -7,12 +7,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
+import { answerLogContract } from './answer-log-contract.js'
 import {
   ConversationStoreClosedError, newConversationState, type ConversationLimits, type ConversationState, type ConversationStore
 } from '../../src/stores/conversation-store.js'
 
 export interface ContractStoreOptions extends Partial<ConversationLimits> {
   now?: () => Date
+  answerRetentionMs?: number
+  maxAnswersPerAgent?: number
   maxConversationsPerCaller?: number
 }
 
@@ -410,4 +413,6 @@ export function conversationStoreContract (t: Test, subject: ConversationStoreSu
     await store.close()
     t.pass('closing twice is fine')
   })
+
+  answerLogContract(t, subject)
 }

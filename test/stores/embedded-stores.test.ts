@@ -23,12 +23,44 @@ t.teardown(async () => await database.close())
 const report = await migrate(database.db, { schema: 'converse_test' })
 
 t.test('the server\'s migrations apply as they are', async (t) => {
-  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications'])
+  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log'])
   t.same((await migrate(database.db, { schema: 'converse_test' })).applied, [], 'and again: nothing to do')
 })
 
 t.test('the conversation store contract', async (t) => {
   conversationStoreContract(t, { create: (options) => new PostgresConversationStore(database, options), oneSession: true })
+})
+
+t.test('the answer log\'s rows past the cap and the retention are deleted by the writes, at most once a minute per agent', async (t) => {
+  let now = Date.UTC(2026, 0, 10, 12)
+  const store = new PostgresConversationStore(database, { now: () => new Date(now), maxAnswersPerAgent: 2, answerRetentionMs: 60 * 60 * 1000 })
+  const agentId = `pruned-${process.pid}`
+  const rows = async (): Promise<string[]> => (await database.db.executeQuery<{ question: string }>(CompiledQuery.raw(
+    `select question from converse_test.converse_answers where agent_id = '${agentId}' order by seq`))).rows.map((row) => row.question)
+  const answer = (question: string) => (state: ConversationState | undefined): ConversationState => {
+    const next = state ?? newConversationState(agentId, 'ignored')
+    next.turns.push({ id: `${question}-u`, at: 'x', role: 'user', text: question })
+    next.turns.push({
+      id: `${question}-a`,
+      at: 'x',
+      role: 'agent',
+      text: 'no idea',
+      envelope: { author: 'agent', answerCoverage: { availability: 'assessed', coverage: 'unanswered', reason: 'insufficient_evidence' }, ownership: { state: 'ai_owned', suppressed: false } }
+    })
+    return next
+  }
+  // The agent's first answer comes on the locked path (the conversation exists): that write prunes.
+  await store.update(agentId, 'c1', (state) => state ?? newConversationState(agentId, 'c1'))
+  await store.update(agentId, 'c1', answer('one'))
+  await store.update(agentId, 'c2', answer('two'))
+  await store.update(agentId, 'c3', answer('three'))
+  t.same(await rows(), ['one', 'two', 'three'], 'within the minute nothing is deleted (the reads count the newest 2 only)')
+  now += 61_000
+  await store.update(agentId, 'c1', answer('four'))
+  t.same(await rows(), ['two', 'three', 'four'], 'a minute later, a locked write keeps the newest 2 it found, and its own')
+  now += 2 * 60 * 60 * 1000
+  await store.update(agentId, 'c5', answer('five'))
+  t.same(await rows(), ['five'], 'past the retention, a new conversation\'s statement deletes the old rows')
 })
 
 t.test('a conversation created on the locked path (fn gave up on the optimistic one) is its owner\'s too', async (t) => {

@@ -7,6 +7,7 @@
  */
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { TaskState } from '@a2a-js/sdk'
 import { ServerCallContext } from '@a2a-js/sdk/server'
 import pg from 'pg'
@@ -131,6 +132,36 @@ if (url === undefined) {
     stopHere()
     stopThere()
     stopLong()
+  })
+
+  t.test('recorded push notifications wake the other instances\' outboxes, not this one\'s; a NOTIFY that fails is logged', async (t) => {
+    const a = await instance()
+    const b = await instance()
+    const here = counter()
+    const there = counter()
+    a.hub.onPushRecorded(here.listener)
+    const stopThere = b.hub.onPushRecorded(there.listener)
+    a.hub.pushRecorded()
+    await there.reach(1)
+    b.hub.pushRecorded()
+    await here.reach(1)
+    await sleep(100)
+    t.strictSame([here.calls, there.calls], [1, 1], 'each hears the other once, never its own')
+    stopThere()
+    a.hub.pushRecorded()
+    await sleep(200)
+    t.equal(there.calls, 1, 'unsubscribed')
+    // A hub whose pool is gone: the NOTIFY fails, is logged, nothing throws.
+    const gone = createPostgresDatabase({ connectionString: url, schema, logger })
+    const c = { hub: new PostgresTaskEventHub(gone) }
+    const before = warnings.length
+    await gone.close()
+    c.hub.pushRecorded()
+    for (let i = 0; i < 100 && warnings.length === before; i++) await sleep(10)
+    t.strictSame(warnings.slice(before), ['task event hub: could not tell the other instances of recorded push notifications'])
+    await c.hub.close()
+    c.hub.pushRecorded()
+    t.equal(warnings.length, before + 1, 'a closed hub sends nothing')
   })
 
   t.test('after the hub closed, saves still wake this instance\'s listeners', async (t) => {

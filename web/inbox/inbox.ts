@@ -2,7 +2,9 @@
  * The operator inbox (browser side). Talks to the operator API of the gateway that served it; the key is kept in
  * sessionStorage (this tab only) and sent as a Bearer header, never in a URL. Everything a caller or an agent wrote
  * is put on the page as text (textContent), never as HTML. The live list follows GET /api/v1/agents/:id/events,
- * read with fetch (EventSource cannot send an Authorization header).
+ * read with fetch (EventSource cannot send an Authorization header). The knowledge-gaps view (docs/knowledge-gaps.md)
+ * reads GET …/answers and …/answers/unanswered and draws its chart itself, as SVG elements (no library, no inline
+ * style: colours are classes of inbox.css).
  */
 
 type Owner = 'ai_owned' | 'human_owned'
@@ -42,6 +44,36 @@ interface Trace {
   turns: Array<{ id: string, at: string, role: 'user' | 'agent' | 'human', text: string, author?: string, envelope?: Envelope }>
   version: number
 }
+
+type Verdict = 'answered' | 'partial' | 'unanswered' | 'unclear' | 'notAssessed'
+type Counts = Record<Verdict, number>
+
+interface Series {
+  window: string
+  from: string
+  to: string
+  bucketMs: number
+  buckets: Array<Counts & { start: string }>
+  totals: Counts
+}
+
+interface QuestionGroup {
+  key: string
+  text: string
+  count: number
+  partial: number
+  lastAskedAt: string
+  conversations: string[]
+}
+
+const VERDICTS: Verdict[] = ['answered', 'partial', 'unanswered', 'unclear', 'notAssessed']
+const VERDICT_LABELS: Record<Verdict, string> = {
+  answered: 'answered', partial: 'partial', unanswered: 'unanswered', unclear: 'unclear', notAssessed: 'not assessed'
+}
+const WINDOW_LABELS: Record<string, string> = { '24h': 'the last 24 hours', '7d': 'the last 7 days' }
+const SVG = 'http://www.w3.org/2000/svg'
+/** A live change refreshes the open knowledge-gaps view at most this often. */
+const GAPS_REFRESH_MS = 3000
 
 const KEY_STORAGE = 'a2a-converse.operator-key'
 const RETRY_MS = 2000
@@ -87,7 +119,22 @@ const ui = {
   reply: element<HTMLTextAreaElement>('reply'),
   send: element<HTMLButtonElement>('send'),
   replyHint: element('reply-hint'),
-  conversationError: element('conversation-error')
+  conversationError: element('conversation-error'),
+  views: element('views'),
+  showConversations: element<HTMLButtonElement>('show-conversations'),
+  showGaps: element<HTMLButtonElement>('show-gaps'),
+  gaps: element('gaps'),
+  gapsTitle: element('gaps-title'),
+  gapsAgent: element<HTMLSelectElement>('gaps-agent'),
+  gapsWindow: element<HTMLSelectElement>('gaps-window'),
+  gapsRefresh: element<HTMLButtonElement>('gaps-refresh'),
+  gapsChart: element('gaps-chart'),
+  gapsSummary: element('gaps-summary'),
+  gapsLegend: element<HTMLUListElement>('gaps-legend'),
+  questions: element<HTMLOListElement>('questions'),
+  questionsEmpty: element('questions-empty'),
+  questionsMore: element<HTMLButtonElement>('questions-more'),
+  gapsError: element('gaps-error')
 }
 
 const state = {
@@ -98,7 +145,12 @@ const state = {
   open: undefined as string | undefined,
   openVersion: 0,
   /** Ends the current live stream (a new agent, a sign-out). */
-  stopLive: undefined as (() => void) | undefined
+  stopLive: undefined as (() => void) | undefined,
+  /** The knowledge-gaps view is shown (instead of the conversations). */
+  gapsShown: false,
+  questionsNext: undefined as string | undefined,
+  /** A refresh of the knowledge-gaps view waiting (live changes come in bursts). */
+  gapsTimer: undefined as number | undefined
 }
 
 class Refused extends Error {}
@@ -138,13 +190,16 @@ async function signIn (key: string): Promise<void> {
     return
   }
   sessionStorage.setItem(KEY_STORAGE, key)
-  ui.agent.replaceChildren(...agents.map((agent) => {
-    const option = text('option', agent.id) as HTMLOptionElement
-    option.value = agent.id
-    return option
-  }))
+  for (const select of [ui.agent, ui.gapsAgent]) {
+    select.replaceChildren(...agents.map((agent) => {
+      const option = text('option', agent.id) as HTMLOptionElement
+      option.value = agent.id
+      return option
+    }))
+  }
   ui.signIn.hidden = true
-  ui.workspace.hidden = false
+  ui.views.hidden = false
+  showView(false)
   ui.signOut.hidden = false
   ui.key.value = ''
   selectAgent(ui.agent.value)
@@ -155,6 +210,8 @@ function signOut (message = ''): void {
   state.key = ''
   sessionStorage.removeItem(KEY_STORAGE)
   ui.workspace.hidden = true
+  ui.gaps.hidden = true
+  ui.views.hidden = true
   ui.signOut.hidden = true
   ui.signIn.hidden = false
   ui.live.textContent = ''
@@ -172,8 +229,11 @@ function failed (error: unknown, where: HTMLElement): void {
 function selectAgent (agent: string): void {
   state.stopLive?.()
   state.agent = agent
+  ui.agent.value = agent
+  ui.gapsAgent.value = agent
   closeConversation()
   follow(agent)
+  if (state.gapsShown) loadGaps()
 }
 
 function filters (): URLSearchParams {
@@ -292,6 +352,7 @@ function frame (raw: string): void {
     if (state.open !== undefined) loadConversation()
   } else if (name === 'conversation') {
     changed(JSON.parse(data) as Entry)
+    if (state.gapsShown) refreshGapsSoon()
   } else if (name === 'removed') {
     state.entries.delete((JSON.parse(data) as { contextId: string }).contextId)
     renderList()
@@ -418,6 +479,166 @@ async function act (suffix: string, body?: unknown): Promise<boolean> {
   }
 }
 
+// ---- where the knowledge falls short -------------------------------------------------------------------------
+
+/** Shows the knowledge-gaps view or the conversations (the live list keeps following either way). */
+function showView (gaps: boolean): void {
+  state.gapsShown = gaps
+  ui.workspace.hidden = gaps
+  ui.gaps.hidden = !gaps
+  ui.showConversations.setAttribute('aria-pressed', String(!gaps))
+  ui.showGaps.setAttribute('aria-pressed', String(gaps))
+  if (gaps) loadGaps()
+}
+
+function refreshGapsSoon (): void {
+  if (state.gapsTimer !== undefined) return
+  state.gapsTimer = window.setTimeout(() => {
+    state.gapsTimer = undefined
+    if (state.gapsShown) loadGaps()
+  }, GAPS_REFRESH_MS)
+}
+
+function answersPath (suffix = '', query = new URLSearchParams()): string {
+  query.set('window', ui.gapsWindow.value)
+  return `/${encodeURIComponent(state.agent)}/answers${suffix}?${query.toString()}`
+}
+
+/** The chart and the first page of questions, for the agent and period picked. */
+async function loadGaps (): Promise<void> {
+  const agent = state.agent
+  ui.gapsTitle.textContent = `Where the knowledge falls short · ${agent}`
+  try {
+    const [series, page] = await Promise.all([api(answersPath()) as Promise<Series>, api(answersPath('/unanswered'))])
+    if (agent !== state.agent) return
+    ui.gapsError.textContent = ''
+    renderChart(series)
+    state.questionsNext = page.next
+    renderQuestions(page.questions as QuestionGroup[], false)
+  } catch (error) {
+    failed(error, ui.gapsError)
+  }
+}
+
+async function loadMoreQuestions (): Promise<void> {
+  const query = new URLSearchParams()
+  if (state.questionsNext !== undefined) query.set('cursor', state.questionsNext)
+  try {
+    const page = await api(answersPath('/unanswered', query))
+    state.questionsNext = page.next
+    renderQuestions(page.questions as QuestionGroup[], true)
+  } catch (error) {
+    failed(error, ui.gapsError)
+  }
+}
+
+function svg (tag: string, attributes: Record<string, string | number>, content?: string): SVGElement {
+  const node = document.createElementNS(SVG, tag)
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value))
+  if (content !== undefined) node.textContent = content
+  return node
+}
+
+function countsText (counts: Counts): string {
+  return VERDICTS.map((verdict) => `${counts[verdict]} ${VERDICT_LABELS[verdict]}`).join(', ')
+}
+
+function bucketLabel (iso: string, bucketMs: number): string {
+  const date = new Date(iso)
+  return bucketMs <= 60 * 60 * 1000
+    ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : date.toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
+}
+
+/** Stacked bars, one per bucket, one colour per verdict; each bar's title says its counts. */
+function renderChart (series: Series): void {
+  const barWidth = 16
+  const gap = 4
+  const left = 28
+  const top = 8
+  const height = 120
+  const width = left + series.buckets.length * (barWidth + gap)
+  const totalOf = (counts: Counts): number => VERDICTS.reduce((sum, verdict) => sum + counts[verdict], 0)
+  const highest = Math.max(1, ...series.buckets.map(totalOf))
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${top + height + 18}`, role: 'img', 'aria-labelledby': 'gaps-summary' })
+  chart.append(svg('line', { x1: left, x2: width, y1: top + height, y2: top + height, class: 'grid' }))
+  chart.append(svg('line', { x1: left, x2: width, y1: top, y2: top, class: 'grid' }))
+  chart.append(svg('text', { x: left - 4, y: top + 4, 'text-anchor': 'end', class: 'axis' }, String(highest)))
+  chart.append(svg('text', { x: left - 4, y: top + height, 'text-anchor': 'end', class: 'axis' }, '0'))
+  series.buckets.forEach((bucket, index) => {
+    const x = left + index * (barWidth + gap) + gap / 2
+    const bar = svg('g', { class: 'bar', 'data-start': bucket.start })
+    bar.append(svg('title', {}, `${bucketLabel(bucket.start, series.bucketMs)}: ${countsText(bucket)}`))
+    let y = top + height
+    for (const verdict of VERDICTS) {
+      if (bucket[verdict] === 0) continue
+      const size = (bucket[verdict] / highest) * height
+      y -= size
+      bar.append(svg('rect', { x, y, width: barWidth, height: size, class: `cov-${verdict}`, 'data-verdict': verdict, 'data-count': bucket[verdict] }))
+    }
+    chart.append(bar)
+  })
+  const first = series.buckets[0]
+  const last = series.buckets.at(-1)
+  if (first !== undefined && last !== undefined) {
+    chart.append(svg('text', { x: left, y: top + height + 14, class: 'axis' }, bucketLabel(first.start, series.bucketMs)))
+    chart.append(svg('text', { x: width, y: top + height + 14, 'text-anchor': 'end', class: 'axis' }, bucketLabel(last.start, series.bucketMs)))
+  }
+  ui.gapsChart.replaceChildren(chart)
+  const total = totalOf(series.totals)
+  ui.gapsSummary.textContent = total === 0
+    ? `No answers in ${WINDOW_LABELS[series.window] ?? series.window}.`
+    : `${total} answers in ${WINDOW_LABELS[series.window] ?? series.window}: ${countsText(series.totals)}.`
+  ui.gapsLegend.replaceChildren(...VERDICTS.map((verdict) => {
+    const item = document.createElement('li')
+    item.append(text('span', '', `swatch cov-${verdict}`), document.createTextNode(`${VERDICT_LABELS[verdict]} (${series.totals[verdict]})`))
+    return item
+  }))
+}
+
+/** Opens a conversation a question was asked in, in the conversations view. */
+function openFromGaps (contextId: string): void {
+  showView(false)
+  openConversation(contextId)
+}
+
+function renderQuestions (groups: QuestionGroup[], more: boolean): void {
+  const items = groups.map((group) => {
+    const item = document.createElement('li')
+    item.dataset.key = group.key
+    const open = document.createElement('button')
+    open.type = 'button'
+    open.className = 'open'
+    open.dataset.contextId = group.conversations[0]
+    open.append(text('span', group.text, 'question'))
+    const facts = document.createElement('span')
+    facts.append(text('span', group.count === 1 ? 'asked once' : `asked ${group.count} times`, 'badge needs'))
+    if (group.partial > 0) facts.append(text('span', `${group.partial} partly answered`, 'badge'))
+    facts.append(text('span', `last ${when(group.lastAskedAt)}`))
+    open.append(facts)
+    open.addEventListener('click', () => { openFromGaps(group.conversations[0]) })
+    item.append(open)
+    if (group.conversations.length > 1) {
+      const also = document.createElement('p')
+      also.className = 'also'
+      also.append(text('span', 'Also asked in:'))
+      for (const contextId of group.conversations.slice(1)) {
+        const button = text('button', contextId) as HTMLButtonElement
+        button.type = 'button'
+        button.dataset.contextId = contextId
+        button.addEventListener('click', () => { openFromGaps(contextId) })
+        also.append(button)
+      }
+      item.append(also)
+    }
+    return item
+  })
+  if (more) ui.questions.append(...items)
+  else ui.questions.replaceChildren(...items)
+  ui.questionsEmpty.hidden = ui.questions.childElementCount > 0
+  ui.questionsMore.hidden = state.questionsNext === undefined
+}
+
 // ---- wiring --------------------------------------------------------------------------------------------------
 
 ui.signInForm.addEventListener('submit', (event) => {
@@ -426,6 +647,12 @@ ui.signInForm.addEventListener('submit', (event) => {
 })
 ui.signOut.addEventListener('click', () => { signOut() })
 ui.agent.addEventListener('change', () => { selectAgent(ui.agent.value) })
+ui.gapsAgent.addEventListener('change', () => { selectAgent(ui.gapsAgent.value) })
+ui.showConversations.addEventListener('click', () => { showView(false) })
+ui.showGaps.addEventListener('click', () => { showView(true) })
+ui.gapsWindow.addEventListener('change', () => { loadGaps() })
+ui.gapsRefresh.addEventListener('click', () => { loadGaps() })
+ui.questionsMore.addEventListener('click', () => { loadMoreQuestions() })
 ui.owner.addEventListener('change', () => { loadList() })
 ui.needsPerson.addEventListener('change', () => { loadList() })
 ui.more.addEventListener('click', () => { loadList(true) })

@@ -13,7 +13,12 @@ import { ERROR_INFO_TYPE, JsonRpcErrorCode, type ErrorDetail, type JsonRpcError 
 /** The trailer of a `google.rpc.Status` (the gRPC richer error model). */
 export const STATUS_DETAILS_KEY = 'grpc-status-details-bin'
 
-/** JSON-RPC code (the A2A error's identity here) → gRPC status, as §5.4 and the SDK's `grpcStatusFor` map them. */
+/**
+ * JSON-RPC code (the A2A error's identity here) → gRPC status, as §5.4's table maps them. The SDK's `grpcStatusFor`
+ * differs for three (-32003, -32004, -32009: FAILED_PRECONDITION where §5.4 says UNIMPLEMENTED); the spec is followed,
+ * as on HTTP+JSON (whose `status` names the same code), and the SDK's clients, which read the ErrorInfo reason, still
+ * get their typed errors (docs/grpc.md).
+ */
 const BY_CODE: ReadonlyMap<number, GrpcStatus> = new Map([
   [JsonRpcErrorCode.ParseError, GrpcStatus.INVALID_ARGUMENT],
   [JsonRpcErrorCode.InvalidRequest, GrpcStatus.INVALID_ARGUMENT],
@@ -22,13 +27,13 @@ const BY_CODE: ReadonlyMap<number, GrpcStatus> = new Map([
   [JsonRpcErrorCode.InternalError, GrpcStatus.INTERNAL],
   [JsonRpcErrorCode.TaskNotFound, GrpcStatus.NOT_FOUND],
   [JsonRpcErrorCode.TaskNotCancelable, GrpcStatus.FAILED_PRECONDITION],
-  [JsonRpcErrorCode.PushNotificationNotSupported, GrpcStatus.FAILED_PRECONDITION],
-  [JsonRpcErrorCode.UnsupportedOperation, GrpcStatus.FAILED_PRECONDITION],
+  [JsonRpcErrorCode.PushNotificationNotSupported, GrpcStatus.UNIMPLEMENTED],
+  [JsonRpcErrorCode.UnsupportedOperation, GrpcStatus.UNIMPLEMENTED],
   [JsonRpcErrorCode.ContentTypeNotSupported, GrpcStatus.INVALID_ARGUMENT],
   [JsonRpcErrorCode.InvalidAgentResponse, GrpcStatus.INTERNAL],
   [JsonRpcErrorCode.ExtendedAgentCardNotConfigured, GrpcStatus.FAILED_PRECONDITION],
   [JsonRpcErrorCode.ExtensionSupportRequired, GrpcStatus.FAILED_PRECONDITION],
-  [JsonRpcErrorCode.VersionNotSupported, GrpcStatus.FAILED_PRECONDITION]
+  [JsonRpcErrorCode.VersionNotSupported, GrpcStatus.UNIMPLEMENTED]
 ])
 
 /** The HTTP statuses the service (or a door) sets itself → gRPC status. */

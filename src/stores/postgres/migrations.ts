@@ -8,7 +8,7 @@
  *   (`a2a-db upgrade`, migration `0001_create_tasks`) creates it, recorded in the SDK CLI's ledger
  *   (`a2a_tasks_migrations`), so `a2a-db status` sees it as migrated and either tool may create it first.
  * - `converse`: our tables (conversations, their task index, spilled task events, turn locks, upstream ownership
- *   records), ledger `converse_migrations`.
+ *   records, push configs and outbox, the answer log), ledger `converse_migrations`.
  */
 import { TASK_TABLE } from '@a2a-js/sdk/server/database'
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
@@ -30,6 +30,7 @@ export const TASK_RESERVATIONS_TABLE = 'converse_task_reservations'
 export const CONVERSATION_OWNERS_TABLE = 'converse_conversation_owners'
 export const PUSH_CONFIGS_TABLE = 'converse_push_configs'
 export const PUSH_OUTBOX_TABLE = 'converse_push_outbox'
+export const ANSWERS_TABLE = 'converse_answers'
 
 export interface MigrateOptions {
   /** The schema to create (if missing) and migrate. Default: the connection's `current_schema()`. */
@@ -321,6 +322,36 @@ function createPushTables (schema: string): Migration {
   }
 }
 
+/**
+ * The answer log (src/stores/answer-log.ts, docs/knowledge-gaps.md): one row per agent answer a conversation write
+ * added, in write order (`seq`), at the store's clock (`at`, epoch ms: the chart's buckets are integer arithmetic,
+ * the same in memory). `question_key` is the grouping key computed on write, in the "C" collation so that the list's
+ * order is code point order in both stores. Indexed per agent in write order (the cap, the prune) and by time (the
+ * windows).
+ */
+function createAnswerLog (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      for (const statement of [
+        `create table ${ANSWERS_TABLE} (
+          seq bigserial primary key,
+          agent_id text collate "C" not null,
+          context_id text collate "C" not null,
+          at bigint not null,
+          availability text not null,
+          coverage text,
+          reason text,
+          question text not null,
+          question_key text collate "C" not null
+        )`,
+        `create index ${ANSWERS_TABLE}_agent_seq_idx on ${ANSWERS_TABLE} (agent_id, seq)`,
+        `create index ${ANSWERS_TABLE}_agent_at_idx on ${ANSWERS_TABLE} (agent_id, at)`
+      ]) await sql.raw(statement).execute(db)
+    }
+  }
+}
+
 /** The terminal states as the task table writes them (status_state). */
 const OPEN_EXCLUDED = "'TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED', 'TASK_STATE_REJECTED'"
 
@@ -346,7 +377,8 @@ function histories (schema: string): History[] {
         '0005_task_callers': addTaskCallers(schema),
         '0006_caller_bounds': addCallerBounds(schema),
         '0007_conversation_owner_counts': countOwnedConversations(schema),
-        '0008_push_notifications': createPushTables(schema)
+        '0008_push_notifications': createPushTables(schema),
+        '0009_answer_log': createAnswerLog(schema)
       }
     }
   ]

@@ -6,7 +6,8 @@
  * several pool connections waiting on the same row. A conversation this process has not seen lately is first tried
  * as new: `fn(undefined)` written by one autocommit `INSERT … ON CONFLICT DO NOTHING` (one round trip); when the row
  * exists (another instance made it), the locked path runs `fn` again on the real state. Tables: see migrations.ts
- * and docs/postgres.md.
+ * and docs/postgres.md. The answers a write adds (answer-log.ts) go into the answer log in the statement that writes
+ * the conversation: postgres-answer-log.ts.
  */
 import type pg from 'pg'
 import { InvalidOptionError } from '../../core/errors.js'
@@ -20,9 +21,13 @@ import { DEFAULT_MAX_CONVERSATIONS_PER_CALLER } from '../memory-conversation-sto
 import { KeyedLock } from '../keyed-lock.js'
 import { isConnectionFailure, toStoreError } from './connection-errors.js'
 import { CONVERSATION_OWNERS_TABLE, CONVERSATIONS_TABLE, CONVERSATION_TASKS_TABLE } from './migrations.js'
+import {
+  DEFAULT_ANSWER_RETENTION_MS, DEFAULT_MAX_ANSWERS_PER_AGENT, newAnswers, type AnswerLogLimits
+} from '../answer-log.js'
+import { PostgresAnswerLog, answersJson, insertAnswers, pruneAnswers } from './postgres-answer-log.js'
 import type { PostgresDatabase } from './postgres-database.js'
 
-export interface PostgresConversationStoreOptions extends Partial<ConversationLimits> {
+export interface PostgresConversationStoreOptions extends Partial<ConversationLimits>, Partial<AnswerLogLimits> {
   /** Clock for createdAt / updatedAt. Default: `() => new Date()`. */
   now?: () => Date
   /**
@@ -35,6 +40,13 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
    * (MAX_CONVERSATIONS_PER_CALLER). Default 1000.
    */
   maxConversationsPerCaller?: number
+}
+
+/** What a write adds to the answer log: the records' JSON (none: undefined) and the prune's parameters (not due: null). */
+interface AnswerWrite {
+  json: string | undefined
+  cap: number | null
+  oldest: number | null
 }
 
 interface LockedRow {
@@ -99,7 +111,8 @@ const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_id, cont
 /**
  * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
  * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
- * for). The task index takes over ids as WRITE does. With an owner, that owner's overflow goes (OVERFLOW).
+ * for). The task index takes over ids as WRITE does. With an owner, that owner's overflow goes (OVERFLOW). The
+ * conversation's answers ($9, a JSON array) are logged with it, and the agent's log pruned when due ($10, $11).
  */
 const INSERT_NEW = `with conversation as (
     insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
@@ -114,14 +127,19 @@ const INSERT_NEW = `with conversation as (
     select $1, task_id, $2 from conversation, unnest($6::text[]) as task_id
     on conflict (agent_id, task_id) do update set context_id = excluded.context_id
     where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
+  ), answered as (
+    ${insertAnswers('$1', '$2', '$9', 'conversation, ')}
+  ), pruned as (
+    ${pruneAnswers('$1', '$10', '$11')}
   )
   select version from conversation`
 /**
  * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
  * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
  * version per update). Ids are sorted so that two transactions upserting the same ids lock them in the same order.
+ * `answers`: more common table expressions (WRITE_ANSWERED).
  */
-const WRITE = `with conversation as (
+const write = (answers: string): string => `with conversation as (
     update ${CONVERSATIONS_TABLE}
        set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6, owner = coalesce($8::text, owner),
            write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
@@ -129,11 +147,21 @@ const WRITE = `with conversation as (
   ), forgotten as (
     delete from ${CONVERSATION_TASKS_TABLE}
      where agent_id = $1 and context_id = $2 and not (task_id = any ($7::text[]))
-  )
+  )${answers}
   insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
   select $1, task_id, $2 from unnest($7::text[]) as task_id
   on conflict (agent_id, task_id) do update set context_id = excluded.context_id
   where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id`
+const WRITE = write('')
+/**
+ * A write that adds answers: the same statement, which also logs them ($9) and, when due, prunes the agent's log ($10
+ * cap or NULL, $11 oldest). One statement, so a locked write stays two queries (itself and COMMIT) in flight.
+ */
+const WRITE_ANSWERED = write(`, answered as (
+    ${insertAnswers('$1', '$2', '$9')}
+  ), pruned as (
+    ${pruneAnswers('$1', '$10', '$11')}
+  )`)
 
 function positiveInteger (name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
@@ -177,6 +205,8 @@ export class PostgresConversationStore implements ConversationStore {
   readonly #known = new Map<string, true>()
   readonly #maxKnown: number
   readonly maxConversationsPerCaller: number
+  /** The answers `update` wrote (answer-log.ts), in this database: every instance reads the same log. */
+  readonly answers: PostgresAnswerLog
   #closed = false
 
   /** Shares the database's pool; `close()` does not end it (the database's own `close()` does). */
@@ -190,6 +220,13 @@ export class PostgresConversationStore implements ConversationStore {
     this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
     this.#now = options.now ?? (() => new Date())
+    this.answers = new PostgresAnswerLog(async (text, values) => {
+      this.#assertOpen()
+      return await this.#query(text, values)
+    }, {
+      answerRetentionMs: positiveInteger('answerRetentionMs', options.answerRetentionMs, DEFAULT_ANSWER_RETENTION_MS),
+      maxAnswersPerAgent: positiveInteger('maxAnswersPerAgent', options.maxAnswersPerAgent, DEFAULT_MAX_ANSWERS_PER_AGENT)
+    }, this.#now)
   }
 
   async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
@@ -295,7 +332,7 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   /** `fn`'s result as stored: validated, cloned, the store's fields set, the limits applied; and its JSON. */
-  #next (draft: ConversationState, agentId: string, contextId: string, version: number, createdAt: string | undefined): { next: ConversationState, json: string } {
+  #next (draft: ConversationState, agentId: string, contextId: string, version: number, current: ConversationState | undefined): { next: ConversationState, json: string, answers: AnswerWrite } {
     if (draft === null || typeof draft !== 'object') {
       throw new TypeError('a conversation update must return the conversation state')
     }
@@ -306,10 +343,12 @@ export class PostgresConversationStore implements ConversationStore {
       agentId,
       contextId,
       version,
-      createdAt: createdAt ?? at,
+      createdAt: current?.createdAt ?? at,
       updatedAt: at
     }, this.limits)
-    return { next, json: toJson(next) }
+    const records = newAnswers(current, next, Date.parse(at))
+    const [cap, oldest] = records.length === 0 ? [null, null] : this.answers.pruneParameters(agentId, Date.parse(at))
+    return { next, json: toJson(next), answers: { json: records.length === 0 ? undefined : answersJson(records), cap, oldest } }
   }
 
   /**
@@ -322,8 +361,9 @@ export class PostgresConversationStore implements ConversationStore {
   async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate, owner: string | null): Promise<ConversationState | undefined> {
     let next: ConversationState
     let json: string
+    let answers: AnswerWrite
     try {
-      ({ next, json } = this.#next(await fn(undefined), agentId, contextId, 1, undefined))
+      ({ next, json, answers } = this.#next(await fn(undefined), agentId, contextId, 1, undefined))
     } catch {
       return undefined
     }
@@ -337,7 +377,8 @@ export class PostgresConversationStore implements ConversationStore {
     try {
       // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
       rows = (await client.query<{ version: number }>({ name: 'converse_insert_new', text: INSERT_NEW }, [
-        agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, this.maxConversationsPerCaller
+        agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, this.maxConversationsPerCaller,
+        answers.json ?? '[]', answers.cap, answers.oldest
       ])).rows
     } catch (error) {
       discard(client)
@@ -379,9 +420,12 @@ export class PostgresConversationStore implements ConversationStore {
     const { client, result: row } = await this.#withConnection(async (connection) => await lockRow(connection, agentId, contextId))
     let next: ConversationState
     let json: string
+    let answers: AnswerWrite
     try {
       const current = row.state ?? undefined
-      ;({ next, json } = this.#next(await fn(current), agentId, contextId, row.version + 1, current?.createdAt))
+      // `fn` may change the state it is given: the turns before it ran are what the answer log compares with.
+      const before = current === undefined ? undefined : { ...current, turns: [...current.turns] }
+      ;({ next, json, answers } = this.#next(await fn(current), agentId, contextId, row.version + 1, before))
     } catch (error) {
       await rollback(client)
       throw error
@@ -391,7 +435,10 @@ export class PostgresConversationStore implements ConversationStore {
     try {
       // Sent together too: a failed write makes the COMMIT a ROLLBACK, and the write's error is the one thrown.
       await Promise.all([
-        client.query(WRITE, [agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null]),
+        client.query(answers.json === undefined ? WRITE : WRITE_ANSWERED, [
+          agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null,
+          ...(answers.json === undefined ? [] : [answers.json, answers.cap, answers.oldest])
+        ]),
         ...(created ? [client.query(EVICT_OVERFLOW, [agentId, contextId, owner, this.maxConversationsPerCaller])] : []),
         client.query('COMMIT')
       ])

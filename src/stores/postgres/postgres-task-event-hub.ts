@@ -75,6 +75,8 @@ interface Envelope {
   e?: TaskStreamEvent
   r?: number
   s?: string
+  /** Push notifications were recorded (src/stores/postgres/push-outbox.ts): the other instances' outboxes look now. */
+  p?: 1
 }
 
 type Channel = 't' | 'a'
@@ -82,7 +84,7 @@ type Channel = 't' | 'a'
 function parseEnvelope (payload: string | undefined): Envelope | undefined {
   try {
     const value = JSON.parse(String(payload)) as Partial<Envelope> | null
-    if (typeof value === 'object' && value !== null && typeof value.s === 'string') return value as Envelope
+    if (typeof value === 'object' && value !== null && (typeof value.s === 'string' || value.p === 1)) return value as Envelope
     if (typeof value === 'object' && value !== null && (typeof value.t === 'string') !== (typeof value.a === 'string') &&
       ((typeof value.e === 'object' && value.e !== null) || typeof value.r === 'number')) return value as Envelope
   } catch {}
@@ -125,6 +127,7 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
   readonly #listeners = new TaskListeners()
   readonly #agentListeners = new TaskListeners()
   readonly #saveListeners = new SaveListeners()
+  readonly #pushListeners = new Set<() => void>()
   /** The LISTEN connection, connecting or connected; undefined while waiting to reconnect and once closed. */
   #client: pg.Client | undefined
   #listening = false
@@ -225,6 +228,26 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
     sending.finally(() => { this.#sendingSaves.delete(sending) })
   }
 
+  /**
+   * Push notifications were recorded by a save on this instance (its own outbox is woken by the store): every other
+   * hub's `onPushRecorded` listeners wake, so their outboxes claim at once rather than at their next poll. Sent in
+   * the background; a failure is logged (the others still poll). Only saves that recorded notifications send it.
+   */
+  pushRecorded (): void {
+    if (this.#closed) return
+    const sending = this.#pool.query('select pg_notify($1, $2)', [this.channel, JSON.stringify({ o: this.#origin, p: 1 })]).then(() => {}, (error: unknown) => {
+      this.#logger.warn({ err: error, channel: this.channel }, 'task event hub: could not tell the other instances of recorded push notifications')
+    })
+    this.#sendingSaves.add(sending)
+    sending.finally(() => { this.#sendingSaves.delete(sending) })
+  }
+
+  /** Called when another instance recorded push notifications (see pushRecorded). Returns the unsubscribe. */
+  onPushRecorded (listener: () => void): () => void {
+    this.#pushListeners.add(listener)
+    return () => { this.#pushListeners.delete(listener) }
+  }
+
   async #notifySaved (taskId: string): Promise<void> {
     const payload = JSON.stringify({ o: this.#origin, s: taskId })
     try {
@@ -258,6 +281,7 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
     clearTimeout(this.#reconnectTimer)
     clearTimeout(this.#healthTimer)
     this.#listeners.clear()
+    this.#pushListeners.clear()
     this.#agentListeners.clear()
     this.#listening = false
     this.#backendPid = undefined
@@ -335,6 +359,10 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
     const envelope = parseEnvelope(message.payload)
     if (envelope === undefined) {
       this.#logger.warn({ channel: message.channel }, 'task event hub: ignored a notification that is not a task event')
+      return
+    }
+    if (envelope.p !== undefined) {
+      if (envelope.o !== this.#origin) for (const listener of this.#pushListeners) listener()
       return
     }
     if (envelope.s !== undefined) {

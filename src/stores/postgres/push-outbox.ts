@@ -10,8 +10,10 @@
  * attempt's time is written and the lease dropped. An instance killed mid-attempt leaves a lease that runs out; then
  * any instance claims the row again (at least once: the receiver drops a duplicate by its A2A-Notification-Id).
  *
- * Waking: the instance that committed a save wakes its own deliverer at once (`wake`); the others poll every
- * `pollMs` (PUSH_POLL_MS) and when a retry falls due.
+ * Waking: the instance that committed a save wakes its own deliverer at once (`wake`), and on PostgreSQL tells the
+ * others over the task event hub's LISTEN/NOTIFY (src/gateway/postgres-state.ts), which wake theirs; every instance
+ * also polls every `pollMs` (PUSH_POLL_MS: a NOTIFY missed while its LISTEN connection was down) and when a retry
+ * falls due.
  */
 import { randomUUID } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
