@@ -2,17 +2,20 @@
  * The MCP door against the A2A door of one gateway (demo agent, own child process), on the same question:
  *
  * - A2A: the seed's SendMessage at POST /a2a/demo (A2A-Version 1.0, the converse extension requested);
- * - MCP: `tools/call` of `ask_agent` with the same text at POST /mcp/a/demo, as a stateless client sends it after
- *   initialize (Accept JSON and SSE, MCP-Protocol-Version); answered by the door's fast path (the agent's long-lived
- *   SDK Server, src/mcp/direct-exchange.ts), which runs a SendMessage through the A2A service;
- * - informative: the same MCP call on a second gateway without the fast path (a new SDK Server and Streamable HTTP
- *   transport per request), to show what the fast path buys (kept only at ≥ 1.10, the rule of bench/fast-paths.ts).
+ * - MCP: `tools/call` of `ask_agent` with the same text at POST /mcp/a/demo, on the 2026-07-28 revision exactly as
+ *   the v2 client sends it (the `_meta` envelope, MCP-Protocol-Version, Mcp-Method and Mcp-Name); answered by the
+ *   door's fast path (the agent's long-lived SDK Server pinned to 2026-07-28, src/mcp/direct-exchange.ts), which
+ *   runs a SendMessage through the A2A service;
+ * - the same MCP call on a second gateway without the fast path: the v2 server SDK's own stateless handling
+ *   (`createMcpHandler`: a new `Server` and per-request transport per request), to show what the fast path buys
+ *   (kept only at ≥ 1.10, the rule of bench/fast-paths.ts);
+ * - informative: the same call on 2025-11-25 as the v1 client sends it after initialize, answered by the SDK's
+ *   stateless legacy leg (a new `Server` and Streamable HTTP transport, the reply as a one-event SSE stream).
  *
- * Target: MCP ≥ 0.7× A2A. Both contenders hit the same server process in alternating rounds (bench/lib.ts), so
- * the ratio is the MCP door's own cost: the SDK Server's JSON-RPC of MCP (zod schemas), the tool result built from
- * the A2A reply, and the door's routing and body handling.
+ * Target: MCP (2026-07-28) ≥ 0.7× A2A. All contenders hit the same server process in alternating rounds
+ * (bench/lib.ts), so the ratio is the MCP door's own cost: the SDK's classification and JSON-RPC of MCP (zod
+ * schemas), the tool result built from the A2A reply, and the door's routing and body handling.
  */
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import { spawnServer, stopServer, checkReply, DEFAULT_CONNECTIONS } from './gateway.js'
 import { SEED_HEADERS } from './gateway-servers.js'
 import { KEEP_THRESHOLD } from './fast-paths.js'
@@ -22,17 +25,37 @@ export const name = 'mcp'
 /** MCP ask_agent / A2A SendMessage. */
 export const TARGET = 0.7
 
+const QUESTION = { name: 'ask_agent', arguments: { message: 'How long do I have to return an order?' } }
+
+/** tools/call of ask_agent on 2026-07-28: the per-request envelope the v2 client attaches. */
 export const ASK_REQUEST = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
   method: 'tools/call',
-  params: { name: 'ask_agent', arguments: { message: 'How long do I have to return an order?' } }
+  params: {
+    ...QUESTION,
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': {}
+    }
+  }
 })
 
 export const MCP_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'application/json',
   accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': LATEST_PROTOCOL_VERSION
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'ask_agent'
+})
+
+/** The same call on 2025-11-25, as the v1 client sends it once initialized. */
+const LEGACY_REQUEST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: QUESTION })
+const LEGACY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25'
 })
 
 interface ToolReply {
@@ -43,7 +66,9 @@ interface ToolReply {
 async function checkToolReply (contender: Contender): Promise<number> {
   const res = await fetch(contender.url + contender.load.path, { method: 'POST', headers: contender.load.headers, body: contender.load.body })
   const text = await res.text()
-  const result = (JSON.parse(text) as ToolReply).result
+  // A JSON reply (2026-07-28), or one SSE event carrying it (the older revisions' stateless leg).
+  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '')
+  const result = (JSON.parse(json) as ToolReply).result
   const ok = res.status === 200 && result?.isError === false && result.content?.[0]?.text === ANSWER_TEXT &&
     result.structuredContent?.answerCoverage?.coverage === 'answered' && result.structuredContent.citations?.length === 1
   if (!ok) throw new Error(`${contender.name}: unexpected reply (status ${res.status}): ${text.slice(0, 500)}`)
@@ -55,32 +80,36 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
   const gateway = await spawnServer('gateway')
   const perRequest = await spawnServer('gateway-mcp-per-request')
   try {
-    const ask = { method: 'POST' as const, path: '/mcp/a/demo', headers: { ...MCP_HEADERS }, body: ASK_REQUEST }
+    const path = '/mcp/a/demo'
+    const ask = { method: 'POST' as const, path, headers: { ...MCP_HEADERS }, body: ASK_REQUEST }
     const contenders: Contender[] = [
-      { name: 'MCP tools/call ask_agent (POST /mcp/a/demo)', url: gateway.url, load: ask, usage: gateway.usage },
+      { name: 'MCP tools/call ask_agent, 2026-07-28 (POST /mcp/a/demo)', url: gateway.url, load: ask, usage: gateway.usage },
       {
         name: 'A2A SendMessage (POST /a2a/demo, extension active)',
         url: gateway.url,
         load: { method: 'POST', path: gateway.path, headers: { ...SEED_HEADERS }, body: SEED_REQUEST },
         usage: gateway.usage
       },
-      { name: 'MCP ask_agent without the fast path (own gateway)', url: perRequest.url, load: ask, usage: perRequest.usage }
+      { name: 'MCP tools/call ask_agent, 2025-11-25 (same gateway)', url: gateway.url, load: { method: 'POST', path, headers: { ...LEGACY_HEADERS }, body: LEGACY_REQUEST }, usage: gateway.usage },
+      { name: 'MCP ask_agent 2026-07-28 without the fast path (own gateway)', url: perRequest.url, load: ask, usage: perRequest.usage }
     ]
-    const sizes = [await checkToolReply(contenders[0]), await checkReply(contenders[1]), await checkToolReply(contenders[2])]
-    if (sizes[0] !== sizes[2]) throw new Error(`the fast path's reply (${sizes[0]} bytes) differs from the transport's (${sizes[2]})`)
+    const sizes = [await checkToolReply(contenders[0]), await checkReply(contenders[1]), await checkToolReply(contenders[2]), await checkToolReply(contenders[3])]
+    if (sizes[0] !== sizes[3]) throw new Error(`the fast path's reply (${sizes[0]} bytes) differs from the SDK handler's (${sizes[3]})`)
     const rows = await compare(contenders, options)
     return {
       name,
       rows,
       ratios: [
-        { description: 'MCP ask_agent / A2A SendMessage', ratio: pairedRatio(rows, 0, 1), target: TARGET },
-        { description: 'MCP fast path / a new server per request (keep ≥ 1.10)', ratio: pairedRatio(rows, 0, 2), target: KEEP_THRESHOLD }
+        { description: 'MCP ask_agent (2026-07-28) / A2A SendMessage', ratio: pairedRatio(rows, 0, 1), target: TARGET },
+        { description: 'MCP fast path / the SDK\'s stateless handling (keep ≥ 1.10)', ratio: pairedRatio(rows, 0, 3), target: KEEP_THRESHOLD }
       ],
       notes: [
-        `reply bytes: MCP ${sizes[0]}, A2A ${sizes[1]}`,
-        `server CPU per request (median): MCP ${(rows[0].cpuMicrosPerRequest as number).toFixed(1)} µs, A2A ${(rows[1].cpuMicrosPerRequest as number).toFixed(1)} µs, ` +
-          `MCP without the fast path ${(rows[2].cpuMicrosPerRequest as number).toFixed(1)} µs; CPU-based ratios ${pairedRatio(rows, 0, 1, true).toFixed(3)} ` +
-          `(MCP / A2A) and ${pairedRatio(rows, 0, 2, true).toFixed(3)} (fast path / per request)`,
+        `informative: MCP ask_agent (2025-11-25) / A2A SendMessage ${pairedRatio(rows, 2, 1).toFixed(3)}`,
+        `reply bytes: MCP ${sizes[0]} (2026-07-28), ${sizes[2]} (2025-11-25, SSE), A2A ${sizes[1]}`,
+        `server CPU per request (median): MCP ${(rows[0].cpuMicrosPerRequest as number).toFixed(1)} µs (2026-07-28), ` +
+          `${(rows[2].cpuMicrosPerRequest as number).toFixed(1)} µs (2025-11-25), A2A ${(rows[1].cpuMicrosPerRequest as number).toFixed(1)} µs, ` +
+          `MCP 2026-07-28 without the fast path ${(rows[3].cpuMicrosPerRequest as number).toFixed(1)} µs; CPU-based ratios ` +
+          `${pairedRatio(rows, 0, 1, true).toFixed(3)} (MCP / A2A) and ${pairedRatio(rows, 0, 3, true).toFixed(3)} (fast path / SDK's stateless handling)`,
         `MCP and A2A share one gateway process; ${options.connections} connections, ${options.rounds} rounds of ${options.durationSec} s`
       ]
     }

@@ -53,7 +53,7 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
   defaultAgentCard?: boolean
   /** Largest accepted request body of the A2A endpoint and the MCP door, in bytes. Default 1048576 (1 MiB). */
   bodyLimit?: number
-  /** The MCP door's fast path for plain tools/call and tools/list (see mcpEndpoint's `directToolCalls`). Default true. */
+  /** The MCP door's fast path for plain 2026-07-28 tools/call and tools/list (see mcpEndpoint's `directToolCalls`). Default true. */
   mcpDirectToolCalls?: boolean
   /** Task events published after an executor returned, relayed to open streams (see a2aEndpoint). */
   events?: TaskEventSource
@@ -293,7 +293,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         else await handler(request, response, agentId)
       }, logFor)
     const answer = served(async (request, response, agentId) => {
-      // Read by the A2A endpoint's rules; another media type stays unread for the transport to refuse.
+      // Read by the A2A endpoint's rules; another media type stays unread for the SDK to refuse.
       let body: RequestBody | undefined
       if (request.method === 'POST') {
         body = request.readableEnded ? alreadyRead(request) : await readRequestBody(request, bodyLimit)

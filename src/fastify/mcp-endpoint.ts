@@ -2,9 +2,10 @@
  * `mcpEndpoint`: the Fastify door of the MCP server each agent card points to — Streamable HTTP at
  * `<prefix>/mcp/a/:agentId` and the agent's MCP server card at `<prefix>/mcp/a/:agentId/server-card`.
  *
- * I/O only: the SDK's transport reads the body (with the A2A endpoint's limit) and writes the reply on the raw
- * Node objects (the reply is hijacked); the tools run through the A2A service `a2aEndpoint` registered
- * (src/mcp/mcp-service.ts). Encapsulated: its body parser (none: the transport reads the stream) is its own.
+ * I/O only: the body is read and parsed here (with the A2A endpoint's limit), the MCP service (the v2 server SDK,
+ * src/mcp/mcp-service.ts) writes the reply on the raw Node objects (the reply is hijacked); the tools run through
+ * the A2A service `a2aEndpoint` registered. Encapsulated: its body parser (JSON only; any other media type is left
+ * unread for the SDK to refuse) is its own. The SDK's Fastify adapter does not fit a plugin: docs/mcp.md.
  */
 import createError from '@fastify/error'
 import fp from 'fastify-plugin'
@@ -19,8 +20,8 @@ export interface McpEndpointOptions {
   /** Fastify's register option; register `converse` and `a2aEndpoint` with the same prefix. */
   prefix?: string
   /**
-   * Answer plain `tools/call` and `tools/list` requests through one long-lived MCP server per agent instead of a new
-   * server and transport per request (same replies; docs/mcp.md). Default true; `false` is for comparisons.
+   * Answer plain 2026-07-28 `tools/call` and `tools/list` requests through one long-lived MCP server per agent
+   * instead of the SDK's new server per request (same replies; docs/mcp.md). Default true; `false` is for comparisons.
    */
   directToolCalls?: boolean
   /** Told of every tools/call by tool name (`unknown` for a name the agent does not have): the gateway's metrics. */
@@ -29,7 +30,7 @@ export interface McpEndpointOptions {
 
 type AgentRequest = FastifyRequest<{ Params: { agentId: string } }>
 
-/** The body is not JSON: answered 400 with the transport's -32700 body. */
+/** The body is not JSON: answered 400 with a -32700 body. */
 const InvalidMcpJsonError = createError('A2A_CONVERSE_MCP_INVALID_JSON', 'Invalid JSON payload', 400)
 
 /** The body errors Fastify raises before the handler, as the MCP service takes them. */
@@ -47,8 +48,8 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
     extension: converse.extension, services: converse.a2aServices, bodyLimit, directToolCalls: options.directToolCalls, onToolCall: options.onToolCall
   })
 
-  // JSON is read and parsed here, with the limit (cheaper than the transport's Web-stream read); any other media
-  // type is left unread for the transport, which refuses it (415).
+  // JSON is read and parsed here, with the limit (cheaper than the SDK's Web-stream read); any other media type is
+  // left unread for the SDK, which refuses it (415).
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     let parsed: unknown

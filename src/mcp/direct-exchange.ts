@@ -1,61 +1,60 @@
 /**
- * The MCP door's fast path: a plain `tools/call` or `tools/list` POST answered by one long-lived SDK `Server` per
- * agent through an in-process transport, instead of a new `Server` and Streamable HTTP transport per request.
+ * The MCP door's fast path: a plain 2026-07-28 `tools/call` or `tools/list` POST answered by one long-lived SDK
+ * `Server` per agent (and server identity), pinned to the 2026-07-28 revision, instead of the new `Server`, the
+ * per-request transport and the web `Request`/`Response` objects the SDK's stateless `createMcpHandler` builds for
+ * every request (about three times the A2A SendMessage a tool call wraps; docs/mcp.md, docs/performance.md).
  *
- * Why: in stateless mode the SDK's transport refuses a second request and a `Server` holds one transport, so every
- * HTTP request paid for a new `Server`, a new transport, and the transport's conversion of Node's request and reply
- * to Web `Request`/`Response` objects — about three times the A2A SendMessage the tool call wraps (docs/performance.md,
- * "The MCP door against the A2A door"). The SDK's `Transport` interface is its documented way to carry messages to a
- * `Server`; the `Server` still does all of MCP: the JSON-RPC dispatch, the request and result schemas, the errors.
+ * The pinning is the SDK's own: `serveStdio` (its serving entry for a long-lived connection, which takes any
+ * `Transport`) decides the era from the first message, binds ONE instance from the factory to it and passes every
+ * later message straight through. The transport here is in-process: messages go in as objects, responses come back
+ * by id. The `Server` still does all of MCP: the envelope, dispatch, the request and result schemas, the errors.
  *
- * What stays on the SDK's Streamable HTTP transport (`eligibleRequest` says no): every request that is not a single
- * JSON-RPC request of `tools/call` or `tools/list` with the headers the transport would accept (Accept of JSON and
- * SSE, a JSON Content-Type, a supported or absent MCP-Protocol-Version), so initialize, notifications, batches and
- * every refusal (406, 415, 400) keep the transport's own answers. What a fast request gets is what the transport
- * gives it in JSON reply mode: 200, `Content-Type: application/json`, the JSON-RPC response with the caller's id.
- * test/mcp/direct-exchange.test.ts sends the same requests down both paths and requires the same replies, so an SDK
- * upgrade that changes either side fails there.
+ * What stays on `createMcpHandler` (`eligibleRequest` says no): every request the SDK's own classification
+ * (`classifyInboundRequest`) does not route to 2026-07-28 as a single request of one of the two methods, or whose
+ * standard headers (SEP-2243: MCP-Protocol-Version, Mcp-Method, Mcp-Name) are not exactly the body's, or whose
+ * Content-Type is not JSON — so `server/discover`, the older revisions, notifications and every refusal keep the
+ * SDK's own answers. test/mcp/direct-exchange.test.ts sends the same requests down both paths and requires the same
+ * replies, so an SDK upgrade that changes either side fails there.
  *
  * Each exchange gets its own JSON-RPC id on the shared server (callers all start at 1) and gets its caller's id back;
  * a caller gone before its reply cancels its request with `notifications/cancelled`, which aborts the tool call.
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import {
-  SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type JSONRPCRequest, type RequestId
-} from '@modelcontextprotocol/sdk/types.js'
+  classifyInboundRequest, isJsonContentType, type JSONRPCMessage, type JSONRPCRequest, type RequestId, type Server, type Transport
+} from '@modelcontextprotocol/server'
+import { serveStdio } from '@modelcontextprotocol/server/stdio'
 
 /** The methods the fast path answers: the two a connected client sends for every tool call. */
-const DIRECT_METHODS: ReadonlySet<unknown> = new Set(['tools/call', 'tools/list'])
+const DIRECT_METHODS: ReadonlySet<string> = new Set(['tools/call', 'tools/list'])
+/** The revision the fast path serves (the SDK's only modern one). */
+const REVISION = '2026-07-28'
 
 /** The request headers the fast path reads (Node's lower-case names). */
 export interface ExchangeHeaders {
-  accept?: string
   'content-type'?: string
   'mcp-protocol-version'?: string | string[]
+  'mcp-method'?: string | string[]
+  'mcp-name'?: string | string[]
 }
 
 /**
- * The request, when the fast path may answer it exactly as the SDK's stateless transport in JSON mode would; else
- * undefined. `body` is the parsed JSON body.
+ * The request, when the fast path may answer it exactly as the SDK's stateless handler would; else undefined.
+ * `body` is the parsed JSON body.
  */
 export function eligibleRequest (method: string | undefined, headers: ExchangeHeaders, body: unknown): JSONRPCRequest | undefined {
-  if (method !== 'POST') return undefined
-  const accept = headers.accept
-  if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined
-  if (!isJsonContentType(headers['content-type'])) return undefined
+  if (method !== 'POST' || !isJsonContentType(headers['content-type'])) return undefined
   const version = headers['mcp-protocol-version']
-  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version as string)) return undefined
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined
-  const request = body as Record<string, unknown>
-  if (request.jsonrpc !== '2.0' || !DIRECT_METHODS.has(request.method)) return undefined
-  // The transport's JSON-RPC message schema: a string or integer id; params, if any, an object.
-  const id = request.id
-  if (!(typeof id === 'string' || Number.isSafeInteger(id))) return undefined
-  const params = request.params
-  if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) return undefined
-  return request as JSONRPCRequest
+  const mcpMethod = headers['mcp-method']
+  if (version !== REVISION || typeof mcpMethod !== 'string' || !DIRECT_METHODS.has(mcpMethod)) return undefined
+  const request = body as { method?: unknown, params?: { name?: unknown } } | null
+  if (request === null || typeof request !== 'object' || request.method !== mcpMethod) return undefined
+  const name = headers['mcp-name']
+  // tools/call names its tool in Mcp-Name, plainly (a Base64 sentinel value is for the SDK to decode).
+  if (mcpMethod === 'tools/call' && (typeof name !== 'string' || name !== request.params?.name)) return undefined
+  if (mcpMethod === 'tools/list' && name !== undefined) return undefined
+  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: version, mcpMethodHeader: mcpMethod, mcpNameHeader: name as string | undefined, body })
+  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== REVISION) return undefined
+  return route.message
 }
 
 /** One request on its way: its reply, and how to call it off. */
@@ -67,9 +66,9 @@ export interface Exchange {
 }
 
 export interface DirectExchange<Context> {
-  /** Runs one request on the shared server. `context` reaches the handlers through `contextOf(extra.requestId)`. */
+  /** Runs one request on the shared server. `context` reaches the handlers through `contextOf(ctx.mcpReq.id)`. */
   exchange (request: JSONRPCRequest, context: Context): Exchange
-  /** The context of a request the shared server is running (its handlers' `extra.requestId`). */
+  /** The context of a request the shared server is running (its handlers' `ctx.mcpReq.id`). */
   contextOf (requestId: RequestId): Context
   /** Requests in flight (for tests: nothing stays behind). */
   readonly pending: number
@@ -81,8 +80,8 @@ interface Pending<Context> {
   resolve: (response: JSONRPCMessage | undefined) => void
 }
 
-/** Connects `server` to an in-process transport of its own; the server answers every exchange. */
-export async function connectDirectExchange<Context> (server: Server): Promise<DirectExchange<Context>> {
+/** Serves `server` (built once, on the first exchange) pinned to 2026-07-28 over an in-process transport. */
+export function connectDirectExchange<Context> (server: () => Server): DirectExchange<Context> {
   const pending = new Map<number, Pending<Context>>()
   let nextId = 0
   const transport: Transport = {
@@ -98,24 +97,25 @@ export async function connectDirectExchange<Context> (server: Server): Promise<D
       waiting.resolve({ ...message, id: waiting.callerId } as JSONRPCMessage)
     }
   }
-  await server.connect(transport)
+  // The first exchange, a 2026-07-28 request, pins the one instance to that revision; the SDK starts the transport
+  // synchronously, so its onmessage is set before any exchange.
+  serveStdio(server, { transport, legacy: 'reject' })
 
   return {
     exchange (request, context) {
       const id = ++nextId
-      // (No AbortController per request: the caller's close event calls cancel, and the server has its own.)
       const reply = new Promise<JSONRPCMessage | undefined>((resolve) => {
         pending.set(id, { callerId: request.id, context, resolve })
       })
-      transport.onmessage?.({ ...request, id })
+      deliver({ ...request, id })
       return {
         reply,
         cancel () {
           const waiting = pending.get(id)
           if (waiting === undefined) return
           pending.delete(id)
-          // The SDK's way to stop a request: the handler's extra.signal aborts and no response is sent.
-          transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client gone' } })
+          // The SDK's way to stop a request: the handler's signal aborts and no response is sent.
+          deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client gone' } })
           waiting.resolve(undefined)
         }
       }
@@ -126,5 +126,9 @@ export async function connectDirectExchange<Context> (server: Server): Promise<D
     get pending () {
       return pending.size
     }
+  }
+
+  function deliver (message: JSONRPCMessage): void {
+    (transport.onmessage as (message: JSONRPCMessage) => void)(message)
   }
 }

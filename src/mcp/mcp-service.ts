@@ -1,40 +1,45 @@
 /**
- * The MCP door's core, framework-free: one MCP server per agent on the official SDK (low-level `Server`, Streamable
- * HTTP transport in stateless mode), whose tools run THROUGH the A2A service — a synthetic SendMessage with
- * `A2A-Version: 1.0` and `A2A-Extensions: <converse URI>` — so an MCP caller meets the same agent, state, checks and
- * envelope as an A2A caller, and a conversation started at one door continues at the other with its contextId.
+ * The MCP door's core, framework-free: one MCP server per agent on the official v2 server SDK
+ * (`@modelcontextprotocol/server`: the low-level `Server`, served by `createMcpHandler`), whose tools run THROUGH
+ * the A2A service — a synthetic SendMessage with `A2A-Version: 1.0` and `A2A-Extensions: <converse URI>` — so an
+ * MCP caller meets the same agent, state, checks and envelope as an A2A caller, and a conversation started at one
+ * door continues at the other with its contextId.
  *
  * Tools: `ask_agent` (one conversation turn) and one tool per exposed routine, named by its toolName, whose
  * inputSchema is the very object the card's params.tools[] and the tools route serve (the low-level handlers send
  * it as declared; McpServer.registerTool would rewrite it). A routine tool call is the A2A door's typed routine call.
  *
- * Stateless: any instance behind a load balancer answers any request; all state is in the A2A side's stores. A plain
- * `tools/call` or `tools/list` is answered by one long-lived Server per agent through an in-process transport
- * (src/mcp/direct-exchange.ts, the fast path); every other request gets a new Server and Streamable HTTP transport
- * (what the SDK requires without sessions: a stateless transport refuses a second request). Replies are JSON
- * (`enableJsonResponse`), not SSE: a tool call answers once.
+ * Revisions: `createMcpHandler` answers the 2026-07-28 revision (per-request `_meta` envelope, `server/discover`)
+ * and, through its stateless legacy leg, every older revision the SDK accepts (`initialize`, 2025-11-25 …
+ * 2024-10-07). Stateless either way: each HTTP request gets a new `Server` from one factory, so any instance behind
+ * a load balancer answers any request; all state is in the A2A side's stores.
+ *
+ * A routine waiting for the user's input (the A2A task in TASK_STATE_INPUT_REQUIRED) is, on 2026-07-28 and for a
+ * client that declares elicitation, an `input_required` result: the agent's question as a form elicitation whose
+ * answer the client sends back with the same call, which continues the task (src/mcp/input-required.ts).
+ * `_meta.traceparent` / `tracestate` (W3C trace context, SEP-414) go to the A2A call as its headers of those names.
  */
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import {
-  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type JSONRPCRequest, type RequestId, type Tool
-} from '@modelcontextprotocol/sdk/types.js'
+  createMcpHandler, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type JSONRPCRequest, type ServerContext, type Tool
+} from '@modelcontextprotocol/server'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv'
 import type { Caller, ServiceLogger } from '../protocol/backend.js'
 import type { A2AService } from '../a2a/service.js'
 import type { RequestBody } from '../bindings/jsonrpc/binding.js'
-import { requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import type { ConverseExtension, ResolvedAgent } from '../core/converse-extension.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { errorResponse, type JsonRpcResponse } from '../protocol/errors.js'
+import { askForInput, continuationOf, verifyRequestState, type Continuation } from './input-required.js'
 import { connectDirectExchange, eligibleRequest, type DirectExchange, type ExchangeHeaders } from './direct-exchange.js'
-import { serverIdentity } from './server-card.js'
-import { traceHeadersOf } from '../telemetry/tracing.js'
+import { serverIdentity, type ServerIdentity } from './server-card.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
+import { traceHeadersOf } from './trace-context.js'
+import { traceHeadersOf as httpTraceHeadersOf } from '../telemetry/tracing.js'
+import { webRequestOf, writeWebResponse } from './web-exchange.js'
 
 export const ASK_AGENT = 'ask_agent'
 
@@ -69,6 +74,9 @@ export const CONVERSATION_META = 'ai.radioso/conversation'
 /** The SDK's type of a tool's input and output schema (the objects are frozen JSON Schema, served as they are). */
 type ToolSchema = Tool['inputSchema']
 
+/** Long-lived Servers of the fast path at most (one per agent and public base URL). */
+const MAX_PINNED = 64
+
 /** What a routine tool call's invocation outcome means to the caller: the routine did not run. */
 const NOT_RUN = new Set(['declined', 'not_started', 'unknown_tool'])
 
@@ -79,8 +87,9 @@ export interface McpServiceOptions {
   /** Largest accepted request body in bytes (the A2A endpoint's limit). */
   bodyLimit: number
   /**
-   * Answer plain `tools/call` and `tools/list` requests through one long-lived Server per agent (src/mcp/direct-exchange.ts)
-   * instead of a new Server and transport per request. Same replies; default true. `false` is for comparisons.
+   * Answer plain 2026-07-28 `tools/call` and `tools/list` requests through one long-lived Server per agent
+   * (src/mcp/direct-exchange.ts) instead of the SDK's new Server per request. Same replies; default true. `false`
+   * is for comparisons.
    */
   directToolCalls?: boolean
   /** Told of every tools/call by its tool name (a name the agent does not have: `unknown`), for metrics. */
@@ -89,14 +98,13 @@ export interface McpServiceOptions {
 
 export interface McpRequest {
   agentId: string
-  /** Node's request and response: the SDK's transport reads the body (unless parsed) and writes the reply. */
+  /** Node's request and response: the door answers on them. */
   request: IncomingMessage
   response: ServerResponse
   /**
-   * The body as the door read it (its limit, JSON.parse): parsed JSON goes to the transport as is (reading the
-   * stream again through Web streams costs more than the rest of a tool call); too large or not JSON is answered
-   * here with the transport's own errors. Absent, or of another media type: the transport reads the stream and
-   * answers (415 for a media type other than JSON).
+   * The body as the door read it (its limit, JSON.parse): parsed JSON goes to the SDK's handler as is; too large or
+   * not JSON is answered here with the SDK's own errors. Absent, or of another media type: the handler answers
+   * (415 for a POST of a media type other than JSON).
    */
   body?: RequestBody
   /** The agent's card as this request sees it (its MCP URL and identity go into serverInfo); read only when needed. */
@@ -142,7 +150,7 @@ function toolsOf (agent: ResolvedAgent): Tool[] {
 
 export function createMcpService (options: McpServiceOptions): McpService {
   // A Server builds its own ajv instance (and its formats) unless given one: most of its construction cost, per
-  // request in stateless mode. One per service; the door's tools never ask the client for anything it validates.
+  // request in stateless mode. One per service.
   const jsonSchemaValidator = new AjvJsonSchemaValidator()
   const { extension, services, bodyLimit } = options
   const direct = options.directToolCalls ?? true
@@ -156,43 +164,50 @@ export function createMcpService (options: McpServiceOptions): McpService {
     tools.set(agentId, toolsOf(agent))
   }
 
-  /** Runs one SendMessage through the A2A service, as an A2A caller activating the extension would send it. */
-  async function sendMessage (request: McpRequest, message: Record<string, unknown>, signal: AbortSignal): Promise<JsonRpcResponse> {
+  /** Runs one A2A method through the A2A service, as an A2A caller activating the extension would send it. */
+  async function callA2A (request: McpRequest, method: string, params: Record<string, unknown>, context: ServerContext): Promise<JsonRpcResponse> {
+    // The trace the request's `_meta` names, else the one its HTTP headers name.
+    const fromMeta = traceHeadersOf(context.mcpReq._meta)
+    const trace = fromMeta.traceparent === undefined ? httpTraceHeadersOf(request.request.headers) : fromMeta
     const result = await (services.get(request.agentId) as A2AService).call({
       agentId: request.agentId,
       binding: 'mcp',
-      // The HTTP request's trace context: the turn's server span joins the MCP client's trace.
-      headers: { ...traceHeadersOf(request.request.headers), 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI, 'content-type': 'application/json' },
-      method: 'SendMessage',
-      params: { message: { messageId: randomUUID(), role: 'ROLE_USER', extensions: [CONVERSE_EXTENSION_URI], ...message } },
-      signal,
+      headers: {
+        'a2a-version': '1.0',
+        'a2a-extensions': CONVERSE_EXTENSION_URI,
+        'content-type': 'application/json',
+        ...trace
+      },
+      method,
+      params,
+      signal: context.mcpReq.signal,
       caller: request.caller,
       log: request.log,
       doorRequest: request.request,
       clientAddress: request.clientAddress
     })
-    // SendMessage is not a streaming method: a value or an error, read as the JSON-RPC response it would be.
+    // SendMessage and GetTask are not streaming methods: a value or an error, read as the JSON-RPC response it would be.
     return result.kind === 'error' ? { jsonrpc: '2.0', id: 1, error: result.error } : { jsonrpc: '2.0', id: 1, result: (result as { value: unknown }).value }
   }
 
-  async function callTool (
-    request: McpRequest, name: string, args: Record<string, unknown>, meta: Record<string, unknown> | undefined, signal: AbortSignal
-  ): Promise<CallToolResult> {
-    const known = name === ASK_AGENT || (tools.get(request.agentId) as Tool[]).some((tool) => tool.name === name)
-    options.onToolCall?.(request.agentId, known ? name : 'unknown')
+  async function sendMessage (request: McpRequest, message: Record<string, unknown>, context: ServerContext): Promise<JsonRpcResponse> {
+    return await callA2A(request, 'SendMessage', {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', extensions: [CONVERSE_EXTENSION_URI], ...message }
+    }, context)
+  }
+
+  /** The tool call's first round: the arguments as the A2A message. */
+  async function firstRound (request: McpRequest, name: string, args: Record<string, unknown>, context: ServerContext): Promise<CallToolResult> {
     if (name === ASK_AGENT) {
       const { message } = args
       if (typeof message !== 'string' || message === '') return argumentError(ASK_AGENT, 'message must be a non-empty string')
       const ids = idsOf(args)
       if (typeof ids === 'string') return argumentError(ASK_AGENT, ids)
-      return toolResultOf(await sendMessage(request, { parts: [{ text: message }], ...ids }, signal))
-    }
-    if (!known) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
+      return toolResultOf(await sendMessage(request, { parts: [{ text: message }], ...ids }, context))
     }
     // A routine tool's arguments are the routine's slots only (its schema is the card's): the conversation to
     // continue, if any, travels in the request's _meta.
-    const continued = meta?.[CONVERSATION_META]
+    const continued = context.mcpReq._meta?.[CONVERSATION_META]
     const ids = continued === undefined ? {} : idsOf(continued)
     if (typeof ids === 'string') return argumentError(name, `_meta["${CONVERSATION_META}"].${ids}`)
     const call = { toolName: name, arguments: args }
@@ -200,54 +215,92 @@ export function createMcpService (options: McpServiceOptions): McpService {
       parts: [{ data: call }],
       metadata: { [CONVERSE_EXTENSION_URI]: { call } },
       ...ids
-    }, signal)
+    }, context)
     return toolResultOf(response, (envelope: ConverseEnvelope) => NOT_RUN.has(envelope.invocation?.outcome as string))
   }
 
-  /** A Server of the agent's tools; `requestOf` names the HTTP request a tool call belongs to. */
-  function buildServer (request: McpRequest, requestOf: (requestId: RequestId) => McpRequest): Server {
-    const server = new Server(serverIdentity(request.cardOf()), { capabilities: { tools: {} }, jsonSchemaValidator })
-    const agentTools = tools.get(request.agentId) as Tool[]
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: agentTools }))
-    server.setRequestHandler(CallToolRequestSchema, (call, extra) =>
-      callTool(requestOf(extra.requestId), call.params.name, call.params.arguments ?? {}, call.params._meta, extra.signal))
+  /** A later round of an input_required exchange: the client's answer continues the task (or, declined, the task as it stands). */
+  async function nextRound (request: McpRequest, continuation: Continuation, context: ServerContext): Promise<CallToolResult> {
+    const { ids, reply } = continuation
+    if (reply === undefined) return toolResultOf(wrapTask(await callA2A(request, 'GetTask', { id: ids.taskId }, context)))
+    return toolResultOf(await sendMessage(request, { parts: [{ text: reply }], ...ids }, context))
+  }
+
+  /**
+   * A Server of the agent's tools; `requestOf` names the HTTP request a tool call belongs to; `modern`: it serves the
+   * 2026-07-28 revision.
+   */
+  function buildServer (identity: ServerIdentity, agentId: string, requestOf: (context: ServerContext) => McpRequest, modern: boolean): Server {
+    const server = new Server(identity, {
+      capabilities: { tools: {} }, jsonSchemaValidator, requestState: { verify: verifyRequestState }
+    })
+    const agentTools = tools.get(agentId) as Tool[]
+    server.setRequestHandler('tools/list', () => ({ tools: agentTools }))
+    server.setRequestHandler('tools/call', async (call, context) => {
+      const { name } = call.params
+      const tool = agentTools.find((candidate) => candidate.name === name)
+      options.onToolCall?.(agentId, tool === undefined ? 'unknown' : name)
+      if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
+      const request = requestOf(context)
+      const continuation = modern ? continuationOf(context) : undefined
+      const result = continuation === undefined
+        ? await firstRound(request, name, call.params.arguments ?? {}, context)
+        : await nextRound(request, continuation, context)
+      // A routine waiting for the user: ask the client for the answer, where the revision and the client can (not
+      // again once the user declined: the call then answers with the task as it stands).
+      const declined = continuation !== undefined && continuation.reply === undefined
+      const asked = modern && !declined ? askForInput(result, context) : undefined
+      return asked ?? server.projectCallToolResult(result, tool.outputSchema)
+    })
     return server
   }
 
-  /** The agent's long-lived Server on the fast path, connected on first use (its serverInfo is never sent: no initialize). */
-  const exchanges = new Map<string, Promise<DirectExchange<McpRequest>>>()
-  function exchangeFor (request: McpRequest): Promise<DirectExchange<McpRequest>> {
-    let exchange = exchanges.get(request.agentId)
-    if (exchange === undefined) {
-      let connected: DirectExchange<McpRequest> | undefined
-      exchange = connectDirectExchange<McpRequest>(buildServer(request, (requestId) => (connected as DirectExchange<McpRequest>).contextOf(requestId)))
-        .then((value) => (connected = value))
-      exchanges.set(request.agentId, exchange)
+  /** One handler for every agent: the SDK's stateless serving of 2026-07-28 and, per request, of the older revisions. */
+  const requests = new WeakMap<Request, McpRequest>()
+  const handler = createMcpHandler((context) => {
+    const request = requests.get(context.requestInfo as Request) as McpRequest
+    return buildServer(serverIdentity(request.cardOf()), request.agentId, () => request, context.era === 'modern')
+  }, { maxRequestBodySize: bodyLimit, onerror: () => {} })
+
+  /**
+   * The fast path's long-lived Servers, one per server identity (an agent as a card names it: a card per public
+   * base URL), built on first use. At most MAX_PINNED: a further identity (a Host header the door has not seen)
+   * is answered by the SDK's handler, the same reply.
+   */
+  const exchanges = new Map<string, DirectExchange<McpRequest>>()
+  function exchangeFor (request: McpRequest): DirectExchange<McpRequest> | undefined {
+    const identity = serverIdentity(request.cardOf())
+    const key = JSON.stringify(identity)
+    let exchange = exchanges.get(key)
+    if (exchange === undefined && exchanges.size < MAX_PINNED) {
+      const connected: DirectExchange<McpRequest> = connectDirectExchange<McpRequest>(() =>
+        buildServer(identity, request.agentId, (context) => connected.contextOf(context.mcpReq.id), true))
+      exchange = connected
+      exchanges.set(key, exchange)
     }
     return exchange
   }
 
-  /** The fast path: the reply the stateless transport would write, without the transport. */
-  async function answerDirectly (request: McpRequest, call: JSONRPCRequest): Promise<void> {
+  /** The fast path: the reply the SDK's handler would write, without a new Server. False: not taken. */
+  async function answerDirectly (request: McpRequest, call: JSONRPCRequest): Promise<boolean> {
+    const direct = exchangeFor(request)
+    if (direct === undefined) return false
     const { response } = request
-    const exchange = (await exchangeFor(request)).exchange(call, request)
+    const exchange = direct.exchange(call, request)
     // A client gone before its reply: the tool call is cancelled, so its A2A call stops waiting.
     response.once('close', () => { if (!response.writableFinished) exchange.cancel() })
     const reply = await exchange.reply
-    if (reply === undefined) return
+    if (reply === undefined) return true
     response.writeHead(200, { 'content-type': 'application/json' })
     response.end(JSON.stringify(reply))
+    return true
   }
 
   async function handle (request: McpRequest): Promise<void> {
     const { response } = request
-    if (request.request.method !== 'POST') {
-      // Stateless: no standalone SSE stream (GET) and no session to delete (DELETE), as the SDK's stateless example answers.
-      jsonRpcError(response, 405, -32000, 'Method not allowed.', { allow: 'POST' })
-      return
-    }
     // Authenticated once per HTTP request, as the A2A door would (a door that knows the caller passes it instead).
-    if (request.caller === undefined) {
+    // GET and DELETE are answered 405 by the SDK whoever asks (no sessions, no standalone stream).
+    if (request.caller === undefined && request.request.method === 'POST') {
       const access = await (services.get(request.agentId) as A2AService).authenticate(request.agentId, request.request.headers, request.log)
       if (access.kind === 'refused') {
         response.writeHead(access.status, { 'content-type': 'application/json; charset=utf-8', ...access.headers })
@@ -258,25 +311,20 @@ export function createMcpService (options: McpServiceOptions): McpService {
       request = { ...request, caller: access.caller }
     }
     const body = request.body
-    if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, requestBodyTooLargeMessage(body.limit))
+    if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, `Payload Too Large: Request body must not exceed ${body.limit} bytes`)
     if (body?.kind === 'invalid_json') return jsonRpcError(response, 400, -32700, 'Parse error: Invalid JSON')
-    if (direct) {
-      const call = body?.kind === 'json' ? eligibleRequest(request.request.method, request.request.headers as ExchangeHeaders, body.value) : undefined
-      if (call !== undefined) return await answerDirectly(request, call)
+    if (direct && body?.kind === 'json') {
+      const call = eligibleRequest(request.request.method, request.request.headers as ExchangeHeaders, body.value)
+      if (call !== undefined && await answerDirectly(request, call)) return
     }
-    const fixed = request
-    const server = buildServer(request, () => fixed)
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: bodyLimit })
-    // A client gone before its reply: closing the transport aborts the tool call still running, so its A2A call
-    // stops waiting. After a reply there is nothing to stop (no timer, no stream): the objects are simply dropped,
-    // which spares a close that builds an McpError per request.
-    response.once('close', () => {
-      if (!response.writableFinished) server.close().then(undefined, closeFailed)
-    })
     try {
-      await server.connect(transport)
-      await transport.handleRequest(request.request, response, body?.kind === 'json' ? body.value : undefined)
-      /* c8 ignore start -- the SDK answers every malformed request itself; this guards against its own failure */
+      const webRequest = webRequestOf(request.request, response)
+      requests.set(webRequest, request)
+      const answer = await handler.fetch(webRequest, body?.kind === 'json' ? { parsedBody: body.value } : undefined)
+      // 499: the SDK's word for a client gone before its reply; there is no one to write to.
+      if (answer.status === 499 || response.destroyed) return
+      await writeWebResponse(answer, response)
+      /* c8 ignore start -- the SDK's handler answers every failure itself (500); this guards against its own failure */
     } catch (error) {
       request.log?.error({ err: error }, 'MCP request failed')
       if (!response.headersSent) jsonRpcError(response, 500, -32603, 'Internal error')
@@ -287,12 +335,14 @@ export function createMcpService (options: McpServiceOptions): McpService {
   return { serves: (agentId) => tools.has(agentId), handle }
 }
 
-/* c8 ignore next 2 -- closing an in-memory server and transport does not reject; nothing to do if it did */
-function closeFailed (): void {}
+/** GetTask's reply (the task itself) as SendMessage's (`{ task }`), which the tool result reads. */
+function wrapTask (response: JsonRpcResponse): JsonRpcResponse {
+  return 'error' in response ? response : { ...response, result: { task: response.result } }
+}
 
-/** An HTTP error with a JSON-RPC error body of id null, the shape (and, for body errors, the text) of the transport's. */
-function jsonRpcError (response: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  response.writeHead(status, { ...headers, 'content-type': 'application/json' })
+/** An HTTP error with a JSON-RPC error body of id null, the shape (and, for body errors, the text) of the SDK's. */
+function jsonRpcError (response: ServerResponse, status: number, code: number, message: string): void {
+  response.writeHead(status, { 'content-type': 'application/json' })
   response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
 }
 

@@ -3,8 +3,16 @@
  * `<mcp.url>/server-card`, and the serverInfo the MCP server announces — built from the same agent card, so the
  * two never contradict each other (the draft asks that a card agree with the live connection).
  */
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+
+/**
+ * The revisions the door serves, newest first: 2026-07-28 (the SDK's `createMcpHandler`; its modern revisions are
+ * not exported, so named here — test/mcp/discover.test.ts checks `server/discover` lists exactly these) and the
+ * older ones it serves statelessly (`SUPPORTED_PROTOCOL_VERSIONS`, the SDK's initialize revisions).
+ */
+export const MODERN_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28'])
+export const SERVED_PROTOCOL_VERSIONS: readonly string[] = Object.freeze([...MODERN_PROTOCOL_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS])
 
 export const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json'
 /** The draft's media type for a server card. */
@@ -43,15 +51,24 @@ export function mcpUrlOf (card: Record<string, unknown>): string {
   return entry?.params?.mcp?.url as string
 }
 
-/** Identities by card: the extension caches its cards (per base URL), so this is computed once per card. */
-const identities = new WeakMap<Record<string, unknown>, ServerIdentity>()
+/**
+ * Identities by what they are made of: a door may build a new card object per request (the A2A 0.3 fields are
+ * added to a copy), and the fast path keeps one Server per identity, so equal cards must give the same object.
+ * Bounded: cleared when full (each card's public base URL is one entry; a Host header per request is not unbounded
+ * growth then, only recomputation).
+ */
+const identities = new Map<string, ServerIdentity>()
+const IDENTITY_LIMIT = 64
 
 /** Name, title, version and description of an agent's MCP server, from its card. */
 export function serverIdentity (card: Record<string, unknown>): ServerIdentity {
-  let identity = identities.get(card)
+  const view = card as CardView
+  const key = `${mcpUrlOf(card)}\n${String(view.name)}\n${String(view.version)}\n${String(view.description)}`
+  let identity = identities.get(key)
   if (identity === undefined) {
+    if (identities.size >= IDENTITY_LIMIT) identities.clear()
     identity = Object.freeze(identityOf(card))
-    identities.set(card, identity)
+    identities.set(key, identity)
   }
   return identity
 }
@@ -81,7 +98,7 @@ export function serverCard (card: Record<string, unknown>): Record<string, unkno
     title,
     description,
     version,
-    remotes: [{ type: 'streamable-http', url: mcpUrlOf(card), supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS] }]
+    remotes: [{ type: 'streamable-http', url: mcpUrlOf(card), supportedProtocolVersions: [...SERVED_PROTOCOL_VERSIONS] }]
   }
 }
 

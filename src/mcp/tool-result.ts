@@ -4,7 +4,7 @@
  * continue (`contextId`, `taskId`, `state`) beside it. One output schema for `ask_agent` and the routine tools,
  * built from the envelope's own schema so the two cannot drift.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { envelopeSchema, validateEnvelope } from '../core/envelope-schema.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'

@@ -1,7 +1,8 @@
 /**
  * Rate limits on a real listening gateway: per caller on an agent that requires a credential, per client address
  * otherwise and on the operator API (wrong-key guesses included); over the limit HTTP 429 with Retry-After and, on
- * the A2A door, a JSON-RPC body; the next window serves again. In memory, and in Redis shared by two instances
+ * the A2A door, a JSON-RPC body; the next window serves again; the MCP door counts against the same limit on every
+ * client line. In memory, and in Redis shared by two instances
  * when TEST_REDIS_URL is set.
  */
 import t from 'tap'
@@ -10,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { ALICE_KEY, API_KEYS, BOB_KEY, call } from '../fixtures/auth.js'
 import { logLines, startGateway } from '../fixtures/gateway-helpers.js'
+import { CLIENT_LINES, connectMcp, lineName, MODERN_REVISION } from '../fixtures/mcp-clients.js'
 
 type Json = Record<string, any>
 const redisUrl = process.env.TEST_REDIS_URL
@@ -100,3 +102,19 @@ t.test('an unreachable Redis: requests are served, a warning says why', async (t
   t.equal(log.lines.filter((line: Json) => line.msg === 'rate limits: Redis is unreachable; requests are not limited until it is back').length, 1)
   t.ok(log.lines.some((line: Json) => line.msg === 'rate limits: Redis is unreachable; requests are not limited until it is back'))
 })
+
+for (const line of CLIENT_LINES) {
+  t.test(`in memory, ${lineName(line)}: the MCP door counts against the caller's limit; over it, HTTP 429`, async (t) => {
+    // 3 HTTP requests connect the client line (v2: server/discover; v1: initialize, initialized, the GET refused),
+    // one lists the tools; the limit leaves one tool call.
+    const connecting = line.revision === MODERN_REVISION ? 1 : 3
+    const max = connecting + 2
+    const { base } = await startGateway(t, { A2A_API_KEYS: API_KEYS, RATE_LIMIT_MAX: String(max), RATE_LIMIT_WINDOW_MS: '60000' })
+    const client = await connectMcp(t, `${base}/mcp/a/demo`, line, { headers: { authorization: `Bearer ${ALICE_KEY}` } })
+    await client.listTools()
+    t.equal((await client.callTool({ name: 'ask_agent', arguments: { message: 'hi' } })).isError, false, 'within the limit')
+    await t.rejects(client.callTool({ name: 'ask_agent', arguments: { message: 'again' } }), /429/, 'over it')
+    t.equal((await call(base, 'ListTasks', {}, ALICE_KEY)).status, 429, 'one count for both doors')
+    t.equal((await call(base, 'ListTasks', {}, BOB_KEY)).status, 200, 'Bob has a count of his own')
+  })
+}

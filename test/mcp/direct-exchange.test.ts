@@ -1,13 +1,14 @@
 /**
- * The MCP door's fast path (src/mcp/direct-exchange.ts) answers exactly as the SDK's stateless Streamable HTTP
- * transport: the same requests sent to a door with the fast path and to one without it get the same status, media
- * type and JSON-RPC body — tool calls, tool lists, every kind of refusal, odd ids, odd headers. An SDK upgrade that
- * changes what either side answers fails here. Plus the exchange on its own: callers' ids kept apart on the shared
- * server, a caller gone cancels its request, nothing stays pending.
+ * The MCP door's fast path (src/mcp/direct-exchange.ts) answers exactly as the SDK's stateless handling
+ * (`createMcpHandler`): the same requests sent to a door with the fast path and to one without it get the same
+ * status, media type and JSON-RPC body — 2026-07-28 tool calls and tool lists, every kind of refusal, odd ids, odd
+ * headers, and what the fast path leaves to the SDK (older revisions, server/discover). An SDK upgrade that changes
+ * what either side answers fails here. Plus the exchange on its own: callers' ids kept apart on the shared server,
+ * a caller gone cancels its request, nothing stays pending.
  */
 import t from 'tap'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { CallToolRequestSchema, LATEST_PROTOCOL_VERSION, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js'
+import { once } from 'node:events'
+import { Server, type JSONRPCRequest } from '@modelcontextprotocol/server'
 import { DOORS, serveDoor, type Door } from '../fixtures/doors.js'
 import { messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
 import { bookTable } from '../fixtures/demo-routines.js'
@@ -16,43 +17,55 @@ import { a2aEndpoint, converse, mcpEndpoint } from '../../src/fastify.js'
 import { converseRouter } from '../../src/express.js'
 import Fastify from 'fastify'
 
-const HEADERS = Object.freeze({
+const MODERN = '2026-07-28'
+const ENVELOPE = Object.freeze({
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {}
+})
+const LIST_HEADERS = Object.freeze({
   'content-type': 'application/json',
   accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': LATEST_PROTOCOL_VERSION
+  'mcp-protocol-version': MODERN,
+  'mcp-method': 'tools/list'
 })
+const CALL_HEADERS = (name: string): Record<string, string> => ({ ...LIST_HEADERS, 'mcp-method': 'tools/call', 'mcp-name': name })
+const HEADERS = CALL_HEADERS('ask_agent')
+const LEGACY_HEADERS = Object.freeze({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' })
 
-const ask = (id: unknown, args: unknown, extra: Record<string, unknown> = {}) =>
-  ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ask_agent', arguments: args }, ...extra })
+/** A 2026-07-28 request: `params` with the envelope in its `_meta`. */
+const modern = (id: unknown, method: string, params: Record<string, any> = {}) =>
+  ({ jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...ENVELOPE, ...params._meta } } })
+const ask = (id: unknown, args: unknown) => modern(id, 'tools/call', { name: 'ask_agent', arguments: args })
+const list = (id: unknown = 1) => modern(id, 'tools/list')
+const call = (id: unknown, name: unknown, args: unknown = {}, meta: Record<string, unknown> = {}) =>
+  modern(id, 'tools/call', { name, arguments: args, _meta: meta })
 
-t.test('eligibleRequest: only what the stateless transport would hand to the server as one request', async (t) => {
-  const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' }
-  t.same(eligibleRequest('POST', HEADERS, list), list)
+t.test('eligibleRequest: only a single 2026-07-28 tools/call or tools/list whose headers are exactly its body\'s', async (t) => {
+  t.same(eligibleRequest('POST', LIST_HEADERS, list()), list())
   t.ok(eligibleRequest('POST', HEADERS, ask('a', { message: 'x' })), 'a string id')
-  t.ok(eligibleRequest('POST', { ...HEADERS, 'content-type': 'application/json; charset=utf-8' }, list), 'JSON with parameters')
-  t.ok(eligibleRequest('POST', { accept: '*/*, application/json, text/event-stream', 'content-type': 'application/json' }, list), 'no protocol version header')
+  t.ok(eligibleRequest('POST', { ...LIST_HEADERS, 'content-type': 'application/json; charset=utf-8' }, list()), 'JSON with parameters')
   const refused: Array<[string, string | undefined, Record<string, unknown>, unknown]> = [
-    ['GET', 'GET', HEADERS, list],
-    ['no Accept', 'POST', { ...HEADERS, accept: undefined }, list],
-    ['Accept without SSE', 'POST', { ...HEADERS, accept: 'application/json' }, list],
-    ['Accept without JSON', 'POST', { ...HEADERS, accept: 'text/event-stream' }, list],
-    ['not JSON', 'POST', { ...HEADERS, 'content-type': 'text/plain' }, list],
-    ['no Content-Type', 'POST', { ...HEADERS, 'content-type': undefined }, list],
-    ['an unsupported protocol version', 'POST', { ...HEADERS, 'mcp-protocol-version': '1999-01-01' }, list],
-    ['two protocol version headers', 'POST', { ...HEADERS, 'mcp-protocol-version': [LATEST_PROTOCOL_VERSION, LATEST_PROTOCOL_VERSION] }, list],
-    ['a batch', 'POST', HEADERS, [list]],
-    ['null', 'POST', HEADERS, null],
-    ['a string', 'POST', HEADERS, 'tools/list'],
-    ['initialize', 'POST', HEADERS, { ...list, method: 'initialize' }],
-    ['ping', 'POST', HEADERS, { ...list, method: 'ping' }],
-    ['a notification', 'POST', HEADERS, { jsonrpc: '2.0', method: 'tools/list' }],
-    ['JSON-RPC 1.0', 'POST', HEADERS, { ...list, jsonrpc: '1.0' }],
-    ['a fractional id', 'POST', HEADERS, { ...list, id: 1.5 }],
-    ['a null id', 'POST', HEADERS, { ...list, id: null }],
-    ['an object id', 'POST', HEADERS, { ...list, id: {} }],
-    ['array params', 'POST', HEADERS, { ...list, params: [] }],
-    ['null params', 'POST', HEADERS, { ...list, params: null }],
-    ['string params', 'POST', HEADERS, { ...list, params: 'x' }]
+    ['GET', 'GET', LIST_HEADERS, list()],
+    ['not JSON', 'POST', { ...LIST_HEADERS, 'content-type': 'text/plain' }, list()],
+    ['no Content-Type', 'POST', { ...LIST_HEADERS, 'content-type': undefined }, list()],
+    ['no protocol version header', 'POST', { ...LIST_HEADERS, 'mcp-protocol-version': undefined }, list()],
+    ['an older protocol version', 'POST', { ...LIST_HEADERS, 'mcp-protocol-version': '2025-11-25' }, list()],
+    ['two protocol version headers', 'POST', { ...LIST_HEADERS, 'mcp-protocol-version': [MODERN, MODERN] }, list()],
+    ['no Mcp-Method', 'POST', { ...LIST_HEADERS, 'mcp-method': undefined }, list()],
+    ['Mcp-Method of another method', 'POST', { ...LIST_HEADERS, 'mcp-method': 'tools/call' }, list()],
+    ['Mcp-Method of a method the fast path leaves', 'POST', { ...LIST_HEADERS, 'mcp-method': 'server/discover' }, modern(1, 'server/discover')],
+    ['tools/call without Mcp-Name', 'POST', { ...HEADERS, 'mcp-name': undefined }, ask(1, { message: 'x' })],
+    ['tools/call naming another tool', 'POST', CALL_HEADERS('book_table'), ask(1, { message: 'x' })],
+    ['tools/list with an Mcp-Name', 'POST', { ...LIST_HEADERS, 'mcp-name': 'x' }, list()],
+    ['a batch', 'POST', LIST_HEADERS, [list()]],
+    ['null', 'POST', LIST_HEADERS, null],
+    ['a string', 'POST', LIST_HEADERS, 'tools/list'],
+    ['no envelope', 'POST', LIST_HEADERS, { jsonrpc: '2.0', id: 1, method: 'tools/list' }],
+    ['an envelope of an older revision', 'POST', LIST_HEADERS, modern(1, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } })],
+    ['a notification', 'POST', LIST_HEADERS, { ...list(), id: undefined }],
+    ['JSON-RPC 1.0', 'POST', LIST_HEADERS, { ...list(), jsonrpc: '1.0' }],
+    ['a null id', 'POST', LIST_HEADERS, { ...list(), id: null }]
   ]
   for (const [what, method, headers, body] of refused) t.equal(eligibleRequest(method, headers, body), undefined, what)
 })
@@ -61,53 +74,50 @@ t.test('eligibleRequest: only what the stateless transport would hand to the ser
 function waitingServer () {
   const server = new Server({ name: 'test', version: '1.0.0' }, { capabilities: { tools: {} } })
   const calls: Array<{ name: string, release: () => void, signal: AbortSignal }> = []
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler('tools/call', async (request, context) => {
     await new Promise<void>((resolve) => {
-      calls.push({ name: request.params.name, release: resolve, signal: extra.signal })
-      extra.signal.addEventListener('abort', () => resolve())
+      calls.push({ name: request.params.name, release: resolve, signal: context.mcpReq.signal })
+      context.mcpReq.signal.addEventListener('abort', () => resolve())
     })
-    return { content: [{ type: 'text', text: `${request.params.name} for ${String(exchange.contextOf(extra.requestId))}` }] }
+    return { content: [{ type: 'text', text: `${request.params.name} for ${String(exchange.contextOf(context.mcpReq.id))}` }] }
   })
-  let exchange: Awaited<ReturnType<typeof connectDirectExchange<string>>>
-  return {
-    calls,
-    connect: async () => (exchange = await connectDirectExchange<string>(server)),
-    server
-  }
+  const exchange = connectDirectExchange<string>(() => server)
+  return { calls, exchange, server }
 }
 
-const call = (id: string | number, name: string): JSONRPCRequest => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name } })
+const toolCall = (id: string | number, name: string): JSONRPCRequest => call(id, name) as JSONRPCRequest
+const SERVER_INFO = { 'io.modelcontextprotocol/serverInfo': { name: 'test', version: '1.0.0' } }
 
 t.test('the exchange: two callers with the same id each get their own reply; their contexts reach the handler', async (t) => {
-  const { calls, connect, server } = waitingServer()
-  const exchange = await connect()
+  const { calls, exchange, server } = waitingServer()
   t.teardown(() => server.close())
-  const first = exchange.exchange(call(1, 'a'), 'caller A')
-  const second = exchange.exchange(call(1, 'b'), 'caller B')
+  const first = exchange.exchange(toolCall(1, 'a'), 'caller A')
+  const second = exchange.exchange(toolCall(1, 'b'), 'caller B')
   while (calls.length < 2) await new Promise((resolve) => setImmediate(resolve))
   t.equal(exchange.pending, 2)
   calls[1].release()
   calls[0].release()
-  t.same(await second.reply, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'b for caller B' }] } })
-  t.same(await first.reply, { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'a for caller A' }] } })
+  t.same(await second.reply, { jsonrpc: '2.0', id: 1, result: { _meta: SERVER_INFO, resultType: 'complete', content: [{ type: 'text', text: 'b for caller B' }] } })
+  t.same(await first.reply, { jsonrpc: '2.0', id: 1, result: { _meta: SERVER_INFO, resultType: 'complete', content: [{ type: 'text', text: 'a for caller A' }] } })
   t.equal(exchange.pending, 0)
   first.cancel()
   t.equal(exchange.pending, 0, 'cancelling after the reply changes nothing')
 })
 
 t.test('the exchange: a caller gone cancels its request on the server (its handler sees the abort); nothing stays', async (t) => {
-  const { calls, connect, server } = waitingServer()
-  const exchange = await connect()
+  const { calls, exchange, server } = waitingServer()
   t.teardown(() => server.close())
-  const gone = exchange.exchange(call('x', 'slow'), 'gone')
+  const gone = exchange.exchange(toolCall('x', 'slow'), 'gone')
   while (calls.length < 1) await new Promise((resolve) => setImmediate(resolve))
   gone.cancel()
   gone.cancel()
   t.equal(await gone.reply, undefined, 'no reply for a caller gone')
+  // The cancellation goes through the SDK's message queue: the handler hears of it a moment later.
+  if (!calls[0].signal.aborted) await once(calls[0].signal, 'abort')
   t.equal(calls[0].signal.aborted, true, 'the handler was told')
   t.equal(exchange.pending, 0)
   // The server goes on answering.
-  const next = exchange.exchange(call(2, 'next'), 'still here')
+  const next = exchange.exchange(toolCall(2, 'next'), 'still here')
   while (calls.length < 2) await new Promise((resolve) => setImmediate(resolve))
   calls[1].release()
   t.match(await next.reply, { id: 2, result: { content: [{ text: 'next for still here' }] } })
@@ -133,8 +143,8 @@ const agents = [
 
 /** [what, agent, body, headers]: each sent to both doors. */
 const CASES: Array<[string, string, unknown, Record<string, string | undefined>]> = [
-  ['tools/list', 'echo', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, HEADERS],
-  ['tools/list, string id, a cursor', 'echo', { jsonrpc: '2.0', id: 'list-1', method: 'tools/list', params: { cursor: 'x' } }, HEADERS],
+  ['tools/list', 'echo', list(1), LIST_HEADERS],
+  ['tools/list, string id, a cursor', 'echo', modern('list-1', 'tools/list', { cursor: 'x' }), LIST_HEADERS],
   ['ask_agent', 'echo', ask(7, { message: 'hello' }), HEADERS],
   ['ask_agent continuing a conversation', 'echo', ask(8, { message: 'again', contextId: 'ctx-1' }), HEADERS],
   ['ask_agent answered by a task', 'worker', ask(9, { message: 'the report' }), HEADERS],
@@ -142,29 +152,30 @@ const CASES: Array<[string, string, unknown, Record<string, string | undefined>]
   ['ask_agent with a number as message', 'echo', ask(11, { message: 5 }), HEADERS],
   ['ask_agent with a bad contextId', 'echo', ask(12, { message: 'x', contextId: 5 }), HEADERS],
   ['ask_agent with an unknown member', 'echo', ask(13, { message: 'x', extra: true }), HEADERS],
-  ['a routine tool', 'echo', { jsonrpc: '2.0', id: 14, method: 'tools/call', params: { name: 'book_table', arguments: { date: '2026-12-24', partySize: 2 } } }, HEADERS],
-  ['a routine tool with a bad slot', 'echo', { jsonrpc: '2.0', id: 15, method: 'tools/call', params: { name: 'book_table', arguments: { partySize: 'two' } } }, HEADERS],
-  ['a routine tool continuing a conversation', 'echo', { jsonrpc: '2.0', id: 16, method: 'tools/call', params: { name: 'book_table', arguments: {}, _meta: { 'ai.radioso/conversation': { contextId: 'ctx-2' } } } }, HEADERS],
-  ['a routine tool with bad _meta', 'echo', { jsonrpc: '2.0', id: 17, method: 'tools/call', params: { name: 'book_table', arguments: {}, _meta: { 'ai.radioso/conversation': 'ctx' } } }, HEADERS],
-  ['an unknown tool', 'echo', { jsonrpc: '2.0', id: 18, method: 'tools/call', params: { name: 'nope', arguments: {} } }, HEADERS],
-  ['tools/call without params', 'echo', { jsonrpc: '2.0', id: 19, method: 'tools/call' }, HEADERS],
-  ['tools/call with a numeric name', 'echo', { jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 5 } }, HEADERS],
-  ['tools/call with array arguments', 'echo', { jsonrpc: '2.0', id: 21, method: 'tools/call', params: { name: 'ask_agent', arguments: ['x'] } }, HEADERS],
+  ['a routine tool', 'echo', call(14, 'book_table', { date: '2026-12-24', partySize: 2 }), CALL_HEADERS('book_table')],
+  ['a routine tool with a bad slot', 'echo', call(15, 'book_table', { partySize: 'two' }), CALL_HEADERS('book_table')],
+  ['a routine tool continuing a conversation', 'echo', call(16, 'book_table', {}, { 'ai.radioso/conversation': { contextId: 'ctx-2' } }), CALL_HEADERS('book_table')],
+  ['a routine tool with bad _meta', 'echo', call(17, 'book_table', {}, { 'ai.radioso/conversation': 'ctx' }), CALL_HEADERS('book_table')],
+  ['an unknown tool', 'echo', call(18, 'nope'), CALL_HEADERS('nope')],
+  ['a traceparent in _meta', 'echo', call(19, 'ask_agent', { message: 'traced' }, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }), HEADERS],
+  ['tools/call with a numeric name', 'echo', call(20, 5), CALL_HEADERS('5')],
+  ['tools/call with array arguments', 'echo', call(21, 'ask_agent', ['x']), HEADERS],
   ['tools/call with an id of 0', 'echo', ask(0, { message: 'zero' }), HEADERS],
   ['tools/call with an empty string id', 'echo', ask('', { message: 'empty id' }), HEADERS],
   ['tools/call with a negative id', 'echo', ask(-3, { message: 'negative' }), HEADERS],
-  ['JSON with a charset', 'echo', { jsonrpc: '2.0', id: 22, method: 'tools/list' }, { ...HEADERS, 'content-type': 'application/json; charset=utf-8' }],
-  ['no protocol version header', 'echo', { jsonrpc: '2.0', id: 23, method: 'tools/list' }, { ...HEADERS, 'mcp-protocol-version': undefined }],
-  ['an older protocol version', 'echo', { jsonrpc: '2.0', id: 24, method: 'tools/list' }, { ...HEADERS, 'mcp-protocol-version': '2025-03-26' }],
-  ['an unsupported protocol version', 'echo', { jsonrpc: '2.0', id: 25, method: 'tools/list' }, { ...HEADERS, 'mcp-protocol-version': '1999-01-01' }],
-  ['Accept without SSE', 'echo', { jsonrpc: '2.0', id: 26, method: 'tools/list' }, { ...HEADERS, accept: 'application/json' }],
-  ['a batch', 'echo', [{ jsonrpc: '2.0', id: 27, method: 'tools/list' }], HEADERS],
-  ['a fractional id', 'echo', { jsonrpc: '2.0', id: 1.5, method: 'tools/list' }, HEADERS],
-  ['a null id', 'echo', { jsonrpc: '2.0', id: null, method: 'tools/list' }, HEADERS],
-  ['array params', 'echo', { jsonrpc: '2.0', id: 28, method: 'tools/list', params: [] }, HEADERS],
-  ['a notification', 'echo', { jsonrpc: '2.0', method: 'notifications/initialized' }, HEADERS],
-  ['ping', 'echo', { jsonrpc: '2.0', id: 29, method: 'ping' }, HEADERS],
-  ['an unknown method', 'echo', { jsonrpc: '2.0', id: 30, method: 'resources/list' }, HEADERS]
+  ['JSON with a charset', 'echo', list(22), { ...LIST_HEADERS, 'content-type': 'application/json; charset=utf-8' }],
+  ['no protocol version header', 'echo', list(23), { ...LIST_HEADERS, 'mcp-protocol-version': undefined }],
+  ['a header of an older revision', 'echo', list(24), { ...LIST_HEADERS, 'mcp-protocol-version': '2025-03-26' }],
+  ['an unsupported revision', 'echo', modern(25, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }), { ...LIST_HEADERS, 'mcp-protocol-version': '2099-01-01' }],
+  ['no Mcp-Method', 'echo', list(26), { ...LIST_HEADERS, 'mcp-method': undefined }],
+  ['Mcp-Name of another tool', 'echo', ask(27, { message: 'x' }), CALL_HEADERS('book_table')],
+  ['a malformed envelope', 'echo', modern(28, 'tools/list', { _meta: { 'io.modelcontextprotocol/clientInfo': 'me' } }), LIST_HEADERS],
+  ['a batch', 'echo', [list(29)], LIST_HEADERS],
+  ['a null id', 'echo', { ...list(), id: null }, LIST_HEADERS],
+  ['server/discover', 'echo', modern(30, 'server/discover'), { ...LIST_HEADERS, 'mcp-method': 'server/discover' }],
+  ['an unknown method', 'echo', modern(31, 'resources/list'), { ...LIST_HEADERS, 'mcp-method': 'resources/list' }],
+  ['2025-11-25 tools/list', 'echo', { jsonrpc: '2.0', id: 32, method: 'tools/list' }, LEGACY_HEADERS],
+  ['2025-11-25 ask_agent', 'echo', { jsonrpc: '2.0', id: 33, method: 'tools/call', params: { name: 'ask_agent', arguments: { message: 'old' } } }, LEGACY_HEADERS]
 ]
 
 for (const name of DOORS) {
@@ -177,7 +188,7 @@ for (const name of DOORS) {
       t.same(await send(fast, agent, text, headers), expected, what)
     }
     // The contender's reply is what the transport's is: JSON with the caller's id.
-    const listed = await send(fast, 'echo', JSON.stringify({ jsonrpc: '2.0', id: 'mine', method: 'tools/list' }), HEADERS)
+    const listed = await send(fast, 'echo', JSON.stringify(list('mine')), LIST_HEADERS)
     t.equal(listed.status, 200)
     t.equal(listed.type, 'application/json')
     t.match(JSON.parse(listed.body), { jsonrpc: '2.0', id: 'mine', result: { tools: [{ name: 'ask_agent' }, { name: 'book_table' }] } })

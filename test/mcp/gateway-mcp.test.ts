@@ -252,7 +252,7 @@ t.test('bad input: unknown agent, GET and DELETE, malformed JSON-RPC, oversized 
   t.match(await notJson.json(), { error: { code: -32700 } })
   const notRpc = await post('{"hello":"world"}')
   t.equal(notRpc.status, 400)
-  t.match(await notRpc.json(), { error: { code: -32700, message: /Invalid JSON-RPC message/ } })
+  t.match(await notRpc.json(), { error: { code: -32600, message: 'Bad Request: the request body is not a valid JSON-RPC message' } }, 'the SDK\'s classification answers')
   const tooLarge = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(4096) } }))
   t.equal(tooLarge.status, 413)
   t.match(await tooLarge.json(), { jsonrpc: '2.0', error: { code: -32000, message: 'Payload Too Large: Request body must not exceed 2048 bytes' }, id: null })

@@ -2,7 +2,8 @@
  * The package as users get it: `npm pack` (its prepack builds dist/), the tarball installed into a scratch project
  * outside this repository with `npm install <tarball>`, a TypeScript consumer type-checked with the repo's own
  * compiler against the installed declarations, then run on a real port; the gateway started from the installed
- * files; the root entry's loads checked on the built files. One app per door: a door adds an entry to CONSUMER_APPS.
+ * files, and the project's own v2 MCP client (mcp-client.ts) connected to its MCP door; the root entry's loads checked
+ * on the built files. One app per door: a door adds an entry to CONSUMER_APPS.
  */
 import t, { type Test } from 'tap'
 import { execFile, spawn } from 'node:child_process'
@@ -89,7 +90,8 @@ t.test('npm pack ships the built package, the demo agent and the documents, noth
   if (Number(process.versions.node.split('.')[0]) < 22) pkg.overrides = manifest.overrides
   writeFileSync(join(consumer, 'package.json'), JSON.stringify(pkg, null, 2))
   const dependencies = [...new Set(CONSUMER_APPS.flatMap((app) => app.dependencies))]
-  const install = await npm(['install', join(scratch, packed.filename), ...dependencies, locked('@types/node')], consumer)
+  // The v2 MCP client for mcp-client.ts, at the version the conformance tests use.
+  const install = await npm(['install', join(scratch, packed.filename), ...dependencies, locked('@types/node'), locked('@modelcontextprotocol/client')], consumer)
   t.notMatch(install.stdout + install.stderr, /EBADENGINE/, 'no engine warnings')
   t.equal(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).version, manifest.version)
 })
@@ -132,6 +134,16 @@ t.test('the gateway runs from the installed files: the demo agent answers the RE
   const reply = await response.json() as Record<string, any>
   t.match(reply.result.message.parts[0].text, /30 days of delivery/)
   t.equal(reply.result.message.metadata[URI].citations[0].title, 'Returns policy')
+
+  // The project's v2 MCP client at the URL the card names: 2026-07-28, the tools, ask_agent's envelope.
+  const card = await (await fetch(`${base}/a2a/demo/.well-known/agent-card.json`)).json() as Record<string, any>
+  const mcpUrl = card.capabilities.extensions.find((entry: Record<string, any>) => entry.uri === URI).params.mcp.url as string
+  const { stdout } = await run(process.execPath, [join('dist', 'mcp-client.js'), mcpUrl], { cwd: consumer, timeout: 60_000 })
+  const mcp = JSON.parse(stdout) as Record<string, any>
+  t.equal(mcp.revision, '2026-07-28')
+  t.equal(mcp.tools[0], 'ask_agent')
+  t.match(mcp.reply.content[0].text, /30 days of delivery/)
+  t.equal(mcp.reply.structuredContent.citations[0].title, 'Returns policy')
 })
 
 t.test('the gateway serves the inbox page from the installed files', async (t) => {
