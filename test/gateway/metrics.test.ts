@@ -7,7 +7,6 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import { InMemoryTaskStore } from '@a2a-js/sdk/server'
 import { Client, gateway, operator, SseStream, URI } from '../fixtures/conversation-gateway.js'
 import { parsePrometheus, valueOf, type Sample } from '../fixtures/prometheus-text.js'
@@ -16,6 +15,7 @@ import { StoreUnavailableError } from '../../src/stores/errors.js'
 const TOKEN = 'metrics-token-0123456789'
 const BEARER = { authorization: `Bearer ${TOKEN}` }
 const P = 'a2a_converse_'
+const MCP_REVISION = '2026-07-28'
 
 async function scrape (app: FastifyInstance): Promise<Sample[]> {
   const response = await app.inject({ method: 'GET', url: '/metrics', headers: BEARER })
@@ -80,11 +80,21 @@ t.test('a scripted set of requests: each counter moves by exactly what was done'
   t.equal((await client.call('GetTask', { id: randomUUID() })).error.code, -32001)
   t.equal((await client.call('Mine', {})).error.code, -32601)
   // One MCP tool call (a turn of its own, binding mcp) and one call of a tool the agent does not have.
+  // A 2026-07-28 tools/call as the v2 client sends it (headers and the `_meta` envelope): a JSON reply.
   const mcp = (name: string, args: unknown) => app.inject({
     method: 'POST',
     url: '/mcp/a/demo',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
-    payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } })
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MCP_REVISION, 'mcp-method': 'tools/call', 'mcp-name': name },
+    payload: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: { 'io.modelcontextprotocol/protocolVersion': MCP_REVISION, 'io.modelcontextprotocol/clientInfo': { name: 'metrics-test', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': {} }
+      }
+    })
   })
   const asked = await mcp('ask_agent', { message: 'How long do I have to return an order?' })
   countAnswer({ metadata: { [URI]: asked.json().result.structuredContent } })
