@@ -277,7 +277,9 @@ export class MemoryAnswerLog implements AnswerLog {
     const oldest = this.#now().getTime() - this.limits.answerRetentionMs
     let drop = Math.max(0, kept.length - this.limits.maxAnswersPerAgent)
     while (drop < kept.length && kept[drop].at < oldest) drop++
-    kept.splice(0, drop)
+    // Dropped in batches of an eighth of the cap, not one record per append once full: splicing the front of a full
+    // array moves every record (~10,000) on each turn. Reads apply the cap and the retention exactly (#counted).
+    if (drop >= Math.max(1, this.limits.maxAnswersPerAgent >> 3)) kept.splice(0, drop)
   }
 
   clear (): void {
@@ -325,6 +327,7 @@ export class MemoryAnswerLog implements AnswerLog {
   /** The agent's records that count in the window now (the retention applies to reads too). */
   #counted (agentId: string, window: AnswerWindow, now: number): AnswerRecord[] {
     const from = countsFrom(window, now, this.limits.answerRetentionMs)
-    return (this.#records.get(agentId) ?? []).filter((record) => record.at >= from)
+    const kept = this.#records.get(agentId) ?? []
+    return kept.slice(Math.max(0, kept.length - this.limits.maxAnswersPerAgent)).filter((record) => record.at >= from)
   }
 }

@@ -75,6 +75,17 @@ t.test('the memory log drops the oldest past the cap and the retention on append
   t.equal(log.size('other'), 0)
 })
 
+t.test('a full memory log drops in batches of an eighth of the cap; reads apply the cap exactly', async (t) => {
+  const now = 1_000_000
+  const log = new MemoryAnswerLog({ answerRetentionMs: 3_600_000, maxAnswersPerAgent: 16 }, () => new Date(now))
+  const record = (n: number) => ({ contextId: `c${n}`, at: now, availability: 'assessed' as const, coverage: 'answered' as const, question: 'q', key: 'q' })
+  log.append('demo', Array.from({ length: 17 }, (_, n) => record(n)))
+  t.equal(log.size('demo'), 17, 'one over the cap: kept until a batch is due')
+  t.equal(Object.values((await log.series('demo', '24h')).totals).reduce((sum: number, count) => sum + (count as number), 0), 16, 'read: the cap')
+  log.append('demo', [record(17)])
+  t.equal(log.size('demo'), 16, 'two over: dropped')
+})
+
 t.test('the PostgreSQL log prunes an agent at most once a minute per process', async (t) => {
   const log = new PostgresAnswerLog(async () => { throw new Error('no query here') }, { answerRetentionMs: 1000, maxAnswersPerAgent: 5 }, () => new Date())
   t.same(log.pruneParameters('demo', 10_000), [5, 9000], 'the first write prunes')
