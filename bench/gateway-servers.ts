@@ -25,6 +25,7 @@ import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/serve
 import { converseRouter } from '../src/express.js'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
+import { startTracing, tracingConfig } from '../src/gateway/tracing-sdk.js'
 import { ANSWER_TEXT } from './lib.js'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
 
@@ -91,7 +92,12 @@ export async function startGateway (keys = false, mcpPerRequest = false): Promis
     : { STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' }
   // BENCH_GRPC_PORT: the gRPC listener on that port too (the bindings scenario).
   const grpc = process.env.BENCH_GRPC_PORT === undefined ? {} : { GRPC_PORT: process.env.BENCH_GRPC_PORT }
-  const app = await buildGateway({ config: loadConfig({ ...env, ...grpc }), mcpDirectToolCalls: !mcpPerRequest })
+  // BENCH_METRICS_TOKEN: /metrics on (the observability scenario); OTEL_* in the child's environment: the trace SDK
+  // as `npm start` configures it (off without a destination).
+  const metrics = process.env.BENCH_METRICS_TOKEN === undefined ? {} : { METRICS_TOKEN: process.env.BENCH_METRICS_TOKEN }
+  const app = await buildGateway({ config: loadConfig({ ...env, ...grpc, ...metrics }), mcpDirectToolCalls: !mcpPerRequest })
+  const tracing = await startTracing(tracingConfig(process.env), '0.0.0-bench', app.log)
+  if (tracing !== undefined) app.addHook('onClose', async () => { await tracing.shutdown() })
   return { url: await listenFastify(app), path: '/a2a/demo', http: app.server, close: () => app.close() }
 }
 

@@ -32,4 +32,5 @@ export {
   type AnswerBucket, type AnswerWindow, type CoverageCounts, type QuestionGroup, type QuestionGroupPage, type QuestionGroupQuery, type GroupCursor
 } from './stores/answer-log.js'
 export { BoundedMemoryTaskStore, type MemoryTaskStoreOptions } from './stores/memory-task-store.js'
+export { tracedTaskStore } from './stores/traced-task-store.js'
 export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'

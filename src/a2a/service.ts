@@ -22,16 +22,19 @@ import type { Authenticator } from '../auth/authenticator.js'
 import { AuthenticationUnavailableError } from '../auth/errors.js'
 import type { ConverseExtension, Negotiated } from '../core/converse-extension.js'
 import { InvalidOptionError } from '../core/errors.js'
-import { EXTENSIONS_HEADER } from '../core/uri.js'
+import { CONVERSE_EXTENSION_URI, EXTENSIONS_HEADER } from '../core/uri.js'
 import { checkCall, type CheckedRequest } from '../protocol/check-request.js'
 import {
   CONVERSE_ERROR_DOMAIN, ERROR_INFO_TYPE, internalError, JsonRpcErrorCode, tooManyStreams, unauthenticated,
   type JsonRpcError, type JsonRpcId
 } from '../protocol/errors.js'
-import { STREAMING_METHODS } from '../protocol/methods.js'
+import { isA2AMethod, STREAMING_METHODS } from '../protocol/methods.js'
 import { A2A_VERSION_HEADER, requestedVersion } from '../protocol/version.js'
 import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../protocol/backend.js'
 import { callerKey } from '../stores/caller-key.js'
+import { A2A_RPC_SERVICE, answerAttributes, ATTR, summarizeResult, type AnswerSummary, type Attributes } from '../telemetry/attributes.js'
+import type { CallObserver } from '../telemetry/observer.js'
+import { context as traceContext, extractTraceContext, inSpan, SpanKind, SpanStatusCode, startSpan, type Context, type Span } from '../telemetry/tracing.js'
 
 /** Service parameters (A2A 1.0 §3.2.6): HTTP headers, lower-case names, as Node gives them. */
 export type ServiceParameters = Readonly<Record<string, string | string[] | undefined>>
@@ -66,6 +69,11 @@ export interface A2ACall {
   doorRequest?: unknown
   /** The client's address as the door sees it (its trust-proxy rules): a walk-in's key for per-caller bounds. */
   clientAddress?: string
+  /**
+   * The binding (or door) that made the call, for its server span and metrics: `jsonrpc`, `http+json`, `grpc`,
+   * `jsonrpc-0.3`, `http+json-0.3`, `mcp`. Default `direct`.
+   */
+  binding?: string
 }
 
 /** One item of a stream: a StreamResponse (decorated or stripped), or the failure that ends the stream. */
@@ -96,6 +104,8 @@ export interface A2AServiceOptions {
    * more is refused with HTTP 429 before it opens. 0 or absent: no limit.
    */
   maxStreamsPerCaller?: number
+  /** Told of every call's end and every stream's opening and end (the gateway's metrics). */
+  observer?: CallObserver
 }
 
 /** The challenge of a 401 (RFC 6750 §3). */
@@ -121,6 +131,27 @@ export interface A2AService {
 }
 
 const STOPPED = Symbol('stopped')
+
+/** Methods whose result holds a turn's answer (counted as answers) or a task (its ids and state on the span). */
+const TURN_METHODS: ReadonlySet<string> = new Set(['SendMessage', 'SendStreamingMessage'])
+const TASK_RESULT_METHODS: ReadonlySet<string> = new Set(['GetTask', 'CancelTask'])
+
+/** rpc.system of a binding's server span (OpenTelemetry RPC conventions; HTTP+JSON has no registered value). */
+function rpcSystemOf (binding: string): string {
+  if (binding === 'grpc') return 'grpc'
+  if (binding.startsWith('http+json')) return 'a2a_http_json'
+  return 'jsonrpc'
+}
+
+/** What a call learns on its way, for its span and its observer. */
+interface CallState {
+  storeUnavailable: boolean
+}
+
+/** The backend failed because the state store is unreachable (StoreUnavailableError, by its code). */
+function isStoreUnavailable (error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'A2A_CONVERSE_STORE_UNAVAILABLE'
+}
 
 /** The error of a call to an agent the service does not serve (bindings answer 404 before calling). */
 export function unknownAgent (agentId: string): JsonRpcError {
@@ -177,7 +208,66 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     return await callerOf(headers, log, authenticator, {})
   }
 
+  /**
+   * One call in its SERVER span (OpenTelemetry RPC conventions: `lf.a2a.v1.A2AService/<method>`), a child of the
+   * trace the request's `traceparent` names; the span ends with the result, a stream's with the stream.
+   */
   async function call (request: A2ACall): Promise<A2AResult> {
+    const started = performance.now()
+    const binding = request.binding ?? 'direct'
+    const method = isA2AMethod(request.method) ? request.method : 'unknown'
+    const agentId = backends.has(request.agentId) ? request.agentId : 'unknown'
+    const attributes: Attributes = {
+      [ATTR.rpcSystem]: rpcSystemOf(binding),
+      [ATTR.rpcService]: A2A_RPC_SERVICE,
+      [ATTR.rpcMethod]: method,
+      [ATTR.binding]: binding,
+      [ATTR.agentId]: agentId
+    }
+    if (attributes[ATTR.rpcSystem] === 'jsonrpc') attributes[ATTR.rpcJsonRpcVersion] = '2.0'
+    const { span, context: spanContext } = startSpan(`${A2A_RPC_SERVICE}/${method}`, SpanKind.SERVER, attributes, extractTraceContext(request.headers))
+    const state: CallState = { storeUnavailable: false }
+    const result = await traceContext.with(spanContext, dispatch, undefined, request, state)
+    const end = (answer: AnswerSummary | undefined, error: JsonRpcError | undefined, status: number | undefined): void => {
+      if (answer !== undefined) span.setAttributes(answerAttributes(answer))
+      if (error !== undefined) {
+        span.setAttribute(ATTR.rpcJsonRpcErrorCode, error.code)
+        if (error.code === JsonRpcErrorCode.InternalError || (status ?? 0) >= 500) span.setStatus({ code: SpanStatusCode.ERROR })
+      }
+      if (status !== undefined) span.setAttribute(ATTR.httpStatusCode, status)
+      span.end()
+      options.observer?.callEnded({
+        agentId,
+        binding,
+        method,
+        errorCode: error?.code,
+        status,
+        durationMs: performance.now() - started,
+        answer: TURN_METHODS.has(method) ? answer : undefined,
+        storeUnavailable: state.storeUnavailable
+      })
+    }
+    switch (result.kind) {
+      case 'value':
+        end(summaryOf(method, result.value), undefined, undefined)
+        return result
+      case 'error':
+        end(undefined, result.error, result.status)
+        return result
+      default:
+        options.observer?.streamOpened(agentId, binding)
+        return {
+          ...result,
+          // The streams made here are generators (openStream: `events`, `nothing`).
+          events: observedStream(result.events as AsyncGenerator<StreamItem, void, undefined>, spanContext, request.signal, (answer, error) => {
+            options.observer?.streamClosed(agentId, binding)
+            end(answer, error, undefined)
+          })
+        }
+    }
+  }
+
+  async function dispatch (request: A2ACall, state: CallState): Promise<A2AResult> {
     const { method, log } = request
     const backend = backends.get(request.agentId)
     if (backend === undefined) return { kind: 'error', method, headers: {}, error: unknownAgent(request.agentId), status: 404 }
@@ -217,10 +307,12 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     }
     const decorate = async (result: unknown): Promise<unknown> =>
       await extension.transform(rpc.method, result, { agentId: request.agentId, negotiated, body: { id: rpc.id, method: rpc.method, params: rpc.params }, log })
-    if (STREAMING_METHODS.has(rpc.method)) return await openStream(backend, rpc, context, headers, decorate)
+    if (STREAMING_METHODS.has(rpc.method)) return await openStream(backend, rpc, context, headers, decorate, state)
     try {
-      return { kind: 'value', method, headers, value: await decorate(await backend.call(rpc, context)) }
+      const value = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: request.agentId }, async () => await backend.call(rpc, context))
+      return { kind: 'value', method, headers, value: await decorate(value) }
     } catch (error) {
+      state.storeUnavailable = isStoreUnavailable(error)
       const rpcError = backend.toError(error, rpc, log)
       logError(log, method, rpcError)
       return { kind: 'error', method, headers, error: rpcError }
@@ -230,7 +322,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
   /** A streaming method: its first event is awaited here, so an error before it is a plain result. */
   async function openStream (
     backend: A2ABackend, rpc: CheckedRequest, context: BackendContext, headers: Record<string, string>,
-    decorate: (result: unknown) => Promise<unknown>
+    decorate: (result: unknown) => Promise<unknown>, state: CallState
   ): Promise<A2AResult> {
     const { signal, log } = context
     const release = holdStream(callerKey(context.caller?.id, context.clientAddress), signal)
@@ -242,10 +334,12 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     const source = backend.stream(rpc, context)
     let first: IteratorResult<unknown, void> | typeof STOPPED
     try {
-      first = await nextOrStop(source, signal)
+      // The backend's work up to its first event in a span of its own (later events: the server span's).
+      first = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: context.agentId }, async () => await nextOrStop(source, signal))
       if (first !== STOPPED && first.done !== true) first = { done: false, value: await decorate(first.value) }
     } catch (error) {
       release()
+      state.storeUnavailable = isStoreUnavailable(error)
       const rpcError = backend.toError(error, rpc, log)
       logError(log, rpc.method, rpcError)
       return { kind: 'error', method: rpc.method, headers, error: rpcError }
@@ -258,7 +352,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       if (first === STOPPED) source.return?.().then(undefined, noop)
       return { kind: 'stream', method: rpc.method, headers, events: nothing() }
     }
-    return { kind: 'stream', method: rpc.method, headers, events: events(backend, source, first.value, rpc, context, decorate, release) }
+    return { kind: 'stream', method: rpc.method, headers, events: events(backend, source, first.value, rpc, context, decorate, release, state) }
   }
 
   /**
@@ -285,7 +379,8 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
 
   async function * events (
     backend: A2ABackend, source: AsyncIterator<unknown, void, undefined>, first: unknown,
-    rpc: CheckedRequest, context: BackendContext, decorate: (result: unknown) => Promise<unknown>, release: () => void
+    rpc: CheckedRequest, context: BackendContext, decorate: (result: unknown) => Promise<unknown>, release: () => void,
+    state: CallState
   ): AsyncGenerator<StreamItem, void, undefined> {
     const { signal, log } = context
     let finished = false
@@ -304,6 +399,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       }
     } catch (error) {
       if (!signal.aborted) {
+        state.storeUnavailable = isStoreUnavailable(error)
         const rpcError = backend.toError(error, rpc, log)
         logError(log, rpc.method, rpcError)
         yield { kind: 'error', error: rpcError }
@@ -316,6 +412,69 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
   }
 
   return { serves: (agentId) => backends.has(agentId), authenticate, call }
+}
+
+/** The summary of a value result: a turn's answer, or a task's ids and state. */
+function summaryOf (method: string, value: unknown): AnswerSummary | undefined {
+  if (TURN_METHODS.has(method)) return summarizeResult(value, CONVERSE_EXTENSION_URI)
+  if (TASK_RESULT_METHODS.has(method)) return summarizeResult({ task: value }, CONVERSE_EXTENSION_URI)
+  return undefined
+}
+
+/**
+ * A stream's events as the door reads them, each read in the call's span context (the backend's work for it is a
+ * child of the server span). `end` is called once, with the last answer seen and the error that ended the stream,
+ * when the stream ends, is left, or the request's signal aborts. A reply that says a person owns the conversation
+ * and the agent said nothing (`suppressed`) opens a `converse.human_wait` span, ended by the next event or the end.
+ */
+function observedStream (
+  source: AsyncGenerator<StreamItem, void, undefined>, spanContext: Context, signal: AbortSignal,
+  end: (answer: AnswerSummary | undefined, error: JsonRpcError | undefined) => void
+): AsyncIterable<StreamItem> {
+  let answer: AnswerSummary | undefined
+  let failure: JsonRpcError | undefined
+  let humanWait: Span | undefined
+  let ended = false
+  const finish = (): void => {
+    if (ended) return
+    ended = true
+    signal.removeEventListener('abort', finish)
+    humanWait?.end()
+    end(answer, failure)
+  }
+  signal.addEventListener('abort', finish, { once: true })
+  // The client left while the stream opened: a door may never read it (the span and the stream count end now).
+  if (signal.aborted) finish()
+  const see = (item: StreamItem): void => {
+    humanWait?.end()
+    humanWait = undefined
+    if (item.kind === 'error') {
+      failure = item.error
+      return
+    }
+    const summary = summarizeResult(item.value, CONVERSE_EXTENSION_URI)
+    if (summary === undefined) return
+    // Each member as the latest event that had it says.
+    answer = { ...answer, ...summary }
+    const ownership = summary.envelope?.ownership
+    if (ownership?.state === 'human_owned' && ownership.suppressed) {
+      humanWait = startSpan('converse.human_wait', SpanKind.INTERNAL, answerAttributes({ taskId: summary.taskId, contextId: summary.contextId }), spanContext).span
+    }
+  }
+  const iterator: AsyncIterator<StreamItem, void, undefined> = {
+    // The service's event generators never reject (a failure is their last item).
+    async next () {
+      const result = await traceContext.with(spanContext, async () => await source.next())
+      if (result.done === true) finish()
+      else see(result.value)
+      return result
+    },
+    async return () {
+      finish()
+      return await source.return()
+    }
+  }
+  return { [Symbol.asyncIterator]: () => iterator }
 }
 
 /**

@@ -12,6 +12,8 @@
  * The POST body: `{ agentId, contextId?, taskId?, kind, object, requestMessage?, requestId?, activated }`
  * (`kind`: message | status | artifact; `object`: the A2A object as it goes on the wire, without an envelope).
  */
+import { ATTR, serverAttributes } from '../telemetry/attributes.js'
+import { inSpan, injectTraceHeaders, SpanKind, type Span } from '../telemetry/tracing.js'
 import { Agent, request, type Dispatcher } from 'undici'
 import type { EnvelopeDraft } from './envelope.js'
 import type { EnvelopeContext, EnvelopeProvider } from './envelope-provider.js'
@@ -59,7 +61,13 @@ export function httpEnvelopeProvider (options: HttpEnvelopeProviderOptions): Htt
   const headers = { ...options.headers, 'content-type': 'application/json', accept: 'application/json' }
   const dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connect: { timeout: timeoutMs } })
 
+  /** One POST in a CLIENT span (`converse.envelope_provider`), carrying its trace context. */
   async function envelope (context: EnvelopeContext): Promise<EnvelopeDraft | undefined> {
+    return await inSpan('converse.envelope_provider POST', SpanKind.CLIENT, { [ATTR.httpMethod]: 'POST', [ATTR.agentId]: context.agentId, ...serverAttributes(url) },
+      async (span) => await post(context, span))
+  }
+
+  async function post (context: EnvelopeContext, span: Span): Promise<EnvelopeDraft | undefined> {
     const body = JSON.stringify({
       agentId: context.agentId,
       contextId: context.contextId,
@@ -72,8 +80,9 @@ export function httpEnvelopeProvider (options: HttpEnvelopeProviderOptions): Htt
       activated: context.activated
     })
     const response = await request(url, {
-      dispatcher, method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs)
+      dispatcher, method: 'POST', headers: injectTraceHeaders({ ...headers }), body, signal: AbortSignal.timeout(timeoutMs)
     })
+    span.setAttribute(ATTR.httpStatusCode, response.statusCode)
     if (response.statusCode === 204 || response.statusCode === 404) {
       await response.body.dump()
       return undefined

@@ -40,7 +40,8 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     backends,
     authenticated: endpointAuthentication(resolved),
     maxStreamsPerCaller: resolved.maxStreamsPerCaller,
-    versions: resolved.a2aVersions
+    versions: resolved.a2aVersions,
+    observer: options.observer
   })
   // The MCP door answers through the same service (same backends, same task stores and locks).
   for (const agentId of backends.keys()) {

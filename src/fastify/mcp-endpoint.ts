@@ -24,6 +24,8 @@ export interface McpEndpointOptions {
    * instead of the SDK's new server per request (same replies; docs/mcp.md). Default true; `false` is for comparisons.
    */
   directToolCalls?: boolean
+  /** Told of every tools/call by tool name (`unknown` for a name the agent does not have): the gateway's metrics. */
+  onToolCall?: (agentId: string, tool: string) => void
 }
 
 type AgentRequest = FastifyRequest<{ Params: { agentId: string } }>
@@ -43,7 +45,7 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
   const { converse } = fastify
   const bodyLimit = options.bodyLimit ?? fastify.initialConfig.bodyLimit as number
   const service = createMcpService({
-    extension: converse.extension, services: converse.a2aServices, bodyLimit, directToolCalls: options.directToolCalls
+    extension: converse.extension, services: converse.a2aServices, bodyLimit, directToolCalls: options.directToolCalls, onToolCall: options.onToolCall
   })
 
   // JSON is read and parsed here, with the limit (cheaper than the SDK's Web-stream read); any other media type is

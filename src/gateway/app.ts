@@ -27,6 +27,9 @@ import { buildAgentRuntime } from './runtime.js'
 import { openGatewayState, type GatewayState } from './state.js'
 import { createPushNotifications } from '../push/index.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+import { tracedTaskStore } from '../stores/traced-task-store.js'
+import { createGatewayMetrics, type GatewayMetrics } from './metrics.js'
+import { listenForMetrics, METRICS_ELSEWHERE, METRICS_OFF, METRICS_PATH, metricsRoute, type MetricsListener } from './metrics-endpoint.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -34,6 +37,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The gRPC listener's port once the app is ready (GRPC_PORT set); undefined otherwise. */
     grpcPort: number | undefined
+    /** The /metrics listener's port once the app is ready (METRICS_PORT set); undefined otherwise. */
+    metricsPort: number | undefined
   }
 }
 
@@ -128,6 +133,8 @@ async function registerAll (
 ): Promise<void> {
   const { config } = options
   const { authenticator, required } = gatewayAccess(config, definitions)
+  // Metrics exist only with METRICS_TOKEN: without it nothing is counted (no registry, no observer).
+  const metrics = config.metricsToken === undefined ? undefined : createGatewayMetrics(definitions.map((definition) => definition.id))
   // One turn lock per agent, shared by its A2A endpoint and the inbox's task writes.
   const turnLocks = new Map<string, TaskTurnLock>()
   const turnLock = (agentId: string): TaskTurnLock => {
@@ -158,7 +165,8 @@ async function registerAll (
     // A given store without save signals gets them for the saves made here (the supersede close waits on them).
     taskStoreFor: (agentId) => {
       const given = options.taskStores?.[agentId]
-      return given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given)
+      // Loads and saves are spans of their own (no-ops without an OpenTelemetry SDK).
+      return tracedTaskStore(given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given), agentId)
     },
     turnLockFor: (agentId) => turnLock(agentId),
     // On PostgreSQL and embedded, the state's own task stores record notifications in an outbox (the save's
@@ -180,7 +188,10 @@ async function registerAll (
     proxyTakeover: config.operatorApiKey !== undefined
   })
   app.addHook('onClose', async () => { await runtime.close() })
-  state.startPushDelivery?.(push.delivery)
+  const outboxStats = state.startPushDelivery?.(push.delivery)
+  metrics?.watchPush(push.deliverer.stats)
+  metrics?.watchPush(outboxStats)
+  metrics?.watchPool(state.pool)
 
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
   // An agent that requires a credential names the gateway's schemes on its card (a proxied agent's too: the
@@ -200,7 +211,7 @@ async function registerAll (
     upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, secured(upstream.agentId, card.served)))
   }
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
-  const limits = openRateLimits(config.rateLimit, app.log)
+  const limits = openRateLimits(config.rateLimit, app.log, metrics?.rateLimited ?? noRefusalCount)
   app.addHook('onClose', async () => await limits.close())
   /**
    * What the A2A doors count a request under: the caller, where the agent requires one and the credential is valid
@@ -235,10 +246,11 @@ async function registerAll (
       events,
       rootAgentId,
       maxStreamsPerCaller: config.maxStreamsPerCaller,
-      a2aVersions: config.a2aVersions
+      a2aVersions: config.a2aVersions,
+      observer: metrics?.observer
     })
     // The MCP door every card names (params.mcp): the same agents through the same A2A service (and limit).
-    await scope.register(mcpEndpoint, { bodyLimit: config.bodyLimit, directToolCalls: options.mcpDirectToolCalls })
+    await scope.register(mcpEndpoint, { bodyLimit: config.bodyLimit, directToolCalls: options.mcpDirectToolCalls, onToolCall: metrics?.toolCalled })
   })
   app.decorate('grpcPort', undefined)
   if (config.grpcPort !== undefined) {
@@ -265,6 +277,7 @@ async function registerAll (
     // Before the HTTP server closes: open gRPC streams end and in-flight calls finish, as the HTTP ones do.
     app.addHook('preClose', async () => { await Promise.all(doors.map(async (door) => await door.close())) })
   }
+  await serveMetrics(app, config, metrics)
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {
     await app.register(async (scope) => {
@@ -272,7 +285,7 @@ async function registerAll (
       await scope.register(operatorApi, {
         apiKey: config.operatorApiKey as string,
         agentIds: runtime.agents.map((agent) => agent.id),
-        inbox: runtime.inbox,
+        inbox: metrics === undefined ? runtime.inbox : metrics.countedInbox(runtime.inbox),
         answers: conversations.answers
       })
     })
@@ -289,9 +302,39 @@ async function registerAll (
     // Which agents need a credential (never the credentials themselves).
     authenticated: [...required],
     grpc: config.grpcPort !== undefined,
+    metrics: metrics === undefined ? false : config.metricsPort === undefined ? METRICS_PATH : `:${config.metricsPort}${METRICS_PATH}`,
     rateLimitStore: config.rateLimit.redisUrl === undefined ? 'memory' : 'redis',
     inbox: operatorOn ? '/inbox' : false
   }, 'gateway configured')
+}
+
+/** Without metrics, a rate limit's refusals are not counted. */
+function noRefusalCount (): void {}
+
+/**
+ * GET /metrics: on the app (METRICS_TOKEN), on a listener of its own (METRICS_PORT, opened when the app is ready and
+ * closed with it; the app's /metrics then says where it is), or off (404).
+ */
+async function serveMetrics (app: FastifyInstance, config: GatewayConfig, metrics: GatewayMetrics | undefined): Promise<void> {
+  app.decorate('metricsPort', undefined)
+  if (metrics === undefined) {
+    metricsRoute(app, { off: METRICS_OFF })
+    return
+  }
+  const token = config.metricsToken as string
+  if (config.metricsPort === undefined) {
+    metricsRoute(app, { metrics, token })
+    return
+  }
+  metricsRoute(app, { off: METRICS_ELSEWHERE })
+  const listeners: MetricsListener[] = []
+  app.addHook('onReady', async () => {
+    const listener = await listenForMetrics(metrics, token, config.host, config.metricsPort as number)
+    listeners.push(listener)
+    app.metricsPort = listener.port
+    app.log.info({ port: listener.port }, 'metrics listening')
+  })
+  app.addHook('onClose', async () => { await Promise.all(listeners.map(async (listener) => await listener.close())) })
 }
 
 /** The authenticator (when credentials are configured) and the agents that require a caller. */

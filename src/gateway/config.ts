@@ -22,6 +22,10 @@ export interface GatewayConfig {
   bodyLimit: number
   agentsFile?: string
   operatorApiKey?: string
+  /** `GET /metrics` (Prometheus) with `Authorization: Bearer <metricsToken>`; undefined: /metrics is off (404). */
+  metricsToken?: string
+  /** A listener of its own for /metrics (on `host`); undefined: /metrics on the gateway's port. */
+  metricsPort?: number
   /**
    * Where tasks, conversations and events live: `embedded` (PostgreSQL in this process, in `dataDir`; the default
    * without DATABASE_URL), `postgres` (the server at DATABASE_URL; the default with it), `memory` (lost on exit).
@@ -132,6 +136,8 @@ export const configSchema = {
     BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 104857600, default: 1048576 },
     AGENTS_FILE: { type: 'string', minLength: 1 },
     OPERATOR_API_KEY: { type: 'string', minLength: 16 },
+    METRICS_TOKEN: { type: 'string', minLength: 16 },
+    METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
     STATE: { type: 'string', enum: ['memory', 'embedded', 'postgres'] },
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
@@ -189,6 +195,8 @@ interface RawConfig {
   BODY_LIMIT: number
   AGENTS_FILE?: string
   OPERATOR_API_KEY?: string
+  METRICS_TOKEN?: string
+  METRICS_PORT?: number
   STATE?: StateKind
   DATA_DIR: string
   DATABASE_URL?: string
@@ -260,6 +268,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
   const publicUrl = raw.PUBLIC_URL?.replace(/\/+$/, '')
   // A card naming a gRPC target this gateway does not serve would send clients nowhere.
   if (raw.PUBLIC_GRPC_URL !== undefined && raw.GRPC_PORT === undefined) throw new ConfigError('PUBLIC_GRPC_URL', 'is set, but GRPC_PORT is not: set GRPC_PORT to listen for gRPC')
+  // A metrics listener nothing may read would be a port open for nothing.
+  if (raw.METRICS_PORT !== undefined && raw.METRICS_TOKEN === undefined) throw new ConfigError('METRICS_PORT', 'is set, but METRICS_TOKEN is not: set METRICS_TOKEN to serve /metrics')
   const state = raw.STATE ?? (raw.DATABASE_URL === undefined ? 'embedded' : 'postgres')
   if (state === 'postgres' && raw.DATABASE_URL === undefined) throw new ConfigError('STATE', 'is postgres, which needs DATABASE_URL')
   // Two sources of state would be a mistake either way: say which one wins rather than pick one silently.
@@ -278,6 +288,8 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     bodyLimit: raw.BODY_LIMIT,
     agentsFile: raw.AGENTS_FILE,
     operatorApiKey: raw.OPERATOR_API_KEY,
+    metricsToken: raw.METRICS_TOKEN,
+    metricsPort: raw.METRICS_PORT,
     state,
     dataDir: raw.DATA_DIR,
     databaseUrl: raw.DATABASE_URL,

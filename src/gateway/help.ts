@@ -19,6 +19,8 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   BODY_LIMIT: 'largest request body in bytes (larger: HTTP 413 with a JSON-RPC error)',
   AGENTS_FILE: 'JSON or YAML agents file; default: the demo agent (examples/demo/agent.json)',
   OPERATOR_API_KEY: 'at least 16 characters; turns the operator (human takeover) API on; default: off',
+  METRICS_TOKEN: 'at least 16 characters; turns GET /metrics (Prometheus text, Authorization: Bearer <token>) on; default: off (404)',
+  METRICS_PORT: 'serve /metrics on this port of its own (on HOST) instead of the gateway\'s; needs METRICS_TOKEN; default: the gateway\'s port',
   STATE: 'where tasks and conversations live: embedded (PostgreSQL in this process, in DATA_DIR), postgres (DATABASE_URL) or memory (lost on exit); default: postgres with DATABASE_URL, else embedded',
   DATA_DIR: 'the embedded database\'s folder (STATE=embedded), created on first start; one gateway at a time',
   DATABASE_URL: 'postgres://… for tasks, conversations and live events on a PostgreSQL server (several instances); default: none (embedded)',

@@ -8,6 +8,10 @@ import { ConfigError, configWarnings, loadConfig, type GatewayConfig } from './c
 import { routeConsoleToLogger } from './console-to-log.js'
 import { helpText, wantsHelp } from './help.js'
 import { cardUrls } from './card-urls.js'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { packageRoot } from './package-root.js'
+import { startTracing, tracingConfig } from './tracing-sdk.js'
 
 /**
  * Drains on the first SIGTERM or SIGINT: /health/ready turns 503, no new connections, in-flight requests
@@ -52,7 +56,13 @@ async function main (): Promise<void> {
     return
   }
   const config = loadConfig(process.env)
+  // OpenTelemetry from the OTEL_* variables (off without a destination): checked now, started once the app (and its
+  // logger) exists, flushed when the app closes.
+  const traces = tracingConfig(process.env)
   const app = await buildGateway({ config })
+  const { version } = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }
+  const tracing = await startTracing(traces, version, app.log)
+  if (tracing !== undefined) app.addHook('onClose', async () => { await tracing.shutdown() })
   // The SDK's console lines go through pino: every stdout line is JSON.
   routeConsoleToLogger(app.log)
   for (const warning of configWarnings(config)) app.log.warn(warning)

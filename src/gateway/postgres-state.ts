@@ -29,6 +29,7 @@ import type { GatewayState } from './state.js'
 import { callerKeyOf } from '../stores/caller-key.js'
 import { PostgresPushConfigStore } from '../stores/postgres/postgres-push-config-store.js'
 import { PostgresPushOutbox, type PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
+import type { PushStats } from '../push/push-deliverer.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
 export interface StateLogger extends PostgresLogger {
@@ -187,11 +188,12 @@ class PushState {
     return new PostgresPushConfigStore(this.#database.db, { agentId, ownerResolver: agentScope(scope), maxConfigsPerCaller: this.#maxConfigsPerCaller })
   }
 
-  start (options: PostgresPushOutboxOptions): void {
+  start (options: PostgresPushOutboxOptions): PushStats {
     const outbox = new PostgresPushOutbox(this.#database.db, options)
     this.outbox = outbox
     this.#peers?.onPushRecorded(() => { outbox.wake() })
     outbox.start()
+    return outbox.stats
   }
 
   async close (): Promise<void> {
@@ -300,6 +302,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     startPushDelivery: (delivery) => push.start(delivery),
     upstreamCopiesFor: (agentId) => upstreamCopies(database, agentId, options.maxOpenTasksPerCaller, push),
     readinessChecks: { database: () => database.ping() },
+    pool: database.pool,
     async close () {
       await push.close()
       await events.close()

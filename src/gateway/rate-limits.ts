@@ -49,7 +49,8 @@ interface KeyedRequest { key: string }
 const MEMORY_KEYS = 10_000
 const WARN_INTERVAL_MS = 60_000
 
-export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger): RateLimits {
+/** `refused(name)`: told of every request a limiter refuses (the metrics). */
+export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger, refused: (name: string) => void): RateLimits {
   let lastWarning = 0
   const redis = config.redisUrl === undefined
     ? undefined
@@ -81,7 +82,10 @@ export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger)
         max,
         timeWindow: config.windowMs,
         keyGenerator: key,
-        errorResponseBuilder: (_request, context) => new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000)))
+        errorResponseBuilder: (_request, context) => {
+          refused(name)
+          return new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000)))
+        }
       }))
     },
     async counter (scope, { name, max }) {
@@ -98,7 +102,9 @@ export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger)
       const check = scope.createRateLimit({ max, timeWindow: config.windowMs, keyGenerator: (request) => (request as unknown as KeyedRequest).key })
       return async (key) => {
         const result = await check({ key, routeOptions: {} } as unknown as FastifyRequest)
-        return result.isAllowed || !result.isExceeded ? undefined : { retryAfterSec: Math.max(1, result.ttlInSeconds) }
+        if (result.isAllowed || !result.isExceeded) return undefined
+        refused(name)
+        return { retryAfterSec: Math.max(1, result.ttlInSeconds) }
       }
     },
     async close () {

@@ -15,7 +15,15 @@ import type { StateLogger } from './postgres-state.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
 import type { PushConfigStore } from '../push/index.js'
+import type { PushStats } from '../push/push-deliverer.js'
 import type { PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
+
+/** What pg's Pool says about its connections. */
+export interface PoolCounts {
+  readonly totalCount: number
+  readonly idleCount: number
+  readonly waitingCount: number
+}
 
 export interface GatewayState {
   /** Where the state lives (the start-up log says it). */
@@ -33,7 +41,9 @@ export interface GatewayState {
    * With pushConfigsFor: the task stores record notifications in an outbox (the save's transaction); this starts
    * delivering it from this instance. Closed with the state.
    */
-  startPushDelivery?: (options: PostgresPushOutboxOptions) => void
+  startPushDelivery?: (options: PostgresPushOutboxOptions) => PushStats
+  /** The PostgreSQL connection pool's counts (STATE=postgres), for the metrics. */
+  pool?: PoolCounts
   /**
    * Where a proxied agent keeps the copies of its configured upstream tasks (src/backends/proxy/relayed-push-backend.ts):
    * a task store apart from the agent's (held turns, the inbox), and with pushConfigsFor the configs in the copies'

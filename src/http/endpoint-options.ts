@@ -2,6 +2,7 @@
  * Options of an A2A endpoint door (Fastify's `a2aEndpoint`, the Express router; `R` is the door's request type),
  * checked once at registration: every failure names the option. Framework-free.
  */
+import type { CallObserver } from '../telemetry/observer.js'
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import type { Authenticator } from '../auth/authenticator.js'
 import type { A2ABackend } from '../protocol/backend.js'
@@ -84,6 +85,8 @@ export interface EndpointOptions<R = unknown> {
    * with 0.3) is an A2A 0.3 request, translated (docs/protocol-versions.md). ['1.0']: such a request is -32009.
    */
   a2aVersions?: readonly A2AVersion[]
+  /** Told of every A2A call's end and every stream's opening and end (the gateway's metrics; docs/observability.md). */
+  observer?: CallObserver
 }
 
 export interface ResolvedEndpointOptions<R = unknown> {

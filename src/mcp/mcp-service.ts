@@ -38,6 +38,7 @@ import { connectDirectExchange, eligibleRequest, type DirectExchange, type Excha
 import { serverIdentity, type ServerIdentity } from './server-card.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
 import { traceHeadersOf } from './trace-context.js'
+import { traceHeadersOf as httpTraceHeadersOf } from '../telemetry/tracing.js'
 import { webRequestOf, writeWebResponse } from './web-exchange.js'
 
 export const ASK_AGENT = 'ask_agent'
@@ -91,6 +92,8 @@ export interface McpServiceOptions {
    * is for comparisons.
    */
   directToolCalls?: boolean
+  /** Told of every tools/call by its tool name (a name the agent does not have: `unknown`), for metrics. */
+  onToolCall?: (agentId: string, tool: string) => void
 }
 
 export interface McpRequest {
@@ -163,13 +166,17 @@ export function createMcpService (options: McpServiceOptions): McpService {
 
   /** Runs one A2A method through the A2A service, as an A2A caller activating the extension would send it. */
   async function callA2A (request: McpRequest, method: string, params: Record<string, unknown>, context: ServerContext): Promise<JsonRpcResponse> {
+    // The trace the request's `_meta` names, else the one its HTTP headers name.
+    const fromMeta = traceHeadersOf(context.mcpReq._meta)
+    const trace = fromMeta.traceparent === undefined ? httpTraceHeadersOf(request.request.headers) : fromMeta
     const result = await (services.get(request.agentId) as A2AService).call({
       agentId: request.agentId,
+      binding: 'mcp',
       headers: {
         'a2a-version': '1.0',
         'a2a-extensions': CONVERSE_EXTENSION_URI,
         'content-type': 'application/json',
-        ...traceHeadersOf(context.mcpReq._meta)
+        ...trace
       },
       method,
       params,
@@ -232,6 +239,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
     server.setRequestHandler('tools/call', async (call, context) => {
       const { name } = call.params
       const tool = agentTools.find((candidate) => candidate.name === name)
+      options.onToolCall?.(agentId, tool === undefined ? 'unknown' : name)
       if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
       const request = requestOf(context)
       const continuation = modern ? continuationOf(context) : undefined

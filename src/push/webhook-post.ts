@@ -4,6 +4,8 @@
  * RESPONSE_BYTES of the answer are read, and only the headers built here are sent: the config's own `token` and
  * `authentication`, never the gateway's or the caller's credentials.
  */
+import { ATTR, serverAttributes } from '../telemetry/attributes.js'
+import { inSpan, injectTraceHeaders, SpanKind, type Span } from '../telemetry/tracing.js'
 import { Agent, request } from 'undici'
 import type { PushUrlPolicy } from './url-guard.js'
 
@@ -54,27 +56,34 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
       if (auth !== undefined && auth.scheme !== '') {
         headers.authorization = auth.credentials === undefined || auth.credentials === '' ? auth.scheme : `${auth.scheme} ${auth.credentials}`
       }
-      const signal = AbortSignal.timeout(options.timeoutMs)
-      let response: Awaited<ReturnType<typeof request>>
-      try {
-        response = await request(target.url, { method: 'POST', headers, body, dispatcher, signal })
-      } catch (error) {
-        const code = (error as { code?: unknown }).code
-        if (code === 'A2A_CONVERSE_PUSH_FORBIDDEN_ADDRESS') return { kind: 'refused', reason: (error as Error).message }
-        return { kind: 'retry', reason: typeof code === 'string' ? code : (error as Error).name }
-      }
-      const status = response.statusCode
-      const retryAfter = response.headers['retry-after']
-      await drain(response.body)
-      if (status >= 200 && status < 300) return { kind: 'delivered', status }
-      if (status === 408 || status === 429 || status >= 500) {
-        return { kind: 'retry', reason: `HTTP ${status}`, retryAfterMs: retryAfterMs(typeof retryAfter === 'string' ? retryAfter : undefined) }
-      }
-      return { kind: 'refused', reason: `HTTP ${status}` }
+      return await inSpan('push.webhook POST', SpanKind.CLIENT, { [ATTR.httpMethod]: 'POST', ...serverAttributes(target.url) },
+        async (span) => await send(target.url, injectTraceHeaders(headers), body, span))
     },
     async close () {
       await dispatcher.close()
     }
+  }
+
+  /** The POST and its outcome; the span gets the answer's status. */
+  async function send (url: string, headers: Record<string, string>, body: string, span: Span): Promise<PostOutcome> {
+    const signal = AbortSignal.timeout(options.timeoutMs)
+    let response: Awaited<ReturnType<typeof request>>
+    try {
+      response = await request(url, { method: 'POST', headers, body, dispatcher, signal })
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      if (code === 'A2A_CONVERSE_PUSH_FORBIDDEN_ADDRESS') return { kind: 'refused', reason: (error as Error).message }
+      return { kind: 'retry', reason: typeof code === 'string' ? code : (error as Error).name }
+    }
+    const status = response.statusCode
+    span.setAttribute(ATTR.httpStatusCode, status)
+    const retryAfter = response.headers['retry-after']
+    await drain(response.body)
+    if (status >= 200 && status < 300) return { kind: 'delivered', status }
+    if (status === 408 || status === 429 || status >= 500) {
+      return { kind: 'retry', reason: `HTTP ${status}`, retryAfterMs: retryAfterMs(typeof retryAfter === 'string' ? retryAfter : undefined) }
+    }
+    return { kind: 'refused', reason: `HTTP ${status}` }
   }
 }
 

@@ -14,7 +14,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const SRC = join(ROOT, 'src')
 
 /** Bottom to top: a folder may import the folders listed for it (and itself). */
-const CORE = ['core']
+// telemetry: the tracer, trace context and span attributes (src/telemetry/ imports nothing of src/), for every layer.
+const TELEMETRY = ['telemetry']
+const CORE = [...TELEMETRY, 'core']
 const PROTOCOL = [...CORE, 'protocol']
 // push: the push notification configs and deliveries, on the stores' level (a task save writes its outbox rows).
 const STORES = [...PROTOCOL, 'events', 'stores', 'push']
@@ -24,6 +26,7 @@ const SERVICE = [...PROTOCOL, 'auth', 'stores', 'a2a']
 const BINDINGS = [...SERVICE, 'bindings']
 const OUTSIDE = [...BACKENDS, ...BINDINGS, 'http', 'fastify', 'express', 'mcp', 'grpc']
 const ALLOWED: Record<string, readonly string[]> = {
+  telemetry: TELEMETRY,
   core: CORE,
   protocol: PROTOCOL,
   events: [...PROTOCOL, 'events'],

@@ -2,6 +2,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 import { configSchema } from '../../src/gateway/config.js'
+import { createGatewayMetrics } from '../../src/gateway/metrics.js'
 
 // Docker is not available where the tests run: check the deployment files' structure instead.
 const compose = parse(readFileSync('docker-compose.yml', 'utf8'))
@@ -9,7 +10,8 @@ const nginx = readFileSync('deploy/nginx.conf.template', 'utf8')
 const dockerfile = readFileSync('Dockerfile', 'utf8')
 
 t.test('a load balancer, two or more gateway replicas and PostgreSQL with a volume', async (t) => {
-  t.same(Object.keys(compose.services).sort(), ['gateway', 'lb', 'postgres', 'redis'])
+  const always = Object.keys(compose.services).filter((name) => compose.services[name].profiles === undefined)
+  t.same(always.sort(), ['gateway', 'lb', 'postgres', 'redis'])
   const { lb, gateway, postgres } = compose.services
   t.match(lb.image, /^nginx:/)
   t.same(lb.ports, ['$' + '{LB_PORT:-8080}:80'])
@@ -72,4 +74,67 @@ t.test('the image runs the built gateway as a non-root user', async (t) => {
   t.match(dockerfile, /CMD \["node", "dist\/src\/gateway\/main\.js"\]/)
   t.match(dockerfile, /USER node/)
   t.match(dockerfile, /npm ci --omit=dev/)
+})
+
+t.test('the observability profile: a collector, Jaeger, Prometheus and Grafana wired to the gateways', async (t) => {
+  const { services } = compose
+  const profiled = Object.keys(services).filter((name) => services[name].profiles !== undefined).sort()
+  t.same(profiled, ['grafana', 'jaeger', 'otel-collector', 'prometheus'], 'only the observability services are in a profile')
+  for (const name of profiled) t.same(services[name].profiles, ['observability'], name)
+  const { gateway, prometheus, grafana } = services
+  const environment = gateway.environment
+  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_SERVICE_NAME', 'OTEL_TRACES_SAMPLER']) {
+    t.match(environment[name], new RegExp(`^\\$\\{${name}:-`), `${name} is passed to the gateway`)
+  }
+  t.match(compose.services['otel-collector'].volumes, ['./deploy/otel-collector.yaml:/etc/otelcol/config.yaml:ro'])
+
+  // The collector takes OTLP/HTTP on 4318 (what the gateways send) and passes traces to Jaeger.
+  const collector = parse(readFileSync('deploy/otel-collector.yaml', 'utf8'))
+  t.equal(collector.receivers.otlp.protocols.http.endpoint, '0.0.0.0:4318')
+  t.same(collector.service.pipelines.traces.receivers, ['otlp'])
+  t.equal(collector.exporters[collector.service.pipelines.traces.exporters[0]].endpoint, 'jaeger:4317')
+
+  // Prometheus scrapes every replica's /metrics with the token, which only the environment holds.
+  const scrape = parse(readFileSync('deploy/prometheus.yml', 'utf8')).scrape_configs[0]
+  t.equal(scrape.metrics_path, '/metrics')
+  t.same(scrape.dns_sd_configs, [{ names: ['gateway'], type: 'A', port: 8080, refresh_interval: '15s' }])
+  t.equal(scrape.authorization.credentials_file, '/tmp/metrics-token')
+  t.equal(prometheus.environment.METRICS_TOKEN, environment.METRICS_TOKEN, 'the same variable as the gateways\'')
+  t.match(prometheus.entrypoint.join(' '), /printf %s "\$\$METRICS_TOKEN" > \/tmp\/metrics-token && exec \/bin\/prometheus --config\.file=\/etc\/prometheus\/prometheus\.yml/)
+  t.ok(prometheus.volumes.includes('./deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro'))
+  t.match(nginx, /location = \/metrics \{\n\s+default_type application\/json;\n\s+return 404 /, 'the load balancer never serves /metrics')
+
+  // Grafana: both data sources and the dashboard provisioned from deploy/grafana/.
+  t.ok(grafana.volumes.includes('./deploy/grafana/provisioning:/etc/grafana/provisioning:ro'))
+  t.ok(grafana.volumes.includes('./deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro'))
+  const sources = parse(readFileSync('deploy/grafana/provisioning/datasources/datasources.yaml', 'utf8')).datasources
+  t.same(sources.map((source: { uid: string, url: string }) => [source.uid, source.url]), [['prometheus', 'http://prometheus:9090'], ['jaeger', 'http://jaeger:16686']])
+  const providers = parse(readFileSync('deploy/grafana/provisioning/dashboards/dashboards.yaml', 'utf8')).providers
+  t.equal(providers[0].options.path, '/var/lib/grafana/dashboards')
+})
+
+t.test('the Grafana dashboard queries only metrics the gateway exports, with labels it sets', async (t) => {
+  const dashboard = JSON.parse(readFileSync('deploy/grafana/dashboards/a2a-converse.json', 'utf8'))
+  const metrics = createGatewayMetrics(['demo'])
+  const exported = new Map<string, Set<string>>()
+  for (const metric of await metrics.registry.getMetricsAsJSON()) {
+    const labels = new Set<string>(['instance', 'job', 'le'])
+    for (const value of (metric as { values?: Array<{ labels: Record<string, unknown> }> }).values ?? []) for (const label of Object.keys(value.labels)) labels.add(label)
+    exported.set(metric.name, labels)
+  }
+  // Labels declared but not yet set on any series (a fresh registry) are the metric's labelNames.
+  for (const metric of metrics.registry.getMetricsAsArray()) {
+    for (const label of (metric as unknown as { labelNames: string[] }).labelNames ?? []) exported.get(metric.name)?.add(label)
+  }
+  const expressions: string[] = dashboard.panels.flatMap((panel: { targets: Array<{ expr: string }> }) => panel.targets.map((target) => target.expr))
+  t.ok(expressions.length >= 14)
+  for (const expr of expressions) {
+    for (const [, name] of expr.matchAll(/\b((?:a2a_converse|process|nodejs)_[a-z0-9_]+)/g)) {
+      const base = name.replace(/_(bucket|count|sum)$/, '')
+      t.ok(exported.has(base), `${name} is exported`)
+      for (const [, label] of expr.matchAll(/\b([a-z_]+)(?:=~|!=|=)"/g)) t.ok(exported.get(base)?.has(label), `${name} has label ${label}`)
+    }
+  }
+  const covered = new Set(expressions.flatMap((expr) => [...expr.matchAll(/\b(a2a_converse_[a-z0-9_]+)/g)].map((match) => match[1].replace(/_(bucket|count|sum)$/, ''))))
+  t.same([...exported.keys()].filter((name) => name.startsWith('a2a_converse_') && !covered.has(name)), [], 'every gateway metric has a panel')
 })

@@ -69,6 +69,8 @@ t.test('every variable is read and typed', async (t) => {
     BODY_LIMIT: '2048',
     AGENTS_FILE: './agents.yaml',
     OPERATOR_API_KEY: 'a-long-enough-operator-key',
+    METRICS_TOKEN: 'a-long-enough-metrics-token',
+    METRICS_PORT: '9464',
     DATABASE_URL: 'postgres://u@db/app',
     PROVIDER_TIMEOUT_MS: '250',
     SHUTDOWN_TIMEOUT_MS: '5000',
@@ -88,6 +90,7 @@ t.test('every variable is read and typed', async (t) => {
   t.same(config.trustProxy, ['10.0.0.0/8', '127.0.0.1'])
   t.equal(config.bodyLimit, 2048)
   t.equal(config.operatorApiKey, 'a-long-enough-operator-key')
+  t.strictSame([config.metricsToken, config.metricsPort], ['a-long-enough-metrics-token', 9464])
   t.equal(config.databaseUrl, 'postgres://u@db/app')
   t.equal(config.state, 'postgres', 'DATABASE_URL alone selects the server')
   t.equal(config.providerTimeoutMs, 250)
@@ -147,7 +150,10 @@ t.test('an invalid value names the variable', async (t) => {
     [{ GRPC_PORT: '70000' }, 'GRPC_PORT'],
     [{ GRPC_PORT: '50051', PUBLIC_GRPC_URL: 'https://grpc.example.com' }, 'PUBLIC_GRPC_URL'],
     [{ GRPC_PORT: '50051', PUBLIC_GRPC_URL: 'grpc.example.com' }, 'PUBLIC_GRPC_URL'],
-    [{ PUBLIC_GRPC_URL: 'grpc.example.com:443' }, 'PUBLIC_GRPC_URL']
+    [{ PUBLIC_GRPC_URL: 'grpc.example.com:443' }, 'PUBLIC_GRPC_URL'],
+    [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN'],
+    [{ METRICS_PORT: '9464' }, 'METRICS_PORT'],
+    [{ METRICS_TOKEN: 'a-long-enough-metrics-token', METRICS_PORT: '70000' }, 'METRICS_PORT']
   ]
   for (const [env, variable] of cases) {
     let caught: unknown

@@ -26,6 +26,8 @@ import { v03EventToV1, v03ResultToV1 } from '../../protocol/v0_3/request-to-v1.j
 import { v1CallToV03 } from '../../protocol/v0_3/result-to-v0_3.js'
 import { sseEvents, SseEventTooLargeError } from './sse-events.js'
 import type { UpstreamCard } from './upstream-card.js'
+import { A2A_RPC_SERVICE, ATTR, serverAttributes, type Attributes } from '../../telemetry/attributes.js'
+import { context as traceContext, failSpan, injectTraceHeaders, SpanKind, startSpan } from '../../telemetry/tracing.js'
 import {
   classifyNetworkError, upstreamInvalidResponse, upstreamReplyError, upstreamTimeout, upstreamUnavailable, UpstreamError,
   type UpstreamErrorDetails
@@ -152,8 +154,36 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     return Buffer.concat(chunks).toString('utf8')
   }
 
+  /** The CLIENT span of an upstream call (OpenTelemetry RPC conventions); the URL's host and port, never its path. */
+  function clientSpan (url: string, request: CheckedRequest): ReturnType<typeof startSpan> {
+    const attributes: Attributes = {
+      [ATTR.rpcSystem]: 'jsonrpc',
+      [ATTR.rpcService]: A2A_RPC_SERVICE,
+      [ATTR.rpcMethod]: request.method,
+      [ATTR.rpcJsonRpcVersion]: '2.0',
+      [ATTR.agentId]: agentId,
+      ...serverAttributes(url)
+    }
+    return startSpan(`${A2A_RPC_SERVICE}/${request.method}`, SpanKind.CLIENT, attributes)
+  }
+
+  /** The upstream call in its CLIENT span; the request carries the span's trace context (`traceparent`). */
   async function call (request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const url = endpoint()
+    const { span, context: spanContext } = clientSpan(url, request)
+    let result: unknown
+    try {
+      result = await traceContext.with(spanContext, callUpstream, undefined, url, request, context)
+    } catch (error) {
+      failSpan(span, error)
+      throw error
+    } finally {
+      span.end()
+    }
+    return result
+  }
+
+  async function callUpstream (url: string, request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const payload = body(request)
     // The call's deadline: one controller and one timer per call (undici's own timers restart on every chunk, so a
     // dribbling upstream would outlive them); the caller's abort is passed on.
@@ -167,7 +197,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
       const response = await undiciRequest(url, {
         dispatcher,
         method: 'POST',
-        headers: headersFor(context, 'application/json'),
+        headers: injectTraceHeaders(headersFor(context, 'application/json')),
         body: payload,
         signal: controller.signal,
         headersTimeout: timeoutMs,
@@ -185,15 +215,30 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     return result
   }
 
+  /** The upstream stream in its CLIENT span, ended with the stream. */
   async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
     const url = endpoint()
+    const { span, context: spanContext } = clientSpan(url, request)
+    try {
+      yield * streamUpstream(url, injectTraceHeaders(headersFor(context, 'text/event-stream'), spanContext), request, context)
+    } catch (error) {
+      failSpan(span, error)
+      throw error
+    } finally {
+      span.end()
+    }
+  }
+
+  async function * streamUpstream (
+    url: string, headers: Record<string, string>, request: CheckedRequest, context: BackendContext
+  ): AsyncGenerator<unknown, void, undefined> {
     const payload = body(request)
     let response: Dispatcher.ResponseData
     try {
       response = await undiciRequest(url, {
         dispatcher,
         method: 'POST',
-        headers: headersFor(context, 'text/event-stream'),
+        headers,
         body: payload,
         // Aborting destroys the body too: a pending read ends at once (the service stops waiting on abort).
         signal: context.signal,

@@ -126,6 +126,7 @@ export async function answerGrpc (service: A2AService, request: GrpcRequest): Pr
   if (!service.serves(agentId)) return errorReply(unknownAgent(agentId), 404)
   const headers = serviceParameters(request.metadata)
   const result = await service.call({
+    binding: 'grpc',
     agentId,
     method: rpc.method,
     params: malformed ? undefined : paramsOf(rpc, request.message),

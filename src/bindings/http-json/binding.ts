@@ -61,6 +61,7 @@ export async function answerHttpJson (service: A2AService, request: HttpJsonRequ
   const rejected = bodyError(request.body)
   const body = request.body.kind === 'json' ? request.body.value : undefined
   const result = await service.call({
+    binding: 'http+json',
     agentId: request.agentId,
     method: route.method,
     params: rejected === undefined ? route.params({ query: request.query, body }) : undefined,

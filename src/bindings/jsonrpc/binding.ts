@@ -84,6 +84,7 @@ export async function answerJsonRpc (service: A2AService, request: A2AServiceReq
   if (!service.serves(request.agentId)) return { kind: 'json', status: 404, headers: {}, body: unknownAgentBody(request.agentId) }
   const { id, method, params, rejected } = mapBody(request.body)
   const result = await service.call({
+    binding: 'jsonrpc',
     agentId: request.agentId,
     method,
     params,

@@ -28,6 +28,7 @@ export async function answerJsonRpcV03 (service: A2AService, request: A2AService
     else rejected = { status: 200, error: translated.error }
   }
   const result = await service.call({
+    binding: 'jsonrpc-0.3',
     agentId: request.agentId,
     method,
     params,

@@ -39,6 +39,7 @@ export async function answerRestV03 (service: A2AService, request: HttpJsonReque
     if (violations.length > 0) rejected = { status: 400, error: invalidParams(violations.slice(0, 20)) }
   }
   const result = await service.call({
+    binding: 'http+json-0.3',
     agentId: request.agentId,
     method: route.method,
     params,

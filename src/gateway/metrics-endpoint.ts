@@ -1,0 +1,93 @@
+/**
+ * `GET /metrics`: the registry's Prometheus text to a scraper that sends `Authorization: Bearer <METRICS_TOKEN>`
+ * (401 otherwise), so the public side of a load balancer never serves it by accident. Off without METRICS_TOKEN:
+ * 404 with a JSON body that says how to switch it on (as the operator API's off answer). With METRICS_PORT, served
+ * on a listener of its own; the gateway's port then answers 404 saying where it is.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import type { GatewayMetrics } from './metrics.js'
+
+export const METRICS_PATH = '/metrics'
+
+const CHALLENGE = 'Bearer realm="metrics"'
+
+function notFound (message: string): { statusCode: 404, error: 'Not Found', message: string } {
+  return { statusCode: 404, error: 'Not Found', message }
+}
+
+export const METRICS_OFF = notFound('metrics are off: start the gateway with METRICS_TOKEN set to switch them on')
+export const METRICS_ELSEWHERE = notFound('metrics are served on the METRICS_PORT listener')
+
+/** Whether `authorization` is `Bearer <token>` (compared in constant time, by digest). */
+function authorized (authorization: string | undefined, token: string): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
+  if (match === null) return false
+  const digest = (text: string): Buffer => createHash('sha256').update(text).digest()
+  return timingSafeEqual(digest(match[1]), digest(token))
+}
+
+/** The answer to one request of the metrics path: status, headers and body. */
+async function answer (metrics: GatewayMetrics, token: string, authorization: string | undefined): Promise<{ status: number, headers: Record<string, string>, body: string }> {
+  if (!authorized(authorization, token)) {
+    return {
+      status: 401,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': CHALLENGE },
+      body: JSON.stringify({ statusCode: 401, error: 'Unauthorized', message: 'metrics need Authorization: Bearer <METRICS_TOKEN>' })
+    }
+  }
+  const { contentType, text } = await metrics.scrape()
+  return { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, body: text }
+}
+
+/** GET /metrics on the app: the metrics with `token`, or the 404 of `off` (metrics off, or on another port). */
+export function metricsRoute (app: FastifyInstance, served: { metrics: GatewayMetrics, token: string } | { off: object }): void {
+  app.get(METRICS_PATH, async (request, reply) => {
+    if ('off' in served) return await reply.code(404).send(served.off)
+    const { status, headers, body } = await answer(served.metrics, served.token, request.headers.authorization)
+    return await reply.code(status).headers(headers).send(body)
+  })
+}
+
+/* c8 ignore start -- scrape() rejects only when a collect callback throws, and ours do not */
+function failed (response: ServerResponse): void {
+  response.writeHead(500).end()
+}
+/* c8 ignore stop */
+
+export interface MetricsListener {
+  readonly port: number
+  close (): Promise<void>
+}
+
+/** A listener of its own (METRICS_PORT) answering GET /metrics, and 404 to anything else. */
+export async function listenForMetrics (metrics: GatewayMetrics, token: string, host: string, port: number): Promise<MetricsListener> {
+  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const path = (request.url as string).split('?')[0]
+    if (path !== METRICS_PATH || request.method !== 'GET') {
+      response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
+      response.end(JSON.stringify(notFound(`only GET ${METRICS_PATH} is served here`)))
+      return
+    }
+    answer(metrics, token, request.headers.authorization).then(({ status, headers, body }) => {
+      response.writeHead(status, headers)
+      response.end(body)
+    }, failed.bind(undefined, response))
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  return {
+    port: (server.address() as AddressInfo).port,
+    async close () {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}

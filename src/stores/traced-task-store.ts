@@ -1,0 +1,31 @@
+/**
+ * A task store whose loads and saves are INTERNAL spans of their own (`converse.store load` / `save`), children of
+ * the request's span: where a turn spends its time in the store shows in its trace, whatever the store (memory,
+ * embedded, PostgreSQL, a user's own). Chosen over @opentelemetry/instrumentation-pg: that one needs the SDK's
+ * module hooks loaded before pg (not possible for a plugin user's process or under ESM without a loader flag), sees
+ * the embedded database (PGlite) and memory stores not at all, and names SQL statements rather than what the
+ * gateway did. Everything else of the store (save signals, its own methods) is the store's, untouched.
+ */
+import type { TaskStore } from '@a2a-js/sdk/server'
+import { ATTR } from '../telemetry/attributes.js'
+import { inSpan, SpanKind } from '../telemetry/tracing.js'
+
+const TRACED = new Set<PropertyKey>(['load', 'save'])
+
+export function tracedTaskStore<S extends TaskStore> (store: S, agentId: string): S {
+  const load: TaskStore['load'] = async (taskId, context) =>
+    await inSpan('converse.store load', SpanKind.INTERNAL, { [ATTR.storeOperation]: 'load', [ATTR.agentId]: agentId, [ATTR.taskId]: taskId },
+      async () => await store.load(taskId, context))
+  const save: TaskStore['save'] = async (task, context) => {
+    await inSpan('converse.store save', SpanKind.INTERNAL, { [ATTR.storeOperation]: 'save', [ATTR.agentId]: agentId, [ATTR.taskId]: task.id },
+      async () => { await store.save(task, context) })
+  }
+  return new Proxy(store, {
+    get (target, property) {
+      if (TRACED.has(property)) return property === 'load' ? load : save
+      const value: unknown = Reflect.get(target, property, target)
+      // Methods run on the store itself (its private fields are not the proxy's).
+      return typeof value === 'function' ? value.bind(target) : value
+    }
+  })
+}
