@@ -65,6 +65,23 @@ t.test('in order per task and config, retried, given up, deleted', async (t) => 
   t.ok(presented.includes(true) && presented.includes(false), 'presented per config')
 })
 
+t.test('closed while claiming: close waits for the claim, and no attempt starts after it (the lease runs out)', async (t) => {
+  const posted: string[] = []
+  const outbox = new PostgresPushOutbox(database.db, {
+    poster: { post: async (target) => { posted.push(target.url); return { kind: 'delivered', status: 200 } }, close: async () => {} },
+    pollMs: 50
+  })
+  await database.db.transaction().execute(async (trx) => {
+    await recordNotifications(trx, { agentId: 'demo', tenant: '', owner: 'demo:closing', taskId: 'closing', configs: [config('c')], updates: [{ n: 1 }] })
+  })
+  outbox.start()
+  await outbox.close()
+  t.strictSame(posted, [], 'nothing posted by a closed outbox')
+  const { rows: left } = await sql<{ claimed: boolean }>`select claimed_until is not null as claimed from ${sql.table(PUSH_OUTBOX_TABLE)} where task_id = 'closing'`.execute(database.db)
+  t.strictSame(left, [{ claimed: true }], 'the row stays, leased: any instance claims it once the lease runs out')
+  await sql`delete from ${sql.table(PUSH_OUTBOX_TABLE)} where task_id = 'closing'`.execute(database.db)
+})
+
 t.test('a notification that cannot be built is given up; a claim that fails is logged and tried again', async (t) => {
   const warnings: string[] = []
   let fail = true

@@ -87,6 +87,8 @@ export class PostgresPushOutbox {
   readonly #leaseMs: number
   #inFlight = 0
   #pumping = false
+  /** The claim loop running (or the last one): close waits for it, so no attempt starts after. */
+  #pumped: Promise<void> = Promise.resolve()
   #again = false
   #timer: NodeJS.Timeout | undefined
   /** When the timer fires (ms): a later wish never pushes an earlier wake back. */
@@ -119,7 +121,7 @@ export class PostgresPushOutbox {
       return
     }
     this.#pumping = true
-    this.#pump().then(undefined, (error: unknown) => {
+    this.#pumped = this.#pump().then(undefined, (error: unknown) => {
       this.#log?.warn({ err: error }, 'push outbox: claiming notifications failed; trying again at the next poll')
     }).finally(() => {
       this.#pumping = false
@@ -147,7 +149,9 @@ export class PostgresPushOutbox {
   async #pump (): Promise<void> {
     while (!this.#closed && this.#inFlight < this.#maxInFlight) {
       const rows = await this.#claim(this.#maxInFlight - this.#inFlight)
-      if (rows.length === 0) return
+      // Closed while claiming: no attempt starts on a database about to close (the leases run out; any instance,
+      // this one restarted included, claims the rows again).
+      if (rows.length === 0 || this.#closed) return
       for (const row of rows) {
         this.#inFlight++
         const running = this.#attempt(row).finally(() => {
@@ -216,6 +220,7 @@ export class PostgresPushOutbox {
   async close (): Promise<void> {
     this.#closed = true
     clearTimeout(this.#timer)
+    await this.#pumped
     await Promise.allSettled([...this.#running])
   }
 }
