@@ -3,6 +3,8 @@
  * propagator registered, and without any SDK), span helpers, the envelope → attributes mapping, label bounds.
  */
 import t from 'tap'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import pg from 'pg'
 import { AlwaysOffSampler, InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { SpanStatusCode } from '@opentelemetry/api'
@@ -52,6 +54,26 @@ t.test('the sdk configuration from OTEL_* variables', async (t) => {
   t.ok(trace.getSpanContext(extractTraceContext({ traceparent: PARENT })), 'the W3C propagator is registered')
   await sdk?.shutdown()
   t.equal(trace.getSpanContext(extractTraceContext({ traceparent: PARENT })), undefined, 'and unregistered')
+})
+
+t.test('the SDK\'s own warnings become warn lines: an export to a collector that is down', async (t) => {
+  const lines: string[] = []
+  const warnings = { warn: (_object: unknown, message: string) => { lines.push(message) } }
+  // A port nothing listens on (bound, then closed), through the JSON exporter (it reads the endpoint from the env).
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  // The batch exported after 10 ms: its failure goes to the SDK's error handler (diag), not to a caller.
+  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: '10', OTEL_EXPORTER_OTLP_TIMEOUT: '300' }
+  const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]))
+  Object.assign(process.env, env)
+  t.teardown(() => { for (const [name, value] of Object.entries(saved)) { if (value === undefined) delete process.env[name]; else process.env[name] = value } })
+  const sdk = await startTracing({ exporter: 'otlp', protocol: 'http/json' }, '0.0.0', warnings)
+  trace.getTracer('test').startSpan('lost').end()
+  for (let i = 0; i < 400 && lines.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  await sdk?.shutdown()
+  t.ok(lines.length > 0, 'the failed export is a warn line')
 })
 
 t.test('with an SDK: W3C trace context in and out, spans of their own, failures', async (t) => {
