@@ -165,11 +165,15 @@ export function newAnswers (current: Pick<ConversationState, 'turns'> | undefine
   next.turns.forEach((turn, index) => {
     const coverage = turn.envelope?.answerCoverage
     if (turn.role !== 'agent' || known.has(turn.id) || coverage === undefined || !AVAILABILITIES.includes(coverage.availability)) return
-    const asked = next.turns.slice(0, index).findLast((earlier) => earlier.role === 'user')
-    const question = logText(asked?.text ?? '')
-    const record: AnswerRecord = { contextId: next.contextId, at, availability: coverage.availability, question, key: questionKey(question) }
+    const record: AnswerRecord = { contextId: next.contextId, at, availability: coverage.availability, question: '', key: '' }
     if (coverage.availability === 'assessed' && COVERAGES.includes(coverage.coverage as Coverage)) record.coverage = coverage.coverage
     if (coverage.availability === 'assessed' && COVERAGE_REASONS.includes(coverage.reason as CoverageReason)) record.reason = coverage.reason
+    // Only a question the agent could not answer is listed (and kept): the others are counted, their text is not.
+    if (isGap(record)) {
+      const asked = next.turns.slice(0, index).findLast((earlier) => earlier.role === 'user')
+      record.question = logText(asked?.text ?? '')
+      record.key = questionKey(record.question)
+    }
     records.push(record)
   })
   return records

@@ -43,12 +43,15 @@ t.test('newAnswers: the agent turns a write adds, with the question before each'
   state.turns.push({ id: 'a1', at: 'x', role: 'agent', text: 'odd', envelope: envelope({ availability: 'assessed', coverage: 'sort of', reason: 'gut feeling' }) })
   state.turns.push({ id: 'a2', at: 'x', role: 'agent', text: 'unchecked', envelope: envelope({ availability: 'maybe' }) })
   state.turns.push({ id: 'a3', at: 'x', role: 'agent', text: 'failed', envelope: envelope({ availability: 'failed', coverage: 'answered', reason: 'sufficient_evidence' }) })
+  state.turns.push({ id: 'u2', at: 'x', role: 'user', text: 'Gift cards?' })
+  state.turns.push({ id: 'a4', at: 'x', role: 'agent', text: 'no idea', envelope: envelope({ availability: 'assessed', coverage: 'unanswered', reason: 'insufficient_evidence' }) })
   const records = newAnswers(undefined, state, 42)
   t.same(records, [
     { contextId: 'c1', at: 42, availability: 'assessed', coverage: 'answered', reason: 'sufficient_evidence', question: '', key: '' },
-    { contextId: 'c1', at: 42, availability: 'assessed', question: 'first', key: 'first' },
-    { contextId: 'c1', at: 42, availability: 'failed', question: 'first', key: 'first' }
-  ], 'unknown verdicts are left out, an unknown availability is not logged, a verdict counts only when assessed')
+    { contextId: 'c1', at: 42, availability: 'assessed', question: '', key: '' },
+    { contextId: 'c1', at: 42, availability: 'failed', question: '', key: '' },
+    { contextId: 'c1', at: 42, availability: 'assessed', coverage: 'unanswered', reason: 'insufficient_evidence', question: 'Gift cards?', key: 'cards gift' }
+  ], 'unknown verdicts are left out, an unknown availability is not logged, a verdict counts only when assessed; only a question it could not answer keeps its text')
   t.same(newAnswers({ turns: state.turns }, state, 43), [], 'turns the conversation held already: nothing')
 })
 
