@@ -53,6 +53,9 @@ t.test('newAnswers: the agent turns a write adds, with the question before each'
     { contextId: 'c1', at: 42, availability: 'assessed', coverage: 'unanswered', reason: 'insufficient_evidence', question: 'Gift cards?', key: 'cards gift' }
   ], 'unknown verdicts are left out, an unknown availability is not logged, a verdict counts only when assessed; only a question it could not answer keeps its text')
   t.same(newAnswers({ turns: state.turns }, state, 43), [], 'turns the conversation held already: nothing')
+  const alone: ConversationState = { ...newConversationState('demo', 'c2'), turns: [] }
+  alone.turns.push({ id: 'a5', at: 'x', role: 'agent', text: 'no idea', envelope: envelope({ availability: 'assessed', coverage: 'partial', reason: 'insufficient_evidence' }) })
+  t.match(newAnswers(undefined, alone, 44), [{ coverage: 'partial', question: '', key: '' }], 'a gap with no question before it: an empty question')
 })
 
 t.test('the group cursor: what encode makes, decode reads; anything else is refused', async (t) => {
