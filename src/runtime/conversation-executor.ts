@@ -264,7 +264,6 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       loadWhen(taskStore, old.taskId, context, (late) => settled(late, old.turnId), LATE_SETTLE_MS)
         .then(async (late) => { await close(late, old.taskId, requestContext) })
         // Nothing waits for this: a store failure leaves the old task open, as a turn that never saved does.
-        /* c8 ignore next -- only a failing store reaches it, and nothing observable follows (the task stays as it is) */
         .catch(() => {})
       return
     }

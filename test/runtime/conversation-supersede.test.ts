@@ -123,6 +123,29 @@ t.test('a task not stored at the bound is closed once its save lands, after the 
   t.ok(LATE_SETTLE_MS > SETTLE_TIMEOUT_MS)
 })
 
+t.test('a store that fails while the late close waits: the turn has answered, the old task stays as it was', async (t) => {
+  const conversations = new MemoryConversationStore()
+  let lateLoads = 0
+  const taskStore = new (class extends BoundedMemoryTaskStore {
+    override async load (taskId: string, context: ServerCallContext): Promise<Json> {
+      // The turn's own wait reads it twice (at its start and at the bound); the late close's first read fails.
+      if (taskId === 'late-task' && ++lateLoads > 2) throw new Error('the store is down')
+      return await super.load(taskId, context)
+    }
+  })()
+  const client = new Client(t, await gateway(t, { conversations, taskStores: { demo: taskStore } }))
+  const first = await client.task('book a table')
+  await conversations.update('demo', first.contextId, (state) => {
+    (lastTaskTurn(state as Json) as Json).taskId = 'late-task'
+    return state as Json
+  })
+  const next = await client.task('notes=late', { contextId: first.contextId })
+  t.equal(next.status.state, 'TASK_STATE_INPUT_REQUIRED', 'the turn answered')
+  for (let i = 0; i < 100 && taskStore.saveListeners > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.ok(lateLoads > 2, 'the late close tried to read the task')
+  t.equal(taskStore.saveListeners, 0, 'and gave up its wait: nothing is left waiting, nothing thrown')
+})
+
 if (url === undefined) {
   t.test('PostgreSQL, one instance', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
   t.test('PostgreSQL, two instances on one database', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
