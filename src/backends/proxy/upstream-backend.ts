@@ -27,7 +27,7 @@ import { v1CallToV03 } from '../../protocol/v0_3/result-to-v0_3.js'
 import { sseEvents, SseEventTooLargeError } from './sse-events.js'
 import type { UpstreamCard } from './upstream-card.js'
 import { A2A_RPC_SERVICE, ATTR, serverAttributes, type Attributes } from '../../telemetry/attributes.js'
-import { context as traceContext, failSpan, injectTraceHeaders, SpanKind, startSpan } from '../../telemetry/tracing.js'
+import { failSpan, injectTraceHeaders, inSpan, SpanKind, startSpan } from '../../telemetry/tracing.js'
 import {
   classifyNetworkError, upstreamInvalidResponse, upstreamReplyError, upstreamTimeout, upstreamUnavailable, UpstreamError,
   type UpstreamErrorDetails
@@ -154,9 +154,9 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     return Buffer.concat(chunks).toString('utf8')
   }
 
-  /** The CLIENT span of an upstream call (OpenTelemetry RPC conventions); the URL's host and port, never its path. */
-  function clientSpan (url: string, request: CheckedRequest): ReturnType<typeof startSpan> {
-    const attributes: Attributes = {
+  /** The attributes of an upstream call's CLIENT span (OpenTelemetry RPC conventions); the URL's host and port, never its path. */
+  function clientAttributes (url: string, request: CheckedRequest): Attributes {
+    return {
       [ATTR.rpcSystem]: 'jsonrpc',
       [ATTR.rpcService]: A2A_RPC_SERVICE,
       [ATTR.rpcMethod]: request.method,
@@ -164,23 +164,17 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
       [ATTR.agentId]: agentId,
       ...serverAttributes(url)
     }
-    return startSpan(`${A2A_RPC_SERVICE}/${request.method}`, SpanKind.CLIENT, attributes)
+  }
+
+  function clientSpan (url: string, request: CheckedRequest): ReturnType<typeof startSpan> {
+    return startSpan(`${A2A_RPC_SERVICE}/${request.method}`, SpanKind.CLIENT, clientAttributes(url, request))
   }
 
   /** The upstream call in its CLIENT span; the request carries the span's trace context (`traceparent`). */
   async function call (request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const url = endpoint()
-    const { span, context: spanContext } = clientSpan(url, request)
-    let result: unknown
-    try {
-      result = await traceContext.with(spanContext, callUpstream, undefined, url, request, context)
-    } catch (error) {
-      failSpan(span, error)
-      throw error
-    } finally {
-      span.end()
-    }
-    return result
+    return await inSpan(`${A2A_RPC_SERVICE}/${request.method}`, SpanKind.CLIENT, clientAttributes(url, request),
+      async () => await callUpstream(url, request, context))
   }
 
   async function callUpstream (url: string, request: CheckedRequest, context: BackendContext): Promise<unknown> {
