@@ -9,25 +9,28 @@
  * later message straight through. The transport here is in-process: messages go in as objects, responses come back
  * by id. The `Server` still does all of MCP: the envelope, dispatch, the request and result schemas, the errors.
  *
- * What stays on `createMcpHandler` (`eligibleRequest` says no): every request the SDK's own classification
- * (`classifyInboundRequest`) does not route to 2026-07-28 as a single request of one of the two methods, or whose
- * standard headers (SEP-2243: MCP-Protocol-Version, Mcp-Method, Mcp-Name) are not exactly the body's, or whose
- * Content-Type is not JSON — so `server/discover`, the older revisions, notifications and every refusal keep the
- * SDK's own answers. test/mcp/direct-exchange.test.ts sends the same requests down both paths and requires the same
+ * What stays on `createMcpHandler` (`eligibleRequest` says no): every request that is not a single JSON-RPC request
+ * of one of the two methods claiming 2026-07-28 in its envelope, or whose standard headers (SEP-2243:
+ * MCP-Protocol-Version, Mcp-Method, Mcp-Name) are not exactly the body's, or whose Content-Type is not JSON — so
+ * `server/discover`, the older revisions, notifications, batches and the HTTP-level refusals keep the SDK's own
+ * answers. The SDK's own classification (`classifyInboundRequest`) is not run on the fast path: it parses the body
+ * with zod schemas most of which fail (~3.5 % of a tool call's instructions). What it would refuse among eligible
+ * requests, a malformed envelope, the pinned Server refuses before any handler runs (`envelopeRefused`), and the door
+ * then answers the request through `createMcpHandler`: its own reply, nothing having run. test/mcp/direct-exchange.test.ts sends the same requests down both paths and requires the same
  * replies, so an SDK upgrade that changes either side fails there.
  *
  * Each exchange gets its own JSON-RPC id on the shared server (callers all start at 1) and gets its caller's id back;
  * a caller gone before its reply cancels its request with `notifications/cancelled`, which aborts the tool call.
  */
-import {
-  classifyInboundRequest, isJsonContentType, type JSONRPCMessage, type JSONRPCRequest, type RequestId, type Server, type Transport
-} from '@modelcontextprotocol/server'
+import { isJsonContentType, type JSONRPCMessage, type JSONRPCRequest, type RequestId, type Server, type Transport } from '@modelcontextprotocol/server'
 import { serveStdio } from '@modelcontextprotocol/server/stdio'
 
 /** The methods the fast path answers: the two a connected client sends for every tool call. */
 const DIRECT_METHODS: ReadonlySet<string> = new Set(['tools/call', 'tools/list'])
 /** The revision the fast path serves (the SDK's only modern one). */
 const REVISION = '2026-07-28'
+/** Where a 2026-07-28 request names its revision (the per-request envelope in `params._meta`). */
+const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion'
 
 /** The request headers the fast path reads (Node's lower-case names). */
 export interface ExchangeHeaders {
@@ -52,9 +55,23 @@ export function eligibleRequest (method: string | undefined, headers: ExchangeHe
   // tools/call names its tool in Mcp-Name, plainly (a Base64 sentinel value is for the SDK to decode).
   if (mcpMethod === 'tools/call' && (typeof name !== 'string' || name !== request.params?.name)) return undefined
   if (mcpMethod === 'tools/list' && name !== undefined) return undefined
-  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: version, mcpMethodHeader: mcpMethod, mcpNameHeader: name as string | undefined, body })
-  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== REVISION) return undefined
-  return route.message
+  // A single JSON-RPC request claiming 2026-07-28 in its envelope. The envelope's members are checked by the pinned
+  // Server itself before any handler runs; its refusal is not the stateless handler's (that one is HTTP 400), so the
+  // door hands such a request to the SDK's handler after all (`envelopeRefused`).
+  const { jsonrpc, id } = request as { jsonrpc?: unknown, id?: unknown }
+  if (jsonrpc !== '2.0' || (typeof id !== 'string' && typeof id !== 'number')) return undefined
+  const meta = (request.params as { _meta?: Record<string, unknown> } | undefined)?._meta
+  if (meta?.[PROTOCOL_VERSION_META] !== REVISION) return undefined
+  return request as JSONRPCRequest
+}
+
+/** The prefix of the SDK's refusal of a malformed 2026-07-28 envelope (its per-request check, before any handler). */
+const ENVELOPE_REFUSAL = 'Invalid _meta envelope for protocol revision '
+
+/** Whether the pinned Server refused the request's envelope (no handler ran): the stateless handler answers it instead. */
+export function envelopeRefused (reply: JSONRPCMessage): boolean {
+  const error = (reply as { error?: { code?: unknown, message?: unknown } }).error
+  return error?.code === -32602 && typeof error.message === 'string' && error.message.startsWith(ENVELOPE_REFUSAL)
 }
 
 /** One request on its way: its reply, and how to call it off. */

@@ -34,7 +34,7 @@ import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { errorResponse, type JsonRpcResponse } from '../protocol/errors.js'
 import { askForInput, continuationOf, verifyRequestState, type Continuation } from './input-required.js'
-import { connectDirectExchange, eligibleRequest, type DirectExchange, type ExchangeHeaders } from './direct-exchange.js'
+import { connectDirectExchange, eligibleRequest, envelopeRefused, type DirectExchange, type ExchangeHeaders } from './direct-exchange.js'
 import { serverIdentity, type ServerIdentity } from './server-card.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
 import { traceHeadersOf } from './trace-context.js'
@@ -291,8 +291,10 @@ export function createMcpService (options: McpServiceOptions): McpService {
     response.once('close', () => { if (!response.writableFinished) exchange.cancel() })
     const reply = await exchange.reply
     if (reply === undefined) return true
-    response.writeHead(200, { 'content-type': 'application/json' })
-    response.end(JSON.stringify(reply))
+    if (envelopeRefused(reply)) return false
+    const text = JSON.stringify(reply)
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+    response.end(text)
     return true
   }
 

@@ -170,6 +170,12 @@ const CASES: Array<[string, string, unknown, Record<string, string | undefined>]
   ['no Mcp-Method', 'echo', list(26), { ...LIST_HEADERS, 'mcp-method': undefined }],
   ['Mcp-Name of another tool', 'echo', ask(27, { message: 'x' }), CALL_HEADERS('book_table')],
   ['a malformed envelope', 'echo', modern(28, 'tools/list', { _meta: { 'io.modelcontextprotocol/clientInfo': 'me' } }), LIST_HEADERS],
+  // Malformed envelopes the fast path takes and its pinned Server refuses: answered by the SDK's handler after all.
+  ['a tool call with a malformed envelope', 'echo', call(34, 'ask_agent', { message: 'x' }, { 'io.modelcontextprotocol/clientInfo': { name: 'raw' } }), HEADERS],
+  ['an envelope without client capabilities', 'echo', { jsonrpc: '2.0', id: 35, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } } } }, LIST_HEADERS],
+  ['client capabilities of the wrong type', 'echo', modern(36, 'tools/list', { _meta: { 'io.modelcontextprotocol/clientCapabilities': [] } }), LIST_HEADERS],
+  ['an envelope with an unknown reserved key', 'echo', modern(37, 'tools/list', { _meta: { 'io.modelcontextprotocol/unknown': 1 } }), LIST_HEADERS],
+  ['a tool call whose params are not an object', 'echo', { jsonrpc: '2.0', id: 38, method: 'tools/call', params: 'ask_agent' }, HEADERS],
   ['a batch', 'echo', [list(29)], LIST_HEADERS],
   ['a null id', 'echo', { ...list(), id: null }, LIST_HEADERS],
   ['server/discover', 'echo', modern(30, 'server/discover'), { ...LIST_HEADERS, 'mcp-method': 'server/discover' }],
