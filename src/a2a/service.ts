@@ -34,7 +34,7 @@ import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../proto
 import { callerKey } from '../stores/caller-key.js'
 import { A2A_RPC_SERVICE, answerAttributes, ATTR, summarizeResult, type AnswerSummary, type Attributes } from '../telemetry/attributes.js'
 import type { CallObserver } from '../telemetry/observer.js'
-import { context as traceContext, extractTraceContext, inSpan, SpanKind, SpanStatusCode, startSpan, type Context, type Span } from '../telemetry/tracing.js'
+import { extractTraceContext, inSpan, runActive, SpanKind, SpanStatusCode, startSpan, type Context, type Span } from '../telemetry/tracing.js'
 
 /** Service parameters (A2A 1.0 §3.2.6): HTTP headers, lower-case names, as Node gives them. */
 export type ServiceParameters = Readonly<Record<string, string | string[] | undefined>>
@@ -146,6 +146,8 @@ function rpcSystemOf (binding: string): string {
 /** What a call learns on its way, for its span and its observer. */
 interface CallState {
   storeUnavailable: boolean
+  /** The call's span's context: what the backend's requests and the envelope provider's carry out. */
+  traceContext: Context
 }
 
 /** The backend failed because the state store is unreachable (StoreUnavailableError, by its code). */
@@ -226,8 +228,8 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     }
     if (attributes[ATTR.rpcSystem] === 'jsonrpc') attributes[ATTR.rpcJsonRpcVersion] = '2.0'
     const { span, context: spanContext } = startSpan(`${A2A_RPC_SERVICE}/${method}`, SpanKind.SERVER, attributes, extractTraceContext(request.headers))
-    const state: CallState = { storeUnavailable: false }
-    const result = await traceContext.with(spanContext, dispatch, undefined, request, state)
+    const state: CallState = { storeUnavailable: false, traceContext: spanContext }
+    const result = await runActive(span, spanContext, dispatch, request, state)
     const end = (answer: AnswerSummary | undefined, error: JsonRpcError | undefined, status: number | undefined): void => {
       if (answer !== undefined) span.setAttributes(answerAttributes(answer))
       if (error !== undefined) {
@@ -259,7 +261,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
         return {
           ...result,
           // The streams made here are generators (openStream: `events`, `nothing`).
-          events: observedStream(result.events as AsyncGenerator<StreamItem, void, undefined>, spanContext, request.signal, (answer, error) => {
+          events: observedStream(result.events as AsyncGenerator<StreamItem, void, undefined>, span, spanContext, request.signal, (answer, error) => {
             options.observer?.streamClosed(agentId, binding)
             end(answer, error, undefined)
           })
@@ -303,13 +305,16 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       caller,
       log,
       doorRequest: request.doorRequest,
-      clientAddress: request.clientAddress
+      clientAddress: request.clientAddress,
+      traceContext: state.traceContext
     }
-    const decorate = async (result: unknown): Promise<unknown> =>
-      await extension.transform(rpc.method, result, { agentId: request.agentId, negotiated, body: { id: rpc.id, method: rpc.method, params: rpc.params }, log })
+    const decorate = async (result: unknown): Promise<unknown> => await extension.transform(rpc.method, result, {
+      agentId: request.agentId, negotiated, body: { id: rpc.id, method: rpc.method, params: rpc.params }, log, traceContext: state.traceContext
+    })
     if (STREAMING_METHODS.has(rpc.method)) return await openStream(backend, rpc, context, headers, decorate, state)
     try {
-      const value = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: request.agentId }, async () => await backend.call(rpc, context))
+      const value = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: request.agentId },
+        async () => await backend.call(rpc, context), { parent: state.traceContext })
       return { kind: 'value', method, headers, value: await decorate(value) }
     } catch (error) {
       state.storeUnavailable = isStoreUnavailable(error)
@@ -335,7 +340,8 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     let first: IteratorResult<unknown, void> | typeof STOPPED
     try {
       // The backend's work up to its first event in a span of its own (later events: the server span's).
-      first = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: context.agentId }, async () => await nextOrStop(source, signal))
+      first = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: context.agentId },
+        async () => await nextOrStop(source, signal), { parent: state.traceContext })
       if (first !== STOPPED && first.done !== true) first = { done: false, value: await decorate(first.value) }
     } catch (error) {
       release()
@@ -428,7 +434,7 @@ function summaryOf (method: string, value: unknown): AnswerSummary | undefined {
  * and the agent said nothing (`suppressed`) opens a `converse.human_wait` span, ended by the next event or the end.
  */
 function observedStream (
-  source: AsyncGenerator<StreamItem, void, undefined>, spanContext: Context, signal: AbortSignal,
+  source: AsyncGenerator<StreamItem, void, undefined>, serverSpan: Span, spanContext: Context, signal: AbortSignal,
   end: (answer: AnswerSummary | undefined, error: JsonRpcError | undefined) => void
 ): AsyncIterable<StreamItem> {
   let answer: AnswerSummary | undefined
@@ -464,7 +470,7 @@ function observedStream (
   const iterator: AsyncIterator<StreamItem, void, undefined> = {
     // The service's event generators never reject (a failure is their last item).
     async next () {
-      const result = await traceContext.with(spanContext, async () => await source.next())
+      const result = await runActive(serverSpan, spanContext, async () => await source.next())
       if (result.done === true) finish()
       else see(result.value)
       return result

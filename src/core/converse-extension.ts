@@ -5,6 +5,7 @@
  *
  * Every door uses one of these: the Fastify plugin, the Express router and middleware, the A2A service.
  */
+import type { Context } from '../telemetry/tracing.js'
 import { augmentAgentCard, type AgentExtensionEntry, type CardLike } from './card.js'
 import { carriesEnvelopes, createEnvelopeDecorator, stripResult, type EnvelopeDecorator, type EnvelopeLogger } from './decorate.js'
 import { attachedEnvelopeProvider, type EnvelopeProvider } from './envelope-provider.js'
@@ -76,6 +77,8 @@ export interface ResultContext {
   /** The JSON-RPC request (its id and params.message reach the provider). */
   body?: unknown
   log?: EnvelopeLogger
+  /** The call's trace context, handed to the envelope provider. */
+  traceContext?: Context
 }
 
 export interface ConverseExtension {
@@ -147,7 +150,8 @@ export function createConverseExtension (options: ConverseExtensionOptions): Con
       activated: context.negotiated.activated,
       requestMessage: body?.params?.message,
       requestId: body?.id,
-      log: context.log
+      log: context.log,
+      traceContext: context.traceContext
     })
   }
 

@@ -1,3 +1,4 @@
+import type { Context } from '../telemetry/tracing.js'
 import { ProviderTimeoutError } from './errors.js'
 import type { ConverseEnvelope } from './envelope.js'
 import { isDeepFrozen } from './deep-freeze.js'
@@ -20,6 +21,7 @@ export interface TurnContext {
   requestMessage?: WireMessage
   requestId?: string | number | null
   log?: EnvelopeLogger
+  traceContext?: Context
 }
 
 export interface DecoratorOptions {
@@ -213,7 +215,8 @@ export function createEnvelopeDecorator (options: DecoratorOptions) {
         requestId: turn.requestId,
         object,
         kind,
-        activated: turn.activated
+        activated: turn.activated,
+        traceContext: turn.traceContext
       }, turn.log)
       envelopes.push(envelope)
       if (envelope instanceof Promise) async = true

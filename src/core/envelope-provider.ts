@@ -1,3 +1,4 @@
+import type { Context } from '../telemetry/tracing.js'
 import type { EnvelopeDraft } from './envelope.js'
 import { CONVERSE_EXTENSION_URI } from './uri.js'
 import type { EnvelopeTarget, TargetKind, WireMessage } from './wire.js'
@@ -17,6 +18,11 @@ export interface EnvelopeContext {
   kind: TargetKind
   /** Every extension URI activated for this request. */
   activated: readonly string[]
+  /**
+   * The call's OpenTelemetry context (its SERVER span), for a provider that makes requests of its own: their
+   * `traceparent` (`propagation.inject(traceContext, headers)`) continues the caller's trace, sampled or not.
+   */
+  traceContext?: Context
 }
 
 /**

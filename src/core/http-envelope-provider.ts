@@ -13,7 +13,7 @@
  * (`kind`: message | status | artifact; `object`: the A2A object as it goes on the wire, without an envelope).
  */
 import { ATTR, serverAttributes } from '../telemetry/attributes.js'
-import { inSpan, injectTraceHeaders, SpanKind, type Span } from '../telemetry/tracing.js'
+import { inSpan, injectTraceHeaders, SpanKind, type Context, type Span } from '../telemetry/tracing.js'
 import { Agent, request, type Dispatcher } from 'undici'
 import type { EnvelopeDraft } from './envelope.js'
 import type { EnvelopeContext, EnvelopeProvider } from './envelope-provider.js'
@@ -64,10 +64,10 @@ export function httpEnvelopeProvider (options: HttpEnvelopeProviderOptions): Htt
   /** One POST in a CLIENT span (`converse.envelope_provider`), carrying its trace context. */
   async function envelope (context: EnvelopeContext): Promise<EnvelopeDraft | undefined> {
     return await inSpan('converse.envelope_provider POST', SpanKind.CLIENT, { [ATTR.httpMethod]: 'POST', [ATTR.agentId]: context.agentId, ...serverAttributes(url) },
-      async (span) => await post(context, span))
+      async (span, spanContext) => await post(context, span, spanContext), { parent: context.traceContext })
   }
 
-  async function post (context: EnvelopeContext, span: Span): Promise<EnvelopeDraft | undefined> {
+  async function post (context: EnvelopeContext, span: Span, spanContext: Context): Promise<EnvelopeDraft | undefined> {
     const body = JSON.stringify({
       agentId: context.agentId,
       contextId: context.contextId,
@@ -80,7 +80,7 @@ export function httpEnvelopeProvider (options: HttpEnvelopeProviderOptions): Htt
       activated: context.activated
     })
     const response = await request(url, {
-      dispatcher, method: 'POST', headers: injectTraceHeaders({ ...headers }), body, signal: AbortSignal.timeout(timeoutMs)
+      dispatcher, method: 'POST', headers: injectTraceHeaders({ ...headers }, spanContext), body, signal: AbortSignal.timeout(timeoutMs)
     })
     span.setAttribute(ATTR.httpStatusCode, response.statusCode)
     if (response.statusCode === 204 || response.statusCode === 404) {

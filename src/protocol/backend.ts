@@ -6,6 +6,7 @@
  * Implementations: local @a2a-js/sdk executors (local-backend.ts); an upstream A2A agent (proxy mode) and
  * the MCP door's calls are others.
  */
+import type { Context } from '../telemetry/tracing.js'
 import type { JsonRpcError } from './errors.js'
 import type { AgentFacts, CheckedRequest } from './check-request.js'
 
@@ -40,6 +41,11 @@ export interface BackendContext {
   doorRequest?: unknown
   /** The client's address as the door sees it (its trust-proxy rules), when the door knows it. */
   clientAddress?: string
+  /**
+   * The call's trace context (its SERVER span): what a request the backend makes carries out. Explicit because a span
+   * that is not recorded is never made the active context (src/telemetry/tracing.ts, `runActive`).
+   */
+  traceContext?: Context
 }
 
 export interface A2ABackend {

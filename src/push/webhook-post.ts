@@ -57,7 +57,7 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
         headers.authorization = auth.credentials === undefined || auth.credentials === '' ? auth.scheme : `${auth.scheme} ${auth.credentials}`
       }
       return await inSpan('push.webhook POST', SpanKind.CLIENT, { [ATTR.httpMethod]: 'POST', ...serverAttributes(target.url) },
-        async (span) => await send(target.url, injectTraceHeaders(headers), body, span))
+        async (span, spanContext) => await send(target.url, injectTraceHeaders(headers, spanContext), body, span))
     },
     async close () {
       await dispatcher.close()

@@ -11,14 +11,16 @@ import { ATTR } from '../telemetry/attributes.js'
 import { inSpan, SpanKind } from '../telemetry/tracing.js'
 
 const TRACED = new Set<PropertyKey>(['load', 'save'])
+/** A load or save outside any recorded request's span (a background job's, an unsampled call's) gets no span. */
+const CHILD_ONLY = { childOnly: true }
 
 export function tracedTaskStore<S extends TaskStore> (store: S, agentId: string): S {
   const load: TaskStore['load'] = async (taskId, context) =>
     await inSpan('converse.store load', SpanKind.INTERNAL, { [ATTR.storeOperation]: 'load', [ATTR.agentId]: agentId, [ATTR.taskId]: taskId },
-      async () => await store.load(taskId, context))
+      async () => await store.load(taskId, context), CHILD_ONLY)
   const save: TaskStore['save'] = async (task, context) => {
     await inSpan('converse.store save', SpanKind.INTERNAL, { [ATTR.storeOperation]: 'save', [ATTR.agentId]: agentId, [ATTR.taskId]: task.id },
-      async () => { await store.save(task, context) })
+      async () => { await store.save(task, context) }, CHILD_ONLY)
   }
   return new Proxy(store, {
     get (target, property) {

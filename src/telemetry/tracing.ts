@@ -6,7 +6,7 @@
  * registers reads them) and goes out on every request the gateway makes (`injectTraceHeaders`).
  */
 import {
-  context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
+  context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
   type Context, type Span, type TextMapGetter, type Tracer, type TracerProvider
 } from '@opentelemetry/api'
 import type { Attributes } from './attributes.js'
@@ -46,6 +46,9 @@ export function traceHeadersOf (headers: HeaderRecord): Record<string, string> {
   return picked
 }
 
+/** What `work` gets for a span when there is none (a child-only span with nothing around it): records nothing. */
+const INVALID_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT)
+
 let cached: { provider: TracerProvider, tracer: Tracer } | undefined
 
 /**
@@ -65,18 +68,27 @@ export function startSpan (name: string, kind: SpanKind, attributes: Attributes,
 }
 
 /**
- * Runs `work` in a span of its own (a child of the active one), ended when `work` settles; a rejection marks the
- * span ERROR with the error's name (never its message: it may quote data) and is rethrown.
+ * Runs `work` in a span of its own, a child of the active span, else of `options.parent` (the call's context, which
+ * is not made active when its span is not recorded: `runActive`), ended when `work` settles; a
+ * rejection marks the span ERROR with the error's name (never its message: it may quote data) and is rethrown.
+ * `work` gets the span and the context holding it: a request `work` makes carries that context
+ * (`injectTraceHeaders(headers, spanContext)`).
+ *
+ * Only a recorded span becomes the active context (`runActive`). Under a parent that is not recorded (sampled out), no
+ * child is started — it would not be recorded either (the parent-based samplers) — and `work` gets the parent. With
+ * `childOnly` and no span in `parent` at all, neither: a child span with no request around it is not started.
  */
-export async function inSpan<T> (name: string, kind: SpanKind, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
-  // Under a span that is not recorded (sampled out), no child is started: it would not be recorded either (the
-  // parent-based samplers), and the parent's context, still active, is what goes out in `traceparent`.
-  const parent = trace.getSpan(context.active())
-  if (parent !== undefined && !parent.isRecording()) return await work(parent)
-  const { span, context: spanContext } = startSpan(name, kind, attributes)
+export async function inSpan<T> (
+  name: string, kind: SpanKind, attributes: Attributes, work: (span: Span, spanContext: Context) => Promise<T>,
+  options: { parent?: Context, childOnly?: boolean } = {}
+): Promise<T> {
+  const parent = activeOr(options.parent)
+  const parentSpan = trace.getSpan(parent)
+  if (parentSpan === undefined ? options.childOnly === true : !parentSpan.isRecording()) return await work(parentSpan ?? INVALID_SPAN, parent)
+  const { span, context: spanContext } = startSpan(name, kind, attributes, parent)
   let result: T
   try {
-    result = await context.with(spanContext, work, undefined, span)
+    result = await runActive(span, spanContext, work, span, spanContext)
   } catch (error) {
     failSpan(span, error)
     throw error
@@ -84,6 +96,26 @@ export async function inSpan<T> (name: string, kind: SpanKind, attributes: Attri
     span.end()
   }
   return result
+}
+
+/**
+ * The active context when it holds a span, else `fallback` (a call's context, not made active when its span is not
+ * recorded: `runActive`), else the active one.
+ */
+export function activeOr (fallback: Context | undefined): Context {
+  const active = context.active()
+  return fallback === undefined || trace.getSpan(active) !== undefined ? active : fallback
+}
+
+/**
+ * `work(...args)` with `spanContext` as the active context when `span` is recorded; else `work` as it is. Making a
+ * context active turns on Node's AsyncLocalStorage (the SDK's context manager), which on Node 20 and 22 (async_hooks)
+ * taxes every promise of the process from then on — about a fifth of a turn's CPU (docs/observability.md). A span that
+ * is not recorded needs no active context: its children would not be recorded, and what it must carry out (its
+ * `traceparent`) travels explicitly.
+ */
+export function runActive<A extends unknown[], R> (span: Span, spanContext: Context, work: (...args: A) => R, ...args: A): R {
+  return span.isRecording() ? context.with(spanContext, work, undefined, ...args) : work(...args)
 }
 
 /** Marks a span failed by `error`: status ERROR, `error.type` the error's code or name. */

@@ -229,3 +229,27 @@ t.test('an upstream that is gone: the CLIENT span says so (call and stream)', as
     t.equal(client?.parentSpanContext?.spanId, backend?.spanContext().spanId)
   }
 })
+
+t.test('a call sampled out: nothing recorded, and its traceparent still goes upstream (the call\'s context, explicit: it is never made active)', async (t) => {
+  const upstream = await startUpstream()
+  t.teardown(() => upstream.close())
+  const proxy = await startGateway(t, {}, { agents: [{ id: 'shop', upstream: { url: `${upstream.base}/` } }] })
+  for (const method of ['SendMessage', 'SendStreamingMessage']) {
+    const trace = traceparent()
+    const before = upstream.seen.length
+    const response = await fetch(`${proxy.base}/a2a/shop`, {
+      method: 'POST',
+      // The caller decided not to sample (flags 00): the parent-based sampler follows it.
+      headers: { ...JSON_HEADERS, traceparent: trace.header.replace(/-01$/, '-00') },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] } } })
+    })
+    t.equal(response.status, 200)
+    await response.text()
+    t.same(spansOf(trace.traceId), [], `${method}: no span recorded`)
+    const sent = upstream.seen.slice(before).map((headers) => headers.traceparent)
+    t.equal(sent.length, 1)
+    // The gateway's SERVER span (not recorded) is the upstream's parent: the same trace, the decision kept.
+    t.match(sent[0], new RegExp(`^00-${trace.traceId}-[0-9a-f]{16}-00$`), `${method}: the trace and its decision go upstream`)
+    t.not(sent[0], trace.header.replace(/-01$/, '-00'), 'a span of the gateway\'s own')
+  }
+})

@@ -9,7 +9,7 @@ import pg from 'pg'
 import { AlwaysOffSampler, InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { SpanStatusCode } from '@opentelemetry/api'
 import { answerAttributes, ATTR, serverAttributes, summarizeResult } from '../../src/telemetry/attributes.js'
-import { context, extractTraceContext, failSpan, headerGetter, injectTraceHeaders, inSpan, SpanKind, startSpan, trace, traceHeadersOf } from '../../src/telemetry/tracing.js'
+import { context, extractTraceContext, failSpan, headerGetter, injectTraceHeaders, inSpan, runActive, SpanKind, startSpan, trace, traceHeadersOf } from '../../src/telemetry/tracing.js'
 import { createGatewayMetrics } from '../../src/gateway/metrics.js'
 import { otlpProtocol, startTracing, tracesExporter, tracingConfig } from '../../src/gateway/tracing-sdk.js'
 import { ConfigError } from '../../src/gateway/config.js'
@@ -133,14 +133,70 @@ t.test('a traced task store: loads and saves are spans, everything else is the s
   const store = new CountingStore()
   const traced = tracedTaskStore(store, 'demo')
   const context = callerContext('caller-1')
-  t.equal(await traced.load('t-1', context), undefined)
-  t.equal(traced.loads, 1, 'the store\'s own getter (and private field) through the proxy')
-  t.equal(traced.label, 'counting', 'a data member')
-  t.ok(traced instanceof CountingStore)
-  await traced.save({ id: 't-2', contextId: 'c', status: { state: 'TASK_STATE_SUBMITTED' } } as never, context)
+  await inSpan('request', SpanKind.SERVER, {}, async () => {
+    t.equal(await traced.load('t-1', context), undefined)
+    t.equal(traced.loads, 1, 'the store\'s own getter (and private field) through the proxy')
+    t.equal(traced.label, 'counting', 'a data member')
+    t.ok(traced instanceof CountingStore)
+    await traced.save({ id: 't-2', contextId: 'c', status: { state: 'TASK_STATE_SUBMITTED' } } as never, context)
+  })
   t.ok(await store.load('t-2', context), 'saved in the store')
-  t.same(exporter.getFinishedSpans().map((span) => [span.name, span.attributes['a2a.task.id'], span.attributes['converse.store.operation']]),
-    [['converse.store load', 't-1', 'load'], ['converse.store save', 't-2', 'save']])
+  const spans = exporter.getFinishedSpans()
+  t.same(spans.map((span) => [span.name, span.attributes['a2a.task.id'], span.attributes['converse.store.operation']]),
+    [['converse.store load', 't-1', 'load'], ['converse.store save', 't-2', 'save'], ['request', undefined, undefined]])
+  t.equal(spans[0].parentSpanContext?.spanId, spans[2].spanContext().spanId, 'children of the request\'s span')
+  // Outside any request's span (a background job): the store works, no span is started.
+  await traced.load('t-2', context)
+  t.equal(exporter.getFinishedSpans().length, 3)
+})
+
+t.test('a span not recorded is never made the active context; its context goes out explicitly', async (t) => {
+  const exporter = new InMemorySpanExporter()
+  const provider = new NodeTracerProvider({ sampler: new AlwaysOffSampler(), spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  provider.register()
+  t.teardown(async () => {
+    await provider.shutdown()
+    trace.disable()
+  })
+  const { span, context: callContext } = startSpan('server', SpanKind.SERVER, {}, extractTraceContext({}))
+  t.equal(span.isRecording(), false)
+  t.equal(runActive(span, callContext, () => trace.getSpan(context.active())), undefined, 'runActive leaves the active context alone')
+  // A CLIENT span of the call, its parent given explicitly: the work gets the call's own span and context.
+  const headers = await inSpan('upstream', SpanKind.CLIENT, {}, async (child, childContext) => {
+    t.equal(child, span, 'no child under a span not recorded')
+    t.equal(trace.getSpan(context.active()), undefined, 'nothing active')
+    return injectTraceHeaders({}, childContext)
+  }, { parent: callContext })
+  t.equal(headers.traceparent, `00-${span.spanContext().traceId}-${span.spanContext().spanId}-00`, 'the decision not to sample goes on')
+  // A child-only span with no span around it: none, and no context to carry.
+  t.equal(await inSpan('store', SpanKind.INTERNAL, {}, async (none, noneContext) => {
+    t.equal(none.isRecording(), false)
+    return injectTraceHeaders({}, noneContext).traceparent
+  }, { childOnly: true }), undefined)
+  span.end()
+  t.same(exporter.getFinishedSpans(), [])
+})
+
+t.test('a recorded span is the active context of its work; an explicit parent yields to an active span', async (t) => {
+  const exporter = new InMemorySpanExporter()
+  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  provider.register()
+  t.teardown(async () => {
+    await provider.shutdown()
+    trace.disable()
+  })
+  const { span, context: callContext } = startSpan('server', SpanKind.SERVER, {})
+  const other = startSpan('other', SpanKind.INTERNAL, {})
+  await runActive(span, callContext, async () => {
+    t.equal(trace.getSpan(context.active()), span)
+    await inSpan('backend', SpanKind.INTERNAL, {}, async (child) => {
+      t.equal(trace.getSpan(context.active()), child, 'the child is active in its work')
+    }, { parent: other.context })
+  })
+  other.span.end()
+  span.end()
+  const backend = exporter.getFinishedSpans().find((finished) => finished.name === 'backend')
+  t.equal(backend?.parentSpanContext?.spanId, span.spanContext().spanId, 'the active span is the parent')
 })
 
 t.test('a span sampled out starts no children; its context still goes out', async (t) => {

@@ -27,7 +27,7 @@ import { v1CallToV03 } from '../../protocol/v0_3/result-to-v0_3.js'
 import { sseEvents, SseEventTooLargeError } from './sse-events.js'
 import type { UpstreamCard } from './upstream-card.js'
 import { A2A_RPC_SERVICE, ATTR, serverAttributes, type Attributes } from '../../telemetry/attributes.js'
-import { failSpan, injectTraceHeaders, inSpan, SpanKind, startSpan } from '../../telemetry/tracing.js'
+import { activeOr, failSpan, injectTraceHeaders, inSpan, SpanKind, startSpan, type Context } from '../../telemetry/tracing.js'
 import {
   classifyNetworkError, upstreamInvalidResponse, upstreamReplyError, upstreamTimeout, upstreamUnavailable, UpstreamError,
   type UpstreamErrorDetails
@@ -166,18 +166,18 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     }
   }
 
-  function clientSpan (url: string, request: CheckedRequest): ReturnType<typeof startSpan> {
-    return startSpan(`${A2A_RPC_SERVICE}/${request.method}`, SpanKind.CLIENT, clientAttributes(url, request))
+  function clientSpan (url: string, request: CheckedRequest, parent: Context | undefined): ReturnType<typeof startSpan> {
+    return startSpan(`${A2A_RPC_SERVICE}/${request.method}`, SpanKind.CLIENT, clientAttributes(url, request), activeOr(parent))
   }
 
   /** The upstream call in its CLIENT span; the request carries the span's trace context (`traceparent`). */
   async function call (request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const url = endpoint()
     return await inSpan(`${A2A_RPC_SERVICE}/${request.method}`, SpanKind.CLIENT, clientAttributes(url, request),
-      async () => await callUpstream(url, request, context))
+      async (_span, spanContext) => await callUpstream(url, request, context, spanContext), { parent: context.traceContext })
   }
 
-  async function callUpstream (url: string, request: CheckedRequest, context: BackendContext): Promise<unknown> {
+  async function callUpstream (url: string, request: CheckedRequest, context: BackendContext, spanContext: Context): Promise<unknown> {
     const payload = body(request)
     // The call's deadline: one controller and one timer per call (undici's own timers restart on every chunk, so a
     // dribbling upstream would outlive them); the caller's abort is passed on.
@@ -191,7 +191,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
       const response = await undiciRequest(url, {
         dispatcher,
         method: 'POST',
-        headers: injectTraceHeaders(headersFor(context, 'application/json')),
+        headers: injectTraceHeaders(headersFor(context, 'application/json'), spanContext),
         body: payload,
         signal: controller.signal,
         headersTimeout: timeoutMs,
@@ -212,7 +212,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
   /** The upstream stream in its CLIENT span, ended with the stream. */
   async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
     const url = endpoint()
-    const { span, context: spanContext } = clientSpan(url, request)
+    const { span, context: spanContext } = clientSpan(url, request, context.traceContext)
     try {
       yield * streamUpstream(url, injectTraceHeaders(headersFor(context, 'text/event-stream'), spanContext), request, context)
     } catch (error) {
