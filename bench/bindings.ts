@@ -10,11 +10,10 @@
  * Target: HTTP+JSON ≥ 0.95× JSON-RPC (issue 25). gRPC: reported, no target.
  */
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
-import { createServer, type AddressInfo } from 'node:net'
 import { spawnServer, stopServer, checkReply, DEFAULT_CONNECTIONS } from './gateway.js'
 import { grpcLoad } from './grpc-load.js'
 import { SEED_HEADERS } from './gateway-servers.js'
-import { ANSWER_TEXT, SEED_REQUEST, compare, pairedRatio, runOptions, type Contender, type RunOptions, type ScenarioResult } from './lib.js'
+import { ANSWER_TEXT, SEED_REQUEST, compare, freePort, pairedRatio, runOptions, type Contender, type RunOptions, type ScenarioResult } from './lib.js'
 
 export const name = 'bindings'
 /** HTTP+JSON SendMessage / JSON-RPC SendMessage. */
@@ -33,15 +32,6 @@ async function checkRestReply (contender: Contender): Promise<number> {
     message.parts?.[0]?.text === ANSWER_TEXT && envelope?.answerCoverage?.coverage === 'answered'
   if (!ok) throw new Error(`${contender.name}: unexpected reply (status ${res.status}): ${text.slice(0, 500)}`)
   return Buffer.byteLength(text)
-}
-
-/** A port free right now, for the child's gRPC listener. */
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 export async function run (overrides: Partial<RunOptions> = {}): Promise<ScenarioResult> {

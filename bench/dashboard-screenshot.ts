@@ -25,7 +25,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { createServer, type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -33,6 +33,7 @@ import { parse, stringify } from 'yaml'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { freePort } from './lib.js'
 
 const OUTPUT = resolve(process.env.DASHBOARD_SCREENSHOT ?? 'docs/dashboard-prometheus.png')
 const SECONDS = Number(process.env.DASHBOARD_SECONDS ?? 100)
@@ -90,14 +91,6 @@ function outcomeOf (status: number, text: string): string {
   if (status !== 200) return `HTTP ${status}`
   if (/"error":\{/.test(text)) return 'error'
   return /"coverage":"(\w+)"/.exec(text)?.[1] ?? /"status":"(\w+)"/.exec(text)?.[1] ?? 'no verdict'
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 /** Stops a child process: SIGTERM, SIGKILL after 10 s. */

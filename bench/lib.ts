@@ -9,7 +9,7 @@
 import autocannon from 'autocannon'
 import { execFile } from 'node:child_process'
 import type { FastifyInstance } from 'fastify'
-import type { AddressInfo } from 'node:net'
+import { createServer, type AddressInfo } from 'node:net'
 
 export interface Load {
   method: 'GET' | 'POST'
@@ -213,3 +213,12 @@ export const SEED_REQUEST = JSON.stringify({
     }
   }
 })
+
+/** A loopback port free right now (for a child's listener: a gRPC port, a Prometheus). */
+export async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}

@@ -14,13 +14,12 @@ import t, { type Test } from 'tap'
 import { execFile, spawn } from 'node:child_process'
 import { accessSync, constants, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { parse, stringify } from 'yaml'
-import { rpc, SEED_HEADERS, startGateway, userMessage } from '../fixtures/gateway-helpers.js'
+import { freePort, rpc, SEED_HEADERS, startGateway, userMessage } from '../fixtures/gateway-helpers.js'
 
 type Json = Record<string, any>
 
@@ -73,14 +72,6 @@ if (promtool === undefined) {
     const { stdout } = await promisify(execFile)(promtool, ['check', 'config', file])
     t.match(stdout, /SUCCESS/)
   })
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 /** Polls `probe` every 250 ms until it returns a value, for up to 30 s; on a timeout the error has `log()`. */

@@ -4,7 +4,6 @@
  * upstream's address or stack; the gateway stays healthy.
  */
 import t, { type Test } from 'tap'
-import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { AgentDefinition } from '../../src/gateway/agent-definitions.js'
 import { buildGateway } from '../../src/gateway/app.js'
@@ -12,7 +11,7 @@ import { loadConfig } from '../../src/gateway/config.js'
 import { startRawUpstream, validCard } from '../fixtures/raw-upstream.js'
 import { readSse } from '../fixtures/sse-reader.js'
 import { startUpstream } from '../fixtures/upstream-agent.js'
-import { startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
+import { freePort, startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
 
 const HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': URI }
 
@@ -37,14 +36,6 @@ async function stream (base: string, body: string): Promise<Array<Record<string,
 
 async function gatewayFor (t: Test, url: string, upstream: Partial<NonNullable<AgentDefinition['upstream']>> = {}) {
   return await startGateway(t, {}, { agents: [{ id: 'shop', upstream: { url, ...upstream } }] })
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 function assertNoLeak (t: Test, error: Record<string, any>, base: string): void {

@@ -2,7 +2,7 @@
  * src/telemetry/ and the gateway's metrics module by themselves: trace context in and out (with the SDK's W3C
  * propagator registered, and without any SDK), span helpers, the envelope → attributes mapping, label bounds.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import pg from 'pg'
@@ -20,6 +20,18 @@ import { parsePrometheus, valueOf } from '../fixtures/prometheus-text.js'
 
 const KEY = 'urn:envelope'
 const PARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+
+/** An SDK registered for one test (a plugin user's own), unregistered in its teardown; its spans in memory. */
+function registerSdk (t: Test, sampler?: AlwaysOffSampler): InMemorySpanExporter {
+  const exporter = new InMemorySpanExporter()
+  const provider = new NodeTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  provider.register()
+  t.teardown(async () => {
+    await provider.shutdown()
+    trace.disable()
+  })
+  return exporter
+}
 
 t.test('without an SDK: no context comes in, nothing goes out, spans are no-ops', async (t) => {
   const context = extractTraceContext({ traceparent: PARENT })
@@ -77,13 +89,7 @@ t.test('the SDK\'s own warnings become warn lines: an export to a collector that
 })
 
 t.test('with an SDK: W3C trace context in and out, spans of their own, failures', async (t) => {
-  const exporter = new InMemorySpanExporter()
-  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  provider.register()
-  t.teardown(async () => {
-    await provider.shutdown()
-    trace.disable()
-  })
+  const exporter = registerSdk(t)
   const parent = extractTraceContext({ traceparent: PARENT, tracestate: 'vendor=1' })
   t.equal(trace.getSpanContext(parent)?.traceId, '0af7651916cd43dd8448eb211c80319c')
   t.equal(trace.getSpanContext(extractTraceContext({ TraceParent: PARENT } as never))?.traceId, undefined, 'Node\'s names are lower case')
@@ -113,13 +119,7 @@ t.test('with an SDK: W3C trace context in and out, spans of their own, failures'
 })
 
 t.test('a traced task store: loads and saves are spans, everything else is the store\'s own', async (t) => {
-  const exporter = new InMemorySpanExporter()
-  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  provider.register()
-  t.teardown(async () => {
-    await provider.shutdown()
-    trace.disable()
-  })
+  const exporter = registerSdk(t)
   class CountingStore extends InMemoryTaskStore {
     readonly label = 'counting'
     #loads = 0
@@ -151,13 +151,7 @@ t.test('a traced task store: loads and saves are spans, everything else is the s
 })
 
 t.test('a span not recorded is never made the active context; its context goes out explicitly', async (t) => {
-  const exporter = new InMemorySpanExporter()
-  const provider = new NodeTracerProvider({ sampler: new AlwaysOffSampler(), spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  provider.register()
-  t.teardown(async () => {
-    await provider.shutdown()
-    trace.disable()
-  })
+  const exporter = registerSdk(t, new AlwaysOffSampler())
   const { span, context: callContext } = startSpan('server', SpanKind.SERVER, {}, extractTraceContext({}))
   t.equal(span.isRecording(), false)
   t.equal(runActive(span, callContext, () => trace.getSpan(context.active())), undefined, 'runActive leaves the active context alone')
@@ -178,13 +172,7 @@ t.test('a span not recorded is never made the active context; its context goes o
 })
 
 t.test('a recorded span is the active context of its work; an explicit parent yields to an active span', async (t) => {
-  const exporter = new InMemorySpanExporter()
-  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  provider.register()
-  t.teardown(async () => {
-    await provider.shutdown()
-    trace.disable()
-  })
+  const exporter = registerSdk(t)
   const { span, context: callContext } = startSpan('server', SpanKind.SERVER, {})
   const other = startSpan('other', SpanKind.INTERNAL, {})
   await runActive(span, callContext, async () => {
@@ -200,13 +188,7 @@ t.test('a recorded span is the active context of its work; an explicit parent yi
 })
 
 t.test('a span sampled out starts no children; its context still goes out', async (t) => {
-  const exporter = new InMemorySpanExporter()
-  const provider = new NodeTracerProvider({ sampler: new AlwaysOffSampler(), spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  provider.register()
-  t.teardown(async () => {
-    await provider.shutdown()
-    trace.disable()
-  })
+  const exporter = registerSdk(t, new AlwaysOffSampler())
   const { span, context: parentContext } = startSpan('server', SpanKind.SERVER, {}, extractTraceContext({ traceparent: PARENT.replace(/-01$/, '-00') }))
   t.equal(span.isRecording(), false)
   const headers = await context.with(parentContext, async () => await inSpan('child', SpanKind.INTERNAL, {}, async (child) => {
