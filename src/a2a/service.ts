@@ -34,6 +34,7 @@ import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../proto
 import { callerKey } from '../stores/caller-key.js'
 import { A2A_RPC_SERVICE, answerAttributes, ATTR, summarizeResult, type AnswerSummary, type Attributes } from '../telemetry/attributes.js'
 import type { CallObserver } from '../telemetry/observer.js'
+import { GRPC_STATUS, grpcStatusOf } from '../protocol/grpc-status.js'
 import { extractTraceContext, inSpan, runActive, SpanKind, SpanStatusCode, startSpan, type Context, type Span } from '../telemetry/tracing.js'
 
 /** Service parameters (A2A 1.0 §3.2.6): HTTP headers, lower-case names, as Node gives them. */
@@ -237,6 +238,8 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
         if (error.code === JsonRpcErrorCode.InternalError || (status ?? 0) >= 500) span.setStatus({ code: SpanStatusCode.ERROR })
       }
       if (status !== undefined) span.setAttribute(ATTR.httpStatusCode, status)
+      // The gRPC binding's own status (required by the RPC conventions for gRPC): OK, or the one the error travels as.
+      if (binding === 'grpc') span.setAttribute(ATTR.rpcGrpcStatusCode, error === undefined ? GRPC_STATUS.OK : grpcStatusOf(error, status))
       span.end()
       options.observer?.callEnded({
         agentId,

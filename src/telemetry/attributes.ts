@@ -11,6 +11,7 @@ export const ATTR = {
   rpcMethod: 'rpc.method',
   rpcJsonRpcVersion: 'rpc.jsonrpc.version',
   rpcJsonRpcErrorCode: 'rpc.jsonrpc.error_code',
+  rpcGrpcStatusCode: 'rpc.grpc.status_code',
   rpcJsonRpcErrorMessage: 'rpc.jsonrpc.error_message',
   httpStatusCode: 'http.response.status_code',
   httpMethod: 'http.request.method',

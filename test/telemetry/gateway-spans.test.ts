@@ -13,6 +13,9 @@ import type { AddressInfo } from 'node:net'
 import { Client, gateway, operator, SseStream, URI } from '../fixtures/conversation-gateway.js'
 import { startGateway } from '../fixtures/gateway-helpers.js'
 import { webhookReceiver } from '../fixtures/webhook-receiver.js'
+import { rawGrpcClient, startGrpcGateway } from '../fixtures/grpc.js'
+import { status as grpcStatus } from '@grpc/grpc-js'
+import { GetTaskRequest, SendMessageRequest } from '@a2a-js/sdk'
 import { startUpstream } from '../fixtures/upstream-agent.js'
 
 const exporter = new InMemorySpanExporter()
@@ -252,4 +255,21 @@ t.test('a call sampled out: nothing recorded, and its traceparent still goes ups
     t.match(sent[0], new RegExp(`^00-${trace.traceId}-[0-9a-f]{16}-00$`), `${method}: the trace and its decision go upstream`)
     t.not(sent[0], trace.header.replace(/-01$/, '-00'), 'a span of the gateway\'s own')
   }
+})
+
+t.test('gRPC: the span names the call\'s gRPC status (OK, or the one its error travels as)', async (t) => {
+  const gateway = await startGrpcGateway(t)
+  const raw = rawGrpcClient(t, gateway.target)
+  const trace = traceparent()
+  const headers = { 'a2a-version': '1.0', 'a2a-extensions': URI, traceparent: trace.header }
+  const asked = await raw.unary('sendMessage', SendMessageRequest.fromJSON({ tenant: 'demo', message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello' }] } }), headers)
+  t.equal(asked.error, undefined)
+  const missing = await raw.unary('getTask', GetTaskRequest.fromJSON({ tenant: 'demo', id: 'no-such-task' }), headers)
+  t.equal(missing.error?.code, grpcStatus.NOT_FOUND)
+  const spans = serverSpans(trace.traceId)
+  const sent = spans.find((span) => span.name.endsWith('/SendMessage'))
+  const got = spans.find((span) => span.name.endsWith('/GetTask'))
+  t.match(sent?.attributes, { 'rpc.system': 'grpc', 'rpc.grpc.status_code': grpcStatus.OK, 'a2a.binding': 'grpc' })
+  t.match(got?.attributes, { 'rpc.system': 'grpc', 'rpc.grpc.status_code': grpcStatus.NOT_FOUND, 'rpc.jsonrpc.error_code': -32001 })
+  t.notOk('rpc.jsonrpc.version' in (got?.attributes ?? {}), 'no JSON-RPC version on gRPC')
 })

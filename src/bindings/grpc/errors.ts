@@ -8,53 +8,15 @@
  */
 import { Metadata, status as GrpcStatus, type StatusObject } from '@grpc/grpc-js'
 import { BinaryWriter } from '@bufbuild/protobuf/wire'
-import { ERROR_INFO_TYPE, JsonRpcErrorCode, type ErrorDetail, type JsonRpcError } from '../../protocol/errors.js'
+import { ERROR_INFO_TYPE, type ErrorDetail, type JsonRpcError } from '../../protocol/errors.js'
+import { grpcStatusOf as statusOf } from '../../protocol/grpc-status.js'
 
 /** The trailer of a `google.rpc.Status` (the gRPC richer error model). */
 export const STATUS_DETAILS_KEY = 'grpc-status-details-bin'
 
-/**
- * JSON-RPC code (the A2A error's identity here) → gRPC status, as §5.4's table maps them. The SDK's `grpcStatusFor`
- * differs for three (-32003, -32004, -32009: FAILED_PRECONDITION where §5.4 says UNIMPLEMENTED); the spec is followed,
- * as on HTTP+JSON (whose `status` names the same code), and the SDK's clients, which read the ErrorInfo reason, still
- * get their typed errors (docs/grpc.md).
- */
-const BY_CODE: ReadonlyMap<number, GrpcStatus> = new Map([
-  [JsonRpcErrorCode.ParseError, GrpcStatus.INVALID_ARGUMENT],
-  [JsonRpcErrorCode.InvalidRequest, GrpcStatus.INVALID_ARGUMENT],
-  [JsonRpcErrorCode.MethodNotFound, GrpcStatus.UNIMPLEMENTED],
-  [JsonRpcErrorCode.InvalidParams, GrpcStatus.INVALID_ARGUMENT],
-  [JsonRpcErrorCode.InternalError, GrpcStatus.INTERNAL],
-  [JsonRpcErrorCode.TaskNotFound, GrpcStatus.NOT_FOUND],
-  [JsonRpcErrorCode.TaskNotCancelable, GrpcStatus.FAILED_PRECONDITION],
-  [JsonRpcErrorCode.PushNotificationNotSupported, GrpcStatus.UNIMPLEMENTED],
-  [JsonRpcErrorCode.UnsupportedOperation, GrpcStatus.UNIMPLEMENTED],
-  [JsonRpcErrorCode.ContentTypeNotSupported, GrpcStatus.INVALID_ARGUMENT],
-  [JsonRpcErrorCode.InvalidAgentResponse, GrpcStatus.INTERNAL],
-  [JsonRpcErrorCode.ExtendedAgentCardNotConfigured, GrpcStatus.FAILED_PRECONDITION],
-  [JsonRpcErrorCode.ExtensionSupportRequired, GrpcStatus.FAILED_PRECONDITION],
-  [JsonRpcErrorCode.VersionNotSupported, GrpcStatus.UNIMPLEMENTED]
-])
-
-/** The HTTP statuses the service (or a door) sets itself → gRPC status. */
-const BY_HTTP_STATUS: ReadonlyMap<number, GrpcStatus> = new Map([
-  [400, GrpcStatus.INVALID_ARGUMENT],
-  [401, GrpcStatus.UNAUTHENTICATED],
-  [404, GrpcStatus.NOT_FOUND],
-  [429, GrpcStatus.RESOURCE_EXHAUSTED],
-  [503, GrpcStatus.UNAVAILABLE]
-])
-
-/**
- * The gRPC status of an error: the HTTP status the service chose when it chose one (401, 429, 503, 404), else the
- * A2A error type's. A -32000 error without a status is a bound on kept work: RESOURCE_EXHAUSTED, as on HTTP+JSON.
- */
+/** The gRPC status of an error (src/protocol/grpc-status.ts: §5.4's table; the service's spans name it too). */
 export function grpcStatusOf (error: JsonRpcError, httpStatus?: number): GrpcStatus {
-  const chosen = httpStatus === undefined ? undefined : BY_HTTP_STATUS.get(httpStatus)
-  if (chosen !== undefined) return chosen
-  const known = BY_CODE.get(error.code)
-  if (known !== undefined) return known
-  return error.code === JsonRpcErrorCode.ServerError ? GrpcStatus.RESOURCE_EXHAUSTED : GrpcStatus.INTERNAL
+  return statusOf(error, httpStatus) as GrpcStatus
 }
 
 /**
