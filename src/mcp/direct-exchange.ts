@@ -16,8 +16,8 @@
  * answers. The SDK's own classification (`classifyInboundRequest`) is not run on the fast path: it parses the body
  * with zod schemas most of which fail (~3.5 % of a tool call's instructions). What it would refuse among eligible
  * requests, a malformed envelope, the pinned Server refuses before any handler runs (`envelopeRefused`), and the door
- * then answers the request through `createMcpHandler`: its own reply, nothing having run. test/mcp/direct-exchange.test.ts sends the same requests down both paths and requires the same
- * replies, so an SDK upgrade that changes either side fails there.
+ * then answers it through `createMcpHandler` (no tool ran). test/mcp/direct-exchange.test.ts sends the same requests
+ * down both paths and requires the same replies, so an SDK upgrade that changes either side fails there.
  *
  * Each exchange gets its own JSON-RPC id on the shared server (callers all start at 1) and gets its caller's id back;
  * a caller gone before its reply cancels its request with `notifications/cancelled`, which aborts the tool call.
