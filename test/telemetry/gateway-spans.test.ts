@@ -10,6 +10,7 @@ import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type Rea
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
+import { createServer } from 'node:http'
 import { Client, gateway, operator, SseStream, URI } from '../fixtures/conversation-gateway.js'
 import { startGateway } from '../fixtures/gateway-helpers.js'
 import { webhookReceiver } from '../fixtures/webhook-receiver.js'
@@ -233,13 +234,26 @@ t.test('an upstream that is gone: the CLIENT span says so (call and stream)', as
   }
 })
 
-t.test('a call sampled out: nothing recorded, and its traceparent still goes upstream (the call\'s context, explicit: it is never made active)', async (t) => {
+t.test('a call sampled out: nothing recorded, and its traceparent still goes upstream and to the envelope provider (the call\'s context, explicit: it is never made active)', async (t) => {
   const upstream = await startUpstream()
   t.teardown(() => upstream.close())
-  const proxy = await startGateway(t, {}, { agents: [{ id: 'shop', upstream: { url: `${upstream.base}/` } }] })
+  // An envelope service (the upstream's replies carry none): it records the trace context of each POST.
+  const envelopeTraceparents: string[] = []
+  const envelopes = createServer((request, response) => {
+    request.resume().on('end', () => {
+      envelopeTraceparents.push(String(request.headers.traceparent))
+      response.writeHead(204)
+      response.end()
+    })
+  })
+  await new Promise<void>((resolve) => envelopes.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => { envelopes.closeAllConnections(); envelopes.close(() => resolve()) }))
+  const envelopeUrl = `http://127.0.0.1:${(envelopes.address() as AddressInfo).port}/envelope`
+  const proxy = await startGateway(t, { ENVELOPE_PROVIDER_URL: envelopeUrl }, { agents: [{ id: 'shop', upstream: { url: `${upstream.base}/` } }] })
   for (const method of ['SendMessage', 'SendStreamingMessage']) {
     const trace = traceparent()
     const before = upstream.seen.length
+    const enveloped = envelopeTraceparents.length
     const response = await fetch(`${proxy.base}/a2a/shop`, {
       method: 'POST',
       // The caller decided not to sample (flags 00): the parent-based sampler follows it.
@@ -254,6 +268,9 @@ t.test('a call sampled out: nothing recorded, and its traceparent still goes ups
     // The gateway's SERVER span (not recorded) is the upstream's parent: the same trace, the decision kept.
     t.match(sent[0], new RegExp(`^00-${trace.traceId}-[0-9a-f]{16}-00$`), `${method}: the trace and its decision go upstream`)
     t.not(sent[0], trace.header.replace(/-01$/, '-00'), 'a span of the gateway\'s own')
+    const posted = envelopeTraceparents.slice(enveloped)
+    t.ok(posted.length > 0, `${method}: the envelope service was asked`)
+    for (const header of posted) t.match(header, new RegExp(`^00-${trace.traceId}-[0-9a-f]{16}-00$`), `${method}: so does the envelope provider's POST`)
   }
 })
 
