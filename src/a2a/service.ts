@@ -317,7 +317,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     if (STREAMING_METHODS.has(rpc.method)) return await openStream(backend, rpc, context, headers, decorate, state)
     try {
       const value = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: request.agentId },
-        async () => await backend.call(rpc, context), { parent: state.traceContext })
+        async (_span, backendSpan) => await underSpan(context, backendSpan, async () => await backend.call(rpc, context)), { parent: state.traceContext })
       return { kind: 'value', method, headers, value: await decorate(value) }
     } catch (error) {
       state.storeUnavailable = isStoreUnavailable(error)
@@ -344,7 +344,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     try {
       // The backend's work up to its first event in a span of its own (later events: the server span's).
       first = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: context.agentId },
-        async () => await nextOrStop(source, signal), { parent: state.traceContext })
+        async (_span, backendSpan) => await underSpan(context, backendSpan, async () => await nextOrStop(source, signal)), { parent: state.traceContext })
       if (first !== STOPPED && first.done !== true) first = { done: false, value: await decorate(first.value) }
     } catch (error) {
       release()
@@ -428,6 +428,21 @@ function summaryOf (method: string, value: unknown): AnswerSummary | undefined {
   if (TURN_METHODS.has(method)) return summarizeResult(value, CONVERSE_EXTENSION_URI)
   if (TASK_RESULT_METHODS.has(method)) return summarizeResult({ task: value }, CONVERSE_EXTENSION_URI)
   return undefined
+}
+
+/**
+ * `work` with the backend's trace context set to its span's (what its store spans, upstream calls and webhook POSTs
+ * hang under: they take it from the context, not from an active one, which the gateway app does not have), then
+ * back to the call's (a stream's later events).
+ */
+async function underSpan<T> (context: BackendContext, backendSpan: Context, work: () => Promise<T>): Promise<T> {
+  const outer = context.traceContext
+  context.traceContext = backendSpan
+  try {
+    return await work()
+  } finally {
+    context.traceContext = outer
+  }
 }
 
 /**

@@ -66,9 +66,14 @@ export function tracingConfig (env: Env): TracingConfig | undefined {
 }
 
 /**
- * Starts and registers the SDK (tracer provider, W3C trace context and baggage propagators, the AsyncLocalStorage
- * context manager) for `config`; nothing without one. The SDK modules are loaded only then. The SDK reads its other
- * OTEL_* variables (endpoint, headers, sampler, resource, batch settings) from the process environment itself.
+ * Starts and registers the SDK (tracer provider, W3C trace context and baggage propagators) for `config`; nothing
+ * without one. The SDK modules are loaded only then. The SDK reads its other OTEL_* variables (endpoint, headers,
+ * sampler, resource, batch settings) from the process environment itself.
+ *
+ * No context manager is registered: every span of the gateway is given its parent explicitly (the call's context
+ * travels with the call: src/telemetry/tracing.ts), and the app loads no instrumentation that would need an active
+ * one. The SDK's default, AsyncLocalStorage, turns on async_hooks' promise hooks on Node 20 and 22, a cost on every
+ * promise of the process — a quarter of a sampled call's CPU (docs/observability.md, docs/performance.md).
  */
 export async function startTracing (config: TracingConfig | undefined, serviceVersion: string, log: TracingLogger): Promise<TracingSdk | undefined> {
   if (config === undefined) return undefined
@@ -85,7 +90,7 @@ export async function startTracing (config: TracingConfig | undefined, serviceVe
     .merge(resources.resourceFromAttributes({ 'service.name': 'a2a-converse', 'service.version': serviceVersion }))
     .merge(resources.detectResources({ detectors: [resources.envDetector] }))
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] })
-  provider.register()
+  provider.register({ contextManager: null })
   // The SDK's warnings and errors (an export refused or timed out) as log lines at warn; the level keeps its chatter
   // (info, debug, verbose) from ever reaching the logger.
   const warn = (message: string): void => { log.warn({ source: 'opentelemetry' }, message.slice(0, 512)) }

@@ -42,8 +42,10 @@ export interface BackendContext {
   /** The client's address as the door sees it (its trust-proxy rules), when the door knows it. */
   clientAddress?: string
   /**
-   * The call's trace context (its SERVER span): what a request the backend makes carries out. Explicit because a span
-   * that is not recorded is never made the active context (src/telemetry/tracing.ts, `runActive`).
+   * The trace context of the backend's work (its `converse.backend` span while it answers; the call's SERVER span
+   * later in a stream): what a request the backend makes carries out, and what its spans are children of. Explicit
+   * because a span that is not recorded is never made the active context (src/telemetry/tracing.ts, `runActive`), and
+   * the gateway app registers no context manager at all (src/gateway/tracing-sdk.ts).
    */
   traceContext?: Context
 }

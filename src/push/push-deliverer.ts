@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto'
 import type { TaskPushNotificationConfig } from '@a2a-js/sdk'
 import { DEFAULT_RETRY_SETTINGS, nextStep, type RetrySettings } from './retry-schedule.js'
 import type { PostOutcome, WebhookPoster } from './webhook-post.js'
+import type { Context } from '../telemetry/tracing.js'
 
 type Json = Record<string, unknown>
 
@@ -36,6 +37,8 @@ export interface Notification {
   event: Json
   /** When the update was recorded (ms). */
   recordedAt: number
+  /** The trace context of the turn that recorded it, which its POSTs continue (in process only: the outbox keeps none). */
+  traceContext?: Context
 }
 
 export interface PushStats {
@@ -71,7 +74,7 @@ export function webhookHost (url: string): string {
 export async function deliverOnce (notification: Notification, poster: WebhookPoster, present: PresentNotification | undefined): Promise<PostOutcome> {
   let event = notification.event
   if (present !== undefined) event = await present(notification.agentId, event, notification.converse)
-  return await poster.post(notification.config, JSON.stringify(event), notification.id)
+  return await poster.post(notification.config, JSON.stringify(event), notification.id, notification.traceContext)
 }
 
 export function logGiveUp (log: PushLogger | undefined, notification: Pick<Notification, 'taskId' | 'id' | 'config'>, reason: string, attempts: number): void {
@@ -111,8 +114,10 @@ export class PushDeliverer {
     return pending
   }
 
-  /** Queues a notification of `event` for each config; returns at once. */
-  enqueue (agentId: string, taskId: string, configs: ReadonlyArray<{ config: Notification['config'], converse: boolean }>, events: readonly Json[]): void {
+  /** Queues a notification of `event` for each config; returns at once. `traceContext`: the turn's (its POSTs' parent). */
+  enqueue (
+    agentId: string, taskId: string, configs: ReadonlyArray<{ config: Notification['config'], converse: boolean }>, events: readonly Json[], traceContext?: Context
+  ): void {
     if (this.#closed) return
     const recordedAt = Date.now()
     for (const { config, converse } of configs) {
@@ -120,7 +125,7 @@ export class PushDeliverer {
       let queue = this.#queues.get(key)
       if (queue === undefined) this.#queues.set(key, queue = { waiting: [], running: false })
       for (const event of events) {
-        queue.waiting.push({ id: randomUUID(), agentId, taskId, config, converse, event, recordedAt })
+        queue.waiting.push({ id: randomUUID(), agentId, taskId, config, converse, event, recordedAt, traceContext })
         if (queue.waiting.length > this.#maxQueued) {
           // The oldest waiting one (not the one being posted now, which is first while running).
           const dropped = queue.waiting.splice(queue.running ? 1 : 0, 1)[0]

@@ -10,6 +10,7 @@ import { TERMINAL_TASK_STATES } from '../stores/task-states.js'
 import type { PushConfigStore } from './push-config-store.js'
 import type { PushDeliverer } from './push-deliverer.js'
 import { taskUpdates } from './task-updates.js'
+import { traceContextIn } from '../telemetry/tracing.js'
 import type { PushUrlPolicy } from './url-guard.js'
 
 /** What the local backend needs to serve the four config methods and inline configs. */
@@ -37,7 +38,7 @@ export function withPushNotifications (store: TaskStore, agentId: string, config
       const previous = await store.load(task.id, context)
       await store.save(task, context)
       const updates = taskUpdates(previous, task)
-      if (updates.length > 0) deliverer.enqueue(agentId, task.id, held, updates)
+      if (updates.length > 0) deliverer.enqueue(agentId, task.id, held, updates, traceContextIn(context?.state))
       if (TERMINAL_TASK_STATES.has(task.status?.state)) await configs.dropTask(task.id, context)
     }
   }

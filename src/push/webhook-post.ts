@@ -5,7 +5,7 @@
  * `authentication`, never the gateway's or the caller's credentials.
  */
 import { ATTR, serverAttributes } from '../telemetry/attributes.js'
-import { inSpan, injectTraceHeaders, SpanKind, type Span } from '../telemetry/tracing.js'
+import { inSpan, injectTraceHeaders, SpanKind, type Context, type Span } from '../telemetry/tracing.js'
 import { Agent, request } from 'undici'
 import type { PushUrlPolicy } from './url-guard.js'
 
@@ -31,7 +31,8 @@ export type PostOutcome =
   | { kind: 'refused', reason: string }
 
 export interface WebhookPoster {
-  post (target: WebhookTarget, body: string, deliveryId: string): Promise<PostOutcome>
+  /** `traceContext`: the turn whose update this is (the POST's span is its child), else the active context. */
+  post (target: WebhookTarget, body: string, deliveryId: string, traceContext?: Context): Promise<PostOutcome>
   close (): Promise<void>
 }
 
@@ -43,7 +44,7 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
     keepAliveTimeout: 4000
   })
   return {
-    async post (target, body, deliveryId) {
+    async post (target, body, deliveryId, traceContext) {
       const refusal = policy.refusal(target.url)
       if (refusal !== undefined) return { kind: 'refused', reason: `url ${refusal}` }
       const headers: Record<string, string> = {
@@ -57,7 +58,7 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
         headers.authorization = auth.credentials === undefined || auth.credentials === '' ? auth.scheme : `${auth.scheme} ${auth.credentials}`
       }
       return await inSpan('push.webhook POST', SpanKind.CLIENT, { [ATTR.httpMethod]: 'POST', ...serverAttributes(target.url) },
-        async (span, spanContext) => await send(target.url, injectTraceHeaders(headers, spanContext), body, span))
+        async (span, spanContext) => await send(target.url, injectTraceHeaders(headers, spanContext), body, span), { parent: traceContext })
     },
     async close () {
       await dispatcher.close()

@@ -8,19 +8,26 @@
  */
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { ATTR } from '../telemetry/attributes.js'
-import { inSpan, SpanKind } from '../telemetry/tracing.js'
+import { inSpan, SpanKind, traceContextIn, type Context } from '../telemetry/tracing.js'
 
 const TRACED = new Set<PropertyKey>(['load', 'save'])
-/** A load or save outside any recorded request's span (a background job's, an unsampled call's) gets no span. */
-const CHILD_ONLY = { childOnly: true }
+
+/**
+ * Under the active span, else the one the call context names (TRACE_CONTEXT_STATE: the gateway app registers no
+ * context manager). A load or save outside any recorded request's span (a background job's, an unsampled call's)
+ * gets no span.
+ */
+function under (context: { state?: ReadonlyMap<string, unknown> } | undefined): { parent: Context | undefined, childOnly: true } {
+  return { parent: traceContextIn(context?.state), childOnly: true }
+}
 
 export function tracedTaskStore<S extends TaskStore> (store: S, agentId: string): S {
   const load: TaskStore['load'] = async (taskId, context) =>
     await inSpan('converse.store load', SpanKind.INTERNAL, { [ATTR.storeOperation]: 'load', [ATTR.agentId]: agentId, [ATTR.taskId]: taskId },
-      async () => await store.load(taskId, context), CHILD_ONLY)
+      async () => await store.load(taskId, context), under(context))
   const save: TaskStore['save'] = async (task, context) => {
     await inSpan('converse.store save', SpanKind.INTERNAL, { [ATTR.storeOperation]: 'save', [ATTR.agentId]: agentId, [ATTR.taskId]: task.id },
-      async () => { await store.save(task, context) }, CHILD_ONLY)
+      async () => { await store.save(task, context) }, under(context))
   }
   return new Proxy(store, {
     get (target, property) {

@@ -46,6 +46,20 @@ export function traceHeadersOf (headers: HeaderRecord): Record<string, string> {
   return picked
 }
 
+/**
+ * The ServerCallContext state entry through which a task store, and the push notifications a save queues, find the
+ * span they belong under without an active context: a function returning the backend's trace context at that moment
+ * (src/backends/local/local-backend.ts puts it there; the service keeps it current: the backend span's while the
+ * backend works, the call's span later in a stream).
+ */
+export const TRACE_CONTEXT_STATE = 'a2a-converse.traceContext'
+
+/** The trace context a call context's state holds (TRACE_CONTEXT_STATE), if any. */
+export function traceContextIn (state: ReadonlyMap<string, unknown> | undefined): Context | undefined {
+  const current = state?.get(TRACE_CONTEXT_STATE)
+  return typeof current === 'function' ? (current as () => Context | undefined)() : undefined
+}
+
 /** What `work` gets for a span when there is none (a child-only span with nothing around it): records nothing. */
 const INVALID_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT)
 

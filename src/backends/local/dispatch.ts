@@ -38,6 +38,7 @@ import {
 } from '../../protocol/errors.js'
 import { fromSdkError } from './sdk-errors.js'
 import type { AgentPush } from '../../push/push-notifications.js'
+import { TRACE_CONTEXT_STATE, type Context } from '../../telemetry/tracing.js'
 
 /** pino-compatible. */
 export interface ErrorLogger {
@@ -102,6 +103,8 @@ export interface ContextInit {
   callerId?: string
   /** The caller key per-caller bounds count by (src/stores/caller-key.ts); the stores read it from the context. */
   callerKey?: string
+  /** The call's trace context as it is when asked (TRACE_CONTEXT_STATE); the traced store and push read it. */
+  traceContext?: () => Context | undefined
 }
 
 /** A stream of JSON-RPC `result`s (StreamResponse ProtoJSON), and how to stop it early. */
@@ -178,12 +181,15 @@ export class A2ADispatcher {
   /** The SDK call context of one request: tenant from params, the caller, the requested extensions, the headers. */
   createContext (request: CheckedRequest, init: ContextInit): ServerCallContext {
     const tenant = request.params.tenant
+    const state = new Map<string, unknown>([[STATE_HEADERS_KEY, init.headers ?? {}]])
+    if (init.callerKey !== undefined) state.set(CALLER_KEY_STATE, init.callerKey)
+    if (init.traceContext !== undefined) state.set(TRACE_CONTEXT_STATE, init.traceContext)
     return new ServerCallContext({
       requestedExtensions: [...init.requestedExtensions],
       requestedVersion: init.version,
       tenant: typeof tenant === 'string' && tenant !== '' ? tenant : undefined,
       user: init.callerId === undefined ? undefined : new AuthenticatedCaller(init.callerId),
-      state: new Map<string, unknown>([[STATE_HEADERS_KEY, init.headers ?? {}], ...(init.callerKey === undefined ? [] : [[CALLER_KEY_STATE, init.callerKey] as const])])
+      state
     })
   }
 

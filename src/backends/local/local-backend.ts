@@ -53,7 +53,8 @@ export function localBackend (options: LocalBackendOptions): A2ABackend {
       version: context.version,
       headers: context.headers as Record<string, string>,
       callerId: context.caller?.id,
-      callerKey: callerKey(context.caller?.id, context.clientAddress)
+      callerKey: callerKey(context.caller?.id, context.clientAddress),
+      traceContext: () => context.traceContext
     })
   }
 

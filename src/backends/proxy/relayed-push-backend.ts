@@ -27,6 +27,7 @@ import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js
 import { taskNotFound } from '../../protocol/errors.js'
 import type { AgentPush } from '../../push/push-notifications.js'
 import { CALLER_KEY_STATE, callerKey } from '../../stores/caller-key.js'
+import { TRACE_CONTEXT_STATE } from '../../telemetry/tracing.js'
 import { TERMINAL_TASK_STATES } from '../../stores/task-states.js'
 import { PushConfigRefusedError } from '../local/dispatch.js'
 import { A2AReplyError, localBackend } from '../local/local-backend.js'
@@ -102,7 +103,8 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
     return new ServerCallContext({
       requestedExtensions: [...context.requestedExtensions],
       user: context.caller === undefined ? undefined : new AuthenticatedCaller(context.caller.id),
-      state: new Map([[CALLER_KEY_STATE, callerKey(context.caller?.id, context.clientAddress)]])
+      // The relayed turn's trace, which the notifications a save queues continue (TRACE_CONTEXT_STATE).
+      state: new Map<string, unknown>([[CALLER_KEY_STATE, callerKey(context.caller?.id, context.clientAddress)], [TRACE_CONTEXT_STATE, () => context.traceContext]])
     })
   }
 
