@@ -6,7 +6,7 @@
  * registers reads them) and goes out on every request the gateway makes (`injectTraceHeaders`).
  */
 import {
-  context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
+  context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags,
   type Context, type Span, type TextMapGetter, type Tracer, type TracerProvider
 } from '@opentelemetry/api'
 import type { Attributes } from './attributes.js'
@@ -34,6 +34,17 @@ export function extractTraceContext (headers: HeaderRecord): Context {
 export function injectTraceHeaders (headers: Record<string, string>, from: Context = context.active()): Record<string, string> {
   propagation.inject(from, headers)
   return headers
+}
+
+/** W3C trace context headers, as a store keeps them. */
+export interface TraceHeaders {
+  traceparent?: string
+  tracestate?: string
+}
+
+/** The headers that carry `from` (none for no context, or with no propagator registered). */
+export function traceHeadersFor (from: Context | undefined): TraceHeaders {
+  return from === undefined ? {} : injectTraceHeaders({}, from)
 }
 
 /** Only the trace context headers of a request (for a door that builds the service's headers itself). */
@@ -88,7 +99,7 @@ export function startSpan (name: string, kind: SpanKind, attributes: Attributes,
  * `work` gets the span and the context holding it: a request `work` makes carries that context
  * (`injectTraceHeaders(headers, spanContext)`).
  *
- * Only a recorded span becomes the active context (`runActive`). Under a parent that is not recorded (sampled out), no
+ * Only a recorded span becomes the active context (`runActive`). Under a parent sampled out (its trace flags), no
  * child is started — it would not be recorded either (the parent-based samplers) — and `work` gets the parent. With
  * `childOnly` and no span in `parent` at all, neither: a child span with no request around it is not started.
  */
@@ -98,7 +109,7 @@ export async function inSpan<T> (
 ): Promise<T> {
   const parent = activeOr(options.parent)
   const parentSpan = trace.getSpan(parent)
-  if (parentSpan === undefined ? options.childOnly === true : !parentSpan.isRecording()) return await work(parentSpan ?? INVALID_SPAN, parent)
+  if (parentSpan === undefined ? options.childOnly === true : !sampled(parentSpan)) return await work(parentSpan ?? INVALID_SPAN, parent)
   const { span, context: spanContext } = startSpan(name, kind, attributes, parent)
   let result: T
   try {
@@ -110,6 +121,15 @@ export async function inSpan<T> (
     span.end()
   }
   return result
+}
+
+/**
+ * Whether children of `span` are sampled (under the parent-based samplers): its trace flags, not `isRecording()`, which
+ * is false for a remote parent (an outbox row's `traceparent`) and for a local span already ended (a notification
+ * delivered after its turn), whose children are still part of a sampled trace.
+ */
+function sampled (span: Span): boolean {
+  return (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0
 }
 
 /**

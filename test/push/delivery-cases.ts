@@ -2,9 +2,12 @@
  * Push notifications delivered to a real webhook receiver (Fastify on loopback; PUSH_ALLOWED_HOSTS=127.0.0.1 and
  * PUSH_ALLOW_HTTP=true, as the receivers are plain http on this host), on memory, embedded and PostgreSQL state: the
  * routine and human takeover story in order with the config's Authorization; 500 then 200 (retried); 400 (not
- * retried); a redirect (not followed); the receiver down then back.
+ * retried); a redirect (not followed); the receiver down then back; each POST in the trace of the turn that recorded it.
  */
 import type { Test } from 'tap'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { propagation, trace } from '@opentelemetry/api'
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { Client, envelopeOf, envelopesIn, gateway, operator, textOf } from '../fixtures/conversation-gateway.js'
 import { logLines } from '../fixtures/gateway-helpers.js'
 import { webhookReceiver } from '../fixtures/webhook-receiver.js'
@@ -126,5 +129,40 @@ export function deliveryCases (t: Test, stateEnv: StateEnv): void {
     const states = receiver.received.slice(1).map((entry) => stateOf(entry.body) ?? 'artifact')
     t.ok(states.length >= 1, 'what came while it was down is delivered once it is back')
     t.equal(states[states.length - 1], more.status.state, 'in order: the last update last')
+  })
+
+  t.test('each POST continues the trace of the turn that recorded the update (from the outbox too)', async (t) => {
+    // An SDK as the gateway app registers it: no context manager, every parent passed explicitly.
+    const exporter = new InMemorySpanExporter()
+    const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    provider.register({ contextManager: null })
+    t.teardown(async () => {
+      await provider.shutdown()
+      trace.disable()
+      propagation.disable()
+    })
+    const receiver = await webhookReceiver(t)
+    const app = await gateway(t, { env: { ...LOOPBACK, ...await stateEnv(t) } })
+    const traceId = randomBytes(16).toString('hex')
+    const response = await app.inject({
+      method: 'POST',
+      url: '/a2a/demo',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      payload: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'book a table' }] }, configuration: { taskPushNotificationConfig: { url: receiver.url } } }
+      })
+    })
+    t.equal(response.statusCode, 200)
+    const [first] = await receiver.waitFor(1)
+    t.match(first.headers.traceparent, new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'the caller\'s trace, sampled')
+    const spans = (): ReturnType<typeof exporter.getFinishedSpans> => exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId)
+    for (let waited = 0; !spans().some((span) => span.name === 'push.webhook POST') && waited < 5000; waited += 20) await sleep(20)
+    const post = spans().find((span) => span.name === 'push.webhook POST')
+    const turn = spans().find((span) => span.name === 'converse.backend SendMessage')
+    t.equal(post?.parentSpanContext?.spanId, turn?.spanContext().spanId, 'the POST is a child of the turn\'s backend span')
+    t.equal(first.headers.traceparent, `00-${traceId}-${post?.spanContext().spanId as string}-01`, 'and carries its own span')
   })
 }

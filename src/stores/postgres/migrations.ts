@@ -323,6 +323,19 @@ function createPushTables (schema: string): Migration {
 }
 
 /**
+ * The outbox keeps the W3C trace context of the turn that recorded each notification (`traceparent`, `tracestate`;
+ * null when the turn had none), so a delivery from any instance, after any restart, continues that trace.
+ */
+function addOutboxTraceContext (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      await sql.raw(`alter table ${PUSH_OUTBOX_TABLE} add column traceparent text, add column tracestate text`).execute(db)
+    }
+  }
+}
+
+/**
  * The answer log (src/stores/answer-log.ts, docs/knowledge-gaps.md): one row per agent answer a conversation write
  * added, in write order (`seq`), at the store's clock (`at`, epoch ms: the chart's buckets are integer arithmetic,
  * the same in memory). `question_key` is the grouping key computed on write, in the "C" collation so that the list's
@@ -378,7 +391,8 @@ function histories (schema: string): History[] {
         '0006_caller_bounds': addCallerBounds(schema),
         '0007_conversation_owner_counts': countOwnedConversations(schema),
         '0008_push_notifications': createPushTables(schema),
-        '0009_answer_log': createAnswerLog(schema)
+        '0009_answer_log': createAnswerLog(schema),
+        '0010_push_outbox_trace': addOutboxTraceContext(schema)
       }
     }
   ]

@@ -23,6 +23,7 @@ import { TASK_RESERVATIONS_TABLE } from './migrations.js'
 import { taskUpdates } from '../../push/task-updates.js'
 import { dropPushConfigs, pushConfigsIn } from './postgres-push-config-store.js'
 import { recordNotifications } from './push-outbox.js'
+import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
 
 /** Where the saves are signalled across instances: PostgresTaskEventHub (it NOTIFYs them and LISTENs for them). */
 export interface PostgresSaveSignals extends TaskSaveSignals {
@@ -130,7 +131,9 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
         const written = await this.#write(trx, task, tenant, owner, callerKey, upsert, previous !== undefined)
         if (written === undefined) return undefined
         const updates = taskUpdates(previous, task)
-        if (updates.length > 0) await recordNotifications(trx, { agentId: push.agentId, tenant, owner, taskId: task.id, configs, updates })
+        if (updates.length > 0) {
+          await recordNotifications(trx, { agentId: push.agentId, tenant, owner, taskId: task.id, configs, updates, trace: traceHeadersFor(traceContextIn(context.state)) })
+        }
         if (TERMINAL_TASK_STATES.has(task.status?.state)) await dropPushConfigs(trx, tenant, owner, task.id)
         return written
       })

@@ -23,6 +23,7 @@ import type { StoredPushConfig } from '../../push/push-config-store.js'
 import { DEFAULT_RETRY_SETTINGS, nextStep, type RetrySettings } from '../../push/retry-schedule.js'
 import type { PostOutcome, WebhookPoster } from '../../push/webhook-post.js'
 import { PUSH_OUTBOX_TABLE } from './migrations.js'
+import { extractTraceContext, type TraceHeaders } from '../../telemetry/tracing.js'
 
 type Json = Record<string, unknown>
 
@@ -33,6 +34,8 @@ export interface RecordedNotifications {
   taskId: string
   configs: readonly StoredPushConfig[]
   updates: readonly Json[]
+  /** The recording turn's trace context as W3C headers (none without a trace), which the deliveries continue. */
+  trace?: TraceHeaders
 }
 
 /** Writes one outbox row per config and update, in order (in the caller's transaction). */
@@ -46,7 +49,9 @@ export async function recordNotifications (trx: Kysely<any>, recorded: RecordedN
     target: JSON.stringify(TaskPushNotificationConfig.toJSON(config)),
     converse,
     event: JSON.stringify(event),
-    notification_id: randomUUID()
+    notification_id: randomUUID(),
+    traceparent: recorded.trace?.traceparent ?? null,
+    tracestate: recorded.trace?.tracestate ?? null
   })))
   await trx.insertInto(PUSH_OUTBOX_TABLE).values(rows).execute()
 }
@@ -73,6 +78,8 @@ interface OutboxRow {
   notification_id: string
   recorded_at: Date | string
   attempts: number
+  traceparent: string | null
+  tracestate: string | null
 }
 
 export class PostgresPushOutbox {
@@ -178,7 +185,8 @@ export class PostgresPushOutbox {
       )
       update ${table} o set claimed_until = now() + ${`${this.#leaseMs} milliseconds`}::interval, attempts = o.attempts + 1
       from due where o.seq = due.seq
-      returning o.seq, o.agent_id, o.task_id, o.config_id, o.target, o.converse, o.event, o.notification_id, o.recorded_at, o.attempts`.execute(this.#db)
+      returning o.seq, o.agent_id, o.task_id, o.config_id, o.target, o.converse, o.event, o.notification_id, o.recorded_at, o.attempts,
+        o.traceparent, o.tracestate`.execute(this.#db)
     return rows
   }
 
@@ -191,7 +199,8 @@ export class PostgresPushOutbox {
       config,
       converse: row.converse,
       event: JSON.parse(row.event) as Json,
-      recordedAt: new Date(row.recorded_at).getTime()
+      recordedAt: new Date(row.recorded_at).getTime(),
+      traceContext: row.traceparent === null ? undefined : extractTraceContext({ traceparent: row.traceparent, tracestate: row.tracestate ?? undefined })
     }
     let outcome: PostOutcome
     try {
