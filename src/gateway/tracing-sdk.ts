@@ -73,7 +73,7 @@ export function tracingConfig (env: Env): TracingConfig | undefined {
  * No context manager is registered: every span of the gateway is given its parent explicitly (the call's context
  * travels with the call: src/telemetry/tracing.ts), and the app loads no instrumentation that would need an active
  * one. The SDK's default, AsyncLocalStorage, turns on async_hooks' promise hooks on Node 20 and 22, a cost on every
- * promise of the process — a quarter of a sampled call's CPU (docs/observability.md, docs/performance.md).
+ * promise of the process — about a tenth of a sampled call (docs/observability.md, docs/performance.md).
  */
 export async function startTracing (config: TracingConfig | undefined, serviceVersion: string, log: TracingLogger): Promise<TracingSdk | undefined> {
   if (config === undefined) return undefined

@@ -37,7 +37,7 @@ export interface Notification {
   event: Json
   /** When the update was recorded (ms). */
   recordedAt: number
-  /** The trace context of the turn that recorded it, which its POSTs continue (in process only: the outbox keeps none). */
+  /** The trace context of the turn that recorded it, which its POSTs continue (the outbox keeps it as `traceparent`). */
   traceContext?: Context
 }
 
