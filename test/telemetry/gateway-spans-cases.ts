@@ -234,6 +234,27 @@ export function gatewaySpanCases (contextManager: undefined | null): void {
     t.same(spansOf(unsampled.traceId), [], 'no span recorded')
   })
 
+  t.test('a proxied agent\'s webhook POST is in the trace of the relayed turn', async (t) => {
+    const receiver = await webhookReceiver(t)
+    const upstream = await startUpstream()
+    t.teardown(() => upstream.close())
+    const proxy = await startGateway(t, { PUSH_ALLOWED_HOSTS: '127.0.0.1', PUSH_ALLOW_HTTP: 'true' }, { agents: [{ id: 'shop', upstream: { url: `${upstream.base}/` } }] })
+    const trace = traceparent()
+    const response = await fetch(`${proxy.base}/a2a/shop`, {
+      method: 'POST',
+      headers: { ...JSON_HEADERS, traceparent: trace.header },
+      body: JSON.stringify({
+        jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'task one' }] }, configuration: { taskPushNotificationConfig: { url: receiver.url } } }
+      })
+    })
+    t.equal(response.status, 200)
+    const [first] = await receiver.waitFor(1)
+    t.match(first.headers.traceparent, new RegExp(`^00-${trace.traceId}-[0-9a-f]{16}-01$`))
+    const post = await until(() => spansOf(trace.traceId).find((span) => span.name === 'push.webhook POST'), 'webhook span')
+    const backend = spansOf(trace.traceId).find((span) => span.name === 'converse.backend SendMessage')
+    t.equal(post.parentSpanContext?.spanId, backend?.spanContext().spanId, 'a child of the relayed turn\'s backend span')
+  })
+
   t.test('an upstream that is gone: the CLIENT span says so (call and stream)', async (t) => {
     const upstream = await startUpstream()
     const proxy = await startGateway(t, {}, { agents: [{ id: 'shop', upstream: { url: `${upstream.base}/` } }] })
