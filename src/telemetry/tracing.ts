@@ -42,9 +42,31 @@ export interface TraceHeaders {
   tracestate?: string
 }
 
-/** The headers that carry `from` (none for no context, or with no propagator registered). */
+/** version-traceId-parentId-flags, lower-case hex; an all-zero trace or parent id is invalid (W3C Trace Context §3.2). */
+const TRACEPARENT = /^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/
+/** The W3C limit a receiver must propagate at least, and the most a tracestate kept here may be (§3.3.1.5). */
+export const TRACESTATE_LIMIT = 512
+
+/**
+ * Well-formed W3C trace headers out of untrusted values, or none: a malformed `traceparent` is dropped (as a W3C
+ * receiver ignores it), a `tracestate` goes only with a `traceparent` and within TRACESTATE_LIMIT. What a store
+ * keeps or an MCP `_meta` hands on passes here, so no client-controlled value is kept without a bound.
+ */
+export function w3cTraceHeaders (traceparent: unknown, tracestate: unknown): TraceHeaders {
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return {}
+  if (typeof tracestate !== 'string' || tracestate.length > TRACESTATE_LIMIT || tracestate.trim() === '') return { traceparent }
+  return { traceparent, tracestate }
+}
+
+/**
+ * The W3C headers that carry `from` (none for no context, or with no propagator registered), as a store keeps them:
+ * the registered propagator writes them (a plugin user's own may write anything under those names), so they pass
+ * `w3cTraceHeaders`.
+ */
 export function traceHeadersFor (from: Context | undefined): TraceHeaders {
-  return from === undefined ? {} : injectTraceHeaders({}, from)
+  if (from === undefined) return {}
+  const headers = injectTraceHeaders({}, from)
+  return w3cTraceHeaders(headers.traceparent, headers.tracestate)
 }
 
 /** Only the trace context headers of a request (for a door that builds the service's headers itself). */

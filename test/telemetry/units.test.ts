@@ -7,9 +7,11 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import pg from 'pg'
 import { AlwaysOffSampler, InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
-import { SpanStatusCode } from '@opentelemetry/api'
+import { propagation, SpanStatusCode, type TextMapPropagator } from '@opentelemetry/api'
 import { answerAttributes, ATTR, serverAttributes, summarizeResult } from '../../src/telemetry/attributes.js'
-import { context, extractTraceContext, failSpan, headerGetter, injectTraceHeaders, inSpan, runActive, SpanKind, startSpan, trace, traceHeadersOf } from '../../src/telemetry/tracing.js'
+import {
+  context, extractTraceContext, failSpan, headerGetter, injectTraceHeaders, inSpan, runActive, SpanKind, startSpan, trace, traceHeadersFor, traceHeadersOf, TRACESTATE_LIMIT
+} from '../../src/telemetry/tracing.js'
 import { createGatewayMetrics } from '../../src/gateway/metrics.js'
 import { otlpProtocol, startTracing, tracesExporter, tracingConfig } from '../../src/gateway/tracing-sdk.js'
 import { ConfigError } from '../../src/gateway/config.js'
@@ -116,6 +118,34 @@ t.test('with an SDK: W3C trace context in and out, spans of their own, failures'
   failSpan(typed.span, new TypeError('x'))
   typed.span.end()
   t.equal(exporter.getFinishedSpans().find((item) => item.name === 'typed')?.attributes['error.type'], 'TypeError')
+})
+
+t.test('what a store keeps of a trace is W3C and bounded, whatever the registered propagator writes', async (t) => {
+  registerSdk(t)
+  const { span, context: spanContext } = startSpan('turn', SpanKind.SERVER, {}, extractTraceContext({ traceparent: PARENT, tracestate: 'vendor=1' }))
+  span.end()
+  t.same(traceHeadersFor(undefined), {})
+  const kept = traceHeadersFor(spanContext)
+  t.match(kept, { traceparent: new RegExp(`^00-0af7651916cd43dd8448eb211c80319c-${span.spanContext().spanId}-01$`), tracestate: 'vendor=1' }, 'the W3C propagator\'s')
+  // A plugin user's own propagator may write anything under the W3C names (a value of the caller's, say).
+  let written: Record<string, string> = {}
+  const own: TextMapPropagator = { inject: (_context, carrier) => { Object.assign(carrier as object, written) }, extract: (context) => context, fields: () => ['traceparent', 'tracestate'] }
+  propagation.disable()
+  t.ok(propagation.setGlobalPropagator(own))
+  t.teardown(() => { propagation.disable() })
+  const cases: Array<[string, Record<string, string>, Record<string, string>]> = [
+    ['well-formed', { traceparent: PARENT, tracestate: 'k=v' }, { traceparent: PARENT, tracestate: 'k=v' }],
+    ['a malformed traceparent: neither', { traceparent: 'x'.repeat(10_000), tracestate: 'k=v' }, {}],
+    ['an all-zero trace id: neither', { traceparent: '00-00000000000000000000000000000000-b7ad6b7169203331-01', tracestate: 'k=v' }, {}],
+    [`a tracestate over ${TRACESTATE_LIMIT} characters: the traceparent only`, { traceparent: PARENT, tracestate: 'k='.padEnd(TRACESTATE_LIMIT + 1, 'v') }, { traceparent: PARENT }],
+    [`a tracestate of ${TRACESTATE_LIMIT} characters: kept`, { traceparent: PARENT, tracestate: 'k='.padEnd(TRACESTATE_LIMIT, 'v') }, { traceparent: PARENT, tracestate: 'k='.padEnd(TRACESTATE_LIMIT, 'v') }],
+    ['a blank tracestate: the traceparent only', { traceparent: PARENT, tracestate: ' ' }, { traceparent: PARENT }],
+    ['no traceparent: no tracestate either', { tracestate: 'k=v' }, {}]
+  ]
+  for (const [what, headers, expected] of cases) {
+    written = headers
+    t.same(traceHeadersFor(spanContext), expected, what)
+  }
 })
 
 t.test('a traced task store: loads and saves are spans, everything else is the store\'s own', async (t) => {
