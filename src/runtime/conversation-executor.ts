@@ -26,6 +26,8 @@ import {
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import { loadWhen } from '../stores/task-save-signals.js'
 import { reservesTasks, type TaskReservations } from '../stores/task-reservations.js'
+import { inConversationSpan } from '../stores/traced-conversations.js'
+import { traceContextIn } from '../telemetry/tracing.js'
 import type { KnowledgeBase } from './knowledge-base.js'
 import { answerTurn } from './knowledge-executor.js'
 import { agentMessage, dataPart, humanMessage, textPart } from './agent-messages.js'
@@ -448,7 +450,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       const callerId = callerIdOf(requestContext.context)
       const owner = callerKeyOf(requestContext.context)
       let reserved = !reservesTasks(taskStore)
-      const record = async (): Promise<unknown> => await store.update(agentId, conversationKey(callerId, requestContext.contextId), (current) => {
+      const update = async (): Promise<unknown> => await store.update(agentId, conversationKey(callerId, requestContext.contextId), (current) => {
         const state = current ?? newConversationState(agentId, conversationKey(callerId, requestContext.contextId))
         if (callerId !== undefined) state.caller = { id: callerId, contextId: requestContext.contextId }
         plan = decide(state, requestContext, turnId)
@@ -477,11 +479,18 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         }
         return state
       }, { owner })
-      try {
-        await record()
-      } catch (error) {
-        if (error !== NEEDS_RESERVATION) throw error
-        await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context as ServerCallContext)
+      /** The update in its span; false: nothing written, the turn's task needs its slot first (not a failure). */
+      const record = async (): Promise<boolean> => await inConversationSpan('update', agentId, requestContext.contextId, traceContextIn(requestContext.context.state), async () => {
+        try {
+          await update()
+          return true
+        } catch (error) {
+          if (error !== NEEDS_RESERVATION) throw error
+          return false
+        }
+      })
+      if (!await record()) {
+        await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
         reserved = true
         await record()
       }
@@ -491,10 +500,14 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       else publish(plan as Exclude<Plan, { kind: 'replay' }>, requestContext, eventBus, reply)
     },
     async replayOf (message, contextId, context) {
-      const state = contextId === '' ? undefined : await store.get(agentId, conversationKey(callerIdOf(context), contextId))
+      const trace = traceContextIn(context.state)
+      const state = contextId === ''
+        ? undefined
+        : await inConversationSpan('get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId)))
       if (state === undefined) {
         // A new conversation: refused here, before anything runs, when its caller is at the store's bound.
-        await store.admit?.(agentId, callerKeyOf(context))
+        const { admit } = store
+        if (admit !== undefined) await inConversationSpan('admit', agentId, contextId === '' ? undefined : contextId, trace, async () => { await admit.call(store, agentId, callerKeyOf(context)) })
         return undefined
       }
       const first = firstTurnOf(state, message.messageId)

@@ -94,6 +94,54 @@ export function gatewaySpanCases (contextManager: undefined | null): void {
     t.notOk(values.some((value) => value.includes('book a table')), 'no message text in any attribute')
   })
 
+  t.test('the conversation store\'s reads and writes are spans beneath the backend\'s: a local agent, a proxied one, a held turn', async (t) => {
+    const upstream = await startUpstream()
+    t.teardown(() => upstream.close())
+    const local = await gateway(t)
+    const proxy = await gateway(t, { agents: [{ id: 'shop', upstream: { url: `${upstream.base}/` } }] })
+    /** One SendMessage in a trace of its own: the reply, and the conversation spans (operation, context id) in order. */
+    const turn = async (agent: string, text: string, contextId?: string): Promise<{ result: any, operations: Array<[unknown, unknown]> }> => {
+      const trace = traceparent()
+      const response = await (agent === 'demo' ? local : proxy).inject({
+        method: 'POST',
+        url: `/a2a/${agent}`,
+        headers: { ...JSON_HEADERS, traceparent: trace.header },
+        payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], contextId } } })
+      })
+      t.equal(response.statusCode, 200)
+      const spans = spansOf(trace.traceId)
+      const backend = spans.find((span) => span.name === 'converse.backend SendMessage')
+      const conversation = spans.filter((span) => span.name.startsWith('converse.store conversation.')).sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1])
+      for (const span of conversation) {
+        t.equal(span.parentSpanContext?.spanId, backend?.spanContext().spanId, `${span.name}: the backend call's child`)
+        t.equal(span.name, `converse.store ${String(span.attributes['converse.store.operation'])}`)
+        t.equal(span.attributes['a2a.agent.id'], agent)
+        t.equal(span.status.code, SpanStatusCode.UNSET)
+      }
+      return { result: response.json().result, operations: conversation.map((span) => [span.attributes['converse.store.operation'], span.attributes['a2a.context.id']]) }
+    }
+    const question = 'How long do I have to return an order?'
+    const first = await turn('demo', question)
+    const contextId = first.result.message.contextId
+    t.same(first.operations, [['conversation.admit', undefined], ['conversation.update', contextId]], 'a new conversation: admitted, then written')
+    t.same((await turn('demo', question, contextId)).operations, [['conversation.get', contextId], ['conversation.update', contextId]], 'a continued one: read, then written')
+    // A routine opening a task: the update that finds it needs the task's slot first is no failure.
+    const booking = await turn('demo', 'book a table', contextId)
+    t.equal(booking.result.task.status.state, 'TASK_STATE_INPUT_REQUIRED')
+    t.same(booking.operations.map(([operation]) => operation), ['conversation.get', 'conversation.update', 'conversation.update'], 'tried, the slot taken, written')
+
+    // A proxied agent's turn (the gateway keeps the caller's conversation: OPERATOR_API_KEY is set).
+    const relayed = await turn('shop', 'task one')
+    const shopContext = relayed.result.task.contextId
+    t.same(relayed.operations, [['conversation.update', shopContext]], 'relayed and recorded')
+    t.same((await turn('shop', 'task two', shopContext)).operations, [['conversation.get', shopContext], ['conversation.update', shopContext]], 'whose is it, then recorded')
+    t.equal((await operator(proxy, 'POST', `shop/conversations/${shopContext}/takeover`)).statusCode, 200)
+    const held = await turn('shop', 'a person, please', shopContext)
+    t.same(held.operations.slice(0, 1), [['conversation.get', shopContext]], 'found held')
+    t.ok(held.operations.some(([operation]) => operation === 'conversation.update'), 'the held turn written')
+    t.equal(upstream.seen.length, 2, 'the held turn stayed here')
+  })
+
   t.test('HTTP+JSON and errors: GetTask\'s task on the span, an unknown method named "unknown", an error code', async (t) => {
     const { base } = await startGateway(t)
     const sent = await fetch(`${base}/a2a/demo/rest/message:send`, {

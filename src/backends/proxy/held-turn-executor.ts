@@ -13,6 +13,8 @@ import { turnTask } from '../../runtime/conversation-executor.js'
 import { agentMessage, dataPart, humanMessage, textPart } from '../../runtime/agent-messages.js'
 import { messageText, toWireParts } from '../../runtime/slot-input.js'
 import { conversationKey, newConversationState, type ConversationStore, type HumanReply } from '../../stores/conversation-store.js'
+import { inConversationSpan } from '../../stores/traced-conversations.js'
+import { traceContextIn } from '../../telemetry/tracing.js'
 
 export interface HeldTurnExecutorOptions {
   agentId: string
@@ -35,7 +37,7 @@ export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecut
       // The caller's own conversation (as the takeover backend found it human-owned).
       const callerId = callerIdOf(requestContext.context)
       const key = conversationKey(callerId, contextId)
-      await store.update(agentId, key, (current) => {
+      await inConversationSpan('update', agentId, contextId, traceContextIn(requestContext.context.state), async () => await store.update(agentId, key, (current) => {
         // The conversation was found human-owned; one removed since (evicted) starts again, held.
         const state = current ?? { ...newConversationState(agentId, key), ownership: 'human_owned' }
         if (callerId !== undefined) state.caller = { id: callerId, contextId }
@@ -46,7 +48,7 @@ export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecut
           id: turnId, at: new Date().toISOString(), role: 'user', text: messageText(toWireParts(userMessage.parts)), taskId, messageId: userMessage.messageId
         })
         return state
-      })
+      }))
       const timestamp = new Date().toISOString()
       eventBus.publish(AgentEvent.task(turnTask(requestContext, timestamp)))
       for (const reply of replies) {

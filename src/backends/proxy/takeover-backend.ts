@@ -26,6 +26,7 @@ import type { TaskEventSource } from '../local/task-event-relay.js'
 import type { CheckedRequest } from '../../protocol/check-request.js'
 import { messageText } from '../../runtime/slot-input.js'
 import { conversationKey, newConversationState, type ConversationStore, type ConversationTurn } from '../../stores/conversation-store.js'
+import { inConversationSpan } from '../../stores/traced-conversations.js'
 import { heldTurnExecutor } from './held-turn-executor.js'
 import { UpstreamError } from './upstream-errors.js'
 import { CONFIG_METHODS } from './relayed-push-backend.js'
@@ -94,7 +95,9 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
       // A turn naming the caller's own held task continues it, with or without its contextId.
       if (taskId !== undefined && await isLocalTask(taskId, context)) return true
       if (typeof contextId !== 'string') return false
-      return (await conversations.get(agentId, conversationKey(context.caller?.id, contextId)))?.ownership === 'human_owned'
+      const state = await inConversationSpan('get', agentId, contextId, context.traceContext,
+        async () => await conversations.get(agentId, conversationKey(context.caller?.id, contextId)))
+      return state?.ownership === 'human_owned'
     }
     if (TASK_METHODS.has(request.method)) return await isLocalTask(request.params.id, context)
     if (CONFIG_METHODS.has(request.method)) return await isLocalTask(request.params.taskId, context)
@@ -114,9 +117,10 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
   }
 
   /** Adds the forwarded turn (the caller's text, the reply's) to the caller's conversation. */
-  async function record (request: CheckedRequest, outcome: TurnOutcome, callerId: string | undefined): Promise<void> {
+  async function record (request: CheckedRequest, outcome: TurnOutcome, context: BackendContext): Promise<void> {
     const contextId = outcome.contextId
     if (contextId === undefined) return
+    const callerId = context.caller?.id
     const message = request.params.message as WireObject & { messageId?: string }
     const at = new Date().toISOString()
     const turns: ConversationTurn[] = [
@@ -130,12 +134,12 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
       turns.push(turn)
     }
     const key = conversationKey(callerId, contextId)
-    await conversations.update(agentId, key, (current) => {
+    await inConversationSpan('update', agentId, contextId, context.traceContext, async () => await conversations.update(agentId, key, (current) => {
       const state = current ?? newConversationState(agentId, key)
       if (callerId !== undefined) state.caller = { id: callerId, contextId }
       state.turns.push(...turns)
       return state
-    })
+    }))
   }
 
   /** Folds one result (a SendMessage reply or a stream event) into what the turn leaves. */
@@ -154,7 +158,7 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
 
   async function recordQuietly (request: CheckedRequest, outcome: TurnOutcome, context: BackendContext): Promise<void> {
     try {
-      await record(request, outcome, context.caller?.id)
+      await record(request, outcome, context)
     } catch (error) {
       // The caller has its answer; a conversation not recorded costs the inbox one turn, not the reply.
       context.log?.error({ agentId, err: { name: (error as Error).name, message: (error as Error).message } }, 'proxied turn not recorded')
