@@ -37,6 +37,11 @@ export class ConversationFeedStore implements ConversationStore {
     return this.#store.limits
   }
 
+  /** Whether the wrapped store's calls are traced. */
+  get traced (): boolean | undefined {
+    return this.#store.traced
+  }
+
   /** The wrapped store's answer log, if it keeps one. */
   get answers (): ConversationStore['answers'] {
     return this.#store.answers

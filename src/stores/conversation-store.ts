@@ -161,6 +161,12 @@ export interface ConversationStore {
    * needs it.
    */
   readonly answers?: AnswerLog
+  /**
+   * Optional: true when each call is worth a span of its own (src/stores/traced-conversations.ts): a store whose calls
+   * are transactions that may wait (PostgreSQL, embedded). Absent for the memory store, whose call costs a few
+   * microseconds, less than its span would (docs/observability.md).
+   */
+  readonly traced?: boolean
   /** The conversation, or undefined. The result is a copy: changing it changes nothing stored. */
   get (agentId: string, contextId: string): Promise<ConversationState | undefined>
   /**

@@ -142,7 +142,8 @@ export function deliveryCases (t: Test, stateEnv: StateEnv): void {
       propagation.disable()
     })
     const receiver = await webhookReceiver(t)
-    const app = await gateway(t, { env: { ...LOOPBACK, ...await stateEnv(t) } })
+    const env = await stateEnv(t)
+    const app = await gateway(t, { env: { ...LOOPBACK, ...env } })
     const traceId = randomBytes(16).toString('hex')
     const response = await app.inject({
       method: 'POST',
@@ -164,5 +165,14 @@ export function deliveryCases (t: Test, stateEnv: StateEnv): void {
     const turn = spans().find((span) => span.name === 'converse.backend SendMessage')
     t.equal(post?.parentSpanContext?.spanId, turn?.spanContext().spanId, 'the POST is a child of the turn\'s backend span')
     t.equal(first.headers.traceparent, `00-${traceId}-${post?.spanContext().spanId as string}-01`, 'and carries its own span')
+    // The conversation store's calls are spans where they are transactions (PostgreSQL, embedded), not in memory.
+    const conversation = spans().filter((span) => span.name.startsWith('converse.store conversation.'))
+    if (env.STATE === 'embedded' || env.DATABASE_URL !== undefined) {
+      t.same(conversation.map((span) => span.name).sort(), ['converse.store conversation.admit', 'converse.store conversation.update', 'converse.store conversation.update'],
+        'the new conversation admitted; the update tried, the task\'s slot taken, written')
+      t.ok(conversation.every((span) => span.parentSpanContext?.spanId === turn?.spanContext().spanId), 'children of the turn\'s backend span')
+    } else {
+      t.same(conversation, [], 'the memory store\'s calls are not spans')
+    }
   })
 }

@@ -21,6 +21,7 @@ import { rawGrpcClient, startGrpcGateway } from '../fixtures/grpc.js'
 import { status as grpcStatus } from '@grpc/grpc-js'
 import { GetTaskRequest, SendMessageRequest } from '@a2a-js/sdk'
 import { startUpstream } from '../fixtures/upstream-agent.js'
+import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
 
 const exporter = new InMemorySpanExporter()
 
@@ -97,14 +98,17 @@ export function gatewaySpanCases (contextManager: undefined | null): void {
   t.test('the conversation store\'s reads and writes are spans beneath the backend\'s: a local agent, a proxied one, a held turn', async (t) => {
     const upstream = await startUpstream()
     t.teardown(() => upstream.close())
-    const local = await gateway(t)
-    const proxy = await gateway(t, { agents: [{ id: 'shop', upstream: { url: `${upstream.base}/` } }] })
+    // A memory store that asks for spans, as the PostgreSQL and embedded ones do (delivery-cases.ts runs those).
+    const traced = (): MemoryConversationStore => Object.defineProperty(new MemoryConversationStore({ maxConversationsPerCaller: 100 }), 'traced', { value: true })
+    const local = await gateway(t, { conversations: traced() })
+    const proxy = await gateway(t, { agents: [{ id: 'shop', upstream: { url: `${upstream.base}/` } }], conversations: traced() })
+    const untraced = await gateway(t)
     /** One SendMessage in a trace of its own: the reply, and the conversation spans (operation, context id) in order. */
     const turn = async (agent: string, text: string, contextId?: string): Promise<{ result: any, operations: Array<[unknown, unknown]> }> => {
       const trace = traceparent()
-      const response = await (agent === 'demo' ? local : proxy).inject({
+      const response = await (agent === 'demo' ? local : agent === 'shop' ? proxy : untraced).inject({
         method: 'POST',
-        url: `/a2a/${agent}`,
+        url: `/a2a/${agent === 'untraced' ? 'demo' : agent}`,
         headers: { ...JSON_HEADERS, traceparent: trace.header },
         payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], contextId } } })
       })
@@ -140,6 +144,7 @@ export function gatewaySpanCases (contextManager: undefined | null): void {
     t.same(held.operations.slice(0, 1), [['conversation.get', shopContext]], 'found held')
     t.ok(held.operations.some(([operation]) => operation === 'conversation.update'), 'the held turn written')
     t.equal(upstream.seen.length, 2, 'the held turn stayed here')
+    t.same((await turn('untraced', question)).operations, [], 'the memory store\'s calls are not spans (the gateway\'s own)')
   })
 
   t.test('HTTP+JSON and errors: GetTask\'s task on the span, an unknown method named "unknown", an error code', async (t) => {

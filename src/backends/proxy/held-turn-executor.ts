@@ -37,7 +37,7 @@ export function heldTurnExecutor (options: HeldTurnExecutorOptions): AgentExecut
       // The caller's own conversation (as the takeover backend found it human-owned).
       const callerId = callerIdOf(requestContext.context)
       const key = conversationKey(callerId, contextId)
-      await inConversationSpan('update', agentId, contextId, traceContextIn(requestContext.context.state), async () => await store.update(agentId, key, (current) => {
+      await inConversationSpan(store, 'update', agentId, contextId, traceContextIn(requestContext.context.state), async () => await store.update(agentId, key, (current) => {
         // The conversation was found human-owned; one removed since (evicted) starts again, held.
         const state = current ?? { ...newConversationState(agentId, key), ownership: 'human_owned' }
         if (callerId !== undefined) state.caller = { id: callerId, contextId }

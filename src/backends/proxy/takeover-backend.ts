@@ -95,7 +95,7 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
       // A turn naming the caller's own held task continues it, with or without its contextId.
       if (taskId !== undefined && await isLocalTask(taskId, context)) return true
       if (typeof contextId !== 'string') return false
-      const state = await inConversationSpan('get', agentId, contextId, context.traceContext,
+      const state = await inConversationSpan(conversations, 'get', agentId, contextId, context.traceContext,
         async () => await conversations.get(agentId, conversationKey(context.caller?.id, contextId)))
       return state?.ownership === 'human_owned'
     }
@@ -134,7 +134,7 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
       turns.push(turn)
     }
     const key = conversationKey(callerId, contextId)
-    await inConversationSpan('update', agentId, contextId, context.traceContext, async () => await conversations.update(agentId, key, (current) => {
+    await inConversationSpan(conversations, 'update', agentId, contextId, context.traceContext, async () => await conversations.update(agentId, key, (current) => {
       const state = current ?? newConversationState(agentId, key)
       if (callerId !== undefined) state.caller = { id: callerId, contextId }
       state.turns.push(...turns)

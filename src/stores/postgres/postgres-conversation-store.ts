@@ -197,6 +197,8 @@ async function rollback (client: pg.PoolClient): Promise<void> {
 
 export class PostgresConversationStore implements ConversationStore {
   readonly limits: Readonly<ConversationLimits>
+  /** Each call is a transaction (its row lock may wait): a span of its own in a turn's trace. */
+  readonly traced = true
   readonly #pool: pg.Pool
   readonly #now: () => Date
   /** The tail of each conversation's chain of updates in this process; absent when idle. */
