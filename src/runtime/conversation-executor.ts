@@ -480,7 +480,8 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         return state
       }, { owner })
       /** The update in its span; false: nothing written, the turn's task needs its slot first (not a failure). */
-      const record = async (): Promise<boolean> => await inConversationSpan(store, 'update', agentId, requestContext.contextId, traceContextIn(requestContext.context.state), async () => {
+      const trace = traceContextIn(requestContext.context.state)
+      const record = async (): Promise<boolean> => await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => {
         try {
           await update()
           return true
@@ -501,13 +502,13 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     },
     async replayOf (message, contextId, context) {
       const trace = traceContextIn(context.state)
-      const state = contextId === ''
-        ? undefined
-        : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId)))
+      const key = conversationKey(callerIdOf(context), contextId)
+      const state = contextId === '' ? undefined : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, key))
       if (state === undefined) {
         // A new conversation: refused here, before anything runs, when its caller is at the store's bound.
         const { admit } = store
-        if (admit !== undefined) await inConversationSpan(store, 'admit', agentId, contextId === '' ? undefined : contextId, trace, async () => { await admit.call(store, agentId, callerKeyOf(context)) })
+        if (admit === undefined) return undefined
+        await inConversationSpan(store, 'admit', agentId, contextId === '' ? undefined : contextId, trace, async () => { await admit.call(store, agentId, callerKeyOf(context)) })
         return undefined
       }
       const first = firstTurnOf(state, message.messageId)

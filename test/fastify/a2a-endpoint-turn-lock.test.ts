@@ -9,6 +9,8 @@ import { a2aEndpoint, converse } from '../../src/fastify.js'
 import { MemoryTaskTurnLock, TaskBusyError, type TaskTurnKey, type TaskTurnLock } from '../../src/service.js'
 import { buildApp, rpc, userMessage } from '../fixtures/a2a-app.js'
 import { inputRequiredExecutor } from '../fixtures/a2a-executors.js'
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
+import { propagation, SpanStatusCode, trace } from '@opentelemetry/api'
 
 type Json = any
 
@@ -43,13 +45,26 @@ t.test('turns naming a task take the lock with its scope; new tasks do not', asy
   t.strictSame(lock.keys.at(-1), { tenant: '', owner: 'unknown', taskId: second.result.task.id }, 'streaming turns take it too')
 })
 
-t.test('a turn that waited its bound: -32603 naming the busy task, and nothing ran', async (t) => {
+t.test('a turn that waited its bound: -32603 naming the busy task, and nothing ran; its wait is an ERROR span', async (t) => {
+  // A plugin user's OpenTelemetry SDK (its default context manager).
+  const exporter = new InMemorySpanExporter()
+  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  provider.register()
+  t.teardown(async () => {
+    await provider.shutdown()
+    trace.disable()
+    propagation.disable()
+  })
   const app = await buildApp(inputRequiredExecutor(), { turnLock: busy })
   t.teardown(() => app.close())
   const first = (await rpc(app, 'SendMessage', { message: userMessage('hello') })).json()
   const taskId = first.result.task.id
   const refused = (await rpc(app, 'SendMessage', { message: userMessage('42', { taskId }) })).json()
   t.match(refused.error, { code: -32603, message: `task ${taskId} is busy with another turn (waited 30000 ms); try again later` })
+  const wait = exporter.getFinishedSpans().find((span) => span.name === 'converse.turn_lock wait')
+  t.match(wait, { status: { code: SpanStatusCode.ERROR }, attributes: { 'error.type': 'A2A_CONVERSE_TASK_BUSY', 'a2a.task.id': taskId } })
+  const backend = exporter.getFinishedSpans().find((span) => span.name === 'converse.backend SendMessage' && span.spanContext().traceId === wait?.spanContext().traceId)
+  t.equal(wait?.parentSpanContext?.spanId, backend?.spanContext().spanId, 'the backend call\'s child')
   // Refused before its first event: a plain reply too.
   const streamed = (await rpc(app, 'SendStreamingMessage', { message: userMessage('42', { taskId }) })).json()
   t.match(streamed.error, { code: -32603, message: /is busy with another turn/ })

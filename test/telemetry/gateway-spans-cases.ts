@@ -233,6 +233,32 @@ export function gatewaySpanCases (contextManager: undefined | null): void {
     t.match(server.attributes, { 'converse.ownership.state': 'human_owned', 'converse.ownership.suppressed': true, 'a2a.task.state': 'TASK_STATE_WORKING' })
   })
 
+  t.test('a turn on a task takes the task\'s turn lock in a span of its own, beneath the backend\'s', async (t) => {
+    const app = await gateway(t)
+    const routine = await new Client(t, app).task('book a table')
+    const trace = traceparent()
+    const response = await app.inject({
+      method: 'POST',
+      url: '/a2a/demo',
+      headers: { ...JSON_HEADERS, traceparent: trace.header },
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'for two' }], taskId: routine.id, contextId: routine.contextId } } })
+    })
+    t.notOk(response.json().error)
+    const wait = spansOf(trace.traceId).find((span) => span.name === 'converse.turn_lock wait')
+    const backend = spansOf(trace.traceId).find((span) => span.name === 'converse.backend SendMessage')
+    t.equal(wait?.parentSpanContext?.spanId, backend?.spanContext().spanId, 'the backend call\'s child')
+    t.equal(wait?.attributes['a2a.task.id'], routine.id)
+    t.equal(wait?.status.code, SpanStatusCode.UNSET)
+    const opening = traceparent()
+    await app.inject({
+      method: 'POST',
+      url: '/a2a/demo',
+      headers: { ...JSON_HEADERS, traceparent: opening.header },
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'book a table' }] } } })
+    })
+    t.notOk(spansOf(opening.traceId).some((span) => span.name === 'converse.turn_lock wait'), 'a turn that names no task takes no lock')
+  })
+
   t.test('the MCP door: the tool call\'s turn joins the trace of the HTTP request', async (t) => {
     const app = await gateway(t)
     const trace = traceparent()
