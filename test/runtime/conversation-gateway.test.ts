@@ -93,6 +93,14 @@ t.test('stores and the event hub given as options are used, and closed with the 
   t.equal(events.size, 0)
 })
 
+t.test('a conversation store without the optional admit (no bound on new conversations): turns run', async (t) => {
+  const conversations = Object.defineProperty(new MemoryConversationStore(), 'admit', { value: undefined })
+  const app = await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent' }), conversations })
+  t.teardown(() => app.close())
+  const task = await new Client(t, app).task('book a table')
+  t.equal((await conversations.get('demo', task.contextId))?.routine?.taskId, task.id)
+})
+
 t.test('an unknown executor name fails the build (and what was opened is closed)', async (t) => {
   const conversations = new MemoryConversationStore()
   await t.rejects(buildGateway({
