@@ -479,8 +479,8 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         }
         return state
       }, { owner })
-      /** The update in its span; false: nothing written, the turn's task needs its slot first (not a failure). */
       const trace = traceContextIn(requestContext.context.state)
+      /** The update in its span; false: nothing written, the turn's task needs its slot first (not a failure). */
       const record = async (): Promise<boolean> => await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => {
         try {
           await update()
@@ -502,8 +502,9 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     },
     async replayOf (message, contextId, context) {
       const trace = traceContextIn(context.state)
-      const key = conversationKey(callerIdOf(context), contextId)
-      const state = contextId === '' ? undefined : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, key))
+      const state = contextId === ''
+        ? undefined
+        : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId)))
       if (state === undefined) {
         // A new conversation: refused here, before anything runs, when its caller is at the store's bound.
         const { admit } = store
