@@ -233,7 +233,8 @@ export function createRoutineEngine (declarations: readonly RoutineDeclaration[]
     return next
   }
 
-  function fillValues<P extends RoutineProgress> (compiled: CompiledRoutine, progress: P, input: Record<string, unknown>): FillResult<P> {
+  /** `at`: the fill's time; a start passes its own, so a new progress has one time for `startedAt` and `updatedAt`. */
+  function fillValues<P extends RoutineProgress> (compiled: CompiledRoutine, progress: P, input: Record<string, unknown>, at = now().toISOString()): FillResult<P> {
     const values = { ...progress.values }
     const accepted: string[] = []
     const rejected: RejectedValue[] = []
@@ -256,7 +257,6 @@ export function createRoutineEngine (declarations: readonly RoutineDeclaration[]
         if (!accepted.includes(key)) accepted.push(key)
       }
     }
-    const at = now().toISOString()
     return { progress: evaluate(compiled, progress, values, at), accepted, rejected }
   }
 
@@ -283,7 +283,7 @@ export function createRoutineEngine (declarations: readonly RoutineDeclaration[]
     const compiled = compiledOf(name)
     const at = now().toISOString()
     const fresh: RoutineProgress = { routine: name, status: 'active', values: {}, stepIndex: 0, startedAt: at, updatedAt: at }
-    return fillValues(compiled, fresh, initialValues)
+    return fillValues(compiled, fresh, initialValues, at)
   }
 
   function invoke (toolName: string, args: unknown, active?: RoutineProgress): InvokeResult {
