@@ -57,6 +57,7 @@ t.test('book_table: waiting_for_input until every required slot is filled, then 
   t.equal(p0.stepIndex, 0)
   t.equal(p0.step, 'details')
   t.match(p0.startedAt, /^2026-01-01T/)
+  t.equal(p0.updatedAt, p0.startedAt, 'one clock reading for a start (this clock moves a second per reading)')
   t.equal(p0.endedAt, undefined)
   t.same(engine.pendingInput(p0), [
     { key: 'date', type: 'string', required: true, description: 'The date of the booking (YYYY-MM-DD).' },
