@@ -9,3 +9,6 @@ export {
 } from './express/converse-router.js'
 export type { EndpointCapabilities } from './http/endpoint-options.js'
 export type { A2ABackend, ServiceLogger } from './protocol/backend.js'
+// What the `observer` option is told (metrics of one's own: docs/observability.md).
+export type { CallObserver, CallRecord } from './telemetry/observer.js'
+export type { AnswerSummary } from './telemetry/attributes.js'

@@ -12,6 +12,9 @@ export {
   type A2AEndpointOptions, type A2AEndpointAgentOptions, type A2AEndpointCapabilities
 } from './fastify/a2a-endpoint.js'
 export { mcpEndpoint, type McpEndpointOptions } from './fastify/mcp-endpoint.js'
+// What the `observer` option is told (metrics of one's own: docs/observability.md).
+export type { CallObserver, CallRecord } from './telemetry/observer.js'
+export type { AnswerSummary } from './telemetry/attributes.js'
 // What `a2aEndpoint`'s `events` option takes.
 export type { TaskEventSource, TaskStreamEvent } from './backends/local/task-event-relay.js'
 export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'

@@ -166,7 +166,7 @@ export function unknownAgent (agentId: string): JsonRpcError {
 }
 
 export function createA2AService (options: A2AServiceOptions): A2AService {
-  const { extension, backends } = options
+  const { extension, backends, observer } = options
   const authenticated = options.authenticated ?? new Map<string, Authenticator>()
   const maxStreams = options.maxStreamsPerCaller ?? 0
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 0) throw new InvalidOptionError('maxStreamsPerCaller', 'must be an integer ≥ 0 (0: no limit)')
@@ -241,15 +241,18 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
       // The gRPC binding's own status (required by the RPC conventions for gRPC): OK, or the one the error travels as.
       if (binding === 'grpc') span.setAttribute(ATTR.rpcGrpcStatusCode, error === undefined ? GRPC_STATUS.OK : grpcStatusOf(error, status))
       span.end()
-      options.observer?.callEnded({
-        agentId,
-        binding,
-        method,
-        errorCode: error?.code,
-        status,
-        durationMs: performance.now() - started,
-        answer: TURN_METHODS.has(method) ? answer : undefined,
-        storeUnavailable: state.storeUnavailable
+      if (observer === undefined) return
+      tell(request.log, () => {
+        observer.callEnded({
+          agentId,
+          binding,
+          method,
+          errorCode: error?.code,
+          status,
+          durationMs: performance.now() - started,
+          answer: TURN_METHODS.has(method) ? answer : undefined,
+          storeUnavailable: state.storeUnavailable
+        })
       })
     }
     switch (result.kind) {
@@ -260,12 +263,12 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
         end(undefined, result.error, result.status)
         return result
       default:
-        options.observer?.streamOpened(agentId, binding)
+        if (observer !== undefined) tell(request.log, () => { observer.streamOpened(agentId, binding) })
         return {
           ...result,
           // The streams made here are generators (openStream: `events`, `nothing`).
           events: observedStream(result.events as AsyncGenerator<StreamItem, void, undefined>, span, spanContext, request.signal, (answer, error) => {
-            options.observer?.streamClosed(agentId, binding)
+            if (observer !== undefined) tell(request.log, () => { observer.streamClosed(agentId, binding) })
             end(answer, error, undefined)
           })
         }
@@ -521,6 +524,15 @@ function nextOrStop (source: AsyncIterator<unknown, void, undefined>, signal: Ab
 }
 
 /** An error result is logged with its method and code (never the message text). */
+/** Tells the call's observer: what it throws is logged, never the call's failure (it runs inside the call). */
+function tell (log: ServiceLogger | undefined, what: () => void): void {
+  try {
+    what()
+  } catch (error) {
+    log?.error({ err: error }, 'the A2A call observer threw; the call is answered as if it had not')
+  }
+}
+
 function logError (log: ServiceLogger | undefined, method: unknown, error: JsonRpcError): void {
   log?.info({ method: typeof method === 'string' ? method.slice(0, 64) : undefined, code: error.code }, 'A2A error reply')
 }

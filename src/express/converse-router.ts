@@ -34,6 +34,7 @@ import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
 import { errorResponse, internalError } from '../protocol/errors.js'
 import type { TaskEventSource } from '../backends/local/task-event-relay.js'
 import type { A2AVersion } from '../protocol/version.js'
+import type { CallObserver } from '../telemetry/observer.js'
 
 export type ExpressUrlOption = BaseUrlOption<Request>
 
@@ -73,6 +74,13 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
   a2aVersions?: readonly A2AVersion[]
   /** pino-compatible. Default: errors and warnings to stderr. A request's own `req.log` (pino-http) wins. */
   logger?: ServiceLogger
+  /**
+   * Told of every A2A call's end and every stream's opening and end, on every binding of the router (a2aEndpoint's
+   * `observer`): what metrics of one's own count from (docs/observability.md "Metrics in an app of one's own").
+   */
+  observer?: CallObserver
+  /** Told of each MCP tools/call the router's MCP door answers, by agent and tool (`unknown`: a tool the agent has not). */
+  onMcpToolCall?: (agentId: string, tool: string) => void
 }
 
 /** Per-request negotiation result, on `res.locals.converse` for routes behind `decorateRoute()`. */
@@ -135,6 +143,9 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   if (logger === null || typeof logger !== 'object' || ['error', 'warn', 'info'].some((level) => typeof (logger as unknown as Record<string, unknown>)[level] !== 'function')) {
     throw new InvalidOptionError('logger', 'must be a pino-compatible logger (error, warn and info methods)')
   }
+  if (options.onMcpToolCall !== undefined && typeof options.onMcpToolCall !== 'function') {
+    throw new InvalidOptionError('onMcpToolCall', 'must be a function')
+  }
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   // Only agents given an executor or a backend answer at the endpoint; error messages keep their index.
   const servedIndexes = options.agents.flatMap((agent, index) => agent.executor !== undefined || agent.backend !== undefined ? [index] : [])
@@ -148,7 +159,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         rootAgentId: options.rootAgentId,
         authenticator: options.authenticator,
         maxStreamsPerCaller: options.maxStreamsPerCaller,
-        a2aVersions: options.a2aVersions
+        a2aVersions: options.a2aVersions,
+        observer: options.observer
       },
       extension,
       (index) => `agents[${servedIndexes[index]}]`
@@ -160,7 +172,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     backends,
     authenticated: resolved === undefined ? undefined : endpointAuthentication(resolved),
     maxStreamsPerCaller: resolved?.maxStreamsPerCaller,
-    versions: resolved?.a2aVersions
+    versions: resolved?.a2aVersions,
+    observer: resolved?.observer
   })
   /** Open streams, so that close() can end them. */
   const streams = new Map<AbortController, Promise<void>>()
@@ -284,7 +297,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   /** The MCP door to the served agents, through the same A2A service. */
   function mcpRoutes (target: Router): void {
     const mcp = createMcpService({
-      extension, services: new Map([...backends.keys()].map((id) => [id, service])), bodyLimit, directToolCalls: options.mcpDirectToolCalls
+      extension, services: new Map([...backends.keys()].map((id) => [id, service])), bodyLimit, directToolCalls: options.mcpDirectToolCalls, onToolCall: options.onMcpToolCall
     })
     const served = (handler: (request: Request, response: Response, agentId: string) => void | Promise<void>) =>
       guarded(async (request, response) => {

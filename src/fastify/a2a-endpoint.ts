@@ -41,7 +41,7 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     authenticated: endpointAuthentication(resolved),
     maxStreamsPerCaller: resolved.maxStreamsPerCaller,
     versions: resolved.a2aVersions,
-    observer: options.observer
+    observer: resolved.observer
   })
   // The MCP door answers through the same service (same backends, same task stores and locks).
   for (const agentId of backends.keys()) {

@@ -13,6 +13,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { unknownAgentBody, type RequestBody } from '../bindings/jsonrpc/binding.js'
 import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
+import { InvalidOptionError } from '../core/errors.js'
 
 export interface McpEndpointOptions {
   /** Largest accepted request body in bytes. Default: the Fastify instance's bodyLimit (the A2A endpoint's default). */
@@ -43,6 +44,9 @@ function bodyError (error: FastifyError, request: AgentRequest): RequestBody | u
 
 async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpointOptions): Promise<void> {
   const { converse } = fastify
+  if (options.onToolCall !== undefined && typeof options.onToolCall !== 'function') {
+    throw new InvalidOptionError('onToolCall', 'must be a function')
+  }
   const bodyLimit = options.bodyLimit ?? fastify.initialConfig.bodyLimit as number
   const service = createMcpService({
     extension: converse.extension, services: converse.a2aServices, bodyLimit, directToolCalls: options.directToolCalls, onToolCall: options.onToolCall

@@ -97,6 +97,7 @@ export interface ResolvedEndpointOptions<R = unknown> {
   /** 0: no limit. */
   maxStreamsPerCaller: number
   a2aVersions: readonly A2AVersion[]
+  observer?: CallObserver
 }
 
 /** One agent after checking: the card the SDK request handler gets, with the effective capabilities. */
@@ -114,6 +115,7 @@ export interface ResolvedEndpointAgent<R = unknown> {
 
 /** Cards are built per public base URL; the request handler only reads capabilities and extensions. */
 const PLACEHOLDER_BASE = 'http://localhost'
+const OBSERVER_METHODS = ['callEnded', 'streamOpened', 'streamClosed'] as const
 
 /**
  * `converse`: the agents declared to the extension (the Fastify plugin's, or the Express router's own);
@@ -146,6 +148,11 @@ export function resolveEndpointOptions<R = unknown> (
   const authenticator = options.authenticator
   if (authenticator !== undefined && (authenticator === null || typeof authenticator !== 'object' || typeof authenticator.authenticate !== 'function')) {
     throw new InvalidOptionError('authenticator', 'must be an Authenticator (createAuthenticator)')
+  }
+  const observer = options.observer
+  if (observer !== undefined && (observer === null || typeof observer !== 'object' ||
+    OBSERVER_METHODS.some((method) => typeof (observer as unknown as Record<string, unknown>)[method] !== 'function'))) {
+    throw new InvalidOptionError('observer', 'must be an object with callEnded, streamOpened and streamClosed methods')
   }
   if (!Array.isArray(options.agents) || options.agents.length === 0) {
     throw new InvalidOptionError('agents', 'must be a non-empty array')
@@ -222,7 +229,7 @@ export function resolveEndpointOptions<R = unknown> (
   if (rootAgentId !== undefined && !seen.has(rootAgentId)) {
     throw new InvalidOptionError('rootAgentId', 'must name one of the agents served here')
   }
-  return { agents, events, rootAgentId, authenticator, maxStreamsPerCaller, a2aVersions }
+  return { agents, events, rootAgentId, authenticator, maxStreamsPerCaller, a2aVersions, observer }
 }
 
 /** The agents that require an authenticated caller, each with the endpoint's authenticator (for the service). */

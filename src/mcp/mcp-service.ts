@@ -230,6 +230,15 @@ export function createMcpService (options: McpServiceOptions): McpService {
    * A Server of the agent's tools; `requestOf` names the HTTP request a tool call belongs to; `modern`: it serves the
    * 2026-07-28 revision.
    */
+  /** Tells `onToolCall`: what it throws is logged, never the call's failure (it runs inside the call). */
+  function countToolCall (request: McpRequest, agentId: string, tool: string): void {
+    try {
+      options.onToolCall?.(agentId, tool)
+    } catch (error) {
+      request.log?.error({ err: error }, 'the MCP onToolCall callback threw; the call is answered as if it had not')
+    }
+  }
+
   function buildServer (identity: ServerIdentity, agentId: string, requestOf: (context: ServerContext) => McpRequest, modern: boolean): Server {
     const server = new Server(identity, {
       capabilities: { tools: {} }, jsonSchemaValidator, requestState: { verify: verifyRequestState }
@@ -239,9 +248,9 @@ export function createMcpService (options: McpServiceOptions): McpService {
     server.setRequestHandler('tools/call', async (call, context) => {
       const { name } = call.params
       const tool = agentTools.find((candidate) => candidate.name === name)
-      options.onToolCall?.(agentId, tool === undefined ? 'unknown' : name)
-      if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
       const request = requestOf(context)
+      countToolCall(request, agentId, tool === undefined ? 'unknown' : name)
+      if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
       const continuation = modern ? continuationOf(context) : undefined
       const result = continuation === undefined
         ? await firstRound(request, name, call.params.arguments ?? {}, context)
