@@ -108,9 +108,14 @@ function currentTracer (): Tracer {
   return cached.tracer
 }
 
-/** A span started under `parent` (default: the active context), with the context that holds it. */
-export function startSpan (name: string, kind: SpanKind, attributes: Attributes, parent: Context = context.active()): { span: Span, context: Context } {
-  const span = currentTracer().startSpan(name, { kind, attributes }, parent)
+/**
+ * A span started under `parent` (default: the active context), with the context that holds it; `startTime` (ms since
+ * the epoch) for a span started after its work began (default: now).
+ */
+export function startSpan (
+  name: string, kind: SpanKind, attributes: Attributes, parent: Context = context.active(), startTime?: number
+): { span: Span, context: Context } {
+  const span = currentTracer().startSpan(name, { kind, attributes, startTime }, parent)
   return { span, context: trace.setSpan(parent, span) }
 }
 
