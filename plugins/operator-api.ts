@@ -1,10 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Ajv } from 'ajv'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { InvalidOptionError } from '../src/core/errors.js'
 import { OWNERSHIP_STATES, type OwnershipState } from '../src/core/envelope.js'
 import type { Inbox } from '../src/runtime/inbox.js'
 import { MAX_CONVERSATION_KEY_LENGTH } from '../src/stores/conversation-store.js'
+import { endHttpServerSpan, startHttpServerSpan } from '../src/telemetry/http-server-spans.js'
 import { ANSWER_WINDOW_NAMES, decodeGroupCursor, encodeGroupCursor, type AnswerLog, type AnswerWindow } from '../src/stores/answer-log.js'
 import {
   DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BUFFERED_BYTES, followConversations, type ConversationStreams
@@ -135,6 +136,33 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
   const streams: ConversationStreams = new Set()
   // Open live streams end when the server closes (they would hold it open).
   fastify.addHook('preClose', async () => { for (const stream of streams) stream.close() })
+
+  // One HTTP SERVER span per request (docs/observability.md, "Spans"), started before the key is checked: a 401 is a
+  // request too. It ends when the response closes: sent, a hijacked live stream ended, or the client gone first.
+  const traced = new WeakSet<FastifyRequest>()
+  const startRequestSpan = (request: FastifyRequest, startTime?: number) => {
+    traced.add(request)
+    const { agentId } = request.params as { agentId?: string }
+    return startHttpServerSpan({
+      method: request.method,
+      route: request.routeOptions.url,
+      scheme: request.protocol,
+      headers: request.headers,
+      agentId: agentId !== undefined && agents.has(agentId) ? agentId : undefined,
+      startTime
+    })
+  }
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const span = startRequestSpan(request)
+    reply.raw.once('close', () => { endHttpServerSpan(span, reply.raw.headersSent ? reply.raw.statusCode : undefined) })
+    done()
+  })
+  // A hook of an enclosing scope answered before ours ran (the gateway app's rate limit, a 429): its span, from the
+  // request's start, ends here.
+  fastify.addHook('onResponse', (request, reply, done) => {
+    if (!traced.has(request)) endHttpServerSpan(startRequestSpan(request, Date.now() - reply.elapsedTime), reply.statusCode)
+    done()
+  })
 
   fastify.addHook('onRequest', async (request, reply) => {
     const header = request.headers.authorization
