@@ -154,7 +154,8 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
   }
   fastify.addHook('onRequest', (request, reply, done) => {
     const span = startRequestSpan(request)
-    reply.raw.once('close', () => { endHttpServerSpan(span, reply.raw.headersSent ? reply.raw.statusCode : undefined) })
+    // A span not recorded (no SDK: the API's no-op; or sampled out) has nothing to end: no listener for it.
+    if (span.isRecording()) reply.raw.once('close', () => { endHttpServerSpan(span, reply.raw.headersSent ? reply.raw.statusCode : undefined) })
     done()
   })
   // A hook of an enclosing scope answered before ours ran (the gateway app's rate limit, a 429): its span, from the
