@@ -21,8 +21,21 @@
  *
  * Each exchange gets its own JSON-RPC id on the shared server (callers all start at 1) and gets its caller's id back;
  * a caller gone before its reply cancels its request with `notifications/cancelled`, which aborts the tool call.
+ *
+ * The older revisions (2025-11-25 … 2024-10-07: what the v1 client sends once initialized) have a fast path of the
+ * same kind (`eligibleLegacyRequest`): `createMcpHandler`'s stateless legacy leg answers a plain `tools/call` or
+ * `tools/list` with a new `Server` that never saw an `initialize` (no negotiated revision, no client capabilities:
+ * the 2025 codec) on a new Streamable HTTP transport, the reply as one SSE event. The long-lived legacy `Server` is
+ * pinned by `serveStdio` from its first message, a claim-less request (no synthetic `initialize`: the stateless
+ * instance sees none either, so the pinned one holds the same state, and one instance serves every 2025 revision —
+ * the header's revision only has to be one the transport accepts). The reply is written as that leg writes it
+ * (`openLegacyStream`): the same status, headers, `event: message` frame and keep-alive comments.
  */
-import { isJsonContentType, type JSONRPCMessage, type JSONRPCRequest, type RequestId, type Server, type Transport } from '@modelcontextprotocol/server'
+import type { ServerResponse } from 'node:http'
+import {
+  isJsonContentType, PROTOCOL_VERSION_META_KEY, RELATED_TASK_META_KEY, SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage, type JSONRPCRequest, type RequestId, type Server, type Transport
+} from '@modelcontextprotocol/server'
 import { serveStdio } from '@modelcontextprotocol/server/stdio'
 
 /** The methods the fast path answers: the two a connected client sends for every tool call. */
@@ -30,11 +43,17 @@ const DIRECT_METHODS: ReadonlySet<string> = new Set(['tools/call', 'tools/list']
 /** The revision the fast path serves (the SDK's only modern one). */
 const REVISION = '2026-07-28'
 /** Where a 2026-07-28 request names its revision (the per-request envelope in `params._meta`). */
-const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion'
+const PROTOCOL_VERSION_META = PROTOCOL_VERSION_META_KEY
+/** The older revisions the SDK's stateless legacy leg accepts in MCP-Protocol-Version (its transport's list). */
+const LEGACY_REVISIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS.filter((version) => version !== REVISION))
+/** The members of a JSON-RPC request (the SDK's schema is strict: any other member makes the body no request). */
+const REQUEST_MEMBERS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params'])
 
 /** The request headers the fast path reads (Node's lower-case names). */
 export interface ExchangeHeaders {
   'content-type'?: string
+  accept?: string
+  'mcp-session-id'?: string
   'mcp-protocol-version'?: string | string[]
   'mcp-method'?: string | string[]
   'mcp-name'?: string | string[]
@@ -63,6 +82,69 @@ export function eligibleRequest (method: string | undefined, headers: ExchangeHe
   const meta = (request.params as { _meta?: Record<string, unknown> } | undefined)?._meta
   if (meta?.[PROTOCOL_VERSION_META] !== REVISION) return undefined
   return request as JSONRPCRequest
+}
+
+/**
+ * The request, when the legacy fast path may answer it exactly as the SDK's stateless legacy leg would; else
+ * undefined. Strict: a POST of JSON, MCP-Protocol-Version one older revision the SDK accepts, an Accept of both media
+ * types the legacy transport requires, no session id, and a body the SDK's schema reads as ONE JSON-RPC request of
+ * `tools/call` or `tools/list` with no envelope claim (so the SDK classifies it legacy) and nothing in `_meta` the
+ * SDK's schema checks (a progress token, a related task): such requests, and everything else, go to the SDK.
+ */
+export function eligibleLegacyRequest (method: string | undefined, headers: ExchangeHeaders, body: unknown): JSONRPCRequest | undefined {
+  if (method !== 'POST' || !isJsonContentType(headers['content-type'])) return undefined
+  const version = headers['mcp-protocol-version']
+  if (typeof version !== 'string' || !LEGACY_REVISIONS.has(version) || headers['mcp-session-id'] !== undefined) return undefined
+  const accept = headers.accept
+  if (typeof accept !== 'string' || !accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined
+  if (!isPlainObject(body)) return undefined
+  const { jsonrpc, id, method: rpcMethod, params } = body
+  if (jsonrpc !== '2.0' || typeof rpcMethod !== 'string' || !DIRECT_METHODS.has(rpcMethod)) return undefined
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined
+  for (const member in body) if (!REQUEST_MEMBERS.has(member)) return undefined
+  if (params !== undefined) {
+    if (!isPlainObject(params)) return undefined
+    const meta = params._meta
+    if (meta !== undefined && (!isPlainObject(meta) || PROTOCOL_VERSION_META in meta || 'progressToken' in meta || RELATED_TASK_META_KEY in meta)) return undefined
+  }
+  return body as unknown as JSONRPCRequest
+}
+
+function isPlainObject (value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+/** The SSE headers of the stateless legacy leg's reply, in the order the door writes a web Response's (sorted). */
+const LEGACY_STREAM_HEADERS = Object.freeze({
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'content-type': 'text/event-stream',
+  'x-accel-buffering': 'no'
+})
+/** The legacy transport's keep-alive interval (the SDK's default: the door sets none). */
+export const LEGACY_KEEP_ALIVE_MS = 15_000
+
+/** A legacy reply under way: its stream's headers are set and its keep-alive runs until `end`. */
+export interface LegacyStream {
+  /** Writes the reply as one `event: message` frame and ends the stream; without a reply (cancelled) only ends it. */
+  end (reply: JSONRPCMessage | undefined): void
+}
+
+/**
+ * Opens the reply of a legacy request as the SDK's stateless legacy leg does: status 200 and its SSE headers, then a
+ * `: keepalive` comment every `keepAliveMs` until the reply's one `event: message` frame, and the end.
+ */
+export function openLegacyStream (response: ServerResponse, keepAliveMs = LEGACY_KEEP_ALIVE_MS): LegacyStream {
+  response.writeHead(200, LEGACY_STREAM_HEADERS)
+  const timer = setInterval(() => { response.write(': keepalive\n\n') }, keepAliveMs)
+  timer.unref()
+  return {
+    end (reply) {
+      clearInterval(timer)
+      if (reply !== undefined) response.write(`event: message\ndata: ${JSON.stringify(reply)}\n\n`)
+      response.end()
+    }
+  }
 }
 
 /** The prefix of the SDK's refusal of a malformed 2026-07-28 envelope (its per-request check, before any handler). */
@@ -97,8 +179,11 @@ interface Pending<Context> {
   resolve: (response: JSONRPCMessage | undefined) => void
 }
 
-/** Serves `server` (built once, on the first exchange) pinned to 2026-07-28 over an in-process transport. */
-export function connectDirectExchange<Context> (server: () => Server): DirectExchange<Context> {
+/**
+ * Serves `server` (built once, on the first exchange) over an in-process transport, pinned to 2026-07-28 or, `legacy`,
+ * to the 2025 era (its first exchange, a claim-less request, pins it so).
+ */
+export function connectDirectExchange<Context> (server: () => Server, era: 'modern' | 'legacy' = 'modern'): DirectExchange<Context> {
   const pending = new Map<number, Pending<Context>>()
   let nextId = 0
   const transport: Transport = {
@@ -114,9 +199,9 @@ export function connectDirectExchange<Context> (server: () => Server): DirectExc
       waiting.resolve({ ...message, id: waiting.callerId } as JSONRPCMessage)
     }
   }
-  // The first exchange, a 2026-07-28 request, pins the one instance to that revision; the SDK starts the transport
-  // synchronously, so its onmessage is set before any exchange.
-  serveStdio(server, { transport, legacy: 'reject' })
+  // The first exchange, a 2026-07-28 request (or, legacy, a claim-less one), pins the one instance to that era; the
+  // SDK starts the transport synchronously, so its onmessage is set before any exchange.
+  serveStdio(server, { transport, legacy: era === 'legacy' ? 'serve' : 'reject' })
 
   return {
     exchange (request, context) {

@@ -34,7 +34,9 @@ import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { errorResponse, type JsonRpcResponse } from '../protocol/errors.js'
 import { askForInput, continuationOf, verifyRequestState, type Continuation } from './input-required.js'
-import { connectDirectExchange, eligibleRequest, envelopeRefused, type DirectExchange, type ExchangeHeaders } from './direct-exchange.js'
+import {
+  connectDirectExchange, eligibleLegacyRequest, eligibleRequest, envelopeRefused, openLegacyStream, type DirectExchange, type ExchangeHeaders
+} from './direct-exchange.js'
 import { serverIdentity, type ServerIdentity } from './server-card.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
 import { traceHeadersOf } from './trace-context.js'
@@ -74,7 +76,7 @@ export const CONVERSATION_META = 'ai.radioso/conversation'
 /** The SDK's type of a tool's input and output schema (the objects are frozen JSON Schema, served as they are). */
 type ToolSchema = Tool['inputSchema']
 
-/** Long-lived Servers of the fast path at most (one per agent and public base URL). */
+/** Long-lived Servers of the fast path at most, per era (one per agent and public base URL). */
 const MAX_PINNED = 64
 
 /** What a routine tool call's invocation outcome means to the caller: the routine did not run. */
@@ -87,9 +89,9 @@ export interface McpServiceOptions {
   /** Largest accepted request body in bytes (the A2A endpoint's limit). */
   bodyLimit: number
   /**
-   * Answer plain 2026-07-28 `tools/call` and `tools/list` requests through one long-lived Server per agent
-   * (src/mcp/direct-exchange.ts) instead of the SDK's new Server per request. Same replies; default true. `false`
-   * is for comparisons.
+   * Answer plain `tools/call` and `tools/list` requests (2026-07-28, and the older revisions' as the v1 client sends
+   * them) through one long-lived Server per agent and era (src/mcp/direct-exchange.ts) instead of the SDK's new
+   * Server per request. Same replies; default true. `false` is for comparisons.
    */
   directToolCalls?: boolean
   /** Told of every tools/call by its tool name (a name the agent does not have: `unknown`), for metrics. */
@@ -272,27 +274,28 @@ export function createMcpService (options: McpServiceOptions): McpService {
   }, { maxRequestBodySize: bodyLimit, onerror: () => {} })
 
   /**
-   * The fast path's long-lived Servers, one per server identity (an agent as a card names it: a card per public
-   * base URL), built on first use. At most MAX_PINNED: a further identity (a Host header the door has not seen)
-   * is answered by the SDK's handler, the same reply.
+   * The fast path's long-lived Servers, one per era and server identity (an agent as a card names it: a card per
+   * public base URL), built on first use. At most MAX_PINNED per era: a further identity (a Host header the door has
+   * not seen) is answered by the SDK's handler, the same reply.
    */
-  const exchanges = new Map<string, DirectExchange<McpRequest>>()
-  function exchangeFor (request: McpRequest): DirectExchange<McpRequest> | undefined {
+  const exchanges = { modern: new Map<string, DirectExchange<McpRequest>>(), legacy: new Map<string, DirectExchange<McpRequest>>() }
+  function exchangeFor (request: McpRequest, era: 'modern' | 'legacy'): DirectExchange<McpRequest> | undefined {
+    const pinned = exchanges[era]
     const identity = serverIdentity(request.cardOf())
     const key = JSON.stringify(identity)
-    let exchange = exchanges.get(key)
-    if (exchange === undefined && exchanges.size < MAX_PINNED) {
+    let exchange = pinned.get(key)
+    if (exchange === undefined && pinned.size < MAX_PINNED) {
       const connected: DirectExchange<McpRequest> = connectDirectExchange<McpRequest>(() =>
-        buildServer(identity, request.agentId, (context) => connected.contextOf(context.mcpReq.id), true))
+        buildServer(identity, request.agentId, (context) => connected.contextOf(context.mcpReq.id), era === 'modern'), era)
       exchange = connected
-      exchanges.set(key, exchange)
+      pinned.set(key, exchange)
     }
     return exchange
   }
 
   /** The fast path: the reply the SDK's handler would write, without a new Server. False: not taken. */
   async function answerDirectly (request: McpRequest, call: JSONRPCRequest): Promise<boolean> {
-    const direct = exchangeFor(request)
+    const direct = exchangeFor(request, 'modern')
     if (direct === undefined) return false
     const { response } = request
     const exchange = direct.exchange(call, request)
@@ -304,6 +307,18 @@ export function createMcpService (options: McpServiceOptions): McpService {
     const text = JSON.stringify(reply)
     response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
     response.end(text)
+    return true
+  }
+
+  /** The legacy fast path: the SSE reply the SDK's stateless legacy leg would write, without a new Server. False: not taken. */
+  async function answerInLegacyStream (request: McpRequest, call: JSONRPCRequest): Promise<boolean> {
+    const direct = exchangeFor(request, 'legacy')
+    if (direct === undefined) return false
+    const { response } = request
+    const exchange = direct.exchange(call, request)
+    const stream = openLegacyStream(response)
+    response.once('close', () => { if (!response.writableFinished) exchange.cancel() })
+    stream.end(await exchange.reply)
     return true
   }
 
@@ -325,8 +340,14 @@ export function createMcpService (options: McpServiceOptions): McpService {
     if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, `Payload Too Large: Request body must not exceed ${body.limit} bytes`)
     if (body?.kind === 'invalid_json') return jsonRpcError(response, 400, -32700, 'Parse error: Invalid JSON')
     if (direct && body?.kind === 'json') {
-      const call = eligibleRequest(request.request.method, request.request.headers as ExchangeHeaders, body.value)
-      if (call !== undefined && await answerDirectly(request, call)) return
+      const { method, headers } = request.request
+      const call = eligibleRequest(method, headers as ExchangeHeaders, body.value)
+      if (call !== undefined) {
+        if (await answerDirectly(request, call)) return
+      } else {
+        const legacyCall = eligibleLegacyRequest(method, headers as ExchangeHeaders, body.value)
+        if (legacyCall !== undefined && await answerInLegacyStream(request, legacyCall)) return
+      }
     }
     try {
       const webRequest = webRequestOf(request.request, response)

@@ -1,18 +1,20 @@
 /**
  * The MCP door's fast path (src/mcp/direct-exchange.ts) answers exactly as the SDK's stateless handling
  * (`createMcpHandler`): the same requests sent to a door with the fast path and to one without it get the same
- * status, media type and JSON-RPC body — 2026-07-28 tool calls and tool lists, every kind of refusal, odd ids, odd
- * headers, and what the fast path leaves to the SDK (older revisions, server/discover). An SDK upgrade that changes
+ * status, headers and body — 2026-07-28 tool calls and tool lists, the older revisions' (answered as one SSE event),
+ * every kind of refusal, odd ids, odd headers, and what the fast path leaves to the SDK (initialize, server/discover,
+ * notifications, batches). An SDK upgrade that changes
  * what either side answers fails here. Plus the exchange on its own: callers' ids kept apart on the shared server,
  * a caller gone cancels its request, nothing stays pending.
  */
 import t from 'tap'
 import { once } from 'node:events'
+import { createServer } from 'node:http'
 import { Server, type JSONRPCRequest } from '@modelcontextprotocol/server'
 import { DOORS, serveDoor, type Door } from '../fixtures/doors.js'
 import { messageExecutor, taskExecutor } from '../fixtures/a2a-executors.js'
-import { bookTable } from '../fixtures/demo-routines.js'
-import { connectDirectExchange, eligibleRequest } from '../../src/mcp/direct-exchange.js'
+import { bookTable, requestRefund } from '../fixtures/demo-routines.js'
+import { connectDirectExchange, eligibleLegacyRequest, eligibleRequest, openLegacyStream } from '../../src/mcp/direct-exchange.js'
 import { a2aEndpoint, converse, mcpEndpoint } from '../../src/fastify.js'
 import { converseRouter } from '../../src/express.js'
 import Fastify from 'fastify'
@@ -68,6 +70,68 @@ t.test('eligibleRequest: only a single 2026-07-28 tools/call or tools/list whose
     ['a null id', 'POST', LIST_HEADERS, { ...list(), id: null }]
   ]
   for (const [what, method, headers, body] of refused) t.equal(eligibleRequest(method, headers, body), undefined, what)
+})
+
+const legacyList = (id: unknown = 1, params?: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/list', ...(params === undefined ? {} : { params }) })
+const legacyCall = (id: unknown, name: unknown, args: unknown = {}, meta?: unknown) =>
+  ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta === undefined ? {} : { _meta: meta }) } })
+
+t.test('eligibleLegacyRequest: only a single claim-less tools/call or tools/list of an older revision, headers as the SDK\'s legacy leg takes them', async (t) => {
+  t.same(eligibleLegacyRequest('POST', LEGACY_HEADERS, legacyList()), legacyList())
+  t.ok(eligibleLegacyRequest('POST', LEGACY_HEADERS, legacyCall('a', 'ask_agent', { message: 'x' }, { traceparent: 'x' })), 'a string id, _meta')
+  for (const version of ['2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']) {
+    t.ok(eligibleLegacyRequest('POST', { ...LEGACY_HEADERS, 'mcp-protocol-version': version }, legacyList()), version)
+  }
+  t.ok(eligibleLegacyRequest('POST', { ...LEGACY_HEADERS, accept: 'text/event-stream, application/json;q=0.9' }, legacyList()), 'Accept in any order')
+  const refused: Array<[string, string | undefined, Record<string, unknown>, unknown]> = [
+    ['GET', 'GET', LEGACY_HEADERS, legacyList()],
+    ['not JSON', 'POST', { ...LEGACY_HEADERS, 'content-type': 'text/plain' }, legacyList()],
+    ['no protocol version header', 'POST', { ...LEGACY_HEADERS, 'mcp-protocol-version': undefined }, legacyList()],
+    ['the modern revision', 'POST', { ...LEGACY_HEADERS, 'mcp-protocol-version': MODERN }, legacyList()],
+    ['an unknown revision', 'POST', { ...LEGACY_HEADERS, 'mcp-protocol-version': '2025-01-01' }, legacyList()],
+    ['two protocol version headers', 'POST', { ...LEGACY_HEADERS, 'mcp-protocol-version': ['2025-11-25', '2025-11-25'] }, legacyList()],
+    ['a session id', 'POST', { ...LEGACY_HEADERS, 'mcp-session-id': 's' }, legacyList()],
+    ['no Accept', 'POST', { ...LEGACY_HEADERS, accept: undefined }, legacyList()],
+    ['Accept without SSE', 'POST', { ...LEGACY_HEADERS, accept: 'application/json' }, legacyList()],
+    ['Accept without JSON', 'POST', { ...LEGACY_HEADERS, accept: 'text/event-stream' }, legacyList()],
+    ['a batch', 'POST', LEGACY_HEADERS, [legacyList()]],
+    ['null', 'POST', LEGACY_HEADERS, null],
+    ['a string', 'POST', LEGACY_HEADERS, 'tools/list'],
+    ['JSON-RPC 1.0', 'POST', LEGACY_HEADERS, { ...legacyList(), jsonrpc: '1.0' }],
+    ['initialize', 'POST', LEGACY_HEADERS, { ...legacyList(), method: 'initialize' }],
+    ['a numeric method', 'POST', LEGACY_HEADERS, { ...legacyList(), method: 5 }],
+    ['a notification', 'POST', LEGACY_HEADERS, { jsonrpc: '2.0', method: 'tools/list' }],
+    ['a null id', 'POST', LEGACY_HEADERS, legacyList(null)],
+    ['a fractional id', 'POST', LEGACY_HEADERS, legacyList(1.5)],
+    ['an id beyond safe integers', 'POST', LEGACY_HEADERS, legacyList(2 ** 60)],
+    ['another member', 'POST', LEGACY_HEADERS, { ...legacyList(), extra: 1 }],
+    ['params of null', 'POST', LEGACY_HEADERS, legacyList(1, null)],
+    ['params of an array', 'POST', LEGACY_HEADERS, legacyList(1, [])],
+    ['_meta of a string', 'POST', LEGACY_HEADERS, legacyList(1, { _meta: 'x' })],
+    ['an envelope claim', 'POST', LEGACY_HEADERS, legacyList(1, { _meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } })],
+    ['a progress token', 'POST', LEGACY_HEADERS, legacyList(1, { _meta: { progressToken: 1 } })],
+    ['a related task', 'POST', LEGACY_HEADERS, legacyList(1, { _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } } })]
+  ]
+  for (const [what, method, headers, body] of refused) t.equal(eligibleLegacyRequest(method, headers, body), undefined, what)
+})
+
+t.test('openLegacyStream: the legacy leg\'s SSE reply, keep-alive comments while the call runs, nothing more once cancelled', async (t) => {
+  const replies = [{ jsonrpc: '2.0' as const, id: 1, result: { tools: [] } }, undefined]
+  const server = createServer((request, response) => {
+    const stream = openLegacyStream(response, 10)
+    setTimeout(() => stream.end(replies.shift()), 45)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`
+  const answered = await fetch(url)
+  t.equal(answered.status, 200)
+  t.same([answered.headers.get('content-type'), answered.headers.get('cache-control'), answered.headers.get('x-accel-buffering')],
+    ['text/event-stream', 'no-cache, no-transform', 'no'])
+  const text = await answered.text()
+  t.match(text, /^(: keepalive\n\n)+event: message\ndata: \{"jsonrpc":"2\.0","id":1,"result":\{"tools":\[\]\}\}\n\n$/)
+  t.match(await (await fetch(url)).text(), /^(: keepalive\n\n)+$/, 'cancelled: the stream ends without an event')
 })
 
 /** A real SDK Server whose tools/call handler waits until released or cancelled. */
@@ -133,11 +197,21 @@ function normalized (text: string): string {
 async function send (door: Door, agent: string, body: string, headers: Record<string, string | undefined>) {
   const defined = Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== undefined)) as Record<string, string>
   const response = await fetch(`${door.base}/mcp/a/${agent}`, { method: 'POST', headers: defined, body })
-  return { status: response.status, type: response.headers.get('content-type'), body: normalized(await response.text()) }
+  const header = (name: string) => response.headers.get(name)
+  const stream = header('content-type') === 'text/event-stream'
+  return {
+    status: response.status,
+    type: header('content-type'),
+    // The headers that matter: caching and proxy buffering of a stream, no session, and a stream's framing (chunked, as
+    // it comes). A JSON reply's framing is not compared: the 2026-07-28 fast path sends it with its Content-Length, the
+    // door writes the SDK's chunked; the same bytes either way.
+    headers: [header('cache-control'), header('x-accel-buffering'), header('mcp-session-id'), stream ? header('transfer-encoding') : '-', stream ? header('content-length') : '-'],
+    body: normalized(await response.text())
+  }
 }
 
 const agents = [
-  { id: 'echo', card: { name: 'Echo', description: 'Echoes what it is told.' }, executor: messageExecutor(), routines: [bookTable] },
+  { id: 'echo', card: { name: 'Echo', description: 'Echoes what it is told.' }, executor: messageExecutor(), routines: [bookTable, requestRefund] },
   { id: 'worker', card: { name: 'Worker', description: 'Answers with a task and an artifact.' }, executor: taskExecutor() }
 ]
 
@@ -180,8 +254,57 @@ const CASES: Array<[string, string, unknown, Record<string, string | undefined>]
   ['a null id', 'echo', { ...list(), id: null }, LIST_HEADERS],
   ['server/discover', 'echo', modern(30, 'server/discover'), { ...LIST_HEADERS, 'mcp-method': 'server/discover' }],
   ['an unknown method', 'echo', modern(31, 'resources/list'), { ...LIST_HEADERS, 'mcp-method': 'resources/list' }],
-  ['2025-11-25 tools/list', 'echo', { jsonrpc: '2.0', id: 32, method: 'tools/list' }, LEGACY_HEADERS],
-  ['2025-11-25 ask_agent', 'echo', { jsonrpc: '2.0', id: 33, method: 'tools/call', params: { name: 'ask_agent', arguments: { message: 'old' } } }, LEGACY_HEADERS]
+  ['a traceparent header', 'echo', ask(39, { message: 'traced' }), { ...HEADERS, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }],
+  ['a routine waiting for approval', 'echo', call(40, 'request_refund', { orderId: 'A-1' }), CALL_HEADERS('request_refund')],
+  // The older revisions: the legacy fast path, or what it leaves to the SDK.
+  ['2025-11-25 tools/list', 'echo', legacyList(32), LEGACY_HEADERS],
+  ['2025-11-25 tools/list, string id, a cursor', 'echo', legacyList('list-2', { cursor: 'x' }), LEGACY_HEADERS],
+  ['2025-11-25 ask_agent', 'echo', legacyCall(33, 'ask_agent', { message: 'old' }), LEGACY_HEADERS],
+  ['2025-11-25 ask_agent continuing a conversation', 'echo', legacyCall(41, 'ask_agent', { message: 'again', contextId: 'ctx-3' }), LEGACY_HEADERS],
+  ['2025-11-25 ask_agent answered by a task', 'worker', legacyCall(42, 'ask_agent', { message: 'the report' }), LEGACY_HEADERS],
+  ['2025-11-25 ask_agent without message', 'echo', legacyCall(43, 'ask_agent', {}), LEGACY_HEADERS],
+  ['2025-11-25 ask_agent with a number as message', 'echo', legacyCall(44, 'ask_agent', { message: 5 }), LEGACY_HEADERS],
+  ['2025-11-25 ask_agent with a bad contextId', 'echo', legacyCall(45, 'ask_agent', { message: 'x', contextId: 5 }), LEGACY_HEADERS],
+  ['2025-11-25 ask_agent with an unknown member', 'echo', legacyCall(46, 'ask_agent', { message: 'x', extra: true }), LEGACY_HEADERS],
+  ['2025-11-25 ask_agent without arguments', 'echo', { jsonrpc: '2.0', id: 47, method: 'tools/call', params: { name: 'ask_agent' } }, LEGACY_HEADERS],
+  ['2025-11-25 a routine tool', 'echo', legacyCall(48, 'book_table', { date: '2026-12-24', partySize: 2 }), LEGACY_HEADERS],
+  ['2025-11-25 a routine tool with a bad slot', 'echo', legacyCall(49, 'book_table', { partySize: 'two' }), LEGACY_HEADERS],
+  ['2025-11-25 a routine tool asking for its slots', 'echo', legacyCall(50, 'book_table', {}), LEGACY_HEADERS],
+  ['2025-11-25 a routine waiting for approval', 'echo', legacyCall(51, 'request_refund', { orderId: 'A-1' }), LEGACY_HEADERS],
+  ['2025-11-25 a routine tool continuing a conversation', 'echo', legacyCall(52, 'book_table', {}, { 'ai.radioso/conversation': { contextId: 'ctx-4' } }), LEGACY_HEADERS],
+  ['2025-11-25 a routine tool with bad _meta', 'echo', legacyCall(53, 'book_table', {}, { 'ai.radioso/conversation': 'ctx' }), LEGACY_HEADERS],
+  ['2025-11-25 an unknown tool', 'echo', legacyCall(54, 'nope'), LEGACY_HEADERS],
+  ['2025-11-25 a traceparent in _meta', 'echo', legacyCall(55, 'ask_agent', { message: 'traced' }, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }), LEGACY_HEADERS],
+  ['2025-11-25 a traceparent header', 'echo', legacyCall(56, 'ask_agent', { message: 'traced' }), { ...LEGACY_HEADERS, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }],
+  ['2025-11-25 a numeric tool name', 'echo', legacyCall(57, 5), LEGACY_HEADERS],
+  ['2025-11-25 array arguments', 'echo', legacyCall(58, 'ask_agent', ['x']), LEGACY_HEADERS],
+  ['2025-11-25 tools/call without params', 'echo', { jsonrpc: '2.0', id: 59, method: 'tools/call' }, LEGACY_HEADERS],
+  ['2025-11-25 tools/call whose params are not an object', 'echo', { jsonrpc: '2.0', id: 60, method: 'tools/call', params: 'ask_agent' }, LEGACY_HEADERS],
+  ['2025-11-25 params of null', 'echo', legacyList(61, null), LEGACY_HEADERS],
+  ['2025-11-25 an id of 0', 'echo', legacyCall(0, 'ask_agent', { message: 'zero' }), LEGACY_HEADERS],
+  ['2025-11-25 an empty string id', 'echo', legacyCall('', 'ask_agent', { message: 'empty id' }), LEGACY_HEADERS],
+  ['2025-11-25 a negative id', 'echo', legacyCall(-3, 'ask_agent', { message: 'negative' }), LEGACY_HEADERS],
+  ['2025-11-25 a fractional id', 'echo', legacyList(1.5), LEGACY_HEADERS],
+  ['2025-11-25 a null id', 'echo', legacyList(null), LEGACY_HEADERS],
+  ['2025-11-25 another member', 'echo', { ...legacyList(62), extra: 1 }, LEGACY_HEADERS],
+  ['2025-11-25 a progress token', 'echo', legacyCall(63, 'ask_agent', { message: 'x' }, { progressToken: 'p' }), LEGACY_HEADERS],
+  ['2025-11-25 a bad progress token', 'echo', legacyCall(64, 'ask_agent', { message: 'x' }, { progressToken: { no: 1 } }), LEGACY_HEADERS],
+  ['2025-11-25 JSON with a charset', 'echo', legacyList(65), { ...LEGACY_HEADERS, 'content-type': 'application/json; charset=utf-8' }],
+  ['2025-11-25 with an Mcp-Method of another method', 'echo', legacyList(66), { ...LEGACY_HEADERS, 'mcp-method': 'tools/call', 'mcp-name': 'x' }],
+  ['2025-11-25 Accept of JSON only', 'echo', legacyList(67), { ...LEGACY_HEADERS, accept: 'application/json' }],
+  ['2025-11-25 no Accept', 'echo', legacyList(68), { ...LEGACY_HEADERS, accept: undefined }],
+  ['2025-11-25 a session id', 'echo', legacyList(69), { ...LEGACY_HEADERS, 'mcp-session-id': 'abc' }],
+  ['2025-11-25 a batch', 'echo', [legacyList(70)], LEGACY_HEADERS],
+  ['2025-11-25 a notification', 'echo', { jsonrpc: '2.0', method: 'notifications/initialized' }, LEGACY_HEADERS],
+  ['2025-11-25 initialize', 'echo', { jsonrpc: '2.0', id: 71, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, LEGACY_HEADERS],
+  ['2025-11-25 an envelope claim', 'echo', legacyList(72, { _meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } }), LEGACY_HEADERS],
+  ['2025-11-25 an unknown method', 'echo', { jsonrpc: '2.0', id: 73, method: 'resources/list' }, LEGACY_HEADERS],
+  ['2025-06-18 ask_agent', 'echo', legacyCall(74, 'ask_agent', { message: 'older' }), { ...LEGACY_HEADERS, 'mcp-protocol-version': '2025-06-18' }],
+  ['2025-03-26 ask_agent', 'echo', legacyCall(75, 'ask_agent', { message: 'older still' }), { ...LEGACY_HEADERS, 'mcp-protocol-version': '2025-03-26' }],
+  ['2024-11-05 tools/list', 'echo', legacyList(76), { ...LEGACY_HEADERS, 'mcp-protocol-version': '2024-11-05' }],
+  ['2024-10-07 tools/list', 'echo', legacyList(77), { ...LEGACY_HEADERS, 'mcp-protocol-version': '2024-10-07' }],
+  ['an unknown older revision', 'echo', legacyList(78), { ...LEGACY_HEADERS, 'mcp-protocol-version': '2025-01-01' }],
+  ['no protocol version header, no claim', 'echo', legacyList(79), { ...LEGACY_HEADERS, 'mcp-protocol-version': undefined }]
 ]
 
 for (const name of DOORS) {
@@ -198,6 +321,10 @@ for (const name of DOORS) {
     t.equal(listed.status, 200)
     t.equal(listed.type, 'application/json')
     t.match(JSON.parse(listed.body), { jsonrpc: '2.0', id: 'mine', result: { tools: [{ name: 'ask_agent' }, { name: 'book_table' }] } })
+    // The legacy one's is the SDK's SSE stream: one event with the caller's id.
+    const legacy = await send(fast, 'echo', JSON.stringify(legacyList('old')), LEGACY_HEADERS)
+    t.same([legacy.status, legacy.type, legacy.headers], [200, 'text/event-stream', ['no-cache, no-transform', 'no', null, 'chunked', null]])
+    t.match(legacy.body, /^event: message\ndata: \{"result":\{"tools":\[.*\]\},"jsonrpc":"2\.0","id":"old"\}\n\n$/)
   })
 }
 

@@ -145,7 +145,7 @@ function abortRecordingBackend () {
 }
 
 for (const name of DOORS) {
-  for (const [modern, directToolCalls] of [[true, true], [true, false], [false, true]]) {
+  for (const [modern, directToolCalls] of [[true, true], [true, false], [false, true], [false, false]]) {
     const what = `${modern ? MODERN_REVISION : '2025-11-25'}${directToolCalls ? '' : ' (no fast path)'}`
     t.test(`${name}, ${what}: a client gone mid-call aborts its A2A call; the door answers the next one`, async (t) => {
       const waiting = abortRecordingBackend()

@@ -140,32 +140,35 @@ for (const name of DOORS) {
   })
 }
 
-t.test('express: a door seen under many public hosts keeps at most 64 pinned servers; the rest get the SDK\'s own handling, the same reply', async (t) => {
+t.test('express: a door seen under many public hosts keeps at most 64 pinned servers per era; the rest get the SDK\'s own handling, the same reply', async (t) => {
   const door = await serveDoor(t, 'express', { agents })
   const { port } = new URL(door.origin)
+  const post = async (host: string, headers: Record<string, string>, body: string) => await new Promise<{ status: number, text: string }>((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port, path: '/mcp/a/echo', method: 'POST', headers: { host, 'content-type': 'application/json', ...headers } }, (response) => {
+      let text = ''
+      response.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('end', () => resolve({ status: response.statusCode as number, text }))
+    })
+    request.on('error', reject)
+    request.end(body)
+  })
   const replies = new Set<string>()
+  const legacyReplies = new Set<string>()
   for (let index = 0; index < 70; index++) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } })
-    const reply = await new Promise<{ status: number, text: string }>((resolve, reject) => {
-      const request = httpRequest({
-        host: '127.0.0.1',
-        port,
-        path: '/mcp/a/echo',
-        method: 'POST',
-        headers: { host: `h${index}.example`, 'content-type': 'application/json', 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'tools/list' }
-      }, (response) => {
-        let text = ''
-        response.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('end', () => resolve({ status: response.statusCode as number, text }))
-      })
-      request.on('error', reject)
-      request.end(body)
-    })
+    const reply = await post(`h${index}.example`, { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'tools/list' }, body)
     t.equal(reply.status, 200)
     const result = JSON.parse(reply.text).result as Json
     t.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, `example.h${index}/echo`, 'each host its own identity')
     replies.add(JSON.stringify(result.tools))
+    // The older revisions' fast path keeps its own pinned servers (an SSE reply of one event).
+    const legacy = await post(`h${index}.example`, { 'mcp-protocol-version': '2025-11-25', accept: 'application/json, text/event-stream' },
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }))
+    t.equal(legacy.status, 200)
+    legacyReplies.add(legacy.text)
   }
   t.equal(replies.size, 1, 'every host got the same tools')
+  t.equal(legacyReplies.size, 1, 'every host got the same legacy reply')
+  t.match([...legacyReplies][0], /^event: message\ndata: \{"result":\{"tools":\[/)
 })
 
 /** A backend whose tasks wait for input without a status message (no question to show). */
