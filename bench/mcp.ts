@@ -9,8 +9,10 @@
  * - the same MCP call on a second gateway without the fast path: the v2 server SDK's own stateless handling
  *   (`createMcpHandler`: a new `Server` and per-request transport per request), to show what the fast path buys
  *   (kept only at ≥ 1.10, the rule of bench/fast-paths.ts);
- * - informative: the same call on 2025-11-25 as the v1 client sends it after initialize, answered by the SDK's
- *   stateless legacy leg (a new `Server` and Streamable HTTP transport, the reply as a one-event SSE stream).
+ * - the same call on 2025-11-25 as the v1 client sends it after initialize, answered by the door's legacy fast path
+ *   (the agent's long-lived SDK Server pinned to the 2025 era, the reply as the one-event SSE stream the SDK writes),
+ *   and on the gateway without the fast path by the SDK's stateless legacy leg (a new `Server` and Streamable HTTP
+ *   transport per request): the legacy fast path's worth, kept too only at ≥ 1.10.
  *
  * Target: MCP (2026-07-28) ≥ 0.7× A2A. All contenders hit the same server process in alternating rounds
  * (bench/lib.ts), so the ratio is the MCP door's own cost: the SDK's classification and JSON-RPC of MCP (zod
@@ -82,6 +84,7 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
   try {
     const path = '/mcp/a/demo'
     const ask = { method: 'POST' as const, path, headers: { ...MCP_HEADERS }, body: ASK_REQUEST }
+    const legacy = { method: 'POST' as const, path, headers: { ...LEGACY_HEADERS }, body: LEGACY_REQUEST }
     const contenders: Contender[] = [
       { name: 'MCP tools/call ask_agent, 2026-07-28 (POST /mcp/a/demo)', url: gateway.url, load: ask, usage: gateway.usage },
       {
@@ -90,26 +93,34 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
         load: { method: 'POST', path: gateway.path, headers: { ...SEED_HEADERS }, body: SEED_REQUEST },
         usage: gateway.usage
       },
-      { name: 'MCP tools/call ask_agent, 2025-11-25 (same gateway)', url: gateway.url, load: { method: 'POST', path, headers: { ...LEGACY_HEADERS }, body: LEGACY_REQUEST }, usage: gateway.usage },
-      { name: 'MCP ask_agent 2026-07-28 without the fast path (own gateway)', url: perRequest.url, load: ask, usage: perRequest.usage }
+      { name: 'MCP tools/call ask_agent, 2025-11-25 (same gateway)', url: gateway.url, load: legacy, usage: gateway.usage },
+      { name: 'MCP ask_agent 2026-07-28 without the fast path (own gateway)', url: perRequest.url, load: ask, usage: perRequest.usage },
+      { name: 'MCP ask_agent 2025-11-25 without the fast path (own gateway)', url: perRequest.url, load: legacy, usage: perRequest.usage }
     ]
-    const sizes = [await checkToolReply(contenders[0]), await checkReply(contenders[1]), await checkToolReply(contenders[2]), await checkToolReply(contenders[3])]
+    const sizes = [
+      await checkToolReply(contenders[0]), await checkReply(contenders[1]), await checkToolReply(contenders[2]), await checkToolReply(contenders[3]),
+      await checkToolReply(contenders[4])
+    ]
     if (sizes[0] !== sizes[3]) throw new Error(`the fast path's reply (${sizes[0]} bytes) differs from the SDK handler's (${sizes[3]})`)
+    if (sizes[2] !== sizes[4]) throw new Error(`the legacy fast path's reply (${sizes[2]} bytes) differs from the SDK handler's (${sizes[4]})`)
     const rows = await compare(contenders, options)
     return {
       name,
       rows,
       ratios: [
         { description: 'MCP ask_agent (2026-07-28) / A2A SendMessage', ratio: pairedRatio(rows, 0, 1), target: TARGET },
-        { description: 'MCP fast path / the SDK\'s stateless handling (keep ≥ 1.10)', ratio: pairedRatio(rows, 0, 3), target: KEEP_THRESHOLD }
+        { description: 'MCP fast path / the SDK\'s stateless handling (keep ≥ 1.10)', ratio: pairedRatio(rows, 0, 3), target: KEEP_THRESHOLD },
+        { description: 'MCP 2025-11-25 fast path / the SDK\'s stateless handling (keep ≥ 1.10)', ratio: pairedRatio(rows, 2, 4), target: KEEP_THRESHOLD }
       ],
       notes: [
         `informative: MCP ask_agent (2025-11-25) / A2A SendMessage ${pairedRatio(rows, 2, 1).toFixed(3)}`,
         `reply bytes: MCP ${sizes[0]} (2026-07-28), ${sizes[2]} (2025-11-25, SSE), A2A ${sizes[1]}`,
         `server CPU per request (median): MCP ${(rows[0].cpuMicrosPerRequest as number).toFixed(1)} µs (2026-07-28), ` +
           `${(rows[2].cpuMicrosPerRequest as number).toFixed(1)} µs (2025-11-25), A2A ${(rows[1].cpuMicrosPerRequest as number).toFixed(1)} µs, ` +
-          `MCP 2026-07-28 without the fast path ${(rows[3].cpuMicrosPerRequest as number).toFixed(1)} µs; CPU-based ratios ` +
-          `${pairedRatio(rows, 0, 1, true).toFixed(3)} (MCP / A2A) and ${pairedRatio(rows, 0, 3, true).toFixed(3)} (fast path / SDK's stateless handling)`,
+          `MCP without the fast path ${(rows[3].cpuMicrosPerRequest as number).toFixed(1)} µs (2026-07-28), ` +
+          `${(rows[4].cpuMicrosPerRequest as number).toFixed(1)} µs (2025-11-25); CPU-based ratios ` +
+          `${pairedRatio(rows, 0, 1, true).toFixed(3)} (MCP / A2A), ${pairedRatio(rows, 0, 3, true).toFixed(3)} (fast path / SDK's stateless handling) ` +
+          `and ${pairedRatio(rows, 2, 4, true).toFixed(3)} (2025-11-25 fast path / SDK's stateless handling)`,
         `MCP and A2A share one gateway process; ${options.connections} connections, ${options.rounds} rounds of ${options.durationSec} s`
       ]
     }
