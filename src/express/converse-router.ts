@@ -54,7 +54,7 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
   defaultAgentCard?: boolean
   /** Largest accepted request body of the A2A endpoint and the MCP door, in bytes. Default 1048576 (1 MiB). */
   bodyLimit?: number
-  /** The MCP door's fast path for plain 2026-07-28 tools/call and tools/list (see mcpEndpoint's `directToolCalls`). Default true. */
+  /** The MCP door's fast path for plain tools/call and tools/list, every revision (see mcpEndpoint's `directToolCalls`). Default true. */
   mcpDirectToolCalls?: boolean
   /** Task events published after an executor returned, relayed to open streams (see a2aEndpoint). */
   events?: TaskEventSource

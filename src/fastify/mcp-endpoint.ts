@@ -21,8 +21,9 @@ export interface McpEndpointOptions {
   /** Fastify's register option; register `converse` and `a2aEndpoint` with the same prefix. */
   prefix?: string
   /**
-   * Answer plain 2026-07-28 `tools/call` and `tools/list` requests through one long-lived MCP server per agent
-   * instead of the SDK's new server per request (same replies; docs/mcp.md). Default true; `false` is for comparisons.
+   * Answer plain `tools/call` and `tools/list` requests (2026-07-28 and the older revisions) through one long-lived MCP
+   * server per agent and era instead of the SDK's new server per request (same replies; docs/mcp.md). Default true;
+   * `false` is for comparisons.
    */
   directToolCalls?: boolean
   /** Told of every tools/call by tool name (`unknown` for a name the agent does not have): the gateway's metrics. */

@@ -12,8 +12,8 @@
  * What stays on `createMcpHandler` (`eligibleRequest` says no): every request that is not a single JSON-RPC request
  * of one of the two methods claiming 2026-07-28 in its envelope, or whose standard headers (SEP-2243:
  * MCP-Protocol-Version, Mcp-Method, Mcp-Name) are not exactly the body's, or whose Content-Type is not JSON — so
- * `server/discover`, the older revisions, notifications, batches and the HTTP-level refusals keep the SDK's own
- * answers. The SDK's own classification (`classifyInboundRequest`) is not run on the fast path: it parses the body
+ * `server/discover`, notifications, batches and the HTTP-level refusals keep the SDK's own answers (the older
+ * revisions: below). The SDK's own classification (`classifyInboundRequest`) is not run on the fast path: it parses the body
  * with zod schemas most of which fail (~3.5 % of a tool call's instructions). What it would refuse among eligible
  * requests, a malformed envelope, the pinned Server refuses before any handler runs (`envelopeRefused`), and the door
  * then answers it through `createMcpHandler` (no tool ran). test/mcp/direct-exchange.test.ts sends the same requests
