@@ -9,8 +9,8 @@ import { a2aEndpoint, converse } from '../../src/fastify.js'
 import { MemoryTaskTurnLock, TaskBusyError, type TaskTurnKey, type TaskTurnLock } from '../../src/service.js'
 import { buildApp, rpc, userMessage } from '../fixtures/a2a-app.js'
 import { inputRequiredExecutor } from '../fixtures/a2a-executors.js'
-import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
-import { propagation, SpanStatusCode, trace } from '@opentelemetry/api'
+import { SpanStatusCode } from '@opentelemetry/api'
+import { registerSdk } from '../fixtures/tracing-sdk.js'
 
 type Json = any
 
@@ -47,14 +47,7 @@ t.test('turns naming a task take the lock with its scope; new tasks do not', asy
 
 t.test('a turn that waited its bound: -32603 naming the busy task, and nothing ran; its wait is an ERROR span', async (t) => {
   // A plugin user's OpenTelemetry SDK (its default context manager).
-  const exporter = new InMemorySpanExporter()
-  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  provider.register()
-  t.teardown(async () => {
-    await provider.shutdown()
-    trace.disable()
-    propagation.disable()
-  })
+  const exporter = registerSdk(t)
   const app = await buildApp(inputRequiredExecutor(), { turnLock: busy })
   t.teardown(() => app.close())
   const first = (await rpc(app, 'SendMessage', { message: userMessage('hello') })).json()

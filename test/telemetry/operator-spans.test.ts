@@ -7,30 +7,18 @@
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import Fastify from 'fastify'
-import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node'
-import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import type { InMemorySpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-node'
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import operatorApi from '../../plugins/operator-api.js'
 import type { Inbox } from '../../src/runtime/inbox.js'
 import { endHttpServerSpan, startHttpServerSpan } from '../../src/telemetry/http-server-spans.js'
 import { AUTH, Client, gateway, OPERATOR_KEY, operator } from '../fixtures/conversation-gateway.js'
 import { startGateway } from '../fixtures/gateway-helpers.js'
 import { InboxEvents } from '../fixtures/inbox-events.js'
+import { registerSdk } from '../fixtures/tracing-sdk.js'
 
 const BASE = '/api/v1/agents/:agentId/conversations/:contextId'
 const SECRET_TEXT = 'the reply only the caller may read'
-
-/** An SDK registered for one test (a plugin user's own), unregistered with its propagator in its teardown; its spans in memory. */
-function registerSdk (t: Test): InMemorySpanExporter {
-  const exporter = new InMemorySpanExporter()
-  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  provider.register()
-  t.teardown(async () => {
-    await provider.shutdown()
-    trace.disable()
-    propagation.disable()
-  })
-  return exporter
-}
 
 function traceparent (): { header: string, traceId: string, spanId: string } {
   const traceId = randomBytes(16).toString('hex')

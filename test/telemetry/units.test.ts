@@ -2,11 +2,11 @@
  * src/telemetry/ and the gateway's metrics module by themselves: trace context in and out (with the SDK's W3C
  * propagator registered, and without any SDK), span helpers, the envelope → attributes mapping, label bounds.
  */
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import pg from 'pg'
-import { AlwaysOffSampler, InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
+import { AlwaysOffSampler } from '@opentelemetry/sdk-trace-node'
 import { propagation, SpanStatusCode, type TextMapPropagator } from '@opentelemetry/api'
 import { answerAttributes, ATTR, serverAttributes, summarizeResult } from '../../src/telemetry/attributes.js'
 import {
@@ -19,21 +19,10 @@ import { tracedTaskStore } from '../../src/stores/traced-task-store.js'
 import { InMemoryTaskStore, type ServerCallContext } from '@a2a-js/sdk/server'
 import { callerContext } from '../../src/auth/sdk-user.js'
 import { parsePrometheus, valueOf } from '../fixtures/prometheus-text.js'
+import { registerSdk } from '../fixtures/tracing-sdk.js'
 
 const KEY = 'urn:envelope'
 const PARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
-
-/** An SDK registered for one test (a plugin user's own), unregistered in its teardown; its spans in memory. */
-function registerSdk (t: Test, sampler?: AlwaysOffSampler): InMemorySpanExporter {
-  const exporter = new InMemorySpanExporter()
-  const provider = new NodeTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  provider.register()
-  t.teardown(async () => {
-    await provider.shutdown()
-    trace.disable()
-  })
-  return exporter
-}
 
 t.test('without an SDK: no context comes in, nothing goes out, spans are no-ops', async (t) => {
   const context = extractTraceContext({ traceparent: PARENT })
