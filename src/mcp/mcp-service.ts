@@ -35,7 +35,7 @@ import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { errorResponse, type JsonRpcResponse } from '../protocol/errors.js'
 import { askForInput, continuationOf, verifyRequestState, type Continuation } from './input-required.js'
 import {
-  connectDirectExchange, eligibleLegacyRequest, eligibleRequest, envelopeRefused, openLegacyStream, type DirectExchange, type ExchangeHeaders
+  connectDirectExchange, eligibleLegacyRequest, eligibleRequest, envelopeRefused, openLegacyStream, type DirectExchange, type Exchange, type ExchangeHeaders
 } from './direct-exchange.js'
 import { serverIdentity, type ServerIdentity } from './server-card.js'
 import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
@@ -293,31 +293,35 @@ export function createMcpService (options: McpServiceOptions): McpService {
     return exchange
   }
 
+  /**
+   * Runs `call` on the era's long-lived Server; a client gone before its reply cancels it, so its A2A call stops
+   * waiting. Undefined: no Server for this identity (MAX_PINNED reached), the SDK's handler answers.
+   */
+  function exchangeOn (request: McpRequest, call: JSONRPCRequest, era: 'modern' | 'legacy'): Exchange | undefined {
+    const exchange = exchangeFor(request, era)?.exchange(call, request)
+    const { response } = request
+    if (exchange !== undefined) response.once('close', () => { if (!response.writableFinished) exchange.cancel() })
+    return exchange
+  }
+
   /** The fast path: the reply the SDK's handler would write, without a new Server. False: not taken. */
   async function answerDirectly (request: McpRequest, call: JSONRPCRequest): Promise<boolean> {
-    const direct = exchangeFor(request, 'modern')
-    if (direct === undefined) return false
-    const { response } = request
-    const exchange = direct.exchange(call, request)
-    // A client gone before its reply: the tool call is cancelled, so its A2A call stops waiting.
-    response.once('close', () => { if (!response.writableFinished) exchange.cancel() })
+    const exchange = exchangeOn(request, call, 'modern')
+    if (exchange === undefined) return false
     const reply = await exchange.reply
     if (reply === undefined) return true
     if (envelopeRefused(reply)) return false
     const text = JSON.stringify(reply)
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
-    response.end(text)
+    request.response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+    request.response.end(text)
     return true
   }
 
   /** The legacy fast path: the SSE reply the SDK's stateless legacy leg would write, without a new Server. False: not taken. */
   async function answerInLegacyStream (request: McpRequest, call: JSONRPCRequest): Promise<boolean> {
-    const direct = exchangeFor(request, 'legacy')
-    if (direct === undefined) return false
-    const { response } = request
-    const exchange = direct.exchange(call, request)
-    const stream = openLegacyStream(response)
-    response.once('close', () => { if (!response.writableFinished) exchange.cancel() })
+    const exchange = exchangeOn(request, call, 'legacy')
+    if (exchange === undefined) return false
+    const stream = openLegacyStream(request.response)
     stream.end(await exchange.reply)
     return true
   }
