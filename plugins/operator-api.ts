@@ -6,6 +6,8 @@ import { OWNERSHIP_STATES, type OwnershipState } from '../src/core/envelope.js'
 import type { Inbox } from '../src/runtime/inbox.js'
 import { MAX_CONVERSATION_KEY_LENGTH } from '../src/stores/conversation-store.js'
 import { endHttpServerSpan, startHttpServerSpan } from '../src/telemetry/http-server-spans.js'
+import type { Context } from '../src/telemetry/tracing.js'
+import { inAnswerLogSpan } from '../src/stores/traced-conversations.js'
 import { ANSWER_WINDOW_NAMES, decodeGroupCursor, encodeGroupCursor, type AnswerLog, type AnswerWindow } from '../src/stores/answer-log.js'
 import {
   DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BUFFERED_BYTES, followConversations, type ConversationStreams
@@ -139,9 +141,10 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
 
   // One HTTP SERVER span per request (docs/observability.md, "Spans"), started before the key is checked: a 401 is a
   // request too. It ends when the response closes: sent, a hijacked live stream ended, or the client gone first.
-  const traced = new WeakSet<FastifyRequest>()
+  // `traced` holds each request's span context while its span is recorded: the parent of the store calls it makes.
+  const traced = new WeakMap<FastifyRequest, Context | undefined>()
+  const traceOf = (request: FastifyRequest): Context | undefined => traced.get(request)
   const startRequestSpan = (request: FastifyRequest, startTime?: number) => {
-    traced.add(request)
     const { agentId } = request.params as { agentId?: string }
     return startHttpServerSpan({
       method: request.method,
@@ -153,15 +156,18 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
     })
   }
   fastify.addHook('onRequest', (request, reply, done) => {
-    const span = startRequestSpan(request)
-    // A span not recorded (no SDK: the API's no-op; or sampled out) has nothing to end: no listener for it.
-    if (span.isRecording()) reply.raw.once('close', () => { endHttpServerSpan(span, reply.raw.headersSent ? reply.raw.statusCode : undefined) })
+    const { span, context } = startRequestSpan(request)
+    // A span not recorded (no SDK: the API's no-op; or sampled out) has nothing to end: no listener for it, and
+    // nothing under it.
+    const recording = span.isRecording()
+    traced.set(request, recording ? context : undefined)
+    if (recording) reply.raw.once('close', () => { endHttpServerSpan(span, reply.raw.headersSent ? reply.raw.statusCode : undefined) })
     done()
   })
   // A hook of an enclosing scope answered before ours ran (the gateway app's rate limit, a 429): its span, from the
   // request's start, ends here.
   fastify.addHook('onResponse', (request, reply, done) => {
-    if (!traced.has(request)) endHttpServerSpan(startRequestSpan(request, Date.now() - reply.elapsedTime), reply.statusCode)
+    if (!traced.has(request)) endHttpServerSpan(startRequestSpan(request, Date.now() - reply.elapsedTime).span, reply.statusCode)
     done()
   })
 
@@ -205,7 +211,7 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
       before: cursor === undefined ? undefined : Number(cursor),
       ownership: owner,
       needsPerson: needsPerson === undefined ? undefined : needsPerson === 'true'
-    })
+    }, traceOf(request))
     return { conversations: page.conversations, ...(page.next !== undefined ? { next: String(page.next) } : {}) }
   })
 
@@ -220,7 +226,8 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
     const { agentId } = request.params
     if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
     if (answers === undefined) return noAnswerLog(reply)
-    return await answers.series(agentId, request.query.window ?? DEFAULT_ANSWER_WINDOW)
+    const window = request.query.window ?? DEFAULT_ANSWER_WINDOW
+    return await inAnswerLogSpan(answers, 'series', agentId, traceOf(request), async () => await answers.series(agentId, window))
   })
 
   fastify.get<{ Params: AgentParams, Querystring: GapsQuery }>('/api/v1/agents/:agentId/answers/unanswered', {
@@ -234,7 +241,8 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
     if (cursor !== undefined && after === undefined) {
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'querystring/cursor is not a cursor this API gave (a page\'s `next`)' })
     }
-    const page = await answers.unanswered(agentId, { window, limit: limit === undefined ? DEFAULT_GAPS_PAGE_SIZE : Number(limit), after })
+    const query = { window, limit: limit === undefined ? DEFAULT_GAPS_PAGE_SIZE : Number(limit), after }
+    const page = await inAnswerLogSpan(answers, 'unanswered', agentId, traceOf(request), async () => await answers.unanswered(agentId, query))
     return { window, questions: page.groups, ...(page.next !== undefined ? { next: encodeGroupCursor(page.next) } : {}) }
   })
 
@@ -251,14 +259,14 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
   fastify.get<{ Params: ConversationParams }>(`${base}/trace`, { schema: { params } }, async (request, reply) => {
     const { agentId, contextId } = request.params
     if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
-    const trace = await inbox.trace(agentId, contextId)
+    const trace = await inbox.trace(agentId, contextId, traceOf(request))
     return trace ?? notFound(reply, `unknown conversation "${contextId}"`)
   })
 
   fastify.get<{ Params: ConversationParams }>(base, { schema: { params } }, async (request, reply) => {
     const { agentId, contextId } = request.params
     if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
-    const view = await inbox.view(agentId, contextId)
+    const view = await inbox.view(agentId, contextId, traceOf(request))
     return view ?? notFound(reply, `unknown conversation "${contextId}"`)
   })
 
@@ -266,7 +274,7 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
     fastify.post<{ Params: ConversationParams }>(`${base}/${action}`, { schema: { params } }, async (request, reply) => {
       const { agentId, contextId } = request.params
       if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
-      const view = action === 'takeover' ? await inbox.takeover(agentId, contextId) : await inbox.release(agentId, contextId)
+      const view = action === 'takeover' ? await inbox.takeover(agentId, contextId, traceOf(request)) : await inbox.release(agentId, contextId, traceOf(request))
       return view ?? notFound(reply, `unknown conversation "${contextId}"`)
     })
   }
@@ -276,7 +284,7 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
   }, async (request, reply) => {
     const { agentId, contextId } = request.params
     if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
-    const result = await inbox.reply(agentId, contextId, request.body.text)
+    const result = await inbox.reply(agentId, contextId, request.body.text, traceOf(request))
     if (result === undefined) return notFound(reply, `unknown conversation "${contextId}"`)
     if (result === 'not_human_owned') {
       return reply.code(409).send({ statusCode: 409, error: 'Conflict', message: 'take the conversation over before replying' })

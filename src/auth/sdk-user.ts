@@ -26,7 +26,7 @@ export function callerIdOf (context: { readonly user?: User } | undefined): stri
   return user?.isAuthenticated === true ? user.userName : undefined
 }
 
-/** A call context in the scope of a caller (a walk-in's for undefined), for work done outside a request. */
-export function callerContext (callerId: string | undefined): ServerCallContext {
-  return new ServerCallContext(callerId === undefined ? {} : { user: new AuthenticatedCaller(callerId) })
+/** A call context in the scope of a caller (a walk-in's for undefined), for work done outside a request; `state` its state. */
+export function callerContext (callerId: string | undefined, state?: Map<string, unknown>): ServerCallContext {
+  return new ServerCallContext({ user: callerId === undefined ? undefined : new AuthenticatedCaller(callerId), state })
 }

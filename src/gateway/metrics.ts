@@ -166,18 +166,18 @@ export function createGatewayMetrics (agentIds: readonly string[]): GatewayMetri
     rateLimited: (door) => { rateLimited.inc({ door }) },
     countedInbox (inbox) {
       const counted: Inbox = Object.create(inbox)
-      counted.takeover = async (agentId, contextId) => {
-        const view = await inbox.takeover(agentId, contextId)
+      counted.takeover = async (agentId, contextId, trace) => {
+        const view = await inbox.takeover(agentId, contextId, trace)
         if (view !== undefined) takeovers.inc({ agent: agentLabel(agentId) })
         return view
       }
-      counted.release = async (agentId, contextId) => {
-        const view = await inbox.release(agentId, contextId)
+      counted.release = async (agentId, contextId, trace) => {
+        const view = await inbox.release(agentId, contextId, trace)
         if (view !== undefined) releases.inc({ agent: agentLabel(agentId) })
         return view
       }
-      counted.reply = async (agentId, contextId, text) => {
-        const result = await inbox.reply(agentId, contextId, text)
+      counted.reply = async (agentId, contextId, text, trace) => {
+        const result = await inbox.reply(agentId, contextId, text, trace)
         if (typeof result === 'object') humanReplies.inc({ agent: agentLabel(agentId) })
         return result
       }

@@ -16,7 +16,10 @@ import { StreamResponse, TaskState, type Message, type Task } from '@a2a-js/sdk'
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { createTaskWriter, type TaskWriter } from '../events/task-writer.js'
 import { callerContext } from '../auth/sdk-user.js'
-import { TaskBusyError, taskTurnKey, type TaskTurnLock, type TaskTurnRelease } from '../stores/task-turn-lock.js'
+import { TaskBusyError, type TaskTurnLock, type TaskTurnRelease } from '../stores/task-turn-lock.js'
+import { acquireTurn } from '../stores/traced-turn-lock.js'
+import { inConversationSpan, type ConversationOperation } from '../stores/traced-conversations.js'
+import { traceContextState, type Context } from '../telemetry/tracing.js'
 import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/envelope.js'
 import type { TaskEventHub, TaskEventListener } from '../events/task-event-hub.js'
 import {
@@ -91,14 +94,20 @@ export interface ConversationTrace {
   version: number
 }
 
+/**
+ * What the operator API does to an agent's conversations. Every method but `follow` takes the trace context of the
+ * request it serves (`trace`, optional): the store calls, task loads and writes and turn lock waits it makes are then
+ * spans under that request's (for the stores whose calls are spans: src/stores/traced-conversations.ts), and push
+ * notifications its task writes send carry that trace.
+ */
 export interface Inbox {
-  view (agentId: string, contextId: string): Promise<ConversationView | undefined>
+  view (agentId: string, contextId: string, trace?: Context): Promise<ConversationView | undefined>
   /** A page of the agent's conversations, newest activity first. */
-  list (agentId: string, options: Omit<ConversationListOptions, 'limit'> & { limit: number }): Promise<InboxPage>
+  list (agentId: string, options: Omit<ConversationListOptions, 'limit'> & { limit: number }, trace?: Context): Promise<InboxPage>
   /** The conversation's turns with the agent turns' envelopes; undefined: unknown conversation. */
-  trace (agentId: string, contextId: string): Promise<ConversationTrace | undefined>
-  takeover (agentId: string, contextId: string): Promise<ConversationView | undefined>
-  release (agentId: string, contextId: string): Promise<ConversationView | undefined>
+  trace (agentId: string, contextId: string, trace?: Context): Promise<ConversationTrace | undefined>
+  takeover (agentId: string, contextId: string, trace?: Context): Promise<ConversationView | undefined>
+  release (agentId: string, contextId: string, trace?: Context): Promise<ConversationView | undefined>
   /** Follows the agent's conversation events (runtime/conversation-feed.ts); returns the unsubscribe function. */
   follow (agentId: string, listener: TaskEventListener): () => void
   /**
@@ -106,7 +115,7 @@ export interface Inbox {
    * person and the conversation already keeps the most undelivered replies it can (the store's maxInbox) — the
    * reply is refused rather than accepted and dropped.
    */
-  reply (agentId: string, contextId: string, text: string): Promise<HumanReplyResult | 'not_human_owned' | 'inbox_full' | undefined>
+  reply (agentId: string, contextId: string, text: string, trace?: Context): Promise<HumanReplyResult | 'not_human_owned' | 'inbox_full' | undefined>
 }
 
 export interface InboxOptions {
@@ -147,6 +156,13 @@ export function createInbox (options: InboxOptions): Inbox {
   const newId = options.newId ?? randomUUID
   const recent = options.recentTurns ?? 20
 
+  /**
+   * One call of the store, a span under `trace` where the store's calls are. Its key, not the client's contextId:
+   * no context id attribute (the key holds the caller's id for a signed-in caller).
+   */
+  const inStore = <T>(operation: ConversationOperation, agentId: string, trace: Context | undefined, work: () => Promise<T>): Promise<T> =>
+    inConversationSpan(store, operation, agentId, undefined, trace, work)
+
   function toView (state: ConversationState): ConversationView {
     const view: ConversationView = {
       agentId: state.agentId,
@@ -161,11 +177,11 @@ export function createInbox (options: InboxOptions): Inbox {
   }
 
   /** The task the conversation holds for a person: its last task, while that task is WORKING. */
-  async function heldTask (agentId: string, state: ConversationState): Promise<string | undefined> {
+  async function heldTask (agentId: string, state: ConversationState, trace: Context | undefined): Promise<string | undefined> {
     const taskId = lastTaskTurn(state)?.taskId
     if (taskId === undefined) return undefined
     // The task is in its caller's scope (a walk-in's without a caller).
-    const task = await (taskStores.get(agentId) as TaskStore).load(taskId, callerContext(state.caller?.id))
+    const task = await (taskStores.get(agentId) as TaskStore).load(taskId, callerContext(state.caller?.id, traceContextState(trace)))
     return task?.status?.state === TaskState.TASK_STATE_WORKING ? taskId : undefined
   }
 
@@ -178,13 +194,15 @@ export function createInbox (options: InboxOptions): Inbox {
    * held the task past the lock's wait bound (nothing written).
    */
   async function writeTask (
-    conversation: ConversationState, taskId: string, state: TaskState, message: Message, waiting: (task: Task) => boolean
+    conversation: ConversationState, taskId: string, state: TaskState, message: Message, waiting: (task: Task) => boolean,
+    trace: Context | undefined
   ): Promise<'landed' | 'ended' | 'busy'> {
     const agentId = conversation.agentId
-    const context = callerContext(conversation.caller?.id)
+    const context = callerContext(conversation.caller?.id, traceContextState(trace))
+    const lock = options.turnLocks?.get(agentId)
     let release: TaskTurnRelease | undefined
     try {
-      release = await options.turnLocks?.get(agentId)?.acquire(taskTurnKey(context, taskId))
+      release = lock === undefined ? undefined : await acquireTurn(lock, context, taskId)
     } catch (error) {
       if (error instanceof TaskBusyError) return 'busy'
       throw error
@@ -203,18 +221,18 @@ export function createInbox (options: InboxOptions): Inbox {
     }
   }
 
-  async function setOwnership (agentId: string, contextId: string, ownership: OwnershipState) {
-    if (!await store.exists(agentId, contextId)) return undefined
+  async function setOwnership (agentId: string, contextId: string, ownership: OwnershipState, trace: Context | undefined) {
+    if (!await inStore('exists', agentId, trace, async () => await store.exists(agentId, contextId))) return undefined
     let held: string | undefined
     let state: ConversationState
     for (let tries = 0; ; tries++) {
       // The held task is looked up before the update, as a reply's is (see reply): a task load inside the update
       // would wait for the update's own session on the embedded database.
-      const seen = ownership === 'ai_owned' ? await store.get(agentId, contextId) : undefined
+      const seen = ownership === 'ai_owned' ? await inStore('get', agentId, trace, async () => await store.get(agentId, contextId)) : undefined
       const lastTaskId = seen === undefined ? undefined : lastTaskTurn(seen)?.taskId
-      const heldThen = seen === undefined ? undefined : await heldTask(agentId, seen)
+      const heldThen = seen === undefined ? undefined : await heldTask(agentId, seen, trace)
       let moved = false
-      state = await store.update(agentId, contextId, (current) => {
+      state = await inStore('update', agentId, trace, async () => await store.update(agentId, contextId, (current) => {
         held = undefined
         const next = current as ConversationState
         if (next.ownership === ownership) return next
@@ -229,7 +247,7 @@ export function createInbox (options: InboxOptions): Inbox {
           held = moved ? undefined : heldThen
         }
         return next
-      })
+      }))
       if (!moved || tries >= MOVED_RETRIES) break
     }
     if (held !== undefined) {
@@ -246,7 +264,7 @@ export function createInbox (options: InboxOptions): Inbox {
           ownership: { state: 'ai_owned', suppressed: false }
         }
       })
-      await writeTask(state, held, TaskState.TASK_STATE_COMPLETED, message, heldForPerson)
+      await writeTask(state, held, TaskState.TASK_STATE_COMPLETED, message, heldForPerson, trace)
     }
     return toView(state)
   }
@@ -306,27 +324,27 @@ export function createInbox (options: InboxOptions): Inbox {
   }
 
   return {
-    async view (agentId, contextId) {
-      const state = await store.get(agentId, contextId)
+    async view (agentId, contextId, trace) {
+      const state = await inStore('get', agentId, trace, async () => await store.get(agentId, contextId))
       return state === undefined ? undefined : toView(state)
     },
-    async list (agentId, listOptions) {
+    async list (agentId, listOptions, trace) {
       // One more than asked: whether a next page exists, without a count.
-      const summaries = await store.list(agentId, { ...listOptions, limit: listOptions.limit + 1 })
+      const summaries = await inStore('list', agentId, trace, async () => await store.list(agentId, { ...listOptions, limit: listOptions.limit + 1 }))
       const page = summaries.slice(0, listOptions.limit)
       const result: InboxPage = { conversations: page.map(inboxEntry) }
       if (summaries.length > listOptions.limit) result.next = page[page.length - 1].position
       return result
     },
-    async trace (agentId, contextId) {
-      const state = await store.get(agentId, contextId)
+    async trace (agentId, contextId, trace) {
+      const state = await inStore('get', agentId, trace, async () => await store.get(agentId, contextId))
       return state === undefined ? undefined : toTrace(state)
     },
     follow: (agentId, listener) => events.subscribeConversations(agentId, listener),
-    takeover: (agentId, contextId) => setOwnership(agentId, contextId, 'human_owned'),
-    release: (agentId, contextId) => setOwnership(agentId, contextId, 'ai_owned'),
-    async reply (agentId, contextId, text) {
-      if (!await store.exists(agentId, contextId)) return undefined
+    takeover: (agentId, contextId, trace) => setOwnership(agentId, contextId, 'human_owned', trace),
+    release: (agentId, contextId, trace) => setOwnership(agentId, contextId, 'ai_owned', trace),
+    async reply (agentId, contextId, text, trace) {
+      if (!await inStore('exists', agentId, trace, async () => await store.exists(agentId, contextId))) return undefined
       const reply = { id: newId(), at: new Date().toISOString(), text }
       const target: { taskId?: string, result?: ReplyOutcome } = {}
       let result: HumanReplyResult | undefined
@@ -338,10 +356,11 @@ export function createInbox (options: InboxOptions): Inbox {
           // conversation's row while it runs (on the embedded database, its only session), so a task load there
           // would wait for the update itself.
           // (It exists: checked above. One deleted meanwhile fails here as the update itself would.)
-          const seen = await store.get(agentId, contextId) as ConversationState
+          const seen = await inStore('get', agentId, trace, async () => await store.get(agentId, contextId)) as ConversationState
           const lastTaskId = lastTaskTurn(seen)?.taskId
-          const taskId = attempt < REPLY_ATTEMPTS - 1 ? await heldTask(agentId, seen) : undefined
-          state = await store.update(agentId, contextId, addressReply(reply, attempt, target, { lastTaskId, taskId }, tries === MOVED_RETRIES))
+          const taskId = attempt < REPLY_ATTEMPTS - 1 ? await heldTask(agentId, seen, trace) : undefined
+          const update = addressReply(reply, attempt, target, { lastTaskId, taskId }, tries === MOVED_RETRIES)
+          state = await inStore('update', agentId, trace, async () => await store.update(agentId, contextId, update))
           if (target.result !== 'moved') break
         }
         if (target.result === 'not_human_owned' || target.result === 'inbox_full') {
@@ -353,7 +372,7 @@ export function createInbox (options: InboxOptions): Inbox {
         const wire = StreamResponse.toJSON({ payload: { $case: 'message', value: message } }) as { message: Record<string, unknown> }
         result = { contextId, ...(taskId !== undefined ? { taskId } : {}), delivered: taskId !== undefined, message: wire.message }
         if (taskId === undefined || target.result === 'kept') return { ...result, delivered: false }
-        const written = await writeTask(state, taskId, TaskState.TASK_STATE_WORKING, message, heldForPerson)
+        const written = await writeTask(state, taskId, TaskState.TASK_STATE_WORKING, message, heldForPerson, trace)
         if (written === 'landed') return result
         // A task a client turn keeps busy will be so again: straight to the inbox (the last attempt).
         if (written === 'busy') attempt = REPLY_ATTEMPTS - 2

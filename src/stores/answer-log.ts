@@ -113,6 +113,8 @@ export interface QuestionGroupQuery {
 }
 
 export interface AnswerLog {
+  /** As the conversation store's `traced`: true when each query is worth a span (src/stores/traced-conversations.ts). */
+  readonly traced?: boolean
   /** The agent's answers in the window, by coverage, per bucket. */
   series (agentId: string, window: AnswerWindow): Promise<AnswerSeries>
   /** The agent's unanswered questions in the window, grouped by questionKey, most frequent first. */

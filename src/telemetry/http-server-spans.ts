@@ -14,7 +14,7 @@ import {
   HTTP_REQUEST_METHOD_VALUE_OTHER
 } from '@opentelemetry/semantic-conventions'
 import { ATTR, type Attributes } from './attributes.js'
-import { extractTraceContext, SpanKind, SpanStatusCode, startSpan, type HeaderRecord, type Span } from './tracing.js'
+import { extractTraceContext, SpanKind, SpanStatusCode, startSpan, type Context, type HeaderRecord, type Span } from './tracing.js'
 
 /** The methods the conventions know (RFC 9110 and PATCH); any other is `_OTHER`, never the caller's text. */
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE'])
@@ -32,8 +32,11 @@ export interface HttpServerRequest {
   startTime?: number
 }
 
-/** The request's SERVER span, a child of its `traceparent` (a root without one); end it with endHttpServerSpan. */
-export function startHttpServerSpan (request: HttpServerRequest): Span {
+/**
+ * The request's SERVER span, a child of its `traceparent` (a root without one), and the context holding it (the parent
+ * of the work the request does); end it with endHttpServerSpan.
+ */
+export function startHttpServerSpan (request: HttpServerRequest): { span: Span, context: Context } {
   const known = KNOWN_METHODS.has(request.method)
   const method = known ? request.method : HTTP_REQUEST_METHOD_VALUE_OTHER
   const attributes: Attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_SCHEME]: request.scheme }
@@ -44,7 +47,7 @@ export function startHttpServerSpan (request: HttpServerRequest): Span {
     attributes[ATTR_HTTP_ROUTE] = request.route
   }
   if (request.agentId !== undefined) attributes[ATTR.agentId] = request.agentId
-  return startSpan(name, SpanKind.SERVER, attributes, extractTraceContext(request.headers), request.startTime).span
+  return startSpan(name, SpanKind.SERVER, attributes, extractTraceContext(request.headers), request.startTime)
 }
 
 /** Ends the span with the response's status code (none when no response was sent: the client left first). */

@@ -87,6 +87,11 @@ export function traceHeadersOf (headers: HeaderRecord): Record<string, string> {
  */
 export const TRACE_CONTEXT_STATE = 'a2a-converse.traceContext'
 
+/** A call context's state naming `trace` (TRACE_CONTEXT_STATE), for work outside a request's own call context. */
+export function traceContextState (trace: Context | undefined): Map<string, unknown> {
+  return new Map(trace === undefined ? [] : [[TRACE_CONTEXT_STATE, () => trace]])
+}
+
 /** The trace context a call context's state holds (TRACE_CONTEXT_STATE), if any. */
 export function traceContextIn (state: ReadonlyMap<string, unknown> | undefined): Context | undefined {
   const current = state?.get(TRACE_CONTEXT_STATE)

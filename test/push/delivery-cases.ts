@@ -2,13 +2,14 @@
  * Push notifications delivered to a real webhook receiver (Fastify on loopback; PUSH_ALLOWED_HOSTS=127.0.0.1 and
  * PUSH_ALLOW_HTTP=true, as the receivers are plain http on this host), on memory, embedded and PostgreSQL state: the
  * routine and human takeover story in order with the config's Authorization; 500 then 200 (retried); 400 (not
- * retried); a redirect (not followed); the receiver down then back; each POST in the trace of the turn that recorded it.
+ * retried); a redirect (not followed); the receiver down then back; each POST in the trace of the turn or the operator
+ * request that recorded it.
  */
 import type { Test } from 'tap'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { propagation, trace } from '@opentelemetry/api'
+import { propagation, SpanKind, trace } from '@opentelemetry/api'
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
-import { Client, envelopeOf, envelopesIn, gateway, operator, textOf } from '../fixtures/conversation-gateway.js'
+import { AUTH, Client, envelopeOf, envelopesIn, gateway, operator, textOf } from '../fixtures/conversation-gateway.js'
 import { logLines } from '../fixtures/gateway-helpers.js'
 import { webhookReceiver } from '../fixtures/webhook-receiver.js'
 
@@ -173,6 +174,59 @@ export function deliveryCases (t: Test, stateEnv: StateEnv): void {
       t.ok(conversation.every((span) => span.parentSpanContext?.spanId === turn?.spanContext().spanId), 'children of the turn\'s backend span')
     } else {
       t.same(conversation, [], 'the memory store\'s calls are not spans')
+    }
+  })
+
+  t.test('an operator\'s reply and release: its store calls are spans under its request\'s, its POSTs continue its trace', async (t) => {
+    const exporter = new InMemorySpanExporter()
+    const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    provider.register({ contextManager: null })
+    t.teardown(async () => {
+      await provider.shutdown()
+      trace.disable()
+      propagation.disable()
+    })
+    const receiver = await webhookReceiver(t)
+    const env = await stateEnv(t)
+    const traced = env.STATE === 'embedded' || env.DATABASE_URL !== undefined
+    const app = await gateway(t, { env: { ...LOOPBACK, ...env } })
+    const client = new Client(t, app)
+    const routine = await client.task('book a table')
+    await client.call('CreateTaskPushNotificationConfig', { taskId: routine.id, url: receiver.url })
+    const contextId = routine.contextId
+    t.equal((await operator(app, 'POST', `demo/conversations/${contextId}/takeover`)).statusCode, 200)
+    t.equal((await client.task('Can a person help me?', { taskId: routine.id })).status.state, 'TASK_STATE_WORKING')
+    await receiver.waitFor(1)
+    /** An operator request in a trace of its own: its trace id. */
+    const act = async (action: string, body?: unknown): Promise<string> => {
+      const traceId = randomBytes(16).toString('hex')
+      const res = await operator(app, 'POST', `demo/conversations/${contextId}/${action}`, body, { ...AUTH, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` })
+      t.equal(res.statusCode, action === 'messages' ? 201 : 200, action)
+      return traceId
+    }
+    const replyTrace = await act('messages', { text: 'Hello, this is Sam.' })
+    const releaseTrace = await act('release')
+    const [, replied, released] = await receiver.waitFor(3)
+    t.match(replied.headers.traceparent, new RegExp(`^00-${replyTrace}-[0-9a-f]{16}-01$`), 'the reply\'s POST: the operator\'s trace')
+    t.match(released.headers.traceparent, new RegExp(`^00-${releaseTrace}-[0-9a-f]{16}-01$`), 'the release\'s POST: the operator\'s trace')
+
+    const spansOf = (traceId: string): ReturnType<typeof exporter.getFinishedSpans> => exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId)
+    for (let waited = 0; spansOf(releaseTrace).filter((span) => span.name === 'push.webhook POST').length === 0 && waited < 5000; waited += 20) await sleep(20)
+    // The conversation store's calls where they are transactions; the task store's (every store), the turn lock's wait.
+    const conversation = (...operations: string[]): string[] => traced ? operations.map((operation) => `converse.store conversation.${operation}`) : []
+    // Beside the task loads (how many depends on the store: the writer's, the push diff's, the checks'), in order: the
+    // conversation's calls, the turn lock's wait, the task's save, the POST.
+    const names = [...conversation('exists', 'get', 'update'), 'converse.turn_lock wait', 'converse.store save', 'push.webhook POST']
+    for (const traceId of [replyTrace, releaseTrace]) {
+      const spans = spansOf(traceId)
+      const server = spans.find((span) => span.kind === SpanKind.SERVER)
+      const beneath = spans.filter((span) => span !== server).sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1])
+      t.same(beneath.map((span) => span.name).filter((name) => name !== 'converse.store load'), names, `beneath ${String(server?.name)}`)
+      t.ok(beneath.filter((span) => span.name === 'converse.store load').length >= 3, 'the held task looked up, checked before and after its write')
+      t.ok(beneath.every((span) => span.parentSpanContext?.spanId === server?.spanContext().spanId), 'each the operator request\'s child')
+      const post = beneath.find((span) => span.name === 'push.webhook POST')
+      t.equal((traceId === replyTrace ? replied : released).headers.traceparent, `00-${traceId}-${post?.spanContext().spanId as string}-01`, 'the POST carries its own span')
+      t.notOk(beneath.some((span) => span.attributes['a2a.context.id'] !== undefined), 'no context id (the operator addresses the store\'s key)')
     }
   })
 }

@@ -1,8 +1,8 @@
 /**
  * The operator API's HTTP SERVER spans (src/telemetry/http-server-spans.ts, hooked in plugins/operator-api.ts): one
  * per request, named `{method} {route}` and attributed per the OpenTelemetry HTTP conventions, a child of the
- * caller's `traceparent`; 401, 404, 429 and 5xx; the live stream's span ends with the stream; nothing secret in an
- * attribute; with no SDK registered, nothing recorded.
+ * caller's `traceparent`; the store calls it makes its children; 401, 404, 429 and 5xx; the live stream's span ends
+ * with the stream; nothing secret in an attribute; with no SDK registered, nothing recorded.
  */
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
@@ -16,6 +16,7 @@ import { AUTH, Client, gateway, OPERATOR_KEY, operator } from '../fixtures/conve
 import { startGateway } from '../fixtures/gateway-helpers.js'
 import { InboxEvents } from '../fixtures/inbox-events.js'
 import { registerSdk } from '../fixtures/tracing-sdk.js'
+import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
 
 const BASE = '/api/v1/agents/:agentId/conversations/:contextId'
 const SECRET_TEXT = 'the reply only the caller may read'
@@ -85,6 +86,49 @@ t.test('each route: one SERVER span, named by its method and route template, a c
     t.equal(span.status.code, SpanStatusCode.UNSET)
     nothingSecret(t, [span])
   }
+})
+
+t.test('the store calls a request makes are its children: where the store\'s calls are spans, each route\'s', async (t) => {
+  const exporter = registerSdk(t)
+  // A memory store (and answer log) that asks for spans, as the PostgreSQL and embedded ones do (test/push/delivery-cases.ts
+  // runs those, with a reply's and a release's task writes).
+  const conversations = new MemoryConversationStore()
+  Object.defineProperty(conversations, 'traced', { value: true })
+  Object.defineProperty(conversations.answers, 'traced', { value: true })
+  // Metrics on: the inbox the API gets is the counting one (src/gateway/metrics.ts), which hands the trace on.
+  const app = await gateway(t, { conversations, env: { METRICS_TOKEN: 'metrics-token-0123456789' } })
+  const client = new Client(t, app)
+  const contextId = (await client.task('book a table, date=2026-12-24')).contextId as string
+  const requests: Array<[method: 'GET' | 'POST', path: string, beneath: string[]]> = [
+    ['GET', 'demo/conversations?limit=5', ['converse.store conversation.list']],
+    ['GET', `demo/conversations/${contextId}`, ['converse.store conversation.get']],
+    ['GET', `demo/conversations/${contextId}/trace`, ['converse.store conversation.get']],
+    ['GET', 'demo/answers?window=7d', ['converse.store answers.series']],
+    ['GET', 'demo/answers/unanswered', ['converse.store answers.unanswered']],
+    ['POST', `demo/conversations/${contextId}/takeover`, ['converse.store conversation.exists', 'converse.store conversation.update']],
+    ['GET', 'demo/conversations/unknown', ['converse.store conversation.get']],
+    ['POST', 'demo/conversations/unknown/messages', ['converse.store conversation.exists']]
+  ]
+  for (const [method, path, names] of requests) {
+    exporter.reset()
+    const parent = traceparent()
+    const res = await operator(app, method, path, method === 'POST' ? { text: SECRET_TEXT } : undefined, { ...AUTH, traceparent: parent.header })
+    t.ok(res.statusCode < 500, `${method} ${path}: ${res.statusCode}`)
+    const [server] = await ended(exporter, 1)
+    const beneath = exporter.getFinishedSpans().filter((span) => span !== server)
+    t.same(beneath.map((span) => span.name), names, `${method} ${path}`)
+    for (const span of beneath) {
+      t.equal(span.parentSpanContext?.spanId, server.spanContext().spanId, `${span.name}: the request's child`)
+      t.strictSame(span.attributes, { 'converse.store.operation': span.name.slice('converse.store '.length), 'a2a.agent.id': 'demo' },
+        'no context id: the route names the store\'s key')
+    }
+  }
+
+  exporter.reset()
+  const sampledOut = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`
+  t.equal((await operator(app, 'GET', `demo/conversations/${contextId}`, undefined, { ...AUTH, traceparent: sampledOut })).statusCode, 200)
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  t.strictSame(exporter.getFinishedSpans(), [], 'a request sampled out: nothing beneath it either')
 })
 
 t.test('without a traceparent a root span; 401 and 404 are spans with status unset; unknown agents are not named', async (t) => {
@@ -202,13 +246,13 @@ t.test('a client gone before the response: the span ends with no status code', a
 })
 
 t.test('the helper: an unknown method is _OTHER (span HTTP), no route no http.route; with no SDK a no-op', async (t) => {
-  const noSdk = startHttpServerSpan({ method: 'GET', route: '/x', scheme: 'http', headers: { traceparent: traceparent().header }, agentId: 'demo' })
+  const noSdk = startHttpServerSpan({ method: 'GET', route: '/x', scheme: 'http', headers: { traceparent: traceparent().header }, agentId: 'demo' }).span
   t.equal(noSdk.isRecording(), false, 'no SDK: the API\'s no-op span')
   t.equal(noSdk.spanContext().traceId, '00000000000000000000000000000000', 'not even the caller\'s context is read (no propagator)')
   endHttpServerSpan(noSdk, 500)
 
   const exporter = registerSdk(t)
-  const other = startHttpServerSpan({ method: 'BREW', scheme: 'https', headers: {} })
+  const other = startHttpServerSpan({ method: 'BREW', scheme: 'https', headers: {} }).span
   endHttpServerSpan(other, 405)
   const [span] = exporter.getFinishedSpans()
   t.equal(span.name, 'HTTP')

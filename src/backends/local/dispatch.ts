@@ -26,7 +26,8 @@ import { hasReplays, MessageIdReusedError, type MessageReplays } from '../../sto
 import { createTaskWriter, type TaskWriter } from '../../events/task-writer.js'
 import { CALLER_KEY_STATE, CallerCapError } from '../../stores/caller-key.js'
 import { TERMINAL_TASK_STATES } from '../../stores/task-states.js'
-import { MemoryTaskTurnLock, TaskBusyError, taskTurnKey, type TaskTurnLock, type TaskTurnRelease } from '../../stores/task-turn-lock.js'
+import { MemoryTaskTurnLock, TaskBusyError, type TaskTurnLock } from '../../stores/task-turn-lock.js'
+import { acquireTurn } from '../../stores/traced-turn-lock.js'
 import { AuthenticatedCaller } from '../../auth/sdk-user.js'
 import type { TaskEventHub } from '../../events/task-event-hub.js'
 import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from './sdk-internals.js'
@@ -38,8 +39,7 @@ import {
 } from '../../protocol/errors.js'
 import { fromSdkError } from './sdk-errors.js'
 import type { AgentPush } from '../../push/push-notifications.js'
-import { inSpan, SpanKind, TRACE_CONTEXT_STATE, traceContextIn, type Context } from '../../telemetry/tracing.js'
-import { ATTR } from '../../telemetry/attributes.js'
+import { TRACE_CONTEXT_STATE, type Context } from '../../telemetry/tracing.js'
 
 /** pino-compatible. */
 export interface ErrorLogger {
@@ -248,7 +248,7 @@ export class A2ADispatcher {
   async * #turnStream (
     context: ServerCallContext, taskId: string, request: SendMessageRequest, signal: AbortSignal
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    const release = await this.#acquire(context, taskId, signal)
+    const release = await acquireTurn(this.#turnLock, context, taskId, signal)
     try {
       yield * this.#streamOrReplay(request, context)
     } finally {
@@ -287,22 +287,12 @@ export class A2ADispatcher {
 
   /** A blocking turn on an existing task, under the task's turn lock. */
   async #turn<T> (context: ServerCallContext, taskId: string, signal: AbortSignal | undefined, turn: () => Promise<T>): Promise<T> {
-    const release = await this.#acquire(context, taskId, signal)
+    const release = await acquireTurn(this.#turnLock, context, taskId, signal)
     try {
       return await turn()
     } finally {
       await release()
     }
-  }
-
-  /**
-   * The task's turn lock, its wait a span of its own (`converse.turn_lock wait`, under the call's trace context): an
-   * earlier turn on the task still running, here or on another instance, shows in the trace; a wait past the bound
-   * is an ERROR span (`error.type` A2A_CONVERSE_TASK_BUSY).
-   */
-  async #acquire (context: ServerCallContext, taskId: string, signal: AbortSignal | undefined): Promise<TaskTurnRelease> {
-    return await inSpan('converse.turn_lock wait', SpanKind.INTERNAL, { [ATTR.taskId]: taskId },
-      async () => await this.#turnLock.acquire(taskTurnKey(context, taskId), signal), { parent: traceContextIn(context.state), childOnly: true })
   }
 
   /** Refuses (PushConfigRefusedError) a webhook URL the agent's URL policy does not allow. */

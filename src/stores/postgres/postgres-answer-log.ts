@@ -83,6 +83,8 @@ export function answersJson (records: readonly AnswerRecord[]): string {
 }
 
 export class PostgresAnswerLog implements AnswerLog {
+  /** Each query is a SQL statement: a span of its own under the operator's request. */
+  readonly traced = true
   readonly limits: Readonly<AnswerLogLimits>
   readonly #query: AnswerQuery
   readonly #now: () => Date
