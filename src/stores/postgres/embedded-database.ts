@@ -8,11 +8,13 @@
  * would. A connection released as broken (`release(true)`) rolls back what it left open first — what a server does
  * when a connection closes.
  *
- * Values come back as `pg` returns them (int8 and numeric as strings), so the stores read both alike.
+ * The session is spoken to by `pg` (PGlite's node-postgres adapter), so values come back as from a server and the
+ * stores' named statements are prepared once per session.
  */
-import { PGlite, type Results } from '@electric-sql/pglite'
+import { PGlite } from '@electric-sql/pglite'
+import { createPgConfig } from '@electric-sql/pglite/node-postgres'
 import { Kysely, PostgresDialect } from 'kysely'
-import type pg from 'pg'
+import pg from 'pg'
 import { StoreUnavailableError } from '../errors.js'
 import { isWriteFailure } from './connection-errors.js'
 import { lockFolder } from './folder-lock.js'
@@ -29,17 +31,7 @@ export interface EmbeddedDatabaseOptions {
   logger: PostgresLogger
 }
 
-/** int8 (20) as a string, as `pg` reads it: a count or a sequence never loses digits. */
-const PG_COMPATIBLE_PARSERS = { 20: (value: string) => value }
-
-type Query = string | { text: string, name?: string }
-
-/** A `pg` query result, as the stores and Kysely read it (Kysely reads `command` and `rowCount` of a write). */
-function pgResult (result: { rows: unknown[], affectedRows?: number, fields: unknown[], command?: string }): pg.QueryResult {
-  // PGlite counts a statement's affected rows on every result; a SELECT's rows are its count, as pg reports it.
-  const rowCount = result.command === 'SELECT' ? result.rows.length : result.affectedRows as number
-  return { rows: result.rows, rowCount, command: result.command, fields: result.fields, oid: 0 } as unknown as pg.QueryResult
-}
+type Query = string | pg.QueryConfig
 
 /** One session, taken in turn: a queue of waiting holders. */
 class SessionTurns {
@@ -59,24 +51,31 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   if (options.schema !== undefined) assertSchemaName(options.schema)
   const unlock = options.dataDir === undefined ? async () => {} : await lockFolder(options.dataDir)
   let session: PGlite
+  // The session spoken to by `pg` itself, through PGlite's own node-postgres adapter (`@electric-sql/pglite/node-postgres`):
+  // the stores' named statements are prepared once and then only bound and executed (a third of a statement's cost
+  // when each was parsed and planned again), and values read as `pg` reads them (int8 and numeric as strings).
+  let client: pg.Client
   try {
-    session = new PGlite({ dataDir: options.dataDir, parsers: PG_COMPATIBLE_PARSERS })
+    session = new PGlite({ dataDir: options.dataDir })
     await session.waitReady
     if (options.schema !== undefined) await session.query(`set search_path to ${options.schema}`)
+    client = new pg.Client(createPgConfig(session) as pg.ClientConfig)
+    await client.connect()
   } catch (error) {
     await unlock()
     throw error
   }
+  // pg emits 'error' only for a failure while no query is active: every message sent here belongs to a query, whose
+  // caller gets its error. A listener, so that an unforeseen one is not a crash.
+  /* c8 ignore next -- not reached: see above */
+  client.on('error', (error) => { options.logger.warn({ code: (error as { code?: unknown }).code }, 'the embedded database session reported an error') })
   const turns = new SessionTurns()
   let closed = false
 
   async function run (query: Query, values?: unknown[]): Promise<pg.QueryResult> {
     if (closed) throw new StoreUnavailableError(new Error('the embedded database is closed'))
-    const text = typeof query === 'string' ? query : query.text
     try {
-      // Without parameters (BEGIN, COMMIT, ROLLBACK): PostgreSQL's simple protocol, a third of the extended one's cost.
-      if (values === undefined || values.length === 0) return pgResult((await session.exec(text)).at(-1) as Results)
-      return pgResult(await session.query(text, values))
+      return await client.query(query as pg.QueryConfig, values)
     } catch (error) {
       // A full disk (or another failure to write the folder's files): the log names the folder to free up.
       if (options.dataDir !== undefined && isWriteFailure(error)) (error as Error).message = `DATA_DIR ${options.dataDir}: ${(error as Error).message}`
@@ -103,7 +102,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
           released = true
           // A broken connection's open transaction ends with it (a server rolls it back when the connection closes).
           if (broken === undefined || broken === false || closed) handOn()
-          else session.query('rollback').then(handOn, handOn)
+          else client.query('rollback').then(handOn, handOn)
         }
       }
       return client as unknown as pg.PoolClient
@@ -128,6 +127,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
         const handOn = await turns.take()
         closed = true
         await db.destroy()
+        await client.end()
         await session.close()
         await unlock()
         handOn()
