@@ -1,12 +1,12 @@
 /**
  * The embedded database's pool over one PGlite session: a connection holds the session alone (a transaction never
- * interleaves with another caller's statements), a broken connection rolls back what it left open, values read as
- * pg reads them, and its data folder is one process's.
+ * interleaves with another caller's statements), statements are prepared once (a bounded number), a broken connection
+ * rolls back what it left open, values read as pg reads them, and its data folder is one process's.
  */
 import t from 'tap'
 import { join } from 'node:path'
 import { writeFileSync } from 'node:fs'
-import { openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
+import { MAX_PREPARED_STATEMENTS, openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
 import { FolderInUseError, LOCK_FILE, lockFolder } from '../../src/stores/postgres/folder-lock.js'
 import { StoreUnavailableError } from '../../src/stores/errors.js'
 
@@ -29,6 +29,23 @@ t.test('a connection holds the session: a pool query waits for its transaction t
   t.strictSame((await database.pool.query('select n from counters where id = $1', ['b'])).rows, [{ n: '9007199254740993' }], 'no digit lost')
   const write = await database.pool.query("update counters set n = n + 1 where id = 'a'")
   t.strictSame([write.command, write.rowCount], ['UPDATE', 1], 'a write tells its command and rows (Kysely reads them)')
+})
+
+t.test('statements with parameters are prepared once per session, at most MAX_PREPARED_STATEMENTS of them', async (t) => {
+  const database = await openEmbeddedDatabase({ logger })
+  t.teardown(async () => await database.close())
+  const prepared = async (): Promise<string[]> =>
+    (await database.pool.query('select statement from pg_prepared_statements order by prepare_time')).rows.map((row) => row.statement as string)
+  t.strictSame(await prepared(), [], 'none yet')
+  for (let run = 0; run < 3; run++) t.strictSame((await database.pool.query('select $1::int + 1 as n', [run])).rows, [{ n: run + 1 }])
+  t.strictSame(await prepared(), ['select $1::int + 1 as n'], 'one text, prepared once, run three times')
+  t.strictSame((await database.pool.query({ name: 'mine', text: 'select $1::text as s' }, ['x'])).rows, [{ s: 'x' }], 'a statement named by its caller')
+  for (let extra = 0; extra < MAX_PREPARED_STATEMENTS + 10; extra++) {
+    t.equal((await database.pool.query(`select $1::int + ${extra} as n`, [1])).rows[0].n, extra + 1)
+  }
+  const kept = await prepared()
+  t.equal(kept.length, MAX_PREPARED_STATEMENTS + 1, 'the bound, and the caller\'s own')
+  t.notOk(kept.includes(`select $1::int + ${MAX_PREPARED_STATEMENTS + 9} as n`), 'past the bound: parsed on each call, not kept')
 })
 
 t.test('a connection released as broken rolls back what it left open', async (t) => {
