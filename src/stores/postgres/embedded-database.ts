@@ -77,16 +77,15 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   if (options.schema !== undefined) assertSchemaName(options.schema)
   const unlock = options.dataDir === undefined ? async () => {} : await lockFolder(options.dataDir)
   let session: PGlite
-  // The session spoken to by `pg` itself, through PGlite's own node-postgres adapter (`@electric-sql/pglite/node-postgres`):
-  // the stores' named statements are prepared once and then only bound and executed (a third of a statement's cost
-  // when each was parsed and planned again), and values read as `pg` reads them (int8 and numeric as strings).
-  let client: pg.Client
+  // `pg` speaking to the session through PGlite's node-postgres adapter: named statements are prepared once, values
+  // read as from a server (int8 and numeric as strings).
+  let wire: pg.Client
   try {
     session = new PGlite({ dataDir: options.dataDir })
     await session.waitReady
     if (options.schema !== undefined) await session.query(`set search_path to ${options.schema}`)
-    client = new pg.Client(createPgConfig(session) as pg.ClientConfig)
-    await client.connect()
+    wire = new pg.Client(createPgConfig(session) as pg.ClientConfig)
+    await wire.connect()
   } catch (error) {
     await unlock()
     throw error
@@ -94,7 +93,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   // pg emits 'error' only for a failure while no query is active: every message sent here belongs to a query, whose
   // caller gets its error. A listener, so that an unforeseen one is not a crash.
   /* c8 ignore next -- not reached: see above */
-  client.on('error', (error) => { options.logger.warn({ code: (error as { code?: unknown }).code }, 'the embedded database session reported an error') })
+  wire.on('error', (error) => { options.logger.warn({ code: (error as { code?: unknown }).code }, 'the embedded database session reported an error') })
   const turns = new SessionTurns()
   let closed = false
 
@@ -103,7 +102,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   async function run (query: Query, values?: unknown[]): Promise<pg.QueryResult> {
     if (closed) throw new StoreUnavailableError(new Error('the embedded database is closed'))
     try {
-      return await client.query(statements.named(query, values), values)
+      return await wire.query(statements.named(query, values), values)
     } catch (error) {
       // A full disk (or another failure to write the folder's files): the log names the folder to free up.
       if (options.dataDir !== undefined && isWriteFailure(error)) (error as Error).message = `DATA_DIR ${options.dataDir}: ${(error as Error).message}`
@@ -130,7 +129,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
           released = true
           // A broken connection's open transaction ends with it (a server rolls it back when the connection closes).
           if (broken === undefined || broken === false || closed) handOn()
-          else client.query('rollback').then(handOn, handOn)
+          else wire.query('rollback').then(handOn, handOn)
         }
       }
       return client as unknown as pg.PoolClient
@@ -155,7 +154,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
         const handOn = await turns.take()
         closed = true
         await db.destroy()
-        await client.end()
+        await wire.end()
         await session.close()
         await unlock()
         handOn()
