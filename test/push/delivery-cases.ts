@@ -7,10 +7,10 @@
  */
 import type { Test } from 'tap'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { propagation, SpanKind, trace } from '@opentelemetry/api'
-import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node'
+import { SpanKind } from '@opentelemetry/api'
 import { AUTH, Client, envelopeOf, envelopesIn, gateway, operator, textOf } from '../fixtures/conversation-gateway.js'
 import { logLines } from '../fixtures/gateway-helpers.js'
+import { registerSdk } from '../fixtures/tracing-sdk.js'
 import { webhookReceiver } from '../fixtures/webhook-receiver.js'
 
 const LOOPBACK = { PUSH_ALLOWED_HOSTS: '127.0.0.1', PUSH_ALLOW_HTTP: 'true', PUSH_RETRY_BASE_MS: '20', PUSH_RETRY_MAX_DELAY_MS: '300' }
@@ -134,14 +134,7 @@ export function deliveryCases (t: Test, stateEnv: StateEnv): void {
 
   t.test('each POST continues the trace of the turn that recorded the update (from the outbox too)', async (t) => {
     // An SDK as the gateway app registers it: no context manager, every parent passed explicitly.
-    const exporter = new InMemorySpanExporter()
-    const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-    provider.register({ contextManager: null })
-    t.teardown(async () => {
-      await provider.shutdown()
-      trace.disable()
-      propagation.disable()
-    })
+    const exporter = registerSdk(t, undefined, { withoutContextManager: true })
     const receiver = await webhookReceiver(t)
     const env = await stateEnv(t)
     const app = await gateway(t, { env: { ...LOOPBACK, ...env } })
@@ -178,14 +171,7 @@ export function deliveryCases (t: Test, stateEnv: StateEnv): void {
   })
 
   t.test('an operator\'s reply and release: its store calls are spans under its request\'s, its POSTs continue its trace', async (t) => {
-    const exporter = new InMemorySpanExporter()
-    const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-    provider.register({ contextManager: null })
-    t.teardown(async () => {
-      await provider.shutdown()
-      trace.disable()
-      propagation.disable()
-    })
+    const exporter = registerSdk(t, undefined, { withoutContextManager: true })
     const receiver = await webhookReceiver(t)
     const env = await stateEnv(t)
     const traced = env.STATE === 'embedded' || env.DATABASE_URL !== undefined
