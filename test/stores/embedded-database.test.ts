@@ -6,7 +6,8 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { writeFileSync } from 'node:fs'
-import { MAX_PREPARED_STATEMENTS, openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
+import { openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
+import { MAX_PREPARED_STATEMENTS } from '../../src/stores/postgres/prepared-statements.js'
 import { FolderInUseError, LOCK_FILE, lockFolder } from '../../src/stores/postgres/folder-lock.js'
 import { StoreUnavailableError } from '../../src/stores/errors.js'
 

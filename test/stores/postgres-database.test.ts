@@ -90,6 +90,22 @@ if (url === undefined) {
     t.equal(timeout.rows[0].timeout, '30s')
   })
 
+  t.test('statements with parameters are prepared once per connection, from Kysely too; a callback form passes', async (t) => {
+    const database = createPostgresDatabase({ connectionString: url, poolMax: 1 })
+    t.teardown(async () => { await database.close() })
+    const prepared = async (): Promise<string[]> =>
+      (await database.pool.query('select statement from pg_prepared_statements order by prepare_time')).rows.map((row) => row.statement as string)
+    for (let run = 0; run < 3; run++) t.strictSame((await database.pool.query('select $1::int + 1 as n', [run])).rows, [{ n: run + 1 }])
+    t.same(await database.db.selectNoFrom((eb) => eb.val(7).as('seven')).execute(), [{ seven: 7 }])
+    const client = await database.pool.connect()
+    const viaCallback = await new Promise((resolve, reject) => {
+      client.query('select $1::text as s', ['cb'], (error: Error | undefined, result: pg.QueryResult) => { if (error === undefined || error === null) resolve(result.rows); else reject(error) })
+    })
+    client.release()
+    t.strictSame(viaCallback, [{ s: 'cb' }])
+    t.strictSame(await prepared(), ['select $1::int + 1 as n', 'select $1 as "seven"', 'select $1::text as s'], 'each text prepared once, on the one connection')
+  })
+
   t.test('ping, close', async (t) => {
     const database = createPostgresDatabase({ connectionString: url })
     t.equal(await database.ping(), true)

@@ -18,6 +18,7 @@ import pg from 'pg'
 import { StoreUnavailableError } from '../errors.js'
 import { isWriteFailure } from './connection-errors.js'
 import { lockFolder } from './folder-lock.js'
+import { namingClient, PreparedStatements } from './prepared-statements.js'
 import { assertSchemaName, type PostgresDatabase, type PostgresLogger } from './postgres-database.js'
 
 export interface EmbeddedDatabaseOptions {
@@ -30,8 +31,6 @@ export interface EmbeddedDatabaseOptions {
   schema?: string
   logger: PostgresLogger
 }
-
-type Query = string | pg.QueryConfig
 
 /** One session, taken in turn: a queue of waiting holders. */
 class SessionTurns {
@@ -47,44 +46,18 @@ class SessionTurns {
   }
 }
 
-/** The most statements one session keeps prepared; past it, a new text is parsed and planned on each call. */
-export const MAX_PREPARED_STATEMENTS = 256
-
-/**
- * Every statement with parameters prepared once per session and then only bound and executed, as the conversation
- * store's named ones are (postgres-conversation-store.ts `prepared`): the task store's and the push stores' come from
- * Kysely as text, and were parsed and planned on every call — most of a task turn's time on PGlite. A text is named the
- * first time it is seen (`embedded_<n>`), at most MAX_PREPARED_STATEMENTS of them: the texts are the code's, but a
- * multi-row insert's text grows with its rows, so their number has a bound of its own. A statement without parameters
- * (BEGIN, COMMIT) goes by the simple protocol, as before.
- */
-class PreparedStatements {
-  readonly #names = new Map<string, string>()
-
-  named (query: Query, values: unknown[] | undefined): Query {
-    if (typeof query !== 'string' || values === undefined || values.length === 0) return query
-    let name = this.#names.get(query)
-    if (name === undefined) {
-      if (this.#names.size >= MAX_PREPARED_STATEMENTS) return query
-      name = `embedded_${this.#names.size}`
-      this.#names.set(query, name)
-    }
-    return { name, text: query }
-  }
-}
-
 export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): Promise<PostgresDatabase> {
   if (options.schema !== undefined) assertSchemaName(options.schema)
   const unlock = options.dataDir === undefined ? async () => {} : await lockFolder(options.dataDir)
   let session: PGlite
-  // `pg` speaking to the session through PGlite's node-postgres adapter: named statements are prepared once, values
-  // read as from a server (int8 and numeric as strings).
+  // `pg` speaking to the session through PGlite's node-postgres adapter: statements prepared once (prepared-statements.ts),
+  // values read as from a server (int8 and numeric as strings).
   let wire: pg.Client
   try {
     session = new PGlite({ dataDir: options.dataDir })
     await session.waitReady
     if (options.schema !== undefined) await session.query(`set search_path to ${options.schema}`)
-    wire = new pg.Client(createPgConfig(session) as pg.ClientConfig)
+    wire = new (namingClient(new PreparedStatements()))(createPgConfig(session) as pg.ClientConfig)
     await wire.connect()
   } catch (error) {
     await unlock()
@@ -97,12 +70,10 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   const turns = new SessionTurns()
   let closed = false
 
-  const statements = new PreparedStatements()
-
-  async function run (query: Query, values?: unknown[]): Promise<pg.QueryResult> {
+  async function run (query: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> {
     if (closed) throw new StoreUnavailableError(new Error('the embedded database is closed'))
     try {
-      return await wire.query(statements.named(query, values), values)
+      return await wire.query(query, values)
     } catch (error) {
       // A full disk (or another failure to write the folder's files): the log names the folder to free up.
       if (options.dataDir !== undefined && isWriteFailure(error)) (error as Error).message = `DATA_DIR ${options.dataDir}: ${(error as Error).message}`
@@ -111,7 +82,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   }
 
   const pool = {
-    async query (query: Query, values?: unknown[]): Promise<pg.QueryResult> {
+    async query (query: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> {
       const handOn = await turns.take()
       try {
         return await run(query, values)

@@ -7,6 +7,7 @@
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { InvalidOptionError } from '../../core/errors.js'
+import { namingClient, PreparedStatements } from './prepared-statements.js'
 
 /** The logging the PostgreSQL modules do: pino's `warn(obj, msg)` shape, so a Fastify `app.log` fits. */
 export interface PostgresLogger {
@@ -106,7 +107,7 @@ export function createPostgresDatabase (options: PostgresDatabaseOptions): Postg
     ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
     ...(options.schema !== undefined ? { options: `-c search_path=${options.schema}` } : {})
   })
-  const pool = new pg.Pool({ ...clientConfig, max: poolMax, idleTimeoutMillis: idleTimeoutMs })
+  const pool = new pg.Pool({ ...clientConfig, Client: namingClient(new PreparedStatements()), max: poolMax, idleTimeoutMillis: idleTimeoutMs })
   // pg-pool re-emits an idle connection's error on the pool; without a listener that would be an uncaught
   // exception. The per-connection listener below already logs it, so this one only keeps the process alive.
   pool.on('error', () => {})
