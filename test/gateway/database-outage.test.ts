@@ -6,6 +6,7 @@
  * and a conversation store failing inside the executor while the task store works.
  */
 import t, { type Test } from 'tap'
+import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
 import type { ConversationUpdate } from '../../src/stores/conversation-store.js'
 import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
@@ -73,11 +74,14 @@ if (url === undefined) {
     t.equal(task.status.state, 'TASK_STATE_INPUT_REQUIRED', 'a routine waits for input')
     t.same((await ready(base)).value, { status: 200, body: { status: 'ready', checks: { database: 'ok' } } })
 
-    // One connection lost in the middle of a request (as its task is written): -32603 at once; the pool replaces it.
-    const lost = proxy.breakOn('insert into "tasks"')
-    const broken = await call(base, rpc('SendMessage', { message: userMessage('book a table') }))
+    // One connection lost in the middle of a request (as it writes the message: the first statement whose values carry
+    // it — the SQL text itself goes on the wire once per connection, the statements being prepared): -32603 at once;
+    // the pool replaces the connection.
+    const marker = `lost-${randomUUID()}`
+    const lost = proxy.breakOn(marker)
+    const broken = await call(base, rpc('SendMessage', { message: userMessage(`book a table (${marker})`) }))
     await lost
-    checkUnavailable(t, 'SendMessage whose task write lost its connection', broken,
+    checkUnavailable(t, 'SendMessage whose write lost its connection', broken,
       UNREACHABLE)
     t.equal((await call(base, rpc('GetTask', { id: task.id }))).value.body.result.id, task.id, 'the next request is served')
 
