@@ -252,7 +252,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     }), (reply) => {
       response.status(reply.status).set(reply.headers)
       if (reply.body === undefined) response.end()
-      else response.send(JSON.stringify(reply.body))
+      else response.json(reply.body)
     })
   }
 

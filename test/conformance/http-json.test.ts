@@ -149,14 +149,16 @@ for (const name of DOORS) {
     })
     const unknown = await rest(door, 'GET', '/tasks/nope')
     t.equal(unknown.status, 404)
-    t.match(unknown.headers.get('content-type'), /^application\/json/)
+    t.equal(unknown.headers.get('content-type'), 'application/json; charset=utf-8', 'an error: the door writes the JSON media type, as for JSON-RPC')
     t.strictSame(unknown.json, { error: { code: 404, status: 'NOT_FOUND', message: 'Task not found: nope', details: info('TASK_NOT_FOUND', { taskId: 'nope' }) } })
-    const done = (await rest(door, 'POST', '/message:send', { body: { message: userMessage('q') } })).json.task
+    const sent = await rest(door, 'POST', '/message:send', { body: { message: userMessage('q') } })
+    t.equal(sent.headers.get('content-type'), 'application/json; charset=utf-8', 'a result: the same media type')
+    const done = sent.json.task
     t.equal(done.status.state, 'TASK_STATE_COMPLETED')
     t.match(await rest(door, 'POST', `/tasks/${done.id}:cancel`), { status: 409, json: { error: { code: 409, status: 'FAILED_PRECONDITION', details: info('TASK_NOT_CANCELABLE', { taskId: done.id }) } } })
     for (const verb of ['GET', 'POST']) {
       const terminal = await rest(door, verb, `/tasks/${done.id}:subscribe`)
-      t.match([terminal.status, terminal.headers.get('content-type'), terminal.json], [400, /^application\/json/, { error: { code: 400, status: 'UNIMPLEMENTED', details: [{ reason: 'UNSUPPORTED_OPERATION' }] } }],
+      t.match([terminal.status, terminal.headers.get('content-type'), terminal.json], [400, 'application/json; charset=utf-8', { error: { code: 400, status: 'UNIMPLEMENTED', details: [{ reason: 'UNSUPPORTED_OPERATION' }] } }],
         `${verb} :subscribe on a finished task: a plain error`)
     }
     const noVersion = await rest(door, 'POST', '/message:send', { body: { message: userMessage('q') }, headers: { 'a2a-version': '' } })

@@ -8,7 +8,8 @@
  *
  * Wire checks only: the route (404 / 405 with Allow), the body (400 not JSON, 413 too large, 415 media type),
  * handed to the service as the call's `rejected` error so that they come after authentication, as on JSON-RPC.
- * Responses are `application/json` (§11.1; the examples' `application/a2a+json` is accepted on requests).
+ * Responses are JSON (§11.1; the examples' `application/a2a+json` is accepted on requests): a `json` reply's media
+ * type is the door's to write, `application/json; charset=utf-8`, as for the JSON-RPC binding's replies.
  */
 import type { A2AResult, A2AService, ServiceParameters, StreamItem } from '../../a2a/service.js'
 import type { Caller, ServiceLogger } from '../../protocol/backend.js'
@@ -22,8 +23,6 @@ import { matchRoute } from './routes.js'
 
 /** The path segment of an agent's HTTP+JSON URL, after its JSON-RPC URL: `<mount>/a2a/<id>/rest`. */
 export const HTTP_JSON_PATH = '/rest'
-
-export const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' })
 
 /** One HTTP request under an agent's HTTP+JSON URL, as a door hands it over. */
 export interface HttpJsonRequest {
@@ -43,7 +42,7 @@ export interface HttpJsonRequest {
   clientAddress?: string
 }
 
-/** A JSON body (none for a 204), or SSE frames. */
+/** A JSON body (none for a 204; the door writes its media type), or SSE frames. */
 export type HttpJsonReply =
   | { kind: 'json', status: number, headers: Record<string, string>, body?: unknown }
   | StreamReply
@@ -93,14 +92,14 @@ export function bodyError (body: RequestBody): { status: number, error: JsonRpcE
 }
 
 function errorReply (error: JsonRpcError, status: number, headers: Record<string, string>): HttpJsonReply {
-  return { kind: 'json', status, headers: { ...headers, ...JSON_HEADERS }, body: restErrorBody(error, status) }
+  return { kind: 'json', status, headers, body: restErrorBody(error, status) }
 }
 
 function toReply (result: A2AResult, status: number, log: ServiceLogger | undefined): HttpJsonReply {
   switch (result.kind) {
     case 'value':
       if (status === 204) return { kind: 'json', status, headers: result.headers }
-      return { kind: 'json', status, headers: { ...result.headers, ...JSON_HEADERS }, body: result.value }
+      return { kind: 'json', status, headers: result.headers, body: result.value }
     case 'error':
       return errorReply(result.error, restStatusOf(result.error, result.status), result.headers)
     default:

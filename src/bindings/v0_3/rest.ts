@@ -9,7 +9,7 @@
 import type { A2AResult, A2AService, StreamItem } from '../../a2a/service.js'
 import type { ServiceLogger } from '../../protocol/backend.js'
 import { internalError, invalidParams, type FieldViolation, type JsonRpcError } from '../../protocol/errors.js'
-import { bodyError, JSON_HEADERS, type HttpJsonReply, type HttpJsonRequest } from '../http-json/binding.js'
+import { bodyError, type HttpJsonReply, type HttpJsonRequest } from '../http-json/binding.js'
 import { restStatusOf } from '../http-json/errors.js'
 import { SSE_HEADERS } from '../jsonrpc/sse.js'
 import { echoHeaders, v1Headers } from './jsonrpc.js'
@@ -97,7 +97,7 @@ function getTaskParams (id: string, query: Readonly<Record<string, unknown>>): R
 }
 
 function errorReply (error: JsonRpcError, status: number, headers: Record<string, string>): HttpJsonReply {
-  return { kind: 'json', status, headers: { ...headers, ...JSON_HEADERS }, body: errorBody(error) }
+  return { kind: 'json', status, headers, body: errorBody(error) }
 }
 
 /** The 0.3 REST error body: what the 0.3 SDK's RestTransport reads (`code`, `message`). */
@@ -109,7 +109,7 @@ function toReply (method: V1MethodOf03, result: A2AResult, status: number, log: 
   switch (result.kind) {
     case 'value':
       if (status === 204) return { kind: 'json', status, headers: result.headers }
-      return { kind: 'json', status, headers: { ...result.headers, ...JSON_HEADERS }, body: restResultToV03(method, result.value) }
+      return { kind: 'json', status, headers: result.headers, body: restResultToV03(method, result.value) }
     case 'error':
       return errorReply(result.error, restStatusOf(result.error, result.status), result.headers)
     default:
