@@ -171,6 +171,23 @@ for (const name of DOORS) {
     t.equal(((await none.json()) as any).result.metadata?.[URI], undefined)
   })
 
+  t.test(`${name}: 0.3 HTTP+JSON replies are JSON with the door's media type (a result and an error)`, async (t) => {
+    const { door } = await serve(t, name)
+    const sent = await fetch(`${door.base}/a2a/echo/rest/v1/message:send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      // The 0.3 REST wire is 0.3's ProtoJSON (what the 0.3 SDK's RestTransport sends).
+      body: JSON.stringify({ message: { messageId: randomUUID(), role: 'ROLE_USER', content: [{ text: 'h' }] } })
+    })
+    t.equal(sent.status, 200)
+    t.equal(sent.headers.get('content-type'), 'application/json; charset=utf-8')
+    t.match(await sent.json(), { message: { role: 'ROLE_AGENT' } })
+    const unknown = await fetch(`${door.base}/a2a/tasks/rest/v1/tasks/${randomUUID()}`)
+    t.equal(unknown.status, 404)
+    t.equal(unknown.headers.get('content-type'), 'application/json; charset=utf-8')
+    t.equal(((await unknown.json()) as any).code, -32001)
+  })
+
   t.test(`${name}: a2aVersions ['1.0']: a 0.3 request is -32009, the card names no 0.3 interface, no 0.3 card`, async (t) => {
     const { door } = await serve(t, name, ['1.0'])
     const card = await get(door, '/a2a/tasks/.well-known/agent-card.json', { 'a2a-version': '0.3' })
