@@ -5,33 +5,61 @@
  * name that resolves elsewhere by then — DNS rebinding — is refused too).
  *
  * Refused unless the operator allows them (PUSH_ALLOWED_HOSTS: host names, addresses, CIDRs; PUSH_ALLOW_HTTP):
- * plain http, credentials in the URL, and any address that is loopback, private (RFC 1918), link-local (with the
- * cloud metadata address 169.254.169.254), CGNAT (100.64/10), unspecified, multicast, reserved, unique-local
- * (fc00::/7, with fd00:ec2::254), IPv4-mapped or NAT64 forms of those, or documentation ranges.
+ * plain http, credentials in the URL, and any address outside the public unicast space as ipaddr.js classifies it
+ * (loopback, private, link-local with the cloud metadata address, CGNAT, unspecified, broadcast, multicast, reserved
+ * and documentation ranges, unique-local with fd00:ec2::254, site-local, discard, benchmarking, ORCHID, ...), and any
+ * IPv6 address that embeds a refused IPv4 address: IPv4-mapped, IPv4-compatible, IPv4-translated (SIIT), 6to4,
+ * NAT64 (64:ff9b::/96; the local-use 64:ff9b:1::/48 is refused whole: where it embeds the address is the
+ * network's own choice) and Teredo (its client address). A well-kept classification rather than a hand-written
+ * prefix list: the spellings of one address are many (docs/push.md).
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
 import { InvalidOptionError } from '../core/errors.js'
 
-const FORBIDDEN_V4 = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4]
-] as const
-const FORBIDDEN_V6 = [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64],
-  ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]
-] as const
+/** The NAT64 well-known prefix (RFC 6052), which embeds the IPv4 address in its last 32 bits. */
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96')
 
-const forbidden = new BlockList()
-for (const [net, prefix] of FORBIDDEN_V4) forbidden.addSubnet(net, prefix, 'ipv4')
-for (const [net, prefix] of FORBIDDEN_V6) forbidden.addSubnet(net, prefix, 'ipv6')
+/** Whether an address (IPv4 or IPv6 literal, no brackets) is public unicast, whatever IPv4 address it embeds. */
+export function publicAddress (address: string): boolean {
+  const parsed = ipaddr.parse(address)
+  return parsed.kind() === 'ipv4' ? publicV4(parsed as ipaddr.IPv4) : publicV6(parsed as ipaddr.IPv6)
+}
+
+function publicV4 (address: ipaddr.IPv4): boolean {
+  return address.range() === 'unicast'
+}
+
+function publicV6 (address: ipaddr.IPv6): boolean {
+  const bytes = address.toByteArray()
+  /** The IPv4 address in bytes `at`..`at + 3` (Teredo's client address is stored inverted: `invert`). */
+  const v4At = (at: number, invert = false): boolean =>
+    publicV4(new ipaddr.IPv4(bytes.slice(at, at + 4).map((byte) => invert ? byte ^ 0xff : byte)))
+  switch (address.range()) {
+    // ::a.b.c.d, IPv4-compatible (RFC 4291 §2.5.5.1, deprecated): ipaddr.js calls it unicast.
+    case 'unicast': return bytes.slice(0, 12).some((byte) => byte !== 0) || v4At(12)
+    case 'ipv4Mapped': return v4At(12)
+    case 'rfc6145': return v4At(12)
+    case 'rfc6052': return address.match(NAT64_WELL_KNOWN) && v4At(12)
+    case '6to4': return v4At(2)
+    case 'teredo': return v4At(12, true) && v4At(4)
+    default: return false
+  }
+}
+
+/** How the connect-time check resolves a host name: every address (dns.lookup with `all: true`). */
+export type Resolver = (
+  host: string, options: { all: true, family: number }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void
+) => void
 
 export interface PushUrlPolicyOptions {
   /** PUSH_ALLOWED_HOSTS: host names (exact, any case), addresses and CIDRs that are allowed whatever they resolve to. */
   allowedHosts?: readonly string[]
   /** PUSH_ALLOW_HTTP: plain-http webhooks allowed. Default false. */
   allowHttp?: boolean
+  /** How host names are resolved at connect time (default: the system's, dns.lookup). */
+  resolver?: Resolver
 }
 
 /** Thrown by the connect-time lookup: the host resolved to an address the policy refuses. */
@@ -49,9 +77,11 @@ export class PushUrlPolicy {
   readonly allowHttp: boolean
   readonly #names = new Set<string>()
   readonly #allowed = new BlockList()
+  readonly #resolve: Resolver
 
   constructor (options: PushUrlPolicyOptions = {}) {
     this.allowHttp = options.allowHttp === true
+    this.#resolve = options.resolver ?? (dnsLookup as Resolver)
     for (const raw of options.allowedHosts ?? []) {
       const entry = raw.trim().toLowerCase()
       if (entry === '') continue
@@ -78,7 +108,7 @@ export class PushUrlPolicy {
     if (family === 0) return false
     const type = family === 6 ? 'ipv6' : 'ipv4'
     if (this.#allowed.check(address, type)) return true
-    return !forbidden.check(address, type)
+    return publicAddress(address)
   }
 
   /** Whether the host name is on the operator's list (then its addresses are not checked). */
@@ -113,7 +143,7 @@ export class PushUrlPolicy {
    */
   readonly lookup = (hostname: string, options: { all?: boolean, family?: number | string } | undefined, callback: LookupCallback): void => {
     const host = hostname.replace(/^\[|\]$/g, '')
-    dnsLookup(host, { all: true, family: typeof options?.family === 'number' ? options.family : 0 }, (error, addresses) => {
+    this.#resolve(host, { all: true, family: typeof options?.family === 'number' ? options.family : 0 }, (error, addresses) => {
       if (error !== null) {
         callback(error, '')
         return
