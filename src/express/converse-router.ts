@@ -26,6 +26,7 @@ import {
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import { cardReply, notServed03Body } from '../http/card-cache.js'
+import { publicHostList, requestHostErrorBody, requestOrigin, RequestHostError } from '../http/request-origin.js'
 import { cardAsServed, requestedCardVersion, V03_CARD_PATH } from '../core/card.js'
 import { endpointAuthentication, endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
 import { readRequestBody } from '../http/request-body.js'
@@ -46,8 +47,13 @@ export interface ConverseRouterAgentOptions extends ConverseAgentOptions, Omit<E
 
 export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'agents'> {
   agents: ConverseRouterAgentOptions[]
-  /** Public base URL written into cards. Default: the request's protocol and host (Express's `trust proxy` applies). */
+  /**
+   * Public base URL written into cards. Default: the request's protocol and host (Express's `trust proxy` applies),
+   * checked (http or https, a host[:port] and nothing else: else 400) and the card then sent `Cache-Control: private`.
+   */
   publicUrl?: ExpressUrlOption
+  /** With the default publicUrl, the hosts (host or host:port) a request may name; another is 400. Default: any valid host. */
+  publicHosts?: readonly string[]
   /** Base URL of the MCP door: an agent's mcp.url is `<mcpPublicUrl><mount>/mcp/a/<id>`. Default: publicUrl. */
   mcpPublicUrl?: ExpressUrlOption
   /** Serve the first agent's card at <mount>/.well-known/agent-card.json too. Default true. */
@@ -127,8 +133,11 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object')
   const extension = createConverseExtension(options)
   const { agents, defaultAgentId } = extension
-  const publicUrl = baseUrlOf('publicUrl', options.publicUrl, requestBaseUrl)
+  const publicHosts = publicHostList('publicHosts', options.publicHosts)
+  const publicUrl = baseUrlOf('publicUrl', options.publicUrl, (request: Request) => requestOrigin(request.protocol, request.host, publicHosts))
   const mcpPublicUrl = baseUrlOf('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
+  const cardsFromRequest = typeof options.publicUrl !== 'string' || (options.mcpPublicUrl !== undefined && typeof options.mcpPublicUrl !== 'string')
+  const serverCardHeaders = cardsFromRequest ? { ...SERVER_CARD_HEADERS, 'cache-control': 'private, max-age=300' } : SERVER_CARD_HEADERS
   if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
     throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
   }
@@ -277,7 +286,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
       const card = cardFor(agentId, request, version)
       if (card === undefined) response.status(404).json(unknownAgentBody(agentId))
       else if (version !== undefined && !served03(agentId)) response.status(404).json(notServed03Body(agentId))
-      else sendCard(request, response, card, served03(agentId))
+      else sendCard(request, response, card, served03(agentId), cardsFromRequest)
     }, logFor)
   }
   router.get('/a2a/:agentId/.well-known/agent-card.json', cardRoute())
@@ -306,6 +315,9 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         else await handler(request, response, agentId)
       }, logFor)
     const answer = served(async (request, response, agentId) => {
+      // The server's identity is built from the card's URLs: a Host that cannot go into them is 400 (`guarded`).
+      publicUrl(request)
+      mcpPublicUrl(request)
       // Read by the A2A endpoint's rules; another media type stays unread for the SDK to refuse.
       let body: RequestBody | undefined
       if (request.method === 'POST') {
@@ -327,7 +339,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     target.get('/mcp/a/:agentId', answer)
     target.delete('/mcp/a/:agentId', answer)
     target.get('/mcp/a/:agentId/server-card', served((request, response, agentId) => {
-      response.set(SERVER_CARD_HEADERS).send(JSON.stringify(serverCard(cardFor(agentId, request) as Record<string, unknown>)))
+      response.set(serverCardHeaders).send(JSON.stringify(serverCard(cardFor(agentId, request) as Record<string, unknown>)))
     }))
     target.options('/mcp/a/:agentId/server-card', (_request, response) => { response.status(204).set(SERVER_CARD_HEADERS).end() })
   }
@@ -396,19 +408,19 @@ function guarded (
       await handler(request, response)
     } catch (error) {
       // Nothing is written before a handler's last step, so the headers are still unsent here.
+      if (error instanceof RequestHostError) {
+        response.status(400).json(requestHostErrorBody(error))
+        return
+      }
       logFor(request).error({ err: error }, 'a2a-converse route failed')
       fail(response)
     }
   }
 }
 
-function requestBaseUrl (request: Request): string {
-  return `${request.protocol}://${request.host}`
-}
-
 /** A card with its cache validators (http/card-cache.ts), or 304 when the client holds it already. */
-function sendCard (request: Request, response: Response, card: Record<string, unknown>, varies: boolean): void {
-  const { status, headers, body } = cardReply(card, request.headers['if-none-match'], varies)
+function sendCard (request: Request, response: Response, card: Record<string, unknown>, varies: boolean, fromRequest: boolean): void {
+  const { status, headers, body } = cardReply(card, request.headers['if-none-match'], varies, fromRequest)
   response.status(status).set(headers)
   if (body === undefined) response.end()
   else response.send(body)

@@ -7,6 +7,7 @@ import {
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { cardReply, notServed03Body } from '../http/card-cache.js'
+import { publicHostList, requestHostErrorBody, requestOrigin, RequestHostError } from '../http/request-origin.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import type { BoundA2AService } from '../bindings/index.js'
 import { cardAsServed, requestedCardVersion, V03_CARD_PATH } from '../core/card.js'
@@ -17,8 +18,16 @@ export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../cor
 export type UrlOption = BaseUrlOption<FastifyRequest>
 
 export interface ConversePluginOptions extends ConverseExtensionOptions {
-  /** Public base URL written into cards. Default: the request's protocol and host (trustProxy-aware). */
+  /**
+   * Public base URL written into cards. Default: the request's protocol and host (trustProxy-aware), checked (http or
+   * https, a host[:port] and nothing else: else 400) and the card then sent `Cache-Control: private`.
+   */
   publicUrl?: UrlOption
+  /**
+   * With the default publicUrl, the hosts (host or host:port) a request may name for the card's URLs; another is 400.
+   * Default: any valid host.
+   */
+  publicHosts?: readonly string[]
   /** Base URL of the MCP door: an agent's mcp.url is `<mcpPublicUrl>/mcp/a/<id>`. Default: publicUrl. */
   mcpPublicUrl?: UrlOption
   /** Serve the first agent's card at <prefix>/.well-known/agent-card.json too. Default true. */
@@ -50,8 +59,15 @@ export type ConverseRouteConfig = true | { agentId: string }
 export interface ConverseApi {
   agents: ReadonlyMap<string, ResolvedAgent>
   defaultAgentId: string
-  /** The augmented card of an agent as seen by this request (base URLs from options or the request). */
+  /**
+   * The augmented card of an agent as seen by this request (base URLs from options or the request). Throws a
+   * RequestHostError when the request's Host / X-Forwarded-* cannot go into its URLs (`hostRefusal` says first).
+   */
   cardFor (agentId: string, request: FastifyRequest): Record<string, unknown> | undefined
+  /** Why this request's Host / X-Forwarded-* cannot go into a card's URLs, or undefined when they can (or are unused). */
+  hostRefusal (request: FastifyRequest): RequestHostError | undefined
+  /** Whether the cards' URLs come from the request (no fixed publicUrl / mcpPublicUrl): cards are then `private`. */
+  cardsFromRequest: boolean
   /** Decorates (or strips) one JSON-RPC result for this request; for SSE writers, once per frame. */
   transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown
   /** The envelope decorator built from the plugin's provider and timeout. */
@@ -79,8 +95,10 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   const extension = createConverseExtension(options)
   const { agents, decorator, defaultAgentId } = extension
   const mountPath = normalizeMountPath('prefix', options.prefix)
-  const publicUrl = baseUrlOf('publicUrl', options.publicUrl, requestBaseUrl)
+  const publicHosts = publicHostList('publicHosts', options.publicHosts)
+  const publicUrl = baseUrlOf('publicUrl', options.publicUrl, (request: FastifyRequest) => requestOrigin(request.protocol, request.host, publicHosts))
   const mcpPublicUrl = baseUrlOf('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
+  const cardsFromRequest = typeof options.publicUrl !== 'string' || (options.mcpPublicUrl !== undefined && typeof options.mcpPublicUrl !== 'string')
   const grpcUrl = options.grpcUrl
   if (grpcUrl !== undefined && (typeof grpcUrl !== 'string' || grpcUrl === '')) throw new InvalidOptionError('grpcUrl', 'must be a non-empty string (host:port)')
   if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
@@ -98,13 +116,24 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     return card === undefined ? undefined : cardAsServed(card, serves03(agentId), version)
   }
 
+  function hostRefusal (request: FastifyRequest): RequestHostError | undefined {
+    try {
+      publicUrl(request)
+      mcpPublicUrl(request)
+      return undefined
+    } catch (error) {
+      if (error instanceof RequestHostError) return error
+      throw error
+    }
+  }
+
   function transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown {
     const state = request.converse
     if (state === null) return result
     return extension.transform(method, result, { agentId: state.agentId, negotiated: state, body: request.body, log: request.log })
   }
 
-  fastify.decorate('converse', { agents, defaultAgentId, cardFor, transformResult, decorator, extension, mountPath, a2aServices: new Map() })
+  fastify.decorate('converse', { agents, defaultAgentId, cardFor, hostRefusal, cardsFromRequest, transformResult, decorator, extension, mountPath, a2aServices: new Map() })
   fastify.decorateRequest('converse', null)
 
   /** The onRequest hook of one marked route: its config is read once, here, not per request. */
@@ -159,7 +188,7 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
    * A2A-Version` where the header picks the card.
    */
   function sendCard (request: FastifyRequest, reply: FastifyReply, agentId: string, card: Record<string, unknown>): FastifyReply {
-    const { status, headers, body } = cardReply(card, request.headers['if-none-match'], serves03(agentId))
+    const { status, headers, body } = cardReply(card, request.headers['if-none-match'], serves03(agentId), cardsFromRequest)
     return reply.code(status).headers(headers).send(body)
   }
 
@@ -167,6 +196,8 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   function cardRoute (version?: '0.3') {
     return async (request: FastifyRequest<{ Params: { agentId?: string } }>, reply: FastifyReply) => {
       const agentId = request.params.agentId ?? defaultAgentId
+      const refused = hostRefusal(request)
+      if (refused !== undefined) return reply.code(400).send(requestHostErrorBody(refused))
       const card = cardFor(agentId, request, version)
       if (card === undefined) return reply.code(404).send(unknownAgentBody(agentId))
       if (version !== undefined && !serves03(agentId)) return reply.code(404).send(notServed03Body(agentId))
@@ -189,10 +220,6 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
 
 function toArray<T> (value: T | T[] | undefined): T[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value]
-}
-
-function requestBaseUrl (request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}`
 }
 
 export const converse = fp(conversePlugin, { fastify: '5.x', name: 'a2a-converse' })

@@ -14,6 +14,7 @@ import { unknownAgentBody, type RequestBody } from '../bindings/jsonrpc/binding.
 import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
 import { InvalidOptionError } from '../core/errors.js'
+import { requestHostErrorBody } from '../http/request-origin.js'
 
 export interface McpEndpointOptions {
   /** Largest accepted request body in bytes. Default: the Fastify instance's bodyLimit (the A2A endpoint's default). */
@@ -73,9 +74,14 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
     throw error
   })
 
+  // A Host / X-Forwarded-* that cannot go into the card's URLs (the server's identity is built from them): 400.
   const onlyServed = async (request: AgentRequest, reply: FastifyReply): Promise<void> => {
-    if (!service.serves(request.params.agentId)) await reply.code(404).send(unknownAgentBody(request.params.agentId))
+    if (!service.serves(request.params.agentId)) return await reply.code(404).send(unknownAgentBody(request.params.agentId))
+    const refused = converse.hostRefusal(request)
+    if (refused !== undefined) await reply.code(400).send(requestHostErrorBody(refused))
   }
+  // Built from the request's headers: no shared cache may keep it (the card routes' rule, src/http/card-cache.ts).
+  const serverCardHeaders = converse.cardsFromRequest ? { ...SERVER_CARD_HEADERS, 'cache-control': 'private, max-age=300' } : SERVER_CARD_HEADERS
 
   async function answer (request: AgentRequest, reply: FastifyReply, body?: RequestBody): Promise<FastifyReply> {
     reply.hijack()
@@ -105,7 +111,7 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
 
   fastify.get<{ Params: { agentId: string } }>('/mcp/a/:agentId/server-card', { onRequest: onlyServed }, async (request, reply) => {
     const card = converse.cardFor(request.params.agentId, request) as Record<string, unknown>
-    return reply.headers(SERVER_CARD_HEADERS).send(JSON.stringify(serverCard(card)))
+    return reply.headers(serverCardHeaders).send(JSON.stringify(serverCard(card)))
   })
   fastify.options('/mcp/a/:agentId/server-card', async (_request, reply) => reply.code(204).headers(SERVER_CARD_HEADERS).send())
 }

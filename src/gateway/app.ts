@@ -202,6 +202,7 @@ async function registerAll (
     agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: secured(id, card), routines })),
     publicUrl: config.publicUrl,
     mcpPublicUrl: config.mcpPublicUrl,
+    publicHosts: config.publicHosts,
     grpcUrl: config.publicGrpcUrl,
     provider: runtime.envelopeProvider,
     providerTimeoutMs: config.providerTimeoutMs

@@ -3,6 +3,7 @@ import envSchema from 'env-schema'
 import { MIN_API_KEY_LENGTH, isCallerId, type ApiKeyCredential, type JwtOptions } from '../auth/authenticator.js'
 import { A2A_VERSIONS, type A2AVersion } from '../protocol/version.js'
 import type { RateLimitConfig } from './rate-limits.js'
+import { publicHostList } from '../http/request-origin.js'
 
 /** The gateway's settings, read from environment variables once at start. */
 export interface GatewayConfig {
@@ -12,6 +13,8 @@ export interface GatewayConfig {
   publicUrl?: string
   /** Base of the MCP door; an agent's mcp.url is `<mcpPublicUrl>/mcp/a/<agentId>`. Defaults to publicUrl. */
   mcpPublicUrl?: string
+  /** Without publicUrl: the hosts (host or host:port) a request may name for the card URLs; undefined: any valid host. */
+  publicHosts?: string[]
   /** The gRPC listener's port (on `host`); undefined: no gRPC listener. */
   grpcPort?: number
   /** The gRPC target the cards list (`host:port`), each agent as its `tenant`; undefined: the cards list no gRPC. */
@@ -128,6 +131,7 @@ export const configSchema = {
     HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
     PUBLIC_URL: url,
     MCP_PUBLIC_URL: url,
+    PUBLIC_HOSTS: { type: 'string' },
     GRPC_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
     // A gRPC target as clients dial it: host:port, [v6]:port, or a scheme grpc-js knows (dns:///host:port).
     PUBLIC_GRPC_URL: { type: 'string', pattern: '^(?:(?:dns|ipv4|ipv6):(?://[^/\\s]*/)?)?(?:\\[[0-9A-Fa-f:.]+\\]|[^\\s/:\\[\\]]+):\\d{1,5}$' },
@@ -188,6 +192,7 @@ interface RawConfig {
   HOST: string
   PUBLIC_URL?: string
   MCP_PUBLIC_URL?: string
+  PUBLIC_HOSTS?: string
   GRPC_PORT?: number
   PUBLIC_GRPC_URL?: string
   TRUST_PROXY: string
@@ -281,6 +286,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     host: raw.HOST,
     publicUrl,
     mcpPublicUrl: raw.MCP_PUBLIC_URL?.replace(/\/+$/, '') ?? publicUrl,
+    publicHosts: parsePublicHosts(raw.PUBLIC_HOSTS),
     grpcPort: raw.GRPC_PORT,
     publicGrpcUrl: raw.PUBLIC_GRPC_URL,
     trustProxy: parseTrustProxy(raw.TRUST_PROXY),
@@ -395,13 +401,30 @@ export function parseApiKeys (value: string): ApiKeyCredential[] {
   })
 }
 
+/** PUBLIC_HOSTS: a comma list of host or host:port (checked as the Fastify plugin's publicHosts). */
+function parsePublicHosts (value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined
+  const hosts = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  try {
+    publicHostList('PUBLIC_HOSTS', hosts)
+  } catch (error) {
+    throw new ConfigError('PUBLIC_HOSTS', (error as Error).message.replace(/^option "PUBLIC_HOSTS" /, ''))
+  }
+  return hosts
+}
+
 /**
  * Settings that are valid but do not do what they seem to; main.ts logs each at warn when the gateway starts.
  * A hop count in TRUST_PROXY: Fastify 5.12+ never trusts X-Forwarded-* by hop count (it cannot tell the
- * immediate peer is a proxy), so forwarded headers are ignored as if TRUST_PROXY were false.
+ * immediate peer is a proxy), so forwarded headers are ignored as if TRUST_PROXY were false. In production
+ * (NODE_ENV) without PUBLIC_URL: the cards' URLs come from each request's Host.
  */
-export function configWarnings (config: GatewayConfig): string[] {
+export function configWarnings (config: GatewayConfig, env: Readonly<Record<string, string | undefined>> = {}): string[] {
   const warnings: string[] = []
+  if (env.NODE_ENV === 'production' && config.publicUrl === undefined) {
+    warnings.push('PUBLIC_URL is unset: the cards\' URLs come from each request\'s Host (X-Forwarded-Host/-Proto with ' +
+      `TRUST_PROXY), ${config.publicHosts === undefined ? 'any valid host' : 'one of PUBLIC_HOSTS'}, sent Cache-Control: private. Set PUBLIC_URL to the address callers use.`)
+  }
   if (typeof config.trustProxy === 'number') {
     warnings.push(`TRUST_PROXY=${config.trustProxy} is a hop count, which Fastify does not trust: X-Forwarded-Proto/Host/For ` +
       'are ignored. Give the proxies\' addresses or CIDRs (or true), or set PUBLIC_URL for the card URLs.')

@@ -11,6 +11,7 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   PORT: 'listen port',
   HOST: 'listen address',
   PUBLIC_URL: 'base URL written into cards (<PUBLIC_URL>/a2a/<agentId>); default: from the request',
+  PUBLIC_HOSTS: 'without PUBLIC_URL: the hosts (host or host:port, comma list) a request may name for card URLs; others 400',
   MCP_PUBLIC_URL: "base of an agent's mcp.url (<MCP_PUBLIC_URL>/mcp/a/<agentId>); default: PUBLIC_URL",
   GRPC_PORT: 'port of the gRPC listener (A2A 1.0 gRPC binding, on HOST); default: none, no gRPC',
   PUBLIC_GRPC_URL: "gRPC target the cards list (host:port; each agent is the request's tenant); needs GRPC_PORT; default: not listed",

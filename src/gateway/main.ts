@@ -65,7 +65,7 @@ async function main (): Promise<void> {
   if (tracing !== undefined) app.addHook('onClose', async () => { await tracing.shutdown() })
   // The SDK's console lines go through pino: every stdout line is JSON.
   routeConsoleToLogger(app.log)
-  for (const warning of configWarnings(config)) app.log.warn(warning)
+  for (const warning of configWarnings(config, process.env)) app.log.warn(warning)
   drainOnSignals(app, config)
   const address = await app.listen({ port: config.port, host: config.host })
   const cards = cardUrls([...app.converse.agents.keys()], config, new URL(address))

@@ -20,13 +20,15 @@ export interface CardReply {
 
 /**
  * The reply to a GET of `card`, given the request's If-None-Match. `varies`: the card depends on the request's
- * `A2A-Version` (an agent that serves 0.3 too), so caches are told (`Vary`).
+ * `A2A-Version` (an agent that serves 0.3 too), so caches are told (`Vary`). `fromRequest`: its URLs come from the
+ * request's Host / X-Forwarded-* (no fixed public URL), so it is `private`: a shared cache keys on the URL, and one
+ * client's headers must not pick the card every client of the cache gets.
  */
-export function cardReply (card: unknown, ifNoneMatch: string | undefined, varies = false): CardReply {
+export function cardReply (card: unknown, ifNoneMatch: string | undefined, varies = false, fromRequest = false): CardReply {
   const body = JSON.stringify(card)
   // Strong: the same card is the same bytes (publicUrl and the request's host are part of it).
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
-  const headers: Record<string, string> = { 'cache-control': `public, max-age=${CARD_MAX_AGE_SEC}`, etag }
+  const headers: Record<string, string> = { 'cache-control': `${fromRequest ? 'private' : 'public'}, max-age=${CARD_MAX_AGE_SEC}`, etag }
   if (varies) headers.vary = 'A2A-Version'
   if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag)) return { status: 304, headers }
   return { status: 200, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body }

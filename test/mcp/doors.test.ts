@@ -101,7 +101,7 @@ for (const name of DOORS) {
       t.match(response.headers.get('content-type'), /^application\/mcp-server-card\+json/)
       t.equal(response.headers.get('access-control-allow-origin'), '*')
       t.equal(response.headers.get('access-control-allow-methods'), 'GET')
-      t.equal(response.headers.get('cache-control'), 'public, max-age=300')
+      t.equal(response.headers.get('cache-control'), 'private, max-age=300', 'built from the request\'s Host (no publicUrl): private')
       const serverCard = await response.json() as Json
       t.ok(validateServerCard(serverCard), `valid against the SEP-2127 schema: ${JSON.stringify(validateServerCard.errors)}`)
       t.same(serverCard, {
