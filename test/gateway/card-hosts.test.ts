@@ -11,6 +11,8 @@ import express from 'express'
 import type { AddressInfo } from 'node:net'
 import { configWarnings, loadConfig } from '../../src/gateway/config.js'
 import { converseRouter } from '../../src/express.js'
+import Fastify from 'fastify'
+import { converse } from '../../src/fastify.js'
 import { startGateway, URI } from '../fixtures/gateway-helpers.js'
 
 interface Raw { status: number, headers: Record<string, string | string[] | undefined>, body: string }
@@ -39,7 +41,7 @@ const CARDS = [
 /** Hosts that must not reach a URL: a path and query, user info, a list, a bad port, a bad name or address. */
 const BAD_HOSTS = [
   'evil.example/p?q=', 'evil.example?x', 'evil.example#f', 'user@evil.example', 'evil.example, good.example',
-  'evil.example:99999', 'evil.example:0', 'evil.example:x', '[::1', '[fe80::1%25eth0]', '[not:an:address]',
+  'evil.example:99999', 'evil.example:0', 'evil.example:x', '[::1', '[fe80::1%25eth0]', '[not:an:address]', '[1::2::3]',
   '-evil.example', 'evil..example', 'evil_example.com', '999.1.1.1', `${'a'.repeat(64)}.example`, 'javascript:alert(1)'
 ]
 
@@ -139,4 +141,14 @@ t.test('the Express router checks the same, with its publicHosts', async (t) => 
   t.throws(() => converseRouter({ agents: [{ id: 'demo', card: { name: 'D', description: 'd' } }], publicHosts: 'a' as never }), { name: 'InvalidOptionError' })
   t.throws(() => converseRouter({ agents: [{ id: 'demo', card: { name: 'D', description: 'd' } }], publicHosts: [] }), { name: 'InvalidOptionError' })
   t.throws(() => converseRouter({ agents: [{ id: 'demo', card: { name: 'D', description: 'd' } }], publicHosts: [3 as never] }), { name: 'InvalidOptionError' })
+})
+
+t.test('the Fastify plugin: a publicUrl function of the user\'s that throws is its own failure (500), not a host refusal', async (t) => {
+  const app = Fastify()
+  await app.register(converse, { agents: [{ id: 'demo', card: { name: 'Demo', description: 'd' } }], publicUrl: () => { throw new Error('no tenant') } })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const reply = await raw((app.server.address() as AddressInfo).port, '/.well-known/agent-card.json', { host: 'good.example' })
+  t.equal(reply.status, 500)
+  t.equal(reply.headers['cache-control'], undefined)
 })
