@@ -13,7 +13,7 @@ import {
   context, extractTraceContext, failSpan, headerGetter, injectTraceHeaders, inSpan, runActive, SpanKind, startSpan, trace, traceHeadersFor, traceHeadersOf, TRACESTATE_LIMIT
 } from '../../src/telemetry/tracing.js'
 import { createGatewayMetrics } from '../../src/gateway/metrics.js'
-import { otlpProtocol, startTracing, tracesExporter, tracingConfig } from '../../src/gateway/tracing-sdk.js'
+import { otlpProtocol, startTracing, tracePropagators, tracesExporter, tracesSampler, tracingConfig, type TracingConfig } from '../../src/gateway/tracing-sdk.js'
 import { ConfigError } from '../../src/gateway/config.js'
 import { tracedTaskStore } from '../../src/stores/traced-task-store.js'
 import { InMemoryTaskStore, type ServerCallContext } from '@a2a-js/sdk/server'
@@ -48,13 +48,32 @@ t.test('the sdk configuration from OTEL_* variables', async (t) => {
   const warnings: Array<[object, string]> = []
   const log = { warn: (object: object, message: string) => { warnings.push([object, message]) } }
   t.equal(tracingConfig({}), undefined, 'off')
-  t.same(tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }), { exporter: 'otlp', protocol: 'http/protobuf' })
+  t.same(tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }), {
+    exporter: 'otlp', protocol: 'http/protobuf', sampler: { name: 'parentbased_always_on' }, propagators: { traceContext: true, baggage: false }
+  }, 'defaults: the caller\'s sampled flag decides; traceparent only')
+  t.same(tracesSampler({ OTEL_TRACES_SAMPLER: ' Always_On ' }), { name: 'always_on' })
+  t.same(tracesSampler({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }), { name: 'parentbased_traceidratio', ratio: 0.25 })
+  t.same(tracesSampler({ OTEL_TRACES_SAMPLER: 'traceidratio' }), { name: 'traceidratio', ratio: 1 }, 'the specification\'s default ratio')
+  t.same(tracesSampler({ OTEL_TRACES_SAMPLER: 'always_off', OTEL_TRACES_SAMPLER_ARG: 'x' }), { name: 'always_off' }, 'the argument of another sampler is not read')
+  for (const [env, variable] of [
+    [{ OTEL_TRACES_SAMPLER: 'jaeger_remote' }, 'OTEL_TRACES_SAMPLER'],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' }, 'OTEL_TRACES_SAMPLER_ARG'],
+    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: 'half' }, 'OTEL_TRACES_SAMPLER_ARG'],
+    [{ OTEL_PROPAGATORS: 'tracecontext,b3' }, 'OTEL_PROPAGATORS'],
+    [{ OTEL_PROPAGATORS: 'none,baggage' }, 'OTEL_PROPAGATORS']
+  ] as const) t.throws(() => tracingConfig(env), { name: 'ConfigError', variable }, JSON.stringify(env))
+  t.same(tracePropagators({ OTEL_PROPAGATORS: 'TraceContext, baggage' }), { traceContext: true, baggage: true })
+  t.same(tracePropagators({ OTEL_PROPAGATORS: 'baggage' }), { traceContext: false, baggage: true })
+  t.same(tracePropagators({ OTEL_PROPAGATORS: 'none' }), { traceContext: false, baggage: false })
   t.throws(() => tracingConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), ConfigError, 'a bad protocol stops the start even while tracing is off')
   t.equal(await startTracing(undefined, '0.0.0', log), undefined, 'off: nothing started')
   // The console exporter: started, registered, shut down (and unregistered) again.
-  const sdk = await startTracing({ exporter: 'console', protocol: 'http/protobuf' }, '0.0.0', log)
+  const defaults: Pick<TracingConfig, 'sampler' | 'propagators'> = { sampler: { name: 'parentbased_always_on' }, propagators: { traceContext: true, baggage: false } }
+  const sdk = await startTracing({ exporter: 'console', protocol: 'http/protobuf', ...defaults }, '0.0.0', log)
   t.ok(sdk)
   t.ok(trace.getSpanContext(extractTraceContext({ traceparent: PARENT })), 'the W3C propagator is registered')
+  t.equal(trace.getSpanContext(extractTraceContext({ traceparent: PARENT, tracestate: 'vendor=1' }))?.traceState, undefined, 'the caller\'s tracestate is dropped')
+  t.same(propagation.fields(), ['traceparent', 'tracestate'], 'the headers it reads (baggage not among them by default)')
   await sdk?.shutdown()
   t.equal(trace.getSpanContext(extractTraceContext({ traceparent: PARENT })), undefined, 'and unregistered')
 })
@@ -72,7 +91,7 @@ t.test('the SDK\'s own warnings become warn lines: an export to a collector that
   const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]))
   Object.assign(process.env, env)
   t.teardown(() => { for (const [name, value] of Object.entries(saved)) { if (value === undefined) delete process.env[name]; else process.env[name] = value } })
-  const sdk = await startTracing({ exporter: 'otlp', protocol: 'http/json' }, '0.0.0', warnings)
+  const sdk = await startTracing({ exporter: 'otlp', protocol: 'http/json', sampler: { name: 'always_on' }, propagators: { traceContext: true, baggage: false } }, '0.0.0', warnings)
   trace.getTracer('test').startSpan('lost').end()
   for (let i = 0; i < 400 && lines.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
   await sdk?.shutdown()
