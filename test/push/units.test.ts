@@ -15,6 +15,7 @@ import { taskUpdates } from '../../src/push/task-updates.js'
 import { createPushNotifications } from '../../src/push/index.js'
 import { Task } from '@a2a-js/sdk'
 import { ServerCallContext } from '@a2a-js/sdk/server'
+import { registerSdk } from '../fixtures/tracing-sdk.js'
 
 type LookupResult = { error: NodeJS.ErrnoException | null, address: unknown, family?: number }
 
@@ -220,4 +221,33 @@ t.test('an answer whose body breaks off: the notification is delivered all the s
   t.teardown(() => poster.close())
   const port = (server.address() as AddressInfo).port
   t.strictSame(await poster.post({ url: `http://127.0.0.1:${port}/` }, '{}', 'id-broken'), { kind: 'delivered', status: 200 })
+})
+
+t.test('the webhook POST span: exactly the attributes docs/observability.md names, never the URL\'s path or query', async (t) => {
+  const exporter = registerSdk(t, undefined, { withoutContextManager: true })
+  const app = Fastify()
+  app.addContentTypeParser('application/a2a+json', { parseAs: 'string' }, (_request, body, done) => { done(null, body) })
+  app.post('/hook/:status', async (request, reply) => await reply.code(Number((request.params as { status: string }).status)).send())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  const port = (app.server.address() as AddressInfo).port
+  const poster = webhookPoster(new PushUrlPolicy({ allowedHosts: ['127.0.0.1'], allowHttp: true }), { timeoutMs: 2000 })
+  t.teardown(() => poster.close())
+  const closed = createServer()
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+  const closedPort = (closed.address() as AddressInfo).port
+  await new Promise((resolve) => closed.close(resolve))
+  const base = { 'http.request.method': 'POST', 'server.address': '127.0.0.1' }
+  const cases = [
+    [`http://127.0.0.1:${port}/hook/204?key=s3cret#frag`, { ...base, 'server.port': port, 'http.response.status_code': 204 }],
+    [`http://127.0.0.1:${port}/hook/503?key=s3cret`, { ...base, 'server.port': port, 'http.response.status_code': 503 }],
+    [`http://127.0.0.1:${closedPort}/hook/s3cret`, { ...base, 'server.port': closedPort }]
+  ] as const
+  for (const [url, attributes] of cases) {
+    exporter.reset()
+    await poster.post({ url, token: 'tok-s3cret' }, '{}', 'id')
+    const [span] = exporter.getFinishedSpans()
+    t.equal(span?.name, 'push.webhook POST')
+    t.strictSame({ ...span?.attributes }, attributes, url)
+  }
 })

@@ -286,14 +286,16 @@ export function gatewaySpanCases (contextManager: undefined | null): void {
         jsonrpc: '2.0',
         id: 1,
         method: 'SendMessage',
-        params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'book a table' }] }, configuration: { taskPushNotificationConfig: { url: receiver.url } } }
+        // A path and query of the webhook's (often a secret): never on the span.
+        params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'book a table' }] }, configuration: { taskPushNotificationConfig: { url: `${receiver.url}?key=hook-s3cret` } } }
       })
     })
     const [first] = await receiver.waitFor(1)
     t.match(first.headers.traceparent, new RegExp(`^00-${trace.traceId}-[0-9a-f]{16}-01$`))
     const post = await until(() => spansOf(trace.traceId).find((span) => span.name === 'push.webhook POST'), 'webhook span')
     t.equal(post.kind, SpanKind.CLIENT)
-    t.match(post.attributes, { 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'http.response.status_code': 200 })
+    t.strictSame({ ...post.attributes }, { 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'server.port': receiver.port, 'http.response.status_code': 200 },
+      'exactly the attributes docs/observability.md names: no URL, path or query')
 
     // A turn sampled out (flags 00): its notifications carry its trace and decision, and nothing is recorded.
     const unsampled = traceparent()
