@@ -126,3 +126,33 @@ t.test('a caller with a credential keeps any contextId, and lists its own tasks 
   t.equal(body.result?.message.contextId, 'alice-private')
   t.equal((await call(base, 'ListTasks', {}, ALICE_KEY)).body.error, undefined)
 })
+
+t.test('an empty contextId sent raw (the official client drops it): counted as absent, on JSON-RPC and HTTP+JSON', async (t) => {
+  const task = await walkInTask()
+  // JSON-RPC, the body written here: ListTasks `contextId: ""` is no conversation, so -32602 naming contextId.
+  const listed = await fetch(`${base}/a2a/demo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body: '{"jsonrpc":"2.0","id":"raw-1","method":"ListTasks","params":{"contextId":"","pageSize":100}}'
+  })
+  t.equal(listed.status, 200)
+  const body = await listed.json() as Json
+  t.equal(body.error?.code, -32602)
+  t.strictSame(body.error.data, [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'contextId', description: 'a walk-in lists the tasks of one conversation: give its contextId' }] }])
+  t.notOk(JSON.stringify(body).includes(task.id), 'no task in the answer')
+  // HTTP+JSON: `?contextId=` (empty) likewise, a 400 naming contextId.
+  const rest = await fetch(`${base}/a2a/demo/rest/tasks?contextId=&pageSize=100`, { headers: { 'a2a-version': '1.0' } })
+  t.equal(rest.status, 400)
+  const restBody = await rest.text()
+  t.match(JSON.parse(restBody), { error: { code: 400, status: 'INVALID_ARGUMENT' } })
+  t.match(restBody, /"field":"contextId","description":"a walk-in lists the tasks of one conversation: give its contextId"/)
+  t.notOk(restBody.includes(task.id), 'no task in the answer')
+  // SendMessage with `message.contextId: ""`: absent too, so the server issues a conversation (a UUID) of its own.
+  const sent = await fetch(`${base}/a2a/demo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'raw-2', method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', contextId: '', parts: [{ text: 'What are your opening hours?' }] } } })
+  })
+  const reply = (await sent.json() as Json).result?.message
+  t.match(reply?.contextId, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a contextId issued by the server')
+})
