@@ -7,6 +7,7 @@
  */
 import t from 'tap'
 import { request } from 'node:http'
+import { connect } from 'node:net'
 import express from 'express'
 import type { AddressInfo } from 'node:net'
 import { configWarnings, loadConfig } from '../../src/gateway/config.js'
@@ -137,6 +138,12 @@ t.test('the Express router checks the same, with its publicHosts', async (t) => 
     t.equal(good.status, 200, path)
     t.equal(good.headers['cache-control'], 'private, max-age=300')
   }
+  // HTTP/1.0 may leave the Host out: nothing to build a URL from, the same 400.
+  const socket = connect(port, '127.0.0.1')
+  socket.end('GET /.well-known/agent-card.json HTTP/1.0\r\n\r\n')
+  let answer = ''
+  for await (const chunk of socket) answer += String(chunk)
+  t.match(answer, /^HTTP\/1\.1 400 [\s\S]*A2A_CONVERSE_REQUEST_HOST/, 'no Host at all: 400')
   t.throws(() => converseRouter({ agents: [{ id: 'demo', card: { name: 'D', description: 'd' } }], publicHosts: ['a/b'] }), { name: 'InvalidOptionError' })
   t.throws(() => converseRouter({ agents: [{ id: 'demo', card: { name: 'D', description: 'd' } }], publicHosts: 'a' as never }), { name: 'InvalidOptionError' })
   t.throws(() => converseRouter({ agents: [{ id: 'demo', card: { name: 'D', description: 'd' } }], publicHosts: [] }), { name: 'InvalidOptionError' })
@@ -152,3 +159,23 @@ t.test('the Fastify plugin: a publicUrl function of the user\'s that throws is i
   t.equal(reply.status, 500)
   t.equal(reply.headers['cache-control'], undefined)
 })
+
+// The Express router with a fixed publicUrl: the headers are not read, the cards public; a function mcpPublicUrl: private.
+const agents = [{ id: 'demo', card: { name: 'Demo', description: 'd' } }]
+for (const [options, cacheControl] of [
+  [{ publicUrl: 'https://agents.example.com' }, 'public, max-age=300'],
+  [{ publicUrl: 'https://agents.example.com', mcpPublicUrl: 'https://mcp.example.com' }, 'public, max-age=300'],
+  [{ publicUrl: 'https://agents.example.com', mcpPublicUrl: () => 'https://mcp.example.com' }, 'private, max-age=300']
+] as const) {
+  t.test(`the Express router, ${Object.entries(options).map(([name, value]) => `${name} ${typeof value}`).join(', ')}: ${cacheControl}`, async (t) => {
+    const app = express()
+    app.use(converseRouter({ agents, ...options }))
+    const server = app.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    t.teardown(() => new Promise((resolve) => server.close(resolve)))
+    const reply = await raw((server.address() as AddressInfo).port, '/.well-known/agent-card.json', { host: 'evil.example/p?q=' })
+    t.equal(reply.status, 200, 'the Host is not read')
+    t.equal(reply.headers['cache-control'], cacheControl)
+    t.match(mcpUrl(reply.body), /^https:\/\/(mcp|agents)\.example\.com\/mcp\/a\/demo/)
+  })
+}
