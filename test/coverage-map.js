@@ -2,7 +2,9 @@
 // With a PostgreSQL server (TEST_DATABASE_URL) every file a test loads counts, as tap does by default. Without one,
 // the modules whose every branch needs a server (a pg pool, LISTEN/NOTIFY, connection loss, leases shared between
 // instances, migrations against a server's catalog) are run by the embedded database's tests but not counted: the
-// 100 % gate holds for everything else, and for them on every machine with a server (CI runs both).
+// 100 % gate holds for everything else, and for them on every machine with a server (CI runs both). The same for
+// the Redis rate-limit windows without a Redis server (TEST_REDIS_URL): an unreachable Redis is tested everywhere,
+// a reachable one only with a server.
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -18,14 +20,22 @@ export const SERVER_ONLY = [
   'src/stores/postgres/postgres-upstream-ownership-store.ts'
 ]
 
+export const REDIS_ONLY = [
+  'src/gateway/redis-windows.ts'
+]
+
 function sources (folder) {
   return readdirSync(folder, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && /\.(ts|js)$/.test(entry.name) && !entry.name.endsWith('.d.ts'))
     .map((entry) => join(entry.parentPath, entry.name).replaceAll('\\', '/'))
 }
 
-const counted = process.env.TEST_DATABASE_URL === undefined
-  ? ['src', 'plugins', 'examples', 'scripts', 'web', 'bench'].flatMap(sources).filter((file) => !SERVER_ONLY.includes(file))
+const uncounted = [
+  ...(process.env.TEST_DATABASE_URL === undefined ? SERVER_ONLY : []),
+  ...(process.env.TEST_REDIS_URL === undefined ? REDIS_ONLY : [])
+]
+const counted = uncounted.length > 0
+  ? ['src', 'plugins', 'examples', 'scripts', 'web', 'bench'].flatMap(sources).filter((file) => !uncounted.includes(file))
   : []
 
 export default function coverageMap () {

@@ -15,6 +15,8 @@ import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { requestHostErrorBody } from '../http/request-origin.js'
+import { RateLimitedError } from '../http/rate-limited-error.js'
+import { errorResponse, rateLimited } from '../protocol/errors.js'
 
 export interface McpEndpointOptions {
   /** Largest accepted request body in bytes. Default: the Fastify instance's bodyLimit (the A2A endpoint's default). */
@@ -29,9 +31,20 @@ export interface McpEndpointOptions {
   directToolCalls?: boolean
   /** Told of every tools/call by tool name (`unknown` for a name the agent does not have): the gateway's metrics. */
   onToolCall?: (agentId: string, tool: string) => void
+  /**
+   * Messages in one JSON-RPC batch (the older revisions take an array) at most; a longer one is refused, HTTP 400
+   * `-32600`, before any of it runs. Default 10; 1 to 100 (the SDK's own bound).
+   */
+  maxBatch?: number
+  /**
+   * Asked before a batch's messages run, with their number: undefined lets them run; a refusal is answered HTTP 429
+   * with Retry-After and a JSON-RPC -32000 body (reason RATE_LIMITED), none of them run. A rate limit counts each
+   * message here (this door has no limiter of its own).
+   */
+  admitBatch?: (request: AgentRequest, messages: number) => Promise<{ retryAfterSec: number } | undefined>
 }
 
-type AgentRequest = FastifyRequest<{ Params: { agentId: string } }>
+export type AgentRequest = FastifyRequest<{ Params: { agentId: string } }>
 
 /** The body is not JSON: answered 400 with a -32700 body. */
 const InvalidMcpJsonError = createError('A2A_CONVERSE_MCP_INVALID_JSON', 'Invalid JSON payload', 400)
@@ -46,12 +59,18 @@ function bodyError (error: FastifyError, request: AgentRequest): RequestBody | u
 
 async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpointOptions): Promise<void> {
   const { converse } = fastify
-  if (options.onToolCall !== undefined && typeof options.onToolCall !== 'function') {
-    throw new InvalidOptionError('onToolCall', 'must be a function')
+  for (const name of ['onToolCall', 'admitBatch'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'must be a function')
   }
+  const { admitBatch } = options
   const bodyLimit = options.bodyLimit ?? fastify.initialConfig.bodyLimit as number
   const service = createMcpService({
-    extension: converse.extension, services: converse.a2aServices, bodyLimit, directToolCalls: options.directToolCalls, onToolCall: options.onToolCall
+    extension: converse.extension,
+    services: converse.a2aServices,
+    bodyLimit,
+    directToolCalls: options.directToolCalls,
+    onToolCall: options.onToolCall,
+    maxBatch: options.maxBatch
   })
 
   // JSON is read and parsed here, with the limit (cheaper than the SDK's Web-stream read); any other media type is
@@ -71,6 +90,8 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
   fastify.setErrorHandler(async (error: FastifyError, request: AgentRequest, reply) => {
     const body = bodyError(error, request)
     if (body !== undefined) return await answer(request, reply, body)
+    // A rate limiter in front of the door (the gateway's): 429, Retry-After already set, the body a batch's refusal has.
+    if (error instanceof RateLimitedError) return await reply.code(429).send(errorResponse(null, rateLimited(error.retryAfterSec)))
     throw error
   })
 
@@ -96,7 +117,8 @@ async function mcpEndpointPlugin (fastify: FastifyInstance, options: McpEndpoint
       body: body ?? (request.body === undefined ? undefined : { kind: 'json', value: request.body }),
       cardOf: () => converse.cardFor(request.params.agentId, request) as Record<string, unknown>,
       log: request.log,
-      clientAddress: request.ip
+      clientAddress: request.ip,
+      admitBatch: admitBatch === undefined ? undefined : async (messages) => await admitBatch(request, messages)
     })
     return reply
   }

@@ -22,7 +22,7 @@ import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from '.
 import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
-import { openRateLimits, type RateCounter } from './rate-limits.js'
+import { openRateLimits, type RateLimit } from './rate-limits.js'
 import { buildAgentRuntime } from './runtime.js'
 import { openGatewayState, type GatewayState } from './state.js'
 import { createPushNotifications } from '../push/index.js'
@@ -133,6 +133,11 @@ async function registerAll (
 ): Promise<void> {
   const { config } = options
   const { authenticator, required } = gatewayAccess(config, definitions)
+  const walkIns = definitions.filter((definition) => !required.has(definition.id)).map((definition) => definition.id)
+  if (config.trustProxy === true && walkIns.length > 0) {
+    app.log.warn({ walkIns }, 'TRUST_PROXY=true believes any client\'s X-Forwarded-For: a walk-in picks its own address, ' +
+      'and with it its per-address limits (rate, streams, open tasks). Set TRUST_PROXY to the load balancer\'s addresses or CIDRs')
+  }
   // Metrics exist only with METRICS_TOKEN: without it nothing is counted (no registry, no observer).
   const metrics = config.metricsToken === undefined ? undefined : createGatewayMetrics(definitions.map((definition) => definition.id))
   // One turn lock per agent, shared by its A2A endpoint and the inbox's task writes.
@@ -225,11 +230,13 @@ async function registerAll (
     }
     return `address:${address}`
   }
+  // ONE count per caller for every door and binding (JSON-RPC, HTTP+JSON, 0.3, MCP, gRPC), in memory or in Redis.
+  const callerLimit = limits.limit('a2a', config.rateLimit.max)
   // Each door in a scope of its own, its limiter first: it counts before anything else looks at the request.
   await app.register(async (scope) => {
-    await limits.apply(scope, {
-      name: 'a2a',
-      max: config.rateLimit.max,
+    limits.apply(scope, {
+      door: 'a2a',
+      limit: callerLimit,
       key: async (request) => await limitKey((request.params as { agentId?: string }).agentId ?? rootAgentId, request.headers, request.ip)
     })
     await scope.register(a2aEndpoint, {
@@ -250,14 +257,24 @@ async function registerAll (
       a2aVersions: config.a2aVersions,
       observer: metrics?.observer
     })
-    // The MCP door every card names (params.mcp): the same agents through the same A2A service (and limit).
-    await scope.register(mcpEndpoint, { bodyLimit: config.bodyLimit, directToolCalls: options.mcpDirectToolCalls, onToolCall: metrics?.toolCalled })
+    // The MCP door every card names (params.mcp): the same agents through the same A2A service and limit. A batch's
+    // HTTP request took one from the limit above; its other messages take one each before any of them runs.
+    await scope.register(mcpEndpoint, {
+      bodyLimit: config.bodyLimit,
+      directToolCalls: options.mcpDirectToolCalls,
+      onToolCall: metrics?.toolCalled,
+      maxBatch: config.mcpMaxBatch,
+      admitBatch: async (request, messages) => {
+        if (messages < 2) return undefined
+        const refusal = await callerLimit.take(await limitKey(request.params.agentId, request.headers, request.ip), messages - 1)
+        if (refusal !== undefined) metrics?.rateLimited('a2a')
+        return refusal
+      }
+    })
   })
   app.decorate('grpcPort', undefined)
   if (config.grpcPort !== undefined) {
-    // The gRPC door: the same A2A service as the HTTP doors, its own count of the same rate limit.
-    const counted: { count?: RateCounter } = {}
-    await app.register(async (scope) => { counted.count = await limits.counter(scope, { name: 'a2a-grpc', max: config.rateLimit.max }) })
+    // The gRPC door: the same A2A service as the HTTP doors, the same count of the same limit.
     const doors: GrpcDoor[] = []
     app.addHook('onReady', async () => {
       // Loaded only here: a gateway without GRPC_PORT never loads grpc-js.
@@ -268,7 +285,11 @@ async function registerAll (
         port: config.grpcPort as number,
         defaultAgentId: rootAgentId,
         maxMessageBytes: config.bodyLimit,
-        admit: async ({ agentId, headers, clientAddress }) => await (counted.count as RateCounter)(await limitKey(agentId, headers, clientAddress)),
+        admit: async ({ agentId, headers, clientAddress }) => {
+          const refusal = await callerLimit.take(await limitKey(agentId, headers, clientAddress))
+          if (refusal !== undefined) metrics?.rateLimited('a2a-grpc')
+          return refusal
+        },
         log: app.log
       })
       doors.push(door)
@@ -278,11 +299,11 @@ async function registerAll (
     // Before the HTTP server closes: open gRPC streams end and in-flight calls finish, as the HTTP ones do.
     app.addHook('preClose', async () => { await Promise.all(doors.map(async (door) => await door.close())) })
   }
-  await serveMetrics(app, config, metrics)
+  await serveMetrics(app, config, metrics, limits.limit('metrics', config.rateLimit.operatorMax))
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {
     await app.register(async (scope) => {
-      await limits.apply(scope, { name: 'operator', max: config.rateLimit.operatorMax, key: (request) => `address:${request.ip}` })
+      limits.apply(scope, { door: 'operator', limit: limits.limit('operator', config.rateLimit.operatorMax), key: (request) => `address:${request.ip}` })
       await scope.register(operatorApi, {
         apiKey: config.operatorApiKey as string,
         agentIds: runtime.agents.map((agent) => agent.id),
@@ -316,21 +337,21 @@ function noRefusalCount (): void {}
  * GET /metrics: on the app (METRICS_TOKEN), on a listener of its own (METRICS_PORT, opened when the app is ready and
  * closed with it; the app's /metrics then says where it is), or off (404).
  */
-async function serveMetrics (app: FastifyInstance, config: GatewayConfig, metrics: GatewayMetrics | undefined): Promise<void> {
+async function serveMetrics (app: FastifyInstance, config: GatewayConfig, metrics: GatewayMetrics | undefined, limit: RateLimit): Promise<void> {
   app.decorate('metricsPort', undefined)
   if (metrics === undefined) {
     metricsRoute(app, { off: METRICS_OFF })
     return
   }
-  const token = config.metricsToken as string
+  const served = { metrics, token: config.metricsToken as string, limit }
   if (config.metricsPort === undefined) {
-    metricsRoute(app, { metrics, token })
+    metricsRoute(app, served)
     return
   }
   metricsRoute(app, { off: METRICS_ELSEWHERE })
   const listeners: MetricsListener[] = []
   app.addHook('onReady', async () => {
-    const listener = await listenForMetrics(metrics, token, config.host, config.metricsPort as number)
+    const listener = await listenForMetrics(served, config.host, config.metricsPort as number)
     listeners.push(listener)
     app.metricsPort = listener.port
     app.log.info({ port: listener.port }, 'metrics listening')

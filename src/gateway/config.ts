@@ -75,6 +75,8 @@ export interface GatewayConfig {
   auth: AuthConfig
   /** Requests per caller (or client address) and window on the A2A door and the operator API. */
   rateLimit: RateLimitConfig
+  /** Messages in one MCP JSON-RPC batch at most (the older revisions take arrays); each counts against the rate limit. */
+  mcpMaxBatch: number
   /** Webhook delivery of push notifications (docs/push.md). */
   push: PushConfig
 }
@@ -174,6 +176,7 @@ export const configSchema = {
     RATE_LIMIT_MAX: { type: 'integer', minimum: 0, maximum: 10000000, default: 6000 },
     RATE_LIMIT_OPERATOR_MAX: { type: 'integer', minimum: 0, maximum: 10000000, default: 600 },
     RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, maximum: 86400000, default: 60000 },
+    MCP_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     REDIS_KEY_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'a2a-converse:' },
     PUSH_ALLOWED_HOSTS: { type: 'string' },
@@ -234,6 +237,7 @@ interface RawConfig {
   RATE_LIMIT_MAX: number
   RATE_LIMIT_OPERATOR_MAX: number
   RATE_LIMIT_WINDOW_MS: number
+  MCP_MAX_BATCH: number
   REDIS_URL?: string
   REDIS_KEY_PREFIX: string
   PUSH_ALLOWED_HOSTS?: string
@@ -325,6 +329,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
       redisUrl: raw.REDIS_URL,
       redisKeyPrefix: raw.REDIS_KEY_PREFIX
     },
+    mcpMaxBatch: raw.MCP_MAX_BATCH,
     push: {
       allowedHosts: parsePushAllowedHosts(raw.PUSH_ALLOWED_HOSTS),
       allowHttp: raw.PUSH_ALLOW_HTTP,

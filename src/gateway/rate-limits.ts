@@ -1,26 +1,29 @@
 /**
- * Rate limits of the gateway's A2A door and operator API (@fastify/rate-limit): a fixed window of
- * RATE_LIMIT_WINDOW_MS per key, counted in Redis when REDIS_URL is set (every instance shares the counts) or in
- * this process's memory (a bounded LRU of keys). The key is the authenticated caller on an agent that requires
- * one, else the client address (TRUST_PROXY decides which address that is); the operator API counts per address,
- * before its key is checked, so wrong-key guesses are limited too.
+ * The gateway's rate limits: a fixed window of RATE_LIMIT_WINDOW_MS per key, counted in Redis when REDIS_URL is set
+ * (every instance shares the counts) or in this process's memory (a bounded LRU of keys).
  *
- * Over the limit: HTTP 429 with Retry-After — on the A2A door with a JSON-RPC -32000 body (reason RATE_LIMITED,
- * see a2a-endpoint.ts), on the operator API with its usual error body. Each limiter is an onRequest hook of the
- * scope it is applied to, added before the routes' own hooks, so it runs first.
+ * One count per caller across every door: the A2A doors (JSON-RPC, HTTP+JSON, 0.3), the MCP door and gRPC all take
+ * from the same `a2a` limit, under the key the gateway builds (the authenticated caller on an agent that requires
+ * one, else the client address; TRUST_PROXY decides which address that is). A request that carries several calls
+ * (an MCP batch) takes one per call. The operator API and /metrics count per address in limits of their own, before
+ * their key or token is checked, so wrong guesses are limited too.
  *
- * When Redis cannot be reached, requests are let through (skipOnError) and a warning is logged at most once a
- * minute: the limit protects the service, it is not worth refusing every caller for.
+ * A take that would pass the limit is refused and counts nothing (so a batch too big for what is left of the window
+ * leaves the rest to smaller requests). Over the limit: HTTP 429 with Retry-After — on the A2A door with a JSON-RPC
+ * -32000 body (reason RATE_LIMITED, see a2a-endpoint.ts), on the operator API with its usual error body.
+ *
+ * When Redis cannot be reached, requests are let through and a warning is logged at most once a minute: the limit
+ * protects the service, it is not worth refusing every caller for.
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
-import rateLimit from '@fastify/rate-limit'
 import { Redis } from 'ioredis'
 import { RateLimitedError } from '../http/rate-limited-error.js'
+import { defineTake, redisWindows } from './redis-windows.js'
 
 export interface RateLimitConfig {
-  /** Requests per window and key on the A2A door; 0: no limit. */
+  /** Requests per window and key on the A2A doors (every binding, MCP, gRPC: one count); 0: no limit. */
   max: number
-  /** Requests per window and client address on the operator API; 0: no limit. */
+  /** Requests per window and client address on the operator API (and, a count of its own, /metrics); 0: no limit. */
   operatorMax: number
   windowMs: number
   /** redis:// or rediss://; unset: counted in memory. */
@@ -29,83 +32,96 @@ export interface RateLimitConfig {
   redisKeyPrefix: string
 }
 
-/** Counts one request under `key`: undefined when it may go on, else how long to wait. */
-export type RateCounter = (key: string) => Promise<{ retryAfterSec: number } | undefined>
+/** Why a take was refused: how long until the window resets. */
+export interface RateRefusal { retryAfterSec: number }
+
+/** One limit: `max` requests per window and key, whoever takes from it. */
+export interface RateLimit {
+  /** Counts `n` requests (default 1) under `key`: undefined when admitted; a refusal, counting nothing, when they would pass the limit. */
+  take (key: string, n?: number): Promise<RateRefusal | undefined>
+}
 
 export interface RateLimits {
-  /** Limits the routes registered in `scope` after it, each request counted under `key(request)`. */
-  apply (scope: FastifyInstance, options: { name: string, max: number, key: (request: FastifyRequest) => Promise<string> | string }): Promise<void>
+  /** The limit named `name` (its Redis keys' infix): `max` per window and key; 0: never refuses. */
+  limit (name: string, max: number): RateLimit
   /**
-   * A counter for requests that are not Fastify routes (the gRPC door), with the same store, window and rules.
-   * `scope` must be a scope of its own (the limiter's decorators are per scope).
+   * Limits the routes registered in `scope` after it: each request takes one from `limit` under `key(request)`,
+   * before the routes' own hooks; over the limit, HTTP 429 with Retry-After and `refused(door)` told.
    */
-  counter (scope: FastifyInstance, options: { name: string, max: number }): Promise<RateCounter>
+  apply (scope: FastifyInstance, options: { door: string, limit: RateLimit, key: (request: FastifyRequest) => Promise<string> | string }): void
   close (): Promise<void>
 }
 
-interface KeyedRequest { key: string }
-
-/** Keys held in memory at most, per limiter (least recently used go first). */
+/** Keys held in memory at most, per limit (least recently used go first). */
 const MEMORY_KEYS = 10_000
 const WARN_INTERVAL_MS = 60_000
 
-/** `refused(name)`: told of every request a limiter refuses (the metrics). */
-export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger, refused: (name: string) => void): RateLimits {
+/** Where a window's count lives; `take` as RateLimit's, for `n` ≥ 1. */
+export interface WindowStore {
+  take (key: string, n: number, max: number): Promise<{ admitted: boolean, resetInMs: number }>
+}
+
+/** A fixed window per key in this process: a Map in least-recently-used order, at most MEMORY_KEYS keys. */
+function memoryWindows (windowMs: number): WindowStore {
+  const windows = new Map<string, { count: number, resetAt: number }>()
+  return {
+    async take (key, n, max) {
+      const now = Date.now()
+      let window = windows.get(key)
+      if (window === undefined || window.resetAt <= now) window = { count: 0, resetAt: now + windowMs }
+      // Most recently used last; the first is the one to go.
+      windows.delete(key)
+      windows.set(key, window)
+      if (windows.size > MEMORY_KEYS) windows.delete(windows.keys().next().value as string)
+      const admitted = window.count + n <= max
+      if (admitted) window.count += n
+      return { admitted, resetInMs: window.resetAt - now }
+    }
+  }
+}
+
+/** `refused(door)`: told of every request a limit refuses (the metrics). */
+export function openRateLimits (config: RateLimitConfig, log: FastifyBaseLogger, refused: (door: string) => void): RateLimits {
   let lastWarning = 0
-  const redis = config.redisUrl === undefined
-    ? undefined
-    : new Redis(config.redisUrl, {
-      // As @fastify/rate-limit recommends: a request never waits long for Redis.
-      connectTimeout: 500,
-      maxRetriesPerRequest: 1,
-      lazyConnect: false
-    })
-  redis?.on('error', (error: Error & { code?: string }) => {
+  const warn = (error: Error & { code?: string }): void => {
     const now = Date.now()
     if (now - lastWarning < WARN_INTERVAL_MS) return
     lastWarning = now
     // The URL may hold a password: only the error's code.
     log.warn({ code: error.code }, 'rate limits: Redis is unreachable; requests are not limited until it is back')
-  })
+  }
+  const redis = config.redisUrl === undefined
+    ? undefined
+    : new Redis(config.redisUrl, {
+      // A request never waits long for Redis.
+      connectTimeout: 500,
+      maxRetriesPerRequest: 1,
+      lazyConnect: false
+    })
+  redis?.on('error', warn)
+  if (redis !== undefined) defineTake(redis)
+  const { windowMs } = config
 
   return {
-    async apply (scope, { name, max, key }) {
-      if (max === 0) return
-      await scope.register(rateLimit, {
-        global: false,
-        redis,
-        nameSpace: `${config.redisKeyPrefix}${name}:`,
-        cache: MEMORY_KEYS,
-        skipOnError: true
-      })
-      scope.addHook('onRequest', scope.rateLimit({
-        max,
-        timeWindow: config.windowMs,
-        keyGenerator: key,
-        errorResponseBuilder: (_request, context) => {
-          refused(name)
-          return new RateLimitedError(Math.max(1, Math.ceil(context.ttl / 1000)))
+    limit (name, max) {
+      if (max === 0) return { take: async () => undefined }
+      const store = redis === undefined ? memoryWindows(windowMs) : redisWindows(redis, `${config.redisKeyPrefix}${name}:`, windowMs)
+      return {
+        async take (key, n = 1) {
+          const taken = await store.take(key, n, max).catch((error: Error) => { warn(error) })
+          if (taken === undefined || taken.admitted) return undefined
+          return { retryAfterSec: Math.max(1, Math.ceil(taken.resetInMs / 1000)) }
         }
-      }))
-    },
-    async counter (scope, { name, max }) {
-      if (max === 0) return async () => undefined
-      await scope.register(rateLimit, {
-        global: false,
-        redis,
-        nameSpace: `${config.redisKeyPrefix}${name}:`,
-        cache: MEMORY_KEYS,
-        skipOnError: true
-      })
-      // The plugin's own check without a reply (createRateLimit); it reads the key through keyGenerator and the
-      // route's group id through routeOptions, so the request it is given carries just those.
-      const check = scope.createRateLimit({ max, timeWindow: config.windowMs, keyGenerator: (request) => (request as unknown as KeyedRequest).key })
-      return async (key) => {
-        const result = await check({ key, routeOptions: {} } as unknown as FastifyRequest)
-        if (result.isAllowed || !result.isExceeded) return undefined
-        refused(name)
-        return { retryAfterSec: Math.max(1, result.ttlInSeconds) }
       }
+    },
+    apply (scope, { door, limit, key }) {
+      scope.addHook('onRequest', async (request, reply) => {
+        const refusal = await limit.take(await key(request))
+        if (refusal === undefined) return
+        refused(door)
+        reply.header('retry-after', String(refusal.retryAfterSec))
+        throw new RateLimitedError(refusal.retryAfterSec)
+      })
     },
     async close () {
       // Counters live in Redis with their expiry: nothing to hand over, so no QUIT round trip (and no wait for a

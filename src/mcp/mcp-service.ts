@@ -32,7 +32,7 @@ import type { ConverseExtension, ResolvedAgent } from '../core/converse-extensio
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import { errorResponse, type JsonRpcResponse } from '../protocol/errors.js'
+import { errorResponse, rateLimited, type JsonRpcResponse } from '../protocol/errors.js'
 import { askForInput, continuationOf, verifyRequestState, type Continuation } from './input-required.js'
 import {
   connectDirectExchange, eligibleLegacyRequest, eligibleRequest, envelopeRefused, openLegacyStream, type DirectExchange, type Exchange, type ExchangeHeaders
@@ -76,6 +76,10 @@ export const CONVERSATION_META = 'ai.radioso/conversation'
 /** The SDK's type of a tool's input and output schema (the objects are frozen JSON Schema, served as they are). */
 type ToolSchema = Tool['inputSchema']
 
+/** A JSON-RPC batch's messages at most, by default (maxBatch); the SDK's own bound is 100. */
+export const DEFAULT_MAX_BATCH = 10
+const SDK_MAX_BATCH = 100
+
 /** Long-lived Servers of the fast path at most, per era (one per agent and public base URL). */
 const MAX_PINNED = 64
 
@@ -96,6 +100,8 @@ export interface McpServiceOptions {
   directToolCalls?: boolean
   /** Told of every tools/call by its tool name (a name the agent does not have: `unknown`), for metrics. */
   onToolCall?: (agentId: string, tool: string) => void
+  /** Messages in one JSON-RPC batch at most (1 to 100; default DEFAULT_MAX_BATCH); longer: HTTP 400 -32600, none run. */
+  maxBatch?: number
 }
 
 export interface McpRequest {
@@ -120,6 +126,11 @@ export interface McpRequest {
   log?: ServiceLogger
   /** The client's address as the door sees it, handed to every A2A call (a walk-in's key for per-caller bounds). */
   clientAddress?: string
+  /**
+   * Asked before a JSON-RPC batch (an array body) runs, with its number of messages: a refusal is answered HTTP 429
+   * (Retry-After, JSON-RPC -32000 RATE_LIMITED) and none of them runs. The door's rate limit.
+   */
+  admitBatch?: (messages: number) => Promise<{ retryAfterSec: number } | undefined>
 }
 
 export interface McpService {
@@ -158,6 +169,8 @@ export function createMcpService (options: McpServiceOptions): McpService {
   const direct = options.directToolCalls ?? true
   if (typeof direct !== 'boolean') throw new InvalidOptionError('directToolCalls', 'must be a boolean')
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
+  const maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH
+  if (!Number.isSafeInteger(maxBatch) || maxBatch < 1 || maxBatch > SDK_MAX_BATCH) throw new InvalidOptionError('maxBatch', `must be an integer from 1 to ${SDK_MAX_BATCH}`)
   const tools = new Map<string, Tool[]>()
   for (const [agentId, agent] of extension.agents) {
     if (!services.has(agentId)) continue
@@ -326,6 +339,21 @@ export function createMcpService (options: McpServiceOptions): McpService {
     return true
   }
 
+  /** Whether a batch of `messages` was refused (and answered): longer than maxBatch, or not admitted. */
+  async function batchRefused (request: McpRequest, messages: number): Promise<boolean> {
+    const { response } = request
+    // The SDK's own refusal past its bound (HTTP 400, -32600), at ours.
+    if (messages > maxBatch) {
+      jsonRpcError(response, 400, -32600, `Invalid Request: Batch must not exceed ${maxBatch} messages`)
+      return true
+    }
+    const refusal = await request.admitBatch?.(messages)
+    if (refusal === undefined) return false
+    response.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(refusal.retryAfterSec) })
+    response.end(JSON.stringify(errorResponse(null, rateLimited(refusal.retryAfterSec))))
+    return true
+  }
+
   async function handle (request: McpRequest): Promise<void> {
     const { response } = request
     // Authenticated once per HTTP request, as the A2A door would (a door that knows the caller passes it instead).
@@ -343,6 +371,8 @@ export function createMcpService (options: McpServiceOptions): McpService {
     const body = request.body
     if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, `Payload Too Large: Request body must not exceed ${body.limit} bytes`)
     if (body?.kind === 'invalid_json') return jsonRpcError(response, 400, -32700, 'Parse error: Invalid JSON')
+    // A batch (the older revisions' JSON-RPC array) is bounded, and each of its messages counted, before any runs.
+    if (body?.kind === 'json' && Array.isArray(body.value) && await batchRefused(request, body.value.length)) return
     if (direct && body?.kind === 'json') {
       const { method, headers } = request.request
       const call = eligibleRequest(method, headers as ExchangeHeaders, body.value)

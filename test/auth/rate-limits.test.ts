@@ -2,16 +2,19 @@
  * Rate limits on a real listening gateway: per caller on an agent that requires a credential, per client address
  * otherwise and on the operator API (wrong-key guesses included); over the limit HTTP 429 with Retry-After and, on
  * the A2A door, a JSON-RPC body; the next window serves again; the MCP door counts against the same limit on every
- * client line. In memory, and in Redis shared by two instances
- * when TEST_REDIS_URL is set.
+ * client line; one count per caller (walk-ins: per address) across every door and binding, gRPC included. In memory,
+ * and in Redis shared by two instances when TEST_REDIS_URL is set.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
+import * as grpc from '@grpc/grpc-js'
+import { ListTasksRequest } from '@a2a-js/sdk'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { ALICE_KEY, API_KEYS, BOB_KEY, call } from '../fixtures/auth.js'
 import { logLines, startGateway } from '../fixtures/gateway-helpers.js'
 import { CLIENT_LINES, connectMcp, lineName, MODERN_REVISION } from '../fixtures/mcp-clients.js'
+import { rawGrpcClient, startGrpcGateway } from '../fixtures/grpc.js'
 
 type Json = Record<string, any>
 const redisUrl = process.env.TEST_REDIS_URL
@@ -113,8 +116,75 @@ for (const line of CLIENT_LINES) {
     const client = await connectMcp(t, `${base}/mcp/a/demo`, line, { headers: { authorization: `Bearer ${ALICE_KEY}` } })
     await client.listTools()
     t.equal((await client.callTool({ name: 'ask_agent', arguments: { message: 'hi' } })).isError, false, 'within the limit')
-    await t.rejects(client.callTool({ name: 'ask_agent', arguments: { message: 'again' } }), /429/, 'over it')
+    await t.rejects(client.callTool({ name: 'ask_agent', arguments: { message: 'again' } }), /Rate limit exceeded; retry in \d+ s/, 'over it: the A2A door\'s JSON-RPC refusal')
     t.equal((await call(base, 'ListTasks', {}, ALICE_KEY)).status, 429, 'one count for both doors')
     t.equal((await call(base, 'ListTasks', {}, BOB_KEY)).status, 200, 'Bob has a count of his own')
+  })
+}
+
+/**
+ * One request at each door a caller can reach, each answered (its HTTP status; gRPC: 200 for OK, 429 for
+ * RESOURCE_EXHAUSTED, else its code): JSON-RPC 1.0, HTTP+JSON, JSON-RPC 0.3, MCP, gRPC. `grpcTarget` names the gRPC listener (the same gateway or another instance).
+ */
+function doorsOf (base: string, grpcTarget: string, t: Test, key: string) {
+  const bearer = { authorization: `Bearer ${key}` }
+  const raw = rawGrpcClient(t, grpcTarget)
+  const http = async (url: string, init: RequestInit): Promise<number> => {
+    const response = await fetch(url, init)
+    await response.arrayBuffer()
+    return response.status
+  }
+  return {
+    'JSON-RPC': async () => (await call(base, 'ListTasks', {}, key)).status,
+    'HTTP+JSON': async () => await http(`${base}/a2a/demo/rest/tasks`, { headers: { 'a2a-version': '1.0', ...bearer } }),
+    'JSON-RPC 0.3': async () => await http(`${base}/a2a/demo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '0.3', ...bearer },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'no-such-task' } })
+    }),
+    MCP: async () => await http(`${base}/mcp/a/demo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...bearer },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+    }),
+    gRPC: async () => {
+      const reply = await raw.unary('listTasks', ListTasksRequest.fromJSON({ tenant: 'demo' }), { 'a2a-version': '1.0', ...bearer })
+      return reply.error === undefined ? 200 : reply.error.code === grpc.status.RESOURCE_EXHAUSTED ? 429 : reply.error.code
+    }
+  }
+}
+
+t.test('in memory: one count per caller across every door and binding (JSON-RPC, HTTP+JSON, 0.3, MCP, gRPC)', async (t) => {
+  const { base, target } = await startGrpcGateway(t, { A2A_API_KEYS: API_KEYS, RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000' })
+  const alice = doorsOf(base, target, t, ALICE_KEY)
+  for (const [door, ask] of Object.entries(alice)) t.equal(await ask(), 200, `${door}: one of Alice's 5`)
+  for (const [door, ask] of Object.entries(alice)) t.equal(await ask(), 429, `${door}: Alice is over at every door`)
+  const bob = doorsOf(base, target, t, BOB_KEY)
+  t.equal(await bob.gRPC(), 200, 'Bob has a count of his own')
+})
+
+t.test('in memory: a walk-in counts per address across HTTP and gRPC', async (t) => {
+  const { base, target } = await startGrpcGateway(t, { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_MS: '60000' })
+  const walkIn = doorsOf(base, target, t, 'no-credential')
+  // A walk-in lists nothing without a contextId: answered (an error), not refused.
+  t.not(await walkIn.gRPC(), 429)
+  t.not(await walkIn['JSON-RPC'](), 429)
+  t.equal(await walkIn.gRPC(), 429, 'the third request from the address, whichever door')
+  t.equal(await walkIn.MCP(), 429)
+})
+
+if (redisUrl !== undefined) {
+  t.test('in Redis: one count per caller across instances, HTTP on one and gRPC on the other', async (t) => {
+    const prefix = `a2a-converse-test:${process.pid}:${randomBytes(4).toString('hex')}:`
+    const env = { A2A_API_KEYS: API_KEYS, RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000', REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix }
+    const [A, B] = await Promise.all([startGrpcGateway(t, env), startGrpcGateway(t, env)])
+    const onA = doorsOf(A.base, B.target, t, ALICE_KEY)
+    for (const door of ['JSON-RPC', 'HTTP+JSON', 'JSON-RPC 0.3', 'MCP'] as const) t.equal(await onA[door](), 200, `${door} on A`)
+    t.equal(await onA.gRPC(), 200, 'gRPC on B: the fifth')
+    t.equal(await onA.gRPC(), 429, 'gRPC on B: over')
+    t.equal(await onA['JSON-RPC'](), 429, 'HTTP on A: over')
+    const redis = new Redis(redisUrl)
+    t.teardown(() => redis.quit())
+    t.same(await redis.keys(`${prefix}*`), [`${prefix}a2a:caller:alice`], 'one key for Alice, whatever the door')
   })
 }

@@ -81,3 +81,24 @@ t.test('LOG_LEVEL is the pino level: warn drops the per-request lines', async (t
   await (await fetch(`${base}/a2a/demo`, { method: 'POST', headers: SEED_HEADERS, body: SEED_BODY })).text()
   t.same(log.lines, [])
 })
+
+t.test('TRUST_PROXY=true with an agent taking walk-ins: a warning at start (X-Forwarded-For then picks the address)', async (t) => {
+  const TRUST_WARNING = /^TRUST_PROXY=true believes any client's X-Forwarded-For: a walk-in picks its own address/
+  const warnings = async (env: Record<string, string>) => {
+    const log = logLines()
+    const gateway = await startGateway(t, { LOG_LEVEL: 'warn', ...env }, { loggerStream: log.stream })
+    return { ...gateway, lines: log.lines.filter((line) => line.level === 40 && TRUST_WARNING.test(line.msg)) }
+  }
+  const trusting = await warnings({ TRUST_PROXY: 'true', RATE_LIMIT_MAX: '1' })
+  t.equal(trusting.lines.length, 1, 'one warning')
+  t.same(trusting.lines[0].walkIns, ['demo'], 'naming the agents that take walk-ins')
+  t.match(trusting.lines[0].msg, /per-address limits \(rate, streams, open tasks\)\. Set TRUST_PROXY to the load balancer's addresses or CIDRs$/)
+  // What it warns of: each forged address has a count of its own.
+  for (const address of ['203.0.113.1', '203.0.113.2']) {
+    const response = await fetch(`${trusting.base}/a2a/demo`, { method: 'POST', headers: { ...SEED_HEADERS, 'x-forwarded-for': address }, body: rpc('ListTasks', {}) })
+    t.equal(response.status, 200, `X-Forwarded-For: ${address} gets a count of its own`)
+    await response.text()
+  }
+  t.same((await warnings({ TRUST_PROXY: '127.0.0.1/32' })).lines, [], 'the balancer\'s addresses: no warning')
+  t.same((await warnings({ TRUST_PROXY: 'true', A2A_API_KEYS: 'alice:alice-key-0123456789abcdef', A2A_AUTH: 'required' })).lines, [], 'no walk-ins: no warning')
+})
