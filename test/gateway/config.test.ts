@@ -36,6 +36,7 @@ t.test('defaults with no configuration at all', async (t) => {
     turnWaitTimeoutMs: 30000,
     auth: { mode: 'walk-in', apiKeys: [], jwt: undefined },
     rateLimit: { max: 6000, operatorMax: 600, windowMs: 60000, redisUrl: undefined, redisKeyPrefix: 'a2a-converse:' },
+    mcpMaxBatch: 10,
     push: {
       allowedHosts: [],
       allowHttp: false,
@@ -190,4 +191,10 @@ t.test('warnings: a TRUST_PROXY hop count is valid but Fastify does not trust fo
   const [warning, ...others] = configWarnings(loadConfig({ TRUST_PROXY: '2' }))
   t.same(others, [])
   t.match(warning, /^TRUST_PROXY=2 is a hop count, which Fastify does not trust: X-Forwarded-Proto\/Host\/For are ignored/)
+})
+
+t.test('MCP_MAX_BATCH: 1 to 100 (the SDK\'s own bound)', async (t) => {
+  t.equal(loadConfig({ MCP_MAX_BATCH: '1' }).mcpMaxBatch, 1)
+  t.equal(loadConfig({ MCP_MAX_BATCH: '100' }).mcpMaxBatch, 100)
+  for (const bad of ['0', '101', 'ten']) t.throws(() => loadConfig({ MCP_MAX_BATCH: bad }), { name: 'ConfigError', variable: 'MCP_MAX_BATCH' }, bad)
 })
