@@ -87,6 +87,13 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
   observer?: CallObserver
   /** Told of each MCP tools/call the router's MCP door answers, by agent and tool (`unknown`: a tool the agent has not). */
   onMcpToolCall?: (agentId: string, tool: string) => void
+  /** Messages in one MCP JSON-RPC batch at most (see mcpEndpoint's `maxBatch`): 1 to 100, default 10. */
+  mcpMaxBatch?: number
+  /**
+   * Asked before an MCP batch's messages run, with their number (see mcpEndpoint's `admitBatch`): a rate limiter in
+   * front of the router counts the HTTP request once; this is where it counts the batch's other messages.
+   */
+  mcpAdmitBatch?: (request: Request, messages: number) => Promise<{ retryAfterSec: number } | undefined>
 }
 
 /** Per-request negotiation result, on `res.locals.converse` for routes behind `decorateRoute()`. */
@@ -151,6 +158,9 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   const logger = options.logger === undefined ? STDERR_LOGGER : options.logger
   if (logger === null || typeof logger !== 'object' || ['error', 'warn', 'info'].some((level) => typeof (logger as unknown as Record<string, unknown>)[level] !== 'function')) {
     throw new InvalidOptionError('logger', 'must be a pino-compatible logger (error, warn and info methods)')
+  }
+  if (options.mcpAdmitBatch !== undefined && typeof options.mcpAdmitBatch !== 'function') {
+    throw new InvalidOptionError('mcpAdmitBatch', 'must be a function')
   }
   if (options.onMcpToolCall !== undefined && typeof options.onMcpToolCall !== 'function') {
     throw new InvalidOptionError('onMcpToolCall', 'must be a function')
@@ -306,8 +316,14 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   /** The MCP door to the served agents, through the same A2A service. */
   function mcpRoutes (target: Router): void {
     const mcp = createMcpService({
-      extension, services: new Map([...backends.keys()].map((id) => [id, service])), bodyLimit, directToolCalls: options.mcpDirectToolCalls, onToolCall: options.onMcpToolCall
+      extension,
+      services: new Map([...backends.keys()].map((id) => [id, service])),
+      bodyLimit,
+      directToolCalls: options.mcpDirectToolCalls,
+      onToolCall: options.onMcpToolCall,
+      maxBatch: options.mcpMaxBatch
     })
+    const admitBatch = options.mcpAdmitBatch
     const served = (handler: (request: Request, response: Response, agentId: string) => void | Promise<void>) =>
       guarded(async (request, response) => {
         const agentId = request.params.agentId as string
@@ -332,7 +348,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
         body,
         cardOf: () => cardFor(agentId, request) as Record<string, unknown>,
         log: logFor(request),
-        clientAddress: request.ip
+        clientAddress: request.ip,
+        admitBatch: admitBatch === undefined ? undefined : async (messages) => await admitBatch(request, messages)
       })
     })
     target.post('/mcp/a/:agentId', answer)

@@ -9,13 +9,11 @@
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import Fastify from 'fastify'
 import { ALICE_KEY, API_KEYS, BOB_KEY } from '../fixtures/auth.js'
 import { startGateway } from '../fixtures/gateway-helpers.js'
 import { parsePrometheus, valueOf } from '../fixtures/prometheus-text.js'
 import { DOORS, serveDoor } from '../fixtures/doors.js'
 import { messageExecutor } from '../fixtures/a2a-executors.js'
-import { a2aEndpoint, converse, mcpEndpoint } from '../../src/fastify.js'
 
 type Json = Record<string, any>
 const redisUrl = process.env.TEST_REDIS_URL
@@ -139,37 +137,32 @@ t.test('RATE_LIMIT_MAX=0: batches are bounded, not counted', async (t) => {
   t.equal(await toolCalls(base), 30)
 })
 
-/** The library's Fastify door with `options` for mcpEndpoint (no gateway, no rate limit). */
-async function libraryDoor (t: Test, options: Json) {
-  const app = Fastify()
-  t.teardown(() => app.close())
-  await app.register(converse, { agents: agents.map(({ id, card }) => ({ id, card })) })
-  await app.register(a2aEndpoint, { agents: agents.map(({ id, executor }) => ({ id, executor })) })
-  await app.register(mcpEndpoint, options)
-  await app.ready()
-  return app
-}
-
-t.test('the library door: maxBatch and admitBatch, checked; admitBatch is asked for batches only', async (t) => {
-  await t.rejects(libraryDoor(t, { maxBatch: 0 }), /maxBatch.*must be an integer from 1 to 100/)
-  await t.rejects(libraryDoor(t, { maxBatch: 101 }), /maxBatch/)
-  await t.rejects(libraryDoor(t, { admitBatch: 'yes' }), /admitBatch.*must be a function/)
-  const asked: number[] = []
-  const app = await libraryDoor(t, { maxBatch: 2, admitBatch: async (_request: unknown, messages: number) => { asked.push(messages); return { retryAfterSec: 7 } } })
-  const refused = await app.inject({ method: 'POST', url: '/mcp/a/echo', headers: RAW_HEADERS, payload: JSON.stringify(askBatch(2)) })
-  t.equal(refused.statusCode, 429)
-  t.equal(refused.headers['retry-after'], '7')
-  t.match(refused.json(), { id: null, error: { ...RATE_LIMITED, message: 'Rate limit exceeded; retry in 7 s' } })
-  t.same(asked, [2], 'told the batch\'s length')
-  const single = await app.inject({ method: 'POST', url: '/mcp/a/echo', headers: RAW_HEADERS, payload: JSON.stringify(askBatch(1)[0]) })
-  t.equal(single.statusCode, 200, 'a single message is no batch: not asked')
-  t.same(asked, [2])
-  const tooLong = await app.inject({ method: 'POST', url: '/mcp/a/echo', headers: RAW_HEADERS, payload: JSON.stringify(askBatch(3)) })
-  t.equal(tooLong.statusCode, 400, 'past maxBatch: refused before admitBatch is asked')
-  t.same(asked, [2])
-})
-
 for (const name of DOORS) {
+  t.test(`${name}: the library's options, checked; admitBatch is asked for batches only, before they run`, async (t) => {
+    await t.rejects(serveDoor(t, name, { agents, mcpMaxBatch: 0 }), /maxBatch.*must be an integer from 1 to 100/)
+    await t.rejects(serveDoor(t, name, { agents, mcpMaxBatch: 101 }), /maxBatch/)
+    await t.rejects(serveDoor(t, name, { agents, mcpAdmitBatch: 'yes' as never }), /[aA]dmitBatch.*must be a function/)
+    const asked: Array<{ messages: number, ip: unknown }> = []
+    const door = await serveDoor(t, name, {
+      agents,
+      mcpMaxBatch: 2,
+      mcpAdmitBatch: async (request, messages) => {
+        asked.push({ messages, ip: (request as { ip: unknown }).ip })
+        return { retryAfterSec: 7 }
+      }
+    })
+    const refused = await postBatch(door.base, askBatch(2), 'echo')
+    t.equal(refused.status, 429)
+    t.equal(refused.headers.get('retry-after'), '7')
+    t.match(JSON.parse(refused.text), { id: null, error: { ...RATE_LIMITED, message: 'Rate limit exceeded; retry in 7 s' } })
+    t.same(asked, [{ messages: 2, ip: '127.0.0.1' }], 'told the batch\'s length, with the door\'s own request')
+    const single = await postBatch(door.base, askBatch(1)[0], 'echo')
+    t.equal(single.status, 200, 'a single message is no batch: not asked')
+    const tooLong = await postBatch(door.base, askBatch(3), 'echo')
+    t.equal(tooLong.status, 400, 'past maxBatch: refused before admitBatch is asked')
+    t.equal(asked.length, 1)
+  })
+
   t.test(`${name}: the library's default bound is 10 messages`, async (t) => {
     const door = await serveDoor(t, name, { agents })
     const refused = await postBatch(door.base, askBatch(11), 'echo')
