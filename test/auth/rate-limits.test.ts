@@ -15,6 +15,8 @@ import { ALICE_KEY, API_KEYS, BOB_KEY, call } from '../fixtures/auth.js'
 import { logLines, startGateway } from '../fixtures/gateway-helpers.js'
 import { CLIENT_LINES, connectMcp, lineName, MODERN_REVISION } from '../fixtures/mcp-clients.js'
 import { rawGrpcClient, startGrpcGateway } from '../fixtures/grpc.js'
+import { pino } from 'pino'
+import { openRateLimits } from '../../src/gateway/rate-limits.js'
 
 type Json = Record<string, any>
 const redisUrl = process.env.TEST_REDIS_URL
@@ -188,3 +190,16 @@ if (redisUrl !== undefined) {
     t.same(await redis.keys(`${prefix}*`), [`${prefix}a2a:caller:alice`], 'one key for Alice, whatever the door')
   })
 }
+
+t.test('in memory: at most 10,000 keys per limit, the least recently used forgotten first', async (t) => {
+  const limits = openRateLimits({ max: 1, operatorMax: 1, windowMs: 60_000, redisKeyPrefix: 'unused:' }, pino({ level: 'silent' }), () => {})
+  t.teardown(() => limits.close())
+  const limit = limits.limit('a2a', 1)
+  t.equal(await limit.take('old'), undefined)
+  t.equal(await limit.take('kept'), undefined)
+  t.same(await limit.take('old'), { retryAfterSec: 60 }, 'counted: over')
+  t.same(await limit.take('kept', 1), { retryAfterSec: 60 }, 'counted: over (and the most recently used)')
+  for (let i = 0; i < 9_999; i++) await limit.take(`address:${i}`)
+  t.ok((await limit.take('kept'))?.retryAfterSec, 'a more recently used key is still counted')
+  t.equal(await limit.take('old'), undefined, 'the 10,001st key pushed out the least recently used: a fresh window')
+})

@@ -141,6 +141,7 @@ for (const name of DOORS) {
   t.test(`${name}: the library's options, checked; admitBatch is asked for batches only, before they run`, async (t) => {
     await t.rejects(serveDoor(t, name, { agents, mcpMaxBatch: 0 }), /maxBatch.*must be an integer from 1 to 100/)
     await t.rejects(serveDoor(t, name, { agents, mcpMaxBatch: 101 }), /maxBatch/)
+    await t.rejects(serveDoor(t, name, { agents, mcpMaxBatch: 2.5 }), /maxBatch/)
     await t.rejects(serveDoor(t, name, { agents, mcpAdmitBatch: 'yes' as never }), /[aA]dmitBatch.*must be a function/)
     const asked: Array<{ messages: number, ip: unknown }> = []
     const door = await serveDoor(t, name, {
