@@ -17,10 +17,12 @@ import { CLIENT_LINES, connectMcp, lineName, MODERN_REVISION } from '../fixtures
 import { rawGrpcClient, startGrpcGateway } from '../fixtures/grpc.js'
 import { pino } from 'pino'
 import { openRateLimits } from '../../src/gateway/rate-limits.js'
+import { parsePrometheus, valueOf } from '../fixtures/prometheus-text.js'
 
 type Json = Record<string, any>
 const redisUrl = process.env.TEST_REDIS_URL
 const OPERATOR_KEY = 'operator-key-for-the-rate-limit-test'
+const METRICS_TOKEN = 'metrics-token-for-the-rate-limit-test'
 const RATE_LIMITED = {
   code: -32000,
   data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'RATE_LIMITED', domain: 'a2a-converse' }]
@@ -157,12 +159,17 @@ function doorsOf (base: string, grpcTarget: string, t: Test, key: string) {
 }
 
 t.test('in memory: one count per caller across every door and binding (JSON-RPC, HTTP+JSON, 0.3, MCP, gRPC)', async (t) => {
-  const { base, target } = await startGrpcGateway(t, { A2A_API_KEYS: API_KEYS, RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000' })
+  const { base, target } = await startGrpcGateway(t, {
+    A2A_API_KEYS: API_KEYS, RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000', METRICS_TOKEN
+  })
   const alice = doorsOf(base, target, t, ALICE_KEY)
   for (const [door, ask] of Object.entries(alice)) t.equal(await ask(), 200, `${door}: one of Alice's 5`)
   for (const [door, ask] of Object.entries(alice)) t.equal(await ask(), 429, `${door}: Alice is over at every door`)
   const bob = doorsOf(base, target, t, BOB_KEY)
   t.equal(await bob.gRPC(), 200, 'Bob has a count of his own')
+  const metrics = parsePrometheus(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text())
+  t.equal(valueOf(metrics, 'a2a_converse_rate_limited_total', { door: 'a2a' }), 4, 'refusals at the HTTP doors')
+  t.equal(valueOf(metrics, 'a2a_converse_rate_limited_total', { door: 'a2a-grpc' }), 1, 'and at the gRPC door, one count between them')
 })
 
 t.test('in memory: a walk-in counts per address across HTTP and gRPC', async (t) => {
