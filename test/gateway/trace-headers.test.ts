@@ -64,11 +64,14 @@ async function atUpstream (t: Test, env: Record<string, string>, traceId: string
   return upstream.seen.at(-1) ?? {}
 }
 
-/** What a webhook gets for one caller's request (an inline push config) through a gateway traced with `env`. */
-async function atWebhook (t: Test, env: Record<string, string>, traceId: string) {
+/**
+ * What a webhook gets for one caller's request (an inline push config) through a gateway traced with `env`; `state`:
+ * the gateway's (memory: delivered from the notification in process; embedded: from the outbox's row).
+ */
+async function atWebhook (t: Test, env: Record<string, string>, traceId: string, state: Record<string, string> = {}) {
   await tracing(t, env)
   const receiver = await webhookReceiver(t)
-  const gateway = await startGateway(t, { PUSH_ALLOWED_HOSTS: '127.0.0.1', PUSH_ALLOW_HTTP: 'true' })
+  const gateway = await startGateway(t, { PUSH_ALLOWED_HOSTS: '127.0.0.1', PUSH_ALLOW_HTTP: 'true', ...state })
   const pushed = await fetch(`${gateway.base}/a2a/demo`, {
     method: 'POST', headers: callerHeaders(traceId), body: sendMessage('book a table', { taskPushNotificationConfig: { url: receiver.url } })
   })
@@ -100,6 +103,17 @@ for (const [who, at] of [['upstream', atUpstream], ['webhook', atWebhook]] as co
     t.same([headers.traceparent, headers.tracestate, headers.baggage], [undefined, undefined, undefined])
   })
 }
+
+t.test('a webhook from the embedded outbox: traceparent only, by default and with baggage forwarded (a row keeps no baggage)', async (t) => {
+  for (const env of [{}, { OTEL_PROPAGATORS: 'tracecontext,baggage' }] as Array<Record<string, string>>) {
+    await t.test(JSON.stringify(env), async (t) => {
+      const traceId = randomBytes(16).toString('hex')
+      const headers = await atWebhook(t, env, traceId, { STATE: 'embedded', DATA_DIR: t.testdir({}) })
+      t.match(headers.traceparent, new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'the caller\'s trace, from the row')
+      t.same([headers.tracestate, headers.baggage], [undefined, undefined], 'no tracestate, no baggage')
+    })
+  }
+})
 
 /** Whether the gateway exported a span of the caller's trace for one SendMessage whose traceparent has `flags`. */
 async function traced (t: Test, env: Record<string, string>, flags: string): Promise<boolean> {
