@@ -4,6 +4,7 @@ import { MIN_API_KEY_LENGTH, isCallerId, type ApiKeyCredential, type JwtOptions 
 import { A2A_VERSIONS, type A2AVersion } from '../protocol/version.js'
 import type { RateLimitConfig } from './rate-limits.js'
 import { publicHostList } from '../http/request-origin.js'
+import { parseSecretsKey, type SecretsKeyError } from '../stores/secret-box.js'
 
 /** The gateway's settings, read from environment variables once at start. */
 export interface GatewayConfig {
@@ -39,6 +40,8 @@ export interface GatewayConfig {
   databaseUrl?: string
   /** PostgreSQL schema for every table (created at start); default: the server's search path. */
   databaseSchema?: string
+  /** The keys push credentials are sealed with on the database stores (SECRETS_KEY, SECRETS_KEY_PREVIOUS). */
+  secrets: SecretsConfig
   providerTimeoutMs: number
   /** httpEnvelopeProvider for every agent object that carries no envelope of its own (an upstream agent's, say). */
   envelopeProviderUrl?: string
@@ -97,6 +100,14 @@ export interface PushConfig {
 
 export type StateKind = 'memory' | 'embedded' | 'postgres'
 
+/** SECRETS_KEY and SECRETS_KEY_PREVIOUS (docs/state.md, "Secrets at rest"). */
+export interface SecretsConfig {
+  /** Seals and opens; absent: the embedded store's generated key (DATA_DIR/secrets.key), PostgreSQL in clear (warned). */
+  key?: Buffer
+  /** Open only: a rotation's old keys, until every row is re-sealed with `key`. */
+  previous: Buffer[]
+}
+
 /**
  * `required`: every A2A request needs a credential (an API key or a JWT), and tasks and conversations belong to
  * their caller; `walk-in`: anyone may call, and reaches only what it holds a handle to (a task id, a UUID contextId:
@@ -148,6 +159,8 @@ export const configSchema = {
     DATA_DIR: { type: 'string', minLength: 1, default: './data' },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     DATABASE_SCHEMA: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,62}$' },
+    SECRETS_KEY: { type: 'string' },
+    SECRETS_KEY_PREVIOUS: { type: 'string' },
     PROVIDER_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 1000 },
     ENVELOPE_PROVIDER_URL: url,
     SHUTDOWN_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
@@ -209,6 +222,8 @@ interface RawConfig {
   DATA_DIR: string
   DATABASE_URL?: string
   DATABASE_SCHEMA?: string
+  SECRETS_KEY?: string
+  SECRETS_KEY_PREVIOUS?: string
   PROVIDER_TIMEOUT_MS: number
   ENVELOPE_PROVIDER_URL?: string
   SHUTDOWN_TIMEOUT_MS: number
@@ -304,6 +319,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     dataDir: raw.DATA_DIR,
     databaseUrl: raw.DATABASE_URL,
     databaseSchema: raw.DATABASE_SCHEMA,
+    secrets: parseSecretsConfig(raw.SECRETS_KEY, raw.SECRETS_KEY_PREVIOUS),
     providerTimeoutMs: raw.PROVIDER_TIMEOUT_MS,
     envelopeProviderUrl: raw.ENVELOPE_PROVIDER_URL,
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS,
@@ -344,6 +360,23 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
 }
 
 /** PUSH_ALLOWED_HOSTS: a comma list of host names, addresses and CIDRs. */
+/** SECRETS_KEY (one key) and SECRETS_KEY_PREVIOUS (a comma list); a bad key names its variable and position, never its value. */
+export function parseSecretsConfig (key: string | undefined, previous: string | undefined): SecretsConfig {
+  const parse = (variable: string, text: string, where = ''): Buffer => {
+    try {
+      return parseSecretsKey(text)
+    } catch (error) {
+      throw new ConfigError(variable, `${where}${(error as SecretsKeyError).message}`)
+    }
+  }
+  const entries = previous?.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '') ?? []
+  if (entries.length > 0 && key === undefined) throw new ConfigError('SECRETS_KEY_PREVIOUS', 'is set, but SECRETS_KEY is not: set SECRETS_KEY to the key new values are sealed with')
+  return {
+    key: key === undefined ? undefined : parse('SECRETS_KEY', key),
+    previous: entries.map((entry, index) => parse('SECRETS_KEY_PREVIOUS', entry, `entry ${index + 1} `))
+  }
+}
+
 export function parsePushAllowedHosts (value: string | undefined): string[] {
   const entries = (value ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
   for (const entry of entries) {

@@ -26,6 +26,8 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   DATA_DIR: 'the embedded database\'s folder (STATE=embedded), created on first start; one gateway at a time',
   DATABASE_URL: 'postgres://… for tasks, conversations and live events on a PostgreSQL server (several instances); default: none (embedded)',
   DATABASE_SCHEMA: "schema holding every table, created and migrated at start; default: the server's search path",
+  SECRETS_KEY: '32 bytes (44 base64 characters or 64 hex digits) sealing push credentials in the database (AES-256-GCM); default: embedded: a key generated into DATA_DIR/secrets.key, postgres: in clear (warned at start)',
+  SECRETS_KEY_PREVIOUS: 'comma list of older SECRETS_KEYs, read while rows are re-sealed with SECRETS_KEY at start (key rotation); default: none',
   PROVIDER_TIMEOUT_MS: 'envelope provider budget per object, in ms',
   ENVELOPE_PROVIDER_URL: 'http(s) envelope service for agent objects that carry no envelope (proxied agents); default: none',
   SHUTDOWN_TIMEOUT_MS: 'SIGTERM/SIGINT drain budget before the process exits anyway, in ms',

@@ -27,7 +27,10 @@ import { MemoryTaskTurnLock } from '../stores/task-turn-lock.js'
 import { PostgresUpstreamOwnershipStore } from '../stores/postgres/postgres-upstream-ownership-store.js'
 import type { GatewayState } from './state.js'
 import { callerKeyOf } from '../stores/caller-key.js'
-import { PostgresPushConfigStore } from '../stores/postgres/postgres-push-config-store.js'
+import { PostgresPushConfigStore, resealPushSecrets, sealedPushSecrets } from '../stores/postgres/postgres-push-config-store.js'
+import { SecretBox } from '../stores/secret-box.js'
+import type { SecretsConfig } from './config.js'
+import { embeddedSecretBox, prepareDataDir } from './data-dir.js'
 import { PostgresPushOutbox, type PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
 import type { PushStats } from '../push/push-deliverer.js'
 
@@ -49,6 +52,8 @@ export interface PostgresStateOptions {
   maxConversationsPerCaller?: number
   /** Push configs per agent one caller holds (MAX_PUSH_CONFIGS_PER_CALLER). Default 100. */
   maxPushConfigsPerCaller?: number
+  /** SECRETS_KEY and SECRETS_KEY_PREVIOUS: push credentials sealed; without a key, in clear (a warning at start). */
+  secrets?: SecretsConfig
 }
 
 /** The database named by DATABASE_URL cannot be reached at start; the message names the variable, never credentials. */
@@ -140,7 +145,7 @@ function agentTaskStore (
     signals,
     callerResolver: (context) => `${scope}:${callerKeyOf(context)}`,
     maxOpenTasksPerCaller,
-    push: { agentId, recorded: () => { push.recorded() } }
+    push: { agentId, recorded: () => { push.recorded() }, secrets: push.secrets }
   }))
 }
 
@@ -166,14 +171,17 @@ type PushPeers = Pick<PostgresTaskEventHub, 'pushRecorded' | 'onPushRecorded'>
  */
 class PushState {
   outbox: PostgresPushOutbox | undefined
+  /** Seals the configs and outbox rows (src/stores/secret-box.ts); undefined: in clear. */
+  readonly secrets: SecretBox | undefined
   readonly #database: PostgresDatabase
   readonly #maxConfigsPerCaller: number | undefined
   readonly #peers: PushPeers | undefined
 
   /** `peers`: the other instances on the database, told when a save here recorded notifications (PostgreSQL only). */
-  constructor (database: PostgresDatabase, maxConfigsPerCaller: number | undefined, peers?: PushPeers) {
+  constructor (database: PostgresDatabase, maxConfigsPerCaller: number | undefined, secrets: SecretBox | undefined, peers?: PushPeers) {
     this.#database = database
     this.#maxConfigsPerCaller = maxConfigsPerCaller
+    this.secrets = secrets
     this.#peers = peers
   }
 
@@ -185,11 +193,11 @@ class PushState {
 
   /** The agent's configs in the scope of its task store (`scope`: the agent's own, or its upstream copies'). */
   configsFor (agentId: string, scope = agentId): PostgresPushConfigStore {
-    return new PostgresPushConfigStore(this.#database.db, { agentId, ownerResolver: agentScope(scope), maxConfigsPerCaller: this.#maxConfigsPerCaller })
+    return new PostgresPushConfigStore(this.#database.db, { agentId, ownerResolver: agentScope(scope), maxConfigsPerCaller: this.#maxConfigsPerCaller, secrets: this.secrets })
   }
 
   start (options: PostgresPushOutboxOptions): PushStats {
-    const outbox = new PostgresPushOutbox(this.#database.db, options)
+    const outbox = new PostgresPushOutbox(this.#database.db, { ...options, secrets: this.secrets })
     this.outbox = outbox
     this.#peers?.onPushRecorded(() => { outbox.wake() })
     outbox.start()
@@ -213,6 +221,8 @@ export interface EmbeddedStateOptions {
   maxConversationsPerCaller?: number
   /** Push configs per agent one caller holds (MAX_PUSH_CONFIGS_PER_CALLER). */
   maxPushConfigsPerCaller?: number
+  /** SECRETS_KEY and SECRETS_KEY_PREVIOUS; without a key, the key generated into DATA_DIR/secrets.key. */
+  secrets?: SecretsConfig
 }
 
 /** DATA_DIR cannot be used: not writable, held by another gateway, or written by a newer version. Names the folder. */
@@ -236,23 +246,35 @@ function dataDirProblem (error: unknown): string {
 }
 
 export async function openEmbeddedState (options: EmbeddedStateOptions): Promise<GatewayState> {
-  let database
+  let folder
+  let database: PostgresDatabase
+  let secrets
   try {
-    database = await openEmbeddedDatabase({ dataDir: options.dataDir, logger: options.logger })
+    folder = await prepareDataDir(options.dataDir, options.logger)
   } catch (error) {
+    throw new DataDirError(options.dataDir, dataDirProblem(error), error)
+  }
+  const { release } = folder
+  try {
+    secrets = await embeddedSecretBox(options.dataDir, options.secrets ?? { previous: [] }, options.logger)
+    database = await openEmbeddedDatabase({ dataDir: folder.databaseFolder, logger: options.logger })
+  } catch (error) {
+    await release()
     throw new DataDirError(options.dataDir, dataDirProblem(error), error)
   }
   let report
   try {
     report = await migrate(database.db, { schema: 'public' })
+    for (const migration of report.applied) options.logger.info({ dataDir: options.dataDir, migration }, `migration applied: ${migration}`)
+    await resealed(database, secrets, options.logger)
   } catch (error) {
     await database.close()
-    throw new DataDirError(options.dataDir, dataDirProblem(error), error)
+    await release()
+    throw error instanceof SecretsKeyMissingError ? error : new DataDirError(options.dataDir, dataDirProblem(error), error)
   }
-  for (const migration of report.applied) options.logger.info({ dataDir: options.dataDir, migration }, `migration applied: ${migration}`)
   const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
   const events = new MemoryTaskEventHub()
-  const push = new PushState(database, options.maxPushConfigsPerCaller)
+  const push = new PushState(database, options.maxPushConfigsPerCaller, secrets)
   return {
     kind: 'embedded',
     conversations,
@@ -270,8 +292,36 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
       await events.close()
       await conversations.close()
       await database.close()
+      await release()
     }
   }
+}
+
+/** A push credential sealed with a key the gateway was not given: the start is refused, naming the variables. */
+export class SecretsKeyMissingError extends Error {
+  constructor (problem: string, cause?: unknown) {
+    super(problem)
+    this.name = 'SecretsKeyMissingError'
+    this.cause = cause
+  }
+}
+
+/**
+ * Every push config and outbox row sealed with the current key at start: rows in clear (written before sealing)
+ * and rows under a previous key (a rotation) are re-sealed; one line says how many. Without a box (PostgreSQL
+ * without SECRETS_KEY) a sealed row refuses the start (it could not be read).
+ */
+async function resealed (database: PostgresDatabase, secrets: SecretBox | undefined, logger: StateLogger): Promise<void> {
+  if (secrets === undefined) {
+    if (await sealedPushSecrets(database.db)) {
+      throw new SecretsKeyMissingError('SECRETS_KEY is not set, but the database holds push configs sealed with a key: set SECRETS_KEY (and SECRETS_KEY_PREVIOUS) to the key they were sealed with')
+    }
+    return
+  }
+  const rewritten = await resealPushSecrets(database.db, secrets).catch((error: Error) => {
+    throw new SecretsKeyMissingError(`push credentials cannot be re-sealed with SECRETS_KEY: ${error.message}; give the key they were sealed with in SECRETS_KEY_PREVIOUS`, error)
+  })
+  if (rewritten > 0) logger.info({ rows: rewritten, keyId: secrets.keyId }, `push credentials: ${rewritten} rows re-sealed with the current key (key id ${secrets.keyId}); keys other than SECRETS_KEY are no longer needed by this database`)
 }
 
 export async function openPostgresState (options: PostgresStateOptions): Promise<GatewayState> {
@@ -285,10 +335,21 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
   }
   for (const migration of report.applied) options.logger.info({ schema: report.schema, migration }, `migration applied: ${migration}`)
   if (report.applied.length === 0) options.logger.info({ schema: report.schema }, 'database schema up to date')
+  const key = options.secrets?.key
+  const secrets = key === undefined ? undefined : new SecretBox(key, options.secrets?.previous)
+  if (secrets === undefined) {
+    options.logger.warn({ variable: 'SECRETS_KEY' }, 'SECRETS_KEY is not set: push notification configs (webhook URLs, tokens, credentials) are stored in clear in PostgreSQL; set SECRETS_KEY to seal them')
+  }
+  try {
+    await resealed(database, secrets, options.logger)
+  } catch (error) {
+    await database.close()
+    throw error
+  }
   const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
   const events = new PostgresTaskEventHub(database)
   // Another instance's save that recorded notifications wakes this outbox over the hub's LISTEN connection.
-  const push = new PushState(database, options.maxPushConfigsPerCaller, events)
+  const push = new PushState(database, options.maxPushConfigsPerCaller, secrets, events)
   return {
     kind: 'postgresql',
     conversations,

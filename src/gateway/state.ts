@@ -98,17 +98,17 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
   }
 }
 
-export type StateConfig = Pick<GatewayConfig, 'state' | 'dataDir' | 'databaseUrl' | 'databaseSchema'> & MemoryBounds & Partial<Pick<GatewayConfig, 'push'>>
+export type StateConfig = Pick<GatewayConfig, 'state' | 'dataDir' | 'databaseUrl' | 'databaseSchema'> & MemoryBounds & Partial<Pick<GatewayConfig, 'push' | 'secrets'>>
 
 export async function openGatewayState (config: StateConfig, logger: StateLogger): Promise<GatewayState> {
   if (config.state === 'memory') return memoryState(config)
-  const { maxOpenTasksPerCaller, maxConversationsPerCaller, turnWaitTimeoutMs } = config
+  const { maxOpenTasksPerCaller, maxConversationsPerCaller, turnWaitTimeoutMs, secrets } = config
   const maxPushConfigsPerCaller = config.push?.maxConfigsPerCaller
   if (config.state === 'embedded') {
     const { openEmbeddedState } = await import('./postgres-state.js')
-    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller })
+    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller, secrets })
   }
   const { openPostgresState } = await import('./postgres-state.js')
   // STATE=postgres comes with DATABASE_URL (loadConfig checks).
-  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller })
+  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller, secrets })
 }

@@ -18,13 +18,15 @@ import pg from 'pg'
 import { StoreUnavailableError } from '../errors.js'
 import { isWriteFailure } from './connection-errors.js'
 import { lockFolder } from './folder-lock.js'
+import { privateFolder } from './folder-permissions.js'
 import { namingClient, PreparedStatements } from './prepared-statements.js'
 import { assertSchemaName, type PostgresDatabase, type PostgresLogger } from './postgres-database.js'
 
 export interface EmbeddedDatabaseOptions {
   /**
-   * The data folder: created when missing, held by this process alone while open (folder-lock.ts). Absent: in memory,
-   * gone when closed.
+   * The data folder: created when missing, held by this process alone while open (folder-lock.ts), private to this
+   * process's user (folders 0700, files 0600, after the start and at close: folder-permissions.ts). Absent: in
+   * memory, gone when closed.
    */
   dataDir?: string
   /** The schema every table lives in (the session's `search_path`). Default `public`. */
@@ -56,6 +58,8 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   try {
     session = new PGlite({ dataDir: options.dataDir })
     await session.waitReady
+    // PGlite's start writes files 0666 or 0644 whatever the umask (folder-permissions.ts).
+    if (options.dataDir !== undefined) await privateFolder(options.dataDir)
     if (options.schema !== undefined) await session.query(`set search_path to ${options.schema}`)
     wire = new (namingClient(new PreparedStatements()))(createPgConfig(session) as pg.ClientConfig)
     await wire.connect()
@@ -127,6 +131,8 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
         await db.destroy()
         await wire.end()
         await session.close()
+        // What the session wrote since the start (its relation cache files are rewritten 0644).
+        if (options.dataDir !== undefined) await privateFolder(options.dataDir)
         await unlock()
         handOn()
       })()

@@ -22,9 +22,13 @@ export class FolderInUseError extends Error {
   }
 }
 
-function running (pid: number): boolean {
+/** Signals a process (`process.kill`): signal 0 only asks whether it exists. Injectable so tests reach every answer. */
+export type SignalProcess = (pid: number, signal: 0) => void
+
+/** Whether the process runs: signal 0 reaches it, or it exists but belongs to another user (EPERM). */
+export function running (pid: number, signal: SignalProcess = process.kill): boolean {
   try {
-    process.kill(pid, 0)
+    signal(pid, 0)
     return true
   } catch (error) {
     // EPERM: it runs, as another user.
@@ -32,15 +36,18 @@ function running (pid: number): boolean {
   }
 }
 
-/** Creates the folder if missing and takes its lock; resolves to the release. Throws FolderInUseError, or the fs error. */
-export async function lockFolder (folder: string): Promise<() => Promise<void>> {
-  await mkdir(folder, { recursive: true })
+/**
+ * Creates the folder if missing (0700) and takes its lock (a 0600 file); resolves to the release. Throws
+ * FolderInUseError, or the fs error.
+ */
+export async function lockFolder (folder: string, signal: SignalProcess = process.kill): Promise<() => Promise<void>> {
+  await mkdir(folder, { recursive: true, mode: 0o700 })
   const path = join(resolve(folder), LOCK_FILE)
   if (heldHere.has(path)) throw new FolderInUseError(folder, process.pid)
   // Again after removing a lock its process left behind (another opener may take it first: its lock is then read).
   for (;;) {
     try {
-      const file = await open(path, 'wx')
+      const file = await open(path, 'wx', 0o600)
       await file.writeFile(String(process.pid))
       await file.close()
       heldHere.add(path)
@@ -52,7 +59,7 @@ export async function lockFolder (folder: string): Promise<() => Promise<void>> 
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
     const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10)
-    if (Number.isInteger(pid) && pid !== process.pid && running(pid)) throw new FolderInUseError(folder, pid)
+    if (Number.isInteger(pid) && pid !== process.pid && running(pid, signal)) throw new FolderInUseError(folder, pid)
     await rm(path, { force: true })
   }
 }

@@ -10,7 +10,8 @@ import { resolveUserScope, type ServerCallContext } from '@a2a-js/sdk/server'
 import { sql, type Kysely } from 'kysely'
 import { activatesConverse, assignId, capReached, DEFAULT_MAX_PUSH_CONFIGS_PER_CALLER, type PushConfigStore, type StoredPushConfig } from '../../push/push-config-store.js'
 import { callerKeyOf } from '../caller-key.js'
-import { PUSH_CONFIGS_TABLE } from './migrations.js'
+import { currentPrefix, openWith, sealWith, type SecretBox } from '../secret-box.js'
+import { PUSH_CONFIGS_TABLE, PUSH_OUTBOX_TABLE } from './migrations.js'
 
 export interface PostgresPushConfigStoreOptions {
   /** The agent whose configs these are (the per-caller cap counts per agent). */
@@ -18,6 +19,11 @@ export interface PostgresPushConfigStoreOptions {
   /** The owner column of a call: the agent's task store's (so a config is in its task's scope). */
   ownerResolver?: (context: ServerCallContext) => string
   maxConfigsPerCaller?: number
+  /**
+   * Seals each config (its URL, token and authentication credentials) before it is written (src/stores/secret-box.ts),
+   * and opens what is read. Absent: configs are written in clear.
+   */
+  secrets?: SecretBox
 }
 
 /** The advisory-lock class of a caller's config count (two-key form, apart from the task store's 230_006). */
@@ -29,6 +35,7 @@ export class PostgresPushConfigStore implements PushConfigStore {
   readonly #db: Kysely<any>
   readonly #agentId: string
   readonly #owner: (context: ServerCallContext) => string
+  readonly #secrets: SecretBox | undefined
   readonly maxConfigsPerCaller: number
 
   constructor (db: Kysely<any>, options: PostgresPushConfigStoreOptions) {
@@ -36,6 +43,7 @@ export class PostgresPushConfigStore implements PushConfigStore {
     this.#agentId = options.agentId
     this.#owner = options.ownerResolver ?? resolveUserScope
     this.maxConfigsPerCaller = options.maxConfigsPerCaller ?? DEFAULT_MAX_PUSH_CONFIGS_PER_CALLER
+    this.#secrets = options.secrets
   }
 
   async save (taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
@@ -43,7 +51,7 @@ export class PostgresPushConfigStore implements PushConfigStore {
     const tenant = context.tenant ?? ''
     const owner = this.#owner(context)
     const caller = callerKeyOf(context)
-    const json = JSON.stringify(TaskPushNotificationConfig.toJSON({ ...config, taskId }))
+    const json = sealWith(this.#secrets, JSON.stringify(TaskPushNotificationConfig.toJSON({ ...config, taskId })))
     await this.#db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(${CONFIG_LOCK_CLASS}, hashtext(${`${this.#agentId}:${caller}`}))`.execute(trx)
       const { rows } = await sql<{ held: string, replaces: boolean }>`select count(*) as held,
@@ -62,7 +70,7 @@ export class PostgresPushConfigStore implements PushConfigStore {
   }
 
   async configsOf (taskId: string, context: ServerCallContext): Promise<StoredPushConfig[]> {
-    return await pushConfigsIn(this.#db, context.tenant ?? '', this.#owner(context), taskId)
+    return await pushConfigsIn(this.#db, context.tenant ?? '', this.#owner(context), taskId, this.#secrets)
   }
 
   async delete (taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
@@ -76,10 +84,46 @@ export class PostgresPushConfigStore implements PushConfigStore {
 }
 
 /** The configs of a task in a scope, oldest first (for the store, and for a task save's outbox rows). */
-export async function pushConfigsIn (db: Kysely<any>, tenant: string, owner: string, taskId: string): Promise<StoredPushConfig[]> {
+export async function pushConfigsIn (db: Kysely<any>, tenant: string, owner: string, taskId: string, secrets?: SecretBox): Promise<StoredPushConfig[]> {
   const { rows } = await sql<Row>`select config, converse from ${sql.table(PUSH_CONFIGS_TABLE)}
     where tenant = ${tenant} and owner = ${owner} and task_id = ${taskId} order by id`.execute(db)
-  return rows.map((row) => ({ config: TaskPushNotificationConfig.fromJSON(JSON.parse(row.config)), converse: row.converse }))
+  return rows.map((row) => ({ config: TaskPushNotificationConfig.fromJSON(JSON.parse(openWith(secrets, row.config))), converse: row.converse }))
+}
+
+/** Whether any push config or outbox row is sealed (so a store without a key could not read it). */
+export async function sealedPushSecrets (db: Kysely<any>): Promise<boolean> {
+  const { rows } = await sql`select 1 from ${sql.table(PUSH_CONFIGS_TABLE)} where starts_with(config, 'sb1.')
+    union all select 1 from ${sql.table(PUSH_OUTBOX_TABLE)} where starts_with(target, 'sb1.') limit 1`.execute(db)
+  return rows.length > 0
+}
+
+/**
+ * Re-seals, with the box's current key, every push config and outbox row that is not sealed with it: rows written
+ * in clear before sealing existed, and rows sealed with a previous key (a rotation). Returns the rows rewritten. A
+ * row sealed with a key the box does not hold throws SealedValueError (nothing after it is rewritten).
+ */
+export async function resealPushSecrets (db: Kysely<any>, secrets: SecretBox): Promise<number> {
+  const prefix = currentPrefix(secrets)
+  let rewritten = 0
+  for (const [table, key, column] of [[PUSH_CONFIGS_TABLE, 'ctid', 'config'], [PUSH_OUTBOX_TABLE, 'seq', 'target']] as const) {
+    // Rewritten rows leave the selection, so each batch is the next; a row changed meanwhile is read again.
+    for (;;) {
+      const { rows } = await sql<{ key: string, value: string }>`select ${sql.ref(key)}::text as key, ${sql.ref(column)} as value
+        from ${sql.table(table)} where not starts_with(${sql.ref(column)}, ${prefix}) limit 500`.execute(db)
+      if (rows.length === 0) break
+      const before = rewritten
+      for (const row of rows) {
+        const resealed = secrets.seal(secrets.open(row.value))
+        const keyMatch = key === 'ctid' ? sql`ctid = ${row.key}::tid` : sql`seq = ${row.key}::bigint`
+        const { numAffectedRows } = await sql`update ${sql.table(table)} set ${sql.ref(column)} = ${resealed}
+          where ${keyMatch} and ${sql.ref(column)} = ${row.value}`.execute(db)
+        rewritten += Number(numAffectedRows ?? 0)
+      }
+      /* c8 ignore next -- every row of the batch changed by another instance between the select and the update */
+      if (rewritten === before) break
+    }
+  }
+  return rewritten
 }
 
 export async function dropPushConfigs (db: Kysely<any>, tenant: string, owner: string, taskId: string): Promise<void> {

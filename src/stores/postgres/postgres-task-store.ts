@@ -23,6 +23,7 @@ import { TASK_RESERVATIONS_TABLE } from './migrations.js'
 import { taskUpdates } from '../../push/task-updates.js'
 import { dropPushConfigs, pushConfigsIn } from './postgres-push-config-store.js'
 import { recordNotifications } from './push-outbox.js'
+import type { SecretBox } from '../secret-box.js'
 import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
 
 /** Where the saves are signalled across instances: PostgresTaskEventHub (it NOTIFYs them and LISTENs for them). */
@@ -48,7 +49,7 @@ export interface PostgresTaskStoreOptions {
    * transaction, an outbox row per config and update (src/push/task-updates.ts), and drops the task's configs when
    * it finishes; `recorded` is called after such a commit (this instance's deliverer wakes).
    */
-  push?: { agentId: string, recorded?: () => void }
+  push?: { agentId: string, recorded?: () => void, secrets?: SecretBox }
 }
 
 /** The SDK's payload format (the `protocol_version` column its rows carry). */
@@ -120,7 +121,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
       .returning('id')
       .executeTakeFirst()
     const push = this.#push
-    const configs = push === undefined ? [] : await pushConfigsIn(this.#db, tenant, owner, task.id)
+    const configs = push === undefined ? [] : await pushConfigsIn(this.#db, tenant, owner, task.id, push.secrets)
     let saved: unknown
     if (push === undefined || configs.length === 0) {
       saved = await this.#write(this.#db, task, tenant, owner, callerKey, upsert, await this.#held(tenant, owner, task.id))
@@ -132,7 +133,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
         if (written === undefined) return undefined
         const updates = taskUpdates(previous, task)
         if (updates.length > 0) {
-          await recordNotifications(trx, { agentId: push.agentId, tenant, owner, taskId: task.id, configs, updates, trace: traceHeadersFor(traceContextIn(context.state)) })
+          await recordNotifications(trx, { agentId: push.agentId, tenant, owner, taskId: task.id, configs, updates, trace: traceHeadersFor(traceContextIn(context.state)), secrets: push.secrets })
         }
         if (TERMINAL_TASK_STATES.has(task.status?.state)) await dropPushConfigs(trx, tenant, owner, task.id)
         return written

@@ -24,6 +24,7 @@ import { DEFAULT_RETRY_SETTINGS, nextStep, type RetrySettings } from '../../push
 import type { PostOutcome, WebhookPoster } from '../../push/webhook-post.js'
 import { PUSH_OUTBOX_TABLE } from './migrations.js'
 import { extractTraceContext, type TraceHeaders } from '../../telemetry/tracing.js'
+import { openWith, sealWith, type SecretBox } from '../secret-box.js'
 
 type Json = Record<string, unknown>
 
@@ -36,6 +37,8 @@ export interface RecordedNotifications {
   updates: readonly Json[]
   /** The recording turn's trace context as W3C headers (none without a trace), which the deliveries continue. */
   trace?: TraceHeaders
+  /** Seals each row's target (the config: URL, token, credentials), as the config store seals it. Absent: in clear. */
+  secrets?: SecretBox
 }
 
 /** Writes one outbox row per config and update, in order (in the caller's transaction). */
@@ -46,7 +49,7 @@ export async function recordNotifications (trx: Kysely<any>, recorded: RecordedN
     owner: recorded.owner,
     task_id: recorded.taskId,
     config_id: config.id,
-    target: JSON.stringify(TaskPushNotificationConfig.toJSON(config)),
+    target: sealWith(recorded.secrets, JSON.stringify(TaskPushNotificationConfig.toJSON(config))),
     converse,
     event: JSON.stringify(event),
     notification_id: randomUUID(),
@@ -65,6 +68,8 @@ export interface PostgresPushOutboxOptions {
   maxInFlight?: number
   /** How often other instances' rows are looked for. Default 1000 ms. */
   pollMs?: number
+  /** Opens the rows' targets (sealed by recordNotifications with the same keys). */
+  secrets?: SecretBox
 }
 
 interface OutboxRow {
@@ -92,6 +97,7 @@ export class PostgresPushOutbox {
   readonly #maxInFlight: number
   readonly #pollMs: number
   readonly #leaseMs: number
+  readonly #secrets: SecretBox | undefined
   #inFlight = 0
   #pumping = false
   /** The claim loop running (or the last one): close waits for it, so no attempt starts after. */
@@ -111,6 +117,7 @@ export class PostgresPushOutbox {
     this.#log = options.log
     this.#maxInFlight = options.maxInFlight ?? 32
     this.#pollMs = options.pollMs ?? 1000
+    this.#secrets = options.secrets
     // An attempt's whole time, plus room for the row's own update.
     this.#leaseMs = this.#retry.timeoutMs + 5000
   }
@@ -191,12 +198,21 @@ export class PostgresPushOutbox {
   }
 
   async #attempt (row: OutboxRow): Promise<void> {
-    const config = TaskPushNotificationConfig.fromJSON(JSON.parse(row.target))
+    let target: string
+    try {
+      target = openWith(this.#secrets, row.target)
+    } catch (error) {
+      // Sealed with a key this instance was not given (instances with different SECRETS_KEYs): the row stays leased
+      // until its lease runs out, for an instance that holds the key.
+      this.#log?.warn({ taskId: row.task_id, notificationId: row.notification_id, reason: (error as Error).message },
+        'push notification not delivered from this instance: its webhook config cannot be opened (SECRETS_KEY, SECRETS_KEY_PREVIOUS)')
+      return
+    }
     const notification: Notification = {
       id: row.notification_id,
       agentId: row.agent_id,
       taskId: row.task_id,
-      config,
+      config: TaskPushNotificationConfig.fromJSON(JSON.parse(target)),
       converse: row.converse,
       event: JSON.parse(row.event) as Json,
       recordedAt: new Date(row.recorded_at).getTime(),
