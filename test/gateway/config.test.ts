@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { ConfigError, configWarnings, loadConfig, parseTrustProxy } from '../../src/gateway/config.js'
 
@@ -18,6 +19,7 @@ t.test('defaults with no configuration at all', async (t) => {
     state: 'embedded',
     dataDir: './data',
     databaseUrl: undefined,
+    secrets: { key: undefined, previous: [] },
     providerTimeoutMs: 1000,
     shutdownTimeoutMs: 10000,
     rootEndpoint: false,
@@ -163,6 +165,15 @@ t.test('an invalid value names the variable', async (t) => {
     t.equal((caught as ConfigError).variable, variable)
     t.match((caught as ConfigError).message, new RegExp(`^${variable} `))
   }
+})
+
+t.test('SECRETS_KEY and SECRETS_KEY_PREVIOUS: 32 bytes each, base64 or hex; a bad one named, never shown', async (t) => {
+  const [key, old, older] = [randomBytes(32), randomBytes(32), randomBytes(32)]
+  t.same(loadConfig({ SECRETS_KEY: key.toString('base64'), SECRETS_KEY_PREVIOUS: `${old.toString('hex')}, ${older.toString('base64')},` }).secrets, { key, previous: [old, older] })
+  t.throws(() => loadConfig({ SECRETS_KEY: 'hunter2' }), { name: 'ConfigError', variable: 'SECRETS_KEY', message: 'SECRETS_KEY must be 32 bytes, as 64 hex digits or 44 base64 characters (openssl rand -base64 32)' })
+  t.throws(() => loadConfig({ SECRETS_KEY: key.toString('hex'), SECRETS_KEY_PREVIOUS: `${old.toString('hex')},hunter2` }),
+    { variable: 'SECRETS_KEY_PREVIOUS', message: 'SECRETS_KEY_PREVIOUS entry 2 must be 32 bytes, as 64 hex digits or 44 base64 characters (openssl rand -base64 32)' })
+  t.throws(() => loadConfig({ SECRETS_KEY_PREVIOUS: old.toString('hex') }), { variable: 'SECRETS_KEY_PREVIOUS', message: /is set, but SECRETS_KEY is not/ })
 })
 
 t.test('GRPC_PORT and PUBLIC_GRPC_URL: a gRPC target as clients dial it', async (t) => {

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { rpc, SEED_HEADERS, userMessage } from '../fixtures/gateway-helpers.js'
-import { startMain, type GatewayProcess } from '../fixtures/gateway-process.js'
+import { startMain, type Exit, type GatewayProcess } from '../fixtures/gateway-process.js'
 
 // Each test starts the gateway through tap's TypeScript loader, and the first start of a folder runs initdb.
 t.setTimeout(300_000)
@@ -18,6 +18,16 @@ const KEY = 'operator-key-for-restart-tests'
 async function started (t: Test, dataDir: string): Promise<{ child: GatewayProcess, base: string }> {
   const child = startMain(t, { STATE: 'embedded', DATA_DIR: dataDir, OPERATOR_API_KEY: KEY, LOG_LEVEL: 'info' })
   return { child, base: await child.listening() }
+}
+
+/**
+ * A start that must be refused: the child's exit, or — should it start serving instead — a failure at once (not a
+ * tap timeout while a gateway that should have refused serves on).
+ */
+async function refused (child: GatewayProcess): Promise<Exit> {
+  const served = child.listening().then((address) => { throw new Error(`started instead of refusing (listening at ${address})`) }, () => undefined)
+  const exit = await Promise.race([child.exited, served])
+  return exit ?? await child.exited
 }
 
 async function call (base: string, method: string, params: Record<string, unknown>): Promise<Record<string, any>> {
@@ -69,17 +79,17 @@ t.test('the folder\'s faults: each refuses the start with DATA_DIR named, exit 1
   const dir = t.testdir({ 'a-file': 'not a folder', 'not-a-database': { PG_VERSION: '99' } })
 
   const unwritable = startMain(t, { STATE: 'embedded', DATA_DIR: join(dir, 'a-file', 'data') })
-  t.equal((await unwritable.exited).code, 1)
+  t.equal((await refused(unwritable)).code, 1)
   t.match(unwritable.stderr(), /^a2a-converse: cannot start: DATA_DIR .*a-file\/data: cannot be created or written \(ENOTDIR\)\n$/)
 
   const garbage = startMain(t, { STATE: 'embedded', DATA_DIR: join(dir, 'not-a-database') })
-  t.equal((await garbage.exited).code, 1)
+  t.equal((await refused(garbage)).code, 1)
   t.match(garbage.stderr(), /^a2a-converse: cannot start: DATA_DIR .*not-a-database: the embedded database cannot be opened \(PGlite failed to initialize properly\)\n$/)
 
   const dataDir = join(dir, 'data')
   const holder = await started(t, dataDir)
   const second = startMain(t, { STATE: 'embedded', DATA_DIR: dataDir })
-  t.equal((await second.exited).code, 1, 'a second gateway on the same folder')
+  t.equal((await refused(second)).code, 1, 'a second gateway on the same folder')
   t.match(second.stderr(), new RegExp(`^a2a-converse: cannot start: DATA_DIR ${dataDir}: is in use by another running process \\(pid ${holder.child.pid}\\); stop it or choose another DATA_DIR\\n$`))
   t.equal((await call(holder.base, 'GetTask', { id: randomUUID() })).error.code, -32001, 'the first one serves on, untouched')
   holder.child.kill('SIGKILL')
@@ -91,6 +101,6 @@ t.test('the folder\'s faults: each refuses the start with DATA_DIR named, exit 1
   await database.pool.query("insert into converse_migrations (name, timestamp) values ('9999_from_the_future', now())")
   await database.close()
   const newer = startMain(t, { STATE: 'embedded', DATA_DIR: dataDir })
-  t.equal((await newer.exited).code, 1)
+  t.equal((await refused(newer)).code, 1)
   t.match(newer.stderr(), /DATA_DIR .*: was written by a newer version of a2a-converse .*; run that version, or start with another DATA_DIR\n$/)
 })

@@ -15,6 +15,9 @@ import { rpc, SEED_HEADERS, userMessage } from '../fixtures/gateway-helpers.js'
 import { startMain } from '../fixtures/gateway-process.js'
 import { webhookReceiver } from '../fixtures/webhook-receiver.js'
 import { testSchema } from '../fixtures/test-schema.js'
+import { ServerCallContext } from '@a2a-js/sdk/server'
+import { AuthenticatedCaller } from '../../src/auth/sdk-user.js'
+import { CALLER_KEY_STATE } from '../../src/stores/caller-key.js'
 
 t.setTimeout(300_000)
 
@@ -119,4 +122,24 @@ t.test('PostgreSQL with SECRETS_KEY: a pg_dump of the schema holds no secret, cr
   for (const [what, value] of Object.entries(secret)) t.notOk(after.includes(value), `deleted: the ${what} is not in the dump`)
   child.kill('SIGTERM')
   t.same(await child.exited, { code: 0, signal: null })
+})
+
+t.test('PostgreSQL without SECRETS_KEY: a warning, in clear; sealed rows then refuse the start', { skip: url === undefined ? 'TEST_DATABASE_URL not set' : false }, async (t) => {
+  const { openGatewayState } = await import('../../src/gateway/state.js')
+  const schema = testSchema(t, url as string)
+  const lines: Array<{ obj: Record<string, unknown>, msg: string }> = []
+  const logger = { info () {}, warn (obj: Record<string, unknown>, msg: string) { lines.push({ obj, msg }) } }
+  const alice = new ServerCallContext({ user: new AuthenticatedCaller('alice'), state: new Map([[CALLER_KEY_STATE, 'caller:alice']]) })
+  const config = { tenant: '', id: 'c1', taskId: 't1', url: 'https://hooks.example.com/a', token: 'tok-1', authentication: undefined }
+  const open = async (key?: Buffer) => await openGatewayState({ state: 'postgres', dataDir: '', databaseUrl: url, databaseSchema: schema, secrets: { key, previous: [] } }, logger)
+
+  const plain = await open()
+  t.match(lines, [{ obj: { variable: 'SECRETS_KEY' }, msg: /^SECRETS_KEY is not set: push notification configs \(webhook URLs, tokens, credentials\) are stored in clear/ }])
+  await plain.pushConfigsFor?.('demo').save('t1', alice, { ...config })
+  await plain.close()
+  const key = randomBytes(32)
+  const sealed = await open(key)
+  t.match(await sealed.pushConfigsFor?.('demo').load('t1', alice), [{ token: 'tok-1' }], 'the clear row read, and re-sealed at start')
+  await sealed.close()
+  await t.rejects(open(), { name: 'SecretsKeyMissingError', message: /^SECRETS_KEY is not set, but the database holds push configs sealed with a key/ })
 })

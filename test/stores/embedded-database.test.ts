@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { writeFileSync } from 'node:fs'
 import { openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
 import { MAX_PREPARED_STATEMENTS } from '../../src/stores/postgres/prepared-statements.js'
-import { FolderInUseError, LOCK_FILE, lockFolder } from '../../src/stores/postgres/folder-lock.js'
+import { FolderInUseError, LOCK_FILE, lockFolder, running } from '../../src/stores/postgres/folder-lock.js'
 import { StoreUnavailableError } from '../../src/stores/errors.js'
 
 const logger = { warn () {} }
@@ -87,6 +87,15 @@ t.test('one process per folder: a running holder refuses, a lock left by a dead 
     await again()
   }
   t.pass('stale locks taken over')
+  // Another user's process: signal 0 answers EPERM, and the process runs (whoever runs this suite, root included).
+  writeFileSync(join(folder, LOCK_FILE), '4242')
+  const asked: number[] = []
+  const anotherUsers = (pid: number) => { asked.push(pid); throw Object.assign(new Error('operation not permitted'), { code: 'EPERM' }) }
+  await t.rejects(lockFolder(folder, anotherUsers), { name: 'FolderInUseError', pid: 4242 }, 'EPERM: held by a live process of another user')
+  t.strictSame(asked, [4242])
+  const gone = () => { throw Object.assign(new Error('no such process'), { code: 'ESRCH' }) }
+  await (await lockFolder(folder, gone))()
+  t.ok(running(process.pid), 'the default probe: process.kill')
   // A folder that can be made but holds no file: its path leaves no room for the lock's name (PATH_MAX 4096).
   let deep = dir
   while (deep.length < 4090 - 200) deep = join(deep, 'd'.repeat(200))

@@ -138,3 +138,31 @@ t.test('the task store records notifications in its save\'s transaction; a refus
   t.equal(await rows(), 2, 'nothing recorded for the refused save')
   await sql`delete from ${sql.table(PUSH_OUTBOX_TABLE)}`.execute(database.db)
 })
+
+t.test('sealed targets: opened with the key; one sealed with a key not given stays leased for an instance that has it', async (t) => {
+  const { SecretBox } = await import('../../src/stores/secret-box.js')
+  const { randomBytes } = await import('node:crypto')
+  const ours = new SecretBox(randomBytes(32))
+  const theirs = new SecretBox(randomBytes(32))
+  await recordNotifications(database.db, { agentId: 'demo', tenant: '', owner: 'demo:sealed', taskId: 'x', configs: [config('x')], updates: [{ n: 1 }], secrets: theirs })
+  await recordNotifications(database.db, { agentId: 'demo', tenant: '', owner: 'demo:sealed', taskId: 'y', configs: [config('y')], updates: [{ n: 1 }], secrets: ours })
+  const { rows: stored } = await sql<{ target: string }>`select target from ${sql.table(PUSH_OUTBOX_TABLE)} where owner = 'demo:sealed'`.execute(database.db)
+  t.ok(stored.every((row) => row.target.startsWith('sb1.') && !row.target.includes('h.example')), 'no URL or token in clear')
+  const posted: string[] = []
+  const warnings: Array<{ object: Record<string, unknown>, message: string }> = []
+  const outbox = new PostgresPushOutbox(database.db, {
+    poster: { post: async (target) => { posted.push(`${target.url} ${target.token}`); return { kind: 'delivered', status: 200 } }, close: async () => {} },
+    pollMs: 30,
+    secrets: ours,
+    log: { warn: (object, message) => { warnings.push({ object: object as Record<string, unknown>, message }) } }
+  })
+  t.teardown(() => outbox.close())
+  outbox.start()
+  await until(() => posted.length === 1 && warnings.length > 0)
+  await outbox.close()
+  t.strictSame(posted, ['https://h.example/y tok'])
+  t.match(warnings[0], { object: { taskId: 'x', reason: /key id/ }, message: /cannot be opened \(SECRETS_KEY, SECRETS_KEY_PREVIOUS\)/ })
+  const { rows: left } = await sql<{ task_id: string, leased: boolean }>`select task_id, claimed_until > now() as leased from ${sql.table(PUSH_OUTBOX_TABLE)} where owner = 'demo:sealed'`.execute(database.db)
+  t.strictSame(left, [{ task_id: 'x', leased: true }])
+  await sql`delete from ${sql.table(PUSH_OUTBOX_TABLE)} where owner = 'demo:sealed'`.execute(database.db)
+})

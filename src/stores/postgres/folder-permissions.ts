@@ -24,8 +24,12 @@ export function octal (mode: number): string {
 export async function privateFolder (folder: string): Promise<OpenedEntry[]> {
   const opened: OpenedEntry[] = []
   const visit = async (path: string): Promise<void> => {
-    const stats = await lstat(path)
-    if (stats.isSymbolicLink()) return
+    // Gone meanwhile (a WAL segment recycled, a folder removed under a closing database): nothing to protect.
+    const stats = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined
+      throw error
+    })
+    if (stats === undefined || stats.isSymbolicLink()) return
     const directory = stats.isDirectory()
     if ((stats.mode & 0o077) !== 0) {
       opened.push({ path, mode: stats.mode & 0o777 })
