@@ -42,7 +42,10 @@ if (url === undefined) {
     await databases[0].db.transaction().execute(async (trx) => {
       for (let n = 0; n < count; n++) {
         await recordNotifications(trx, {
-          agentId: 'demo', tenant: '', owner: 'demo:o', taskId: `task-${n}`,
+          agentId: 'demo',
+          tenant: '',
+          owner: 'demo:o',
+          taskId: `task-${n}`,
           configs: [{ config: { tenant: '', id: 'c', taskId: `task-${n}`, url: receiver.url, token: 'tok', authentication: undefined }, converse: false }],
           updates: [{ n }],
           secrets
