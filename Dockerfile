@@ -24,7 +24,7 @@ COPY examples ./examples
 COPY web/inbox/index.html web/inbox/inbox.css ./web/inbox/
 # Without DATABASE_URL the gateway keeps its state in the embedded database, in a volume the node user owns.
 ENV DATA_DIR=/data
-RUN mkdir /data && chown node:node /data
+RUN mkdir -m 700 /data && chown node:node /data
 VOLUME /data
 USER node
 EXPOSE 8080
