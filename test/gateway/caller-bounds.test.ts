@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify'
 import { API_KEYS, ALICE_KEY, BOB_KEY } from '../fixtures/auth.js'
 import { gateway } from '../fixtures/conversation-gateway.js'
 import { testSchema } from '../fixtures/test-schema.js'
+import { BoundedMemoryTaskStore } from '../../src/stores/memory-task-store.js'
 
 const url = process.env.TEST_DATABASE_URL
 
@@ -115,6 +116,26 @@ t.test('walk-ins count per client address', async (t) => {
   t.ok((await send(app, undefined, routine(), '10.0.0.2')).result?.task, 'another address has its own cap')
 })
 
+/** The store, its first `count` reservations held until all of them arrived, then let go in one step. */
+function reservationsTogether (store: BoundedMemoryTaskStore, count: number): BoundedMemoryTaskStore {
+  let arrived = 0
+  let letGo!: () => void
+  const together = new Promise<void>((resolve) => { letGo = resolve })
+  return new Proxy(store, {
+    get (target, name) {
+      if (name === 'reserve') {
+        return async (...args: Parameters<BoundedMemoryTaskStore['reserve']>) => {
+          if (++arrived === count) letGo()
+          await together
+          return await target.reserve(...args)
+        }
+      }
+      const value = Reflect.get(target, name, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    }
+  })
+}
+
 /** The stores the per-caller caps hold on; each gives the environment of its gateways (the test's own state). */
 const STORES: Array<{ name: string, instances: number, env: (t: Test) => Record<string, string> }> = [
   { name: 'memory', instances: 1, env: () => ({ MEMORY_MAX_TASKS: String(CAP) }) },
@@ -139,7 +160,12 @@ for (const store of STORES) {
   })
 
   t.test(`${store.name}: concurrent new tasks of one caller over the cap: exactly the cap succeed, nothing recorded for the others`, async (t) => {
-    const apps = await gateways(t, store, { MAX_OPEN_TASKS_PER_CALLER: '3' })
+    // In memory a whole turn runs without I/O, so requests sent together would be served one after another: the
+    // store's reservations are held until all eight arrived, then let go at once (a cap that checks, yields and then
+    // counts lets more than 3 through).
+    const apps = store.name === 'memory'
+      ? [await gateway(t, { env: { ...store.env(t), A2A_API_KEYS: API_KEYS }, taskStores: { demo: reservationsTogether(new BoundedMemoryTaskStore({ maxOpenTasksPerCaller: 3 }), 8) } })]
+      : await gateways(t, store, { MAX_OPEN_TASKS_PER_CALLER: '3' })
     const replies = await Promise.all(Array.from({ length: 8 }, async (_, n) => await send(apps[n % apps.length], ALICE_KEY, routine())))
     const opened = replies.filter((reply) => reply.result?.task !== undefined)
     t.equal(opened.length, 3, 'the cap')
