@@ -8,7 +8,7 @@ import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { lockFolder, LOCK_FILE } from '../stores/postgres/folder-lock.js'
 import { octal, privateFolder } from '../stores/postgres/folder-permissions.js'
-import { generateSecretsKey, parseSecretsKey, SecretBox } from '../stores/secret-box.js'
+import { generateSecretsKey, parseSecretsKey, SecretBox, SecretsKeyError } from '../stores/secret-box.js'
 import type { SecretsConfig } from './config.js'
 
 /** The embedded database's folder in DATA_DIR. */
@@ -77,7 +77,13 @@ async function moveEarlierLayout (dataDir: string, logger: DataDirLogger): Promi
  */
 export async function embeddedSecretBox (dataDir: string, secrets: SecretsConfig, logger: DataDirLogger): Promise<SecretBox> {
   const file = join(dataDir, SECRETS_KEY_FILE)
-  const stored = await readFile(file, 'utf8').then(parseSecretsKey, (error: NodeJS.ErrnoException) => {
+  const stored = await readFile(file, 'utf8').then((text) => {
+    try {
+      return parseSecretsKey(text)
+    } catch (error) {
+      throw new SecretsKeyError(`${file} ${(error as Error).message}; restore the key file, or remove it if no push config was stored with it`)
+    }
+  }, (error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined
     throw error
   })

@@ -28,7 +28,7 @@ import { PostgresUpstreamOwnershipStore } from '../stores/postgres/postgres-upst
 import type { GatewayState } from './state.js'
 import { callerKeyOf } from '../stores/caller-key.js'
 import { PostgresPushConfigStore, resealPushSecrets, sealedPushSecrets } from '../stores/postgres/postgres-push-config-store.js'
-import { SecretBox } from '../stores/secret-box.js'
+import { SecretBox, SecretsKeyError } from '../stores/secret-box.js'
 import type { SecretsConfig } from './config.js'
 import { embeddedSecretBox, prepareDataDir } from './data-dir.js'
 import { PostgresPushOutbox, type PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
@@ -237,6 +237,7 @@ export class DataDirError extends Error {
 /** What went wrong with the folder, in words a user acts on. */
 function dataDirProblem (error: unknown): string {
   if (error instanceof FolderInUseError) return `is in use by another running process (pid ${error.pid}); stop it or choose another DATA_DIR`
+  if (error instanceof SecretsKeyError) return error.message
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `cannot be created or written (${code})`
   const message = String((error as Error | undefined)?.message)

@@ -118,7 +118,9 @@ t.test('the secrets key: generated once into a 0600 file, or SECRETS_KEY (the fi
   t.notOk(existsSync(join(fresh, 'secrets.key')), 'with SECRETS_KEY nothing is generated')
 
   const broken = t.testdir({ 'secrets.key': 'not a key' })
-  await t.rejects(embeddedSecretBox(broken, { previous: [] }, log), { name: 'SecretsKeyError' })
+  const problem = `${join(broken, 'secrets.key')} must be 32 bytes, as 64 hex digits or 44 base64 characters (openssl rand -base64 32); restore the key file, or remove it if no push config was stored with it`
+  await t.rejects(embeddedSecretBox(broken, { previous: [] }, log), { name: 'SecretsKeyError', message: problem })
+  await t.rejects(openGatewayState({ state: 'embedded', dataDir: broken, databaseUrl: undefined }, log), { name: 'DataDirError', message: `DATA_DIR ${broken}: ${problem}` }, 'the start refused naming the file')
   const folder = t.testdir()
   mkdirSync(join(folder, 'secrets.key'))
   await t.rejects(embeddedSecretBox(folder, { previous: [] }, log), { code: 'EISDIR' })
