@@ -14,3 +14,22 @@ pushConfigStoreContract(t, { create: (options) => new PostgresPushConfigStore(da
 t.test('the default owner is the SDK\'s user scope and the default cap 100', async (t) => {
   t.equal(new PostgresPushConfigStore(database.db, { agentId: 'x' }).maxConfigsPerCaller, 100)
 })
+
+t.test('sealed: a config written with a key is stored sealed and read back; sealedPushSecrets says so', async (t) => {
+  const { randomBytes } = await import('node:crypto')
+  const { sql } = await import('kysely')
+  const { ServerCallContext } = await import('@a2a-js/sdk/server')
+  const { SecretBox } = await import('../../src/stores/secret-box.js')
+  const { sealedPushSecrets } = await import('../../src/stores/postgres/postgres-push-config-store.js')
+  const secrets = new SecretBox(randomBytes(32))
+  const store = new PostgresPushConfigStore(database.db, { agentId: 'sealed', secrets })
+  const context = new ServerCallContext({})
+  t.equal(await sealedPushSecrets(database.db), false, 'nothing sealed yet')
+  await store.save('t', context, { tenant: '', id: 'c', taskId: 't', url: 'https://hooks.example.com/a2a', token: 'tok-sealed', authentication: undefined })
+  t.equal(await sealedPushSecrets(database.db), true)
+  const { rows } = await sql<{ config: string }>`select config from converse_push_configs where agent_id = 'sealed'`.execute(database.db)
+  t.match(rows[0].config, new RegExp(`^sb1\\.${secrets.keyId}\\.`))
+  t.notOk(rows[0].config.includes('tok-sealed') || rows[0].config.includes('hooks.example.com'))
+  t.match(await store.load('t', context), [{ token: 'tok-sealed', url: 'https://hooks.example.com/a2a' }])
+  await store.delete('t', context, 'c')
+})
