@@ -30,7 +30,7 @@ import { callerKeyOf } from '../stores/caller-key.js'
 import { PostgresPushConfigStore, resealPushSecrets, sealedPushSecrets } from '../stores/postgres/postgres-push-config-store.js'
 import { SecretBox, SecretsKeyError } from '../stores/secret-box.js'
 import type { SecretsConfig } from './config.js'
-import { embeddedSecretBox, prepareDataDir } from './data-dir.js'
+import { embeddedSecretBox, prepareDataDir, type PreparedDataDir } from './data-dir.js'
 import { PostgresPushOutbox, type PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
 import type { PushStats } from '../push/push-deliverer.js'
 
@@ -247,9 +247,9 @@ function dataDirProblem (error: unknown): string {
 }
 
 export async function openEmbeddedState (options: EmbeddedStateOptions): Promise<GatewayState> {
-  let folder
+  let folder: PreparedDataDir
   let database: PostgresDatabase
-  let secrets
+  let secrets: SecretBox
   try {
     folder = await prepareDataDir(options.dataDir, options.logger)
   } catch (error) {
