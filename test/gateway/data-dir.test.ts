@@ -18,6 +18,7 @@ import { lockFolder } from '../../src/stores/postgres/folder-lock.js'
 import { openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
 import { privateFolder } from '../../src/stores/postgres/folder-permissions.js'
 import { SecretBox } from '../../src/stores/secret-box.js'
+import { recordNotifications } from '../../src/stores/postgres/push-outbox.js'
 
 t.setTimeout(300_000)
 
@@ -144,6 +145,12 @@ t.test('rotation on the embedded state: rows re-sealed at start; a key not given
     await database.close()
     return rows.map((row) => row.config)
   }
+  const outboxTargets = async (): Promise<string[]> => {
+    const database = await openEmbeddedDatabase({ dataDir: join(dataDir, 'pgdata'), logger: { warn () {} } })
+    const { rows } = await sql<{ target: string }>`select target from converse_push_outbox`.execute(database.db)
+    await database.close()
+    return rows.map((row) => row.target)
+  }
 
   let { state } = await open({ previous: [] })
   await state.pushConfigsFor?.('demo').save('t1', alice, { ...config })
@@ -154,25 +161,29 @@ t.test('rotation on the embedded state: rows re-sealed at start; a key not given
   const database = await openEmbeddedDatabase({ dataDir: join(dataDir, 'pgdata'), logger: { warn () {} } })
   await sql`insert into converse_push_configs (tenant, owner, task_id, id, agent_id, caller_key, config, converse)
     values ('', 'demo:alice', 't1', 'c2', 'demo', 'caller:alice', ${JSON.stringify({ ...config, id: 'c2' })}, false)`.execute(database.db)
+  // And a notification waiting in the outbox, its target in clear.
+  await recordNotifications(database.db, { agentId: 'demo', tenant: '', owner: 'demo:alice', taskId: 't1', configs: [{ config: { ...config, id: 'c2' }, converse: false }], updates: [{ n: 1 }] })
   await database.close()
 
   const first = randomBytes(32)
   const second = randomBytes(32)
   let log
   ;({ state, log } = await open({ key: first, previous: [] }))
-  t.match(log.lines.find((line) => line.obj.rows !== undefined), { obj: { rows: 2, keyId: new SecretBox(first).keyId } }, 'the generated key\'s row and the clear one re-sealed')
+  t.match(log.lines.find((line) => line.obj.rows !== undefined), { obj: { rows: 3, keyId: new SecretBox(first).keyId } }, 'the generated key\'s row, the clear one and the outbox row re-sealed')
   t.match(await state.pushConfigsFor?.('demo').load('t1', alice), [{ token: 'tok-1' }, { id: 'c2', token: 'tok-1' }])
   await state.close()
   t.ok((await rows()).every((row) => row.startsWith(`sb1.${new SecretBox(first).keyId}.`)))
+  t.match(await outboxTargets(), [new RegExp(`^sb1\\.${new SecretBox(first).keyId}\\.`)], 'the outbox row too')
 
   await t.rejects(open({ key: second, previous: [] }), {
     name: 'SecretsKeyMissingError',
     message: `push credentials cannot be re-sealed with SECRETS_KEY: a value is sealed with key id ${new SecretBox(first).keyId}, which is neither the current key nor a previous one given; give the key they were sealed with in SECRETS_KEY_PREVIOUS`
   })
   ;({ state, log } = await open({ key: second, previous: [first] }))
-  t.match(log.lines.find((line) => line.obj.rows !== undefined), { obj: { rows: 2 } })
+  t.match(log.lines.find((line) => line.obj.rows !== undefined), { obj: { rows: 3 } })
   t.match(await state.pushConfigsFor?.('demo').load('t1', alice), [{ authentication: { credentials: 'cred-1' } }, {}])
   await state.close()
+  t.match(await outboxTargets(), [new RegExp(`^sb1\\.${new SecretBox(second).keyId}\\.`)])
   ;({ state, log } = await open({ key: second, previous: [] }))
   t.notOk(log.lines.some((line) => line.obj.rows !== undefined), 'nothing left to re-seal: the old key is no longer needed')
   await state.close()

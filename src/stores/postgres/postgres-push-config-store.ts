@@ -105,19 +105,20 @@ export async function sealedPushSecrets (db: Kysely<any>): Promise<boolean> {
 export async function resealPushSecrets (db: Kysely<any>, secrets: SecretBox): Promise<number> {
   const prefix = currentPrefix(secrets)
   let rewritten = 0
-  for (const [table, key, column] of [[PUSH_CONFIGS_TABLE, 'ctid', 'config'], [PUSH_OUTBOX_TABLE, 'seq', 'target']] as const) {
+  // Rows by their physical address (ctid): both tables, one statement shape.
+  for (const [table, column] of [[PUSH_CONFIGS_TABLE, 'config'], [PUSH_OUTBOX_TABLE, 'target']] as const) {
     // Rewritten rows leave the selection, so each batch is the next; a row changed meanwhile is read again.
     for (;;) {
-      const { rows } = await sql<{ key: string, value: string }>`select ${sql.ref(key)}::text as key, ${sql.ref(column)} as value
+      const { rows } = await sql<{ key: string, value: string }>`select ctid::text as key, ${sql.ref(column)} as value
         from ${sql.table(table)} where not starts_with(${sql.ref(column)}, ${prefix}) limit 500`.execute(db)
       if (rows.length === 0) break
       const before = rewritten
       for (const row of rows) {
         const resealed = secrets.seal(secrets.open(row.value))
-        const keyMatch = key === 'ctid' ? sql`ctid = ${row.key}::tid` : sql`seq = ${row.key}::bigint`
         const { numAffectedRows } = await sql`update ${sql.table(table)} set ${sql.ref(column)} = ${resealed}
-          where ${keyMatch} and ${sql.ref(column)} = ${row.value}`.execute(db)
-        rewritten += Number(numAffectedRows ?? 0)
+          where ctid = ${row.key}::tid and ${sql.ref(column)} = ${row.value}`.execute(db)
+        // An update's count is always given (pg's rowCount): 1, or 0 when the row changed meanwhile.
+        rewritten += Number(numAffectedRows)
       }
       /* c8 ignore next -- every row of the batch changed by another instance between the select and the update */
       if (rewritten === before) break
