@@ -284,7 +284,8 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
   }, async (request, reply) => {
     const { agentId, contextId } = request.params
     if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
-    const result = await inbox.reply(agentId, contextId, request.body.text, traceOf(request))
+    // An unpaired surrogate becomes U+FFFD, as in an A2A message's text (src/protocol/well-formed.ts).
+    const result = await inbox.reply(agentId, contextId, request.body.text.toWellFormed(), traceOf(request))
     if (result === undefined) return notFound(reply, `unknown conversation "${contextId}"`)
     if (result === 'not_human_owned') {
       return reply.code(409).send({ statusCode: 409, error: 'Conflict', message: 'take the conversation over before replying' })

@@ -5,7 +5,7 @@
  *   the params: the SDK does so and the conformance kit expects it) → nesting depth of the params (-32602) → ProtoJSON
  *   names (proto names taken as JSON names; a field under both is -32602, core/proto-names.ts) → params (-32602) → a typed converse call, when the request activated the extension (-32602) → a walk-in's contextId and
  *   ListTasks filter (-32602, walk-in.ts) → required extensions (-32008) → capability gates (-32004 streaming /
- *   extended card).
+ *   extended card); then every unpaired surrogate left in the params' text becomes U+FFFD (well-formed.ts).
  * Batches are not served: an array body (empty or not) is answered with one -32600 error.
  */
 import {
@@ -20,6 +20,7 @@ import { MAX_NESTING_DEPTH, fieldPath, tooDeepPath } from './nesting-depth.js'
 import { MAX_VIOLATIONS, validateParams } from './params.js'
 import { checkVersion } from './version.js'
 import { walkInViolations } from './walk-in.js'
+import { wellFormed } from './well-formed.js'
 
 /** What an agent offers, fixed at registration. "false or absent means unsupported" (§3.3.4). */
 export interface AgentFacts {
@@ -122,7 +123,7 @@ export function checkCall (method: string, raw: unknown, agent: AgentFacts, fact
   if (missing.length > 0) return { ok: false, error: extensionSupportRequired(missing) }
   const gate = capabilityGate(method, agent.capabilities)
   if (gate !== undefined) return { ok: false, error: gate }
-  return { ok: true, call: { method, params: (params ?? {}) as Record<string, unknown> } }
+  return { ok: true, call: { method, params: wellFormed((params ?? {}) as Record<string, unknown>) } }
 }
 
 /** A JSON-RPC envelope member other than params nesting too deep: -32600 naming it, or undefined. */

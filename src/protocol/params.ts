@@ -70,10 +70,11 @@ const string = { type: 'string' } as const
 const struct = { type: 'object' } as const
 const stringList = { type: 'array', items: string } as const
 /**
- * An identifier that may be empty (the SDK makes one): at most MAX_ID_LENGTH characters, no U+0000 (PostgreSQL
- * text cannot hold it, so neither store takes it).
+ * An identifier that may be empty (the SDK makes one): at most MAX_ID_LENGTH characters, no U+0000 and no unpaired
+ * surrogate (PostgreSQL cannot hold them, so no store takes them; in other text an unpaired surrogate becomes U+FFFD:
+ * well-formed.ts).
  */
-const optionalId = { type: 'string', maxLength: MAX_ID_LENGTH, a2aNoNul: true } as const
+const optionalId = { type: 'string', maxLength: MAX_ID_LENGTH, a2aNoNul: true, a2aWellFormed: true } as const
 /** An identifier: as optionalId, with at least one non-space character. */
 const id = { ...optionalId, pattern: '\\S', a2aMessage: 'must not be empty' } as const
 const idList = { type: 'array', items: optionalId } as const
@@ -212,6 +213,12 @@ ajv.addKeyword({
   validate: (_schema: boolean, data: string) => !data.includes('\0')
 })
 ajv.addKeyword({
+  keyword: 'a2aWellFormed',
+  type: 'string',
+  schemaType: 'boolean',
+  validate: (_schema: boolean, data: string) => data.isWellFormed()
+})
+ajv.addKeyword({
   keyword: 'a2aTimestamp',
   type: 'string',
   schemaType: 'boolean',
@@ -272,6 +279,8 @@ function describe (error: ErrorObject): FieldViolation {
       return at(field, `must be at most ${String(params.limit)} characters`)
     case 'a2aNoNul':
       return at(field, 'must not contain U+0000')
+    case 'a2aWellFormed':
+      return at(field, 'must not contain an unpaired surrogate (U+D800 to U+DFFF)')
     case 'a2aTimestamp':
       return at(field, 'must be an RFC 3339 timestamp such as 2026-01-01T00:00:00.000Z')
     default:

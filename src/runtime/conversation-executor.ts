@@ -19,6 +19,7 @@ import type { RoutineDeclaration } from '../core/routine-declarations.js'
 import { readTypedCall, type TypedCall } from '../core/typed-call.js'
 export type { TypedCall } from '../core/typed-call.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+import { ConverseError } from '../core/errors.js'
 import {
   clientContextId, conversationKey, newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore,
   type ConversationTurn, type HumanReply
@@ -61,6 +62,14 @@ export interface ConversationExecutorOptions {
 }
 
 /** Thrown out of a turn's conversation update (nothing written) to reserve its new task's slot first. */
+/** A turn failed for a reason that is not the caller's to read (its cause is logged, never sent). */
+export class TurnFailedError extends ConverseError {
+  constructor (cause: unknown) {
+    super('A2A_CONVERSE_TURN_FAILED', 'the turn could not be completed')
+    this.cause = cause
+  }
+}
+
 const NEEDS_RESERVATION = new Error('the turn opens a task: reserve its slot first')
 
 /** What a turn answers, decided under the conversation lock and published after it committed. */
@@ -438,67 +447,78 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     }))
   }
 
+  async function runTurn (requestContext: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
+    const turnId = newId()
+    const message = requestContext.userMessage
+    let plan: Plan | undefined
+    /** A new turn's Message reply: kept with the turn (a retry gets it again), then published. */
+    let reply: Message | undefined
+    // An authenticated caller's conversations are its own (see conversationKey).
+    const callerId = callerIdOf(requestContext.context)
+    const owner = callerKeyOf(requestContext.context)
+    let reserved = !reservesTasks(taskStore)
+    const update = async (): Promise<unknown> => await store.update(agentId, conversationKey(callerId, requestContext.contextId), (current) => {
+      const state = current ?? newConversationState(agentId, conversationKey(callerId, requestContext.contextId))
+      if (callerId !== undefined) state.caller = { id: callerId, contextId: requestContext.contextId }
+      plan = decide(state, requestContext, turnId)
+      reply = undefined
+      // A turn that opens a task takes its slot under the caller's cap first (outside the update: a store's one
+      // session may be held by it), then decides again; refused, nothing is written.
+      if (plan.kind === 'task' && requestContext.task === undefined && !reserved) throw NEEDS_RESERVATION
+      if (plan.kind === 'replay' || (plan.kind === 'message' && plan.repeat === true)) return state
+      const at = new Date().toISOString()
+      // A turn names its task only when its reply went into that task (a Message reply is in no task).
+      const taskId = plan.kind === 'task' ? requestContext.taskId : undefined
+      reply = plan.kind === 'message' ? replyMessage(plan, requestContext) : undefined
+      state.turns.push({
+        id: turnId,
+        at,
+        role: 'user',
+        text: messageText(toWireParts(message.parts)),
+        taskId,
+        messageId: message.messageId,
+        content: messageContentDigest(message),
+        reply: reply === undefined ? undefined : JSON.stringify(Message.toJSON(reply))
+      })
+      if (!plan.envelope.ownership?.suppressed) {
+        // The envelope goes with the turn: the inbox's trace shows what the client was told.
+        state.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId, envelope: plan.envelope })
+      }
+      return state
+    }, { owner })
+    const trace = traceContextIn(requestContext.context.state)
+    /** The update in its span; false: nothing written, the turn's task needs its slot first (not a failure). */
+    const record = async (): Promise<boolean> => await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => {
+      try {
+        await update()
+        return true
+      } catch (error) {
+        if (error !== NEEDS_RESERVATION) throw error
+        return false
+      }
+    })
+    if (!await record()) {
+      await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
+      reserved = true
+      await record()
+    }
+    // The task left open is closed before this turn answers: a client that has the answer sees it closed.
+    await closeSuperseded(requestContext)
+    if (plan?.kind === 'replay') await publishReplay(plan, requestContext, eventBus)
+    else publish(plan as Exclude<Plan, { kind: 'replay' }>, requestContext, eventBus, reply)
+  }
+
   return {
     engine,
     async execute (requestContext, eventBus) {
-      const turnId = newId()
-      const message = requestContext.userMessage
-      let plan: Plan | undefined
-      /** A new turn's Message reply: kept with the turn (a retry gets it again), then published. */
-      let reply: Message | undefined
-      // An authenticated caller's conversations are its own (see conversationKey).
-      const callerId = callerIdOf(requestContext.context)
-      const owner = callerKeyOf(requestContext.context)
-      let reserved = !reservesTasks(taskStore)
-      const update = async (): Promise<unknown> => await store.update(agentId, conversationKey(callerId, requestContext.contextId), (current) => {
-        const state = current ?? newConversationState(agentId, conversationKey(callerId, requestContext.contextId))
-        if (callerId !== undefined) state.caller = { id: callerId, contextId: requestContext.contextId }
-        plan = decide(state, requestContext, turnId)
-        reply = undefined
-        // A turn that opens a task takes its slot under the caller's cap first (outside the update: a store's one
-        // session may be held by it), then decides again; refused, nothing is written.
-        if (plan.kind === 'task' && requestContext.task === undefined && !reserved) throw NEEDS_RESERVATION
-        if (plan.kind === 'replay' || (plan.kind === 'message' && plan.repeat === true)) return state
-        const at = new Date().toISOString()
-        // A turn names its task only when its reply went into that task (a Message reply is in no task).
-        const taskId = plan.kind === 'task' ? requestContext.taskId : undefined
-        reply = plan.kind === 'message' ? replyMessage(plan, requestContext) : undefined
-        state.turns.push({
-          id: turnId,
-          at,
-          role: 'user',
-          text: messageText(toWireParts(message.parts)),
-          taskId,
-          messageId: message.messageId,
-          content: messageContentDigest(message),
-          reply: reply === undefined ? undefined : JSON.stringify(Message.toJSON(reply))
-        })
-        if (!plan.envelope.ownership?.suppressed) {
-          // The envelope goes with the turn: the inbox's trace shows what the client was told.
-          state.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId, envelope: plan.envelope })
-        }
-        return state
-      }, { owner })
-      const trace = traceContextIn(requestContext.context.state)
-      /** The update in its span; false: nothing written, the turn's task needs its slot first (not a failure). */
-      const record = async (): Promise<boolean> => await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => {
-        try {
-          await update()
-          return true
-        } catch (error) {
-          if (error !== NEEDS_RESERVATION) throw error
-          return false
-        }
-      })
-      if (!await record()) {
-        await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
-        reserved = true
-        await record()
+      try {
+        await runTurn(requestContext, eventBus)
+      } catch (error) {
+        // The SDK words a rejected turn into the FAILED task the caller reads ("Agent execution error: <message>"):
+        // a named error of ours says what the caller may know; anything else (a driver's refusal, a bug) stays in
+        // the log the SDK writes, with this error's cause.
+        throw error instanceof ConverseError ? error : new TurnFailedError(error)
       }
-      // The task left open is closed before this turn answers: a client that has the answer sees it closed.
-      await closeSuperseded(requestContext)
-      if (plan?.kind === 'replay') await publishReplay(plan, requestContext, eventBus)
-      else publish(plan as Exclude<Plan, { kind: 'replay' }>, requestContext, eventBus, reply)
     },
     async replayOf (message, contextId, context) {
       const trace = traceContextIn(context.state)
