@@ -34,7 +34,9 @@ import { answerTurn } from './knowledge-executor.js'
 import { agentMessage, dataPart, humanMessage, textPart } from './agent-messages.js'
 import { createRoutineEngine, isTerminal, type RoutineEngine, type RoutineEngineOptions } from './routine-engine.js'
 import { createTriggerMatcher } from './routine-triggers.js'
-import { interpretRoutineMessage, messageText, parseSlotInput, toWireParts } from './slot-input.js'
+import {
+  interpretRoutineMessage, maxReadCharsOf, messageText, parseSlotInput, readableParts, toWireParts, type WirePart
+} from './slot-input.js'
 
 export interface ConversationExecutorOptions {
   agentId: string
@@ -59,9 +61,13 @@ export interface ConversationExecutorOptions {
   /** Passed to the routine engine (refuse hook, other-routine rule, clock). */
   engine?: RoutineEngineOptions
   newId?: () => string
+  /**
+   * Characters of a message's text the runtime reads: searched, matched and kept in the conversation (the task
+   * keeps the whole message). Default DEFAULT_MAX_READ_CHARS (slot-input.ts).
+   */
+  maxReadChars?: number
 }
 
-/** Thrown out of a turn's conversation update (nothing written) to reserve its new task's slot first. */
 /** A turn failed for a reason that is not the caller's to read (its cause is logged, never sent). */
 export class TurnFailedError extends ConverseError {
   constructor (cause: unknown) {
@@ -70,6 +76,7 @@ export class TurnFailedError extends ConverseError {
   }
 }
 
+/** Thrown out of a turn's conversation update (nothing written) to reserve its new task's slot first. */
 const NEEDS_RESERVATION = new Error('the turn opens a task: reserve its slot first')
 
 /** What a turn answers, decided under the conversation lock and published after it committed. */
@@ -168,6 +175,9 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
   const newId = options.newId ?? randomUUID
   const engine = createRoutineEngine(options.routines ?? [], options.engine)
   const recognise = createTriggerMatcher(engine.declarations)
+  const maxReadChars = maxReadCharsOf(options.maxReadChars)
+  /** The message's parts as the turn reads them (see maxReadChars). */
+  const read = (message: Message): WirePart[] => readableParts(toWireParts(message.parts), maxReadChars)
 
   function envelopeBase (turnId: string, requestMessageId: string, ownership: OwnershipState = 'ai_owned'): ConverseEnvelope {
     return {
@@ -299,7 +309,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
 
   function decideTurn (state: ConversationState, requestContext: RequestContext, turnId: string): Plan {
     const message = requestContext.userMessage
-    const parts = toWireParts(message.parts)
+    const parts = read(message)
     const base = envelopeBase(turnId, message.messageId)
 
     if (state.ownership === 'human_owned') {
@@ -474,7 +484,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         id: turnId,
         at,
         role: 'user',
-        text: messageText(toWireParts(message.parts)),
+        text: messageText(read(message)),
         taskId,
         messageId: message.messageId,
         content: messageContentDigest(message),

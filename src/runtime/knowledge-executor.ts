@@ -9,6 +9,7 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import type { ConverseEnvelope } from '../core/envelope.js'
 import type { KnowledgeAnswer, KnowledgeBase } from './knowledge-base.js'
 import { agentMessage, textPart, type AgentMessageInput } from './agent-messages.js'
+import { maxReadCharsOf } from './slot-input.js'
 
 export interface AnswerTurnOptions {
   knowledgeBase: KnowledgeBase
@@ -67,6 +68,8 @@ export interface KnowledgeExecutorOptions {
   knowledgeBase: KnowledgeBase
   /** Id generator for reply message ids and turn ids. Default: `crypto.randomUUID`. */
   newId?: () => string
+  /** Characters of a message's text that are searched (the rest is not read). Default DEFAULT_MAX_READ_CHARS (slot-input.ts). */
+  maxReadChars?: number
 }
 
 /**
@@ -76,10 +79,11 @@ export interface KnowledgeExecutorOptions {
 export function knowledgeExecutor (options: KnowledgeExecutorOptions): AgentExecutor {
   const { knowledgeBase } = options
   const newId = options.newId ?? randomUUID
+  const maxReadChars = maxReadCharsOf(options.maxReadChars)
   return {
     async execute (requestContext: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
       const userMessage = requestContext.userMessage
-      const reply = answerTurn(messageText(userMessage), {
+      const reply = answerTurn(messageText(userMessage).slice(0, maxReadChars), {
         knowledgeBase,
         requestMessageId: userMessage.messageId,
         turnId: newId()

@@ -4,6 +4,7 @@
  * internal parts (`{ content: { $case, value } }`) that an AgentExecutor sees. Rules: docs/routines.md.
  */
 import type { PendingInput } from '../core/envelope.js'
+import { InvalidOptionError } from '../core/errors.js'
 
 /** One A2A 1.0 part as JSON on the wire. Only the members this module reads are typed. */
 export interface WirePart {
@@ -62,6 +63,34 @@ export function messageText (parts: readonly unknown[] | undefined): string {
     .map((part) => part.text as string)
     .join('\n')
     .trim()
+}
+
+/**
+ * How many characters of a message's text the runtime reads by default: what it searches, matches against routine
+ * triggers and slot rules, and keeps in the conversation. A knowledge question or a slot value is never this long,
+ * and every search the runtime runs costs time in proportion to the text (docs/conversation.md, "Long messages").
+ */
+export const DEFAULT_MAX_READ_CHARS = 4096
+
+/** The `maxReadChars` option: the default when not given, else a positive integer. */
+export function maxReadCharsOf (value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_READ_CHARS
+  if (!Number.isSafeInteger(value) || value < 1) throw new InvalidOptionError('maxReadChars', 'must be a positive integer')
+  return value
+}
+
+/**
+ * The parts as the runtime reads them: text parts cut so that their text together holds at most `maxChars`
+ * characters (later text parts then empty); other parts as they are.
+ */
+export function readableParts (parts: readonly WirePart[], maxChars: number): WirePart[] {
+  let left = maxChars
+  return parts.map((part) => {
+    if (typeof part.text !== 'string') return part
+    const text = part.text.length <= left ? part.text : part.text.slice(0, left)
+    left -= text.length
+    return text === part.text ? part : { ...part, text }
+  })
 }
 
 /** The objects (not arrays) held by the message's data parts, in order. */

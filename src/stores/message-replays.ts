@@ -5,7 +5,7 @@
  * answers the retry itself: the first Message as it was, or the task as it stands now (GetTask's view). Nothing
  * runs again. A retry whose content differs from the first message's is refused (-32602 naming `message.messageId`).
  */
-import { createHash } from 'node:crypto'
+import { createHash, type Hash } from 'node:crypto'
 import type { Message } from '@a2a-js/sdk'
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
@@ -51,20 +51,47 @@ export class MessageIdReusedError extends Error {
  */
 export function messageContentDigest (message: Pick<Message, 'parts' | 'metadata'>): string {
   const call = (message.metadata?.[CONVERSE_EXTENSION_URI] as { call?: unknown } | undefined)?.call
-  return createHash('sha256').update(canonicalJson([message.parts, call ?? null])).digest('hex')
+  const hash = createHash('sha256')
+  writeCanonicalJson(hash, [message.parts, call ?? null])
+  return hash.digest('hex')
 }
 
-/** JSON with object keys sorted and undefined members left out; bytes (raw parts) as base64. */
-function canonicalJson (value: unknown): string {
-  if (value === undefined || value === null) return 'null'
-  if (value instanceof Uint8Array) return JSON.stringify(Buffer.from(value).toString('base64'))
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (typeof value === 'object') {
+/** Characters JSON.stringify writes otherwise than as themselves (RFC 8259 §7: quote, backslash, controls). */
+// eslint-disable-next-line no-control-regex -- the control characters are what is looked for
+const ESCAPED = /["\\\u0000-\u001f]/
+
+/**
+ * JSON with object keys sorted and undefined members left out, bytes (raw parts) as base64, written to the hash piece
+ * by piece: a message's megabyte of text is hashed as it is, never copied into a larger string first (the digest is
+ * the one the whole JSON text would have).
+ */
+function writeCanonicalJson (hash: Hash, value: unknown): void {
+  if (value === undefined || value === null) {
+    hash.update('null')
+  } else if (typeof value === 'string') {
+    if (ESCAPED.test(value) || !value.isWellFormed()) hash.update(JSON.stringify(value))
+    else hash.update('"').update(value).update('"')
+  } else if (value instanceof Uint8Array) {
+    hash.update(JSON.stringify(Buffer.from(value).toString('base64')))
+  } else if (Array.isArray(value)) {
+    hash.update('[')
+    value.forEach((item, index) => {
+      if (index > 0) hash.update(',')
+      writeCanonicalJson(hash, item)
+    })
+    hash.update(']')
+  } else if (typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, member]) => member !== undefined)
       // An object's keys are distinct: never equal.
       .sort(([a], [b]) => a < b ? -1 : 1)
-    return `{${entries.map(([key, member]) => `${JSON.stringify(key)}:${canonicalJson(member)}`).join(',')}}`
+    hash.update('{')
+    entries.forEach(([key, member], index) => {
+      hash.update(`${index > 0 ? ',' : ''}${JSON.stringify(key)}:`)
+      writeCanonicalJson(hash, member)
+    })
+    hash.update('}')
+  } else {
+    hash.update(JSON.stringify(value))
   }
-  return JSON.stringify(value)
 }
