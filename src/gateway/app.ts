@@ -164,6 +164,7 @@ async function registerAll (
   const runtime = await buildAgentRuntime({
     definitions,
     executors: options.executors,
+    maxReadChars: config.maxReadChars,
     conversations,
     events,
     upstreamOwnership: state.upstreamOwnership,

@@ -14,6 +14,8 @@ export interface ExecutorServices {
   taskStore: TaskStore
   /** Live task events, relayed by the A2A endpoint to open streams. */
   events: TaskEventHub
+  /** Characters of a message's text an executor reads (MAX_READ_CHARS). Default: the runtime's, 4,096. */
+  maxReadChars?: number
 }
 
 /** Builds the executor that runs one declared agent (and its routine engine, when it has one). */
@@ -44,9 +46,9 @@ async function agentKnowledgeBase (definition: AgentDefinition) {
 }
 
 /** Knowledge answers only: citations and an honest coverage verdict from `documents` and `outOfScope`. */
-export const knowledgeExecutorFactory: ExecutorFactory = async (definition) => {
+export const knowledgeExecutorFactory: ExecutorFactory = async (definition, services) => {
   const knowledgeBase = await agentKnowledgeBase(definition)
-  return knowledgeExecutor({ knowledgeBase })
+  return knowledgeExecutor({ knowledgeBase, maxReadChars: services.maxReadChars })
 }
 
 /** Knowledge answers, routines with slots, typed routine calls and human takeover. */
@@ -58,7 +60,8 @@ export const conversationExecutorFactory: ExecutorFactory = async (definition, s
     routines: definition.routines,
     store: services.conversations,
     taskStore: services.taskStore,
-    events: services.events
+    events: services.events,
+    maxReadChars: services.maxReadChars
   })
 }
 

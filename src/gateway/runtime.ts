@@ -41,6 +41,8 @@ export interface AgentRuntimeOptions {
   taskStoreFor (agentId: string): TaskStore
   /** Where proxied agents log (card reads, upstream failures). */
   log?: ServiceLogger
+  /** Characters of a message's text the executors read (MAX_READ_CHARS), handed to every executor factory. */
+  maxReadChars?: number
   /** An httpEnvelopeProvider for every agent without one of its own (ENVELOPE_PROVIDER_URL). */
   envelopeProviderUrl?: string
   /** Default timeout of the HTTP envelope providers (PROVIDER_TIMEOUT_MS). Default 1000. */
@@ -180,7 +182,7 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
     const wired = options.push?.(definition.id, stored)
     const taskStore = wired?.taskStore ?? stored
     taskStores.set(definition.id, taskStore)
-    const executor = await factory(definition, { conversations, taskStore, events })
+    const executor = await factory(definition, { conversations, taskStore, events, maxReadChars: options.maxReadChars })
     if (executor.engine !== undefined) engines.set(definition.id, executor.engine)
     return {
       id: definition.id,

@@ -34,6 +34,7 @@ t.test('defaults with no configuration at all', async (t) => {
     keepAliveTimeoutMs: 72000,
     maxConnections: 10000,
     maxStreamsPerCaller: 100,
+    maxReadChars: 4096,
     a2aVersions: ['0.3', '1.0'],
     turnWaitTimeoutMs: 30000,
     auth: { mode: 'walk-in', apiKeys: [], jwt: undefined },
