@@ -49,7 +49,7 @@ t.test('slot pairs past the limit are not read', async (t) => {
   const app = await gateway(t, { env: { MAX_READ_CHARS: String(LIMIT) } })
   const client = new Client(t, app)
   const task = await client.task('I would like to book a table')
-  const next = await client.task(`${filler(LIMIT)} date=2026-12-24, partySize=4`, { taskId: task.id, contextId: task.contextId })
+  const next = await client.task(undefined, { taskId: task.id, contextId: task.contextId, parts: [{ text: filler(LIMIT) }, { text: 'date=2026-12-24, partySize=4' }] })
   t.equal(next.status.state, 'TASK_STATE_INPUT_REQUIRED', 'still waiting: nothing was read')
   const done = await client.task(undefined, { taskId: task.id, contextId: task.contextId, parts: [{ text: 'date=2026-12-24, partySize=4' }, { text: filler(LIMIT * 10) }] })
   t.equal(done.status.state, 'TASK_STATE_COMPLETED')
