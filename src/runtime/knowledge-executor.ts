@@ -9,7 +9,7 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import type { ConverseEnvelope } from '../core/envelope.js'
 import type { KnowledgeAnswer, KnowledgeBase } from './knowledge-base.js'
 import { agentMessage, textPart, type AgentMessageInput } from './agent-messages.js'
-import { maxReadCharsOf } from './slot-input.js'
+import { firstChars, maxReadCharsOf } from './slot-input.js'
 
 export interface AnswerTurnOptions {
   knowledgeBase: KnowledgeBase
@@ -83,7 +83,7 @@ export function knowledgeExecutor (options: KnowledgeExecutorOptions): AgentExec
   return {
     async execute (requestContext: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
       const userMessage = requestContext.userMessage
-      const reply = answerTurn(messageText(userMessage).slice(0, maxReadChars), {
+      const reply = answerTurn(firstChars(messageText(userMessage), maxReadChars), {
         knowledgeBase,
         requestMessageId: userMessage.messageId,
         turnId: newId()

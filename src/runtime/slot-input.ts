@@ -87,10 +87,21 @@ export function readableParts (parts: readonly WirePart[], maxChars: number): Wi
   let left = maxChars
   return parts.map((part) => {
     if (typeof part.text !== 'string') return part
-    const text = part.text.length <= left ? part.text : part.text.slice(0, left)
+    const text = firstChars(part.text, left)
     left -= text.length
     return text === part.text ? part : { ...part, text }
   })
+}
+
+/**
+ * The first `count` characters of `text`, as a string of their own. A plain `slice` of a long string is, in V8, a
+ * view that keeps the whole original alive: the conversation would then hold every long message whole while its
+ * memory bound counted only the cut (test/runtime/long-messages.test.ts measures the heap).
+ */
+export function firstChars (text: string, count: number): string {
+  if (text.length <= count) return text
+  // UTF-16LE round-trips every code unit, unpaired surrogates included.
+  return Buffer.from(text.slice(0, count), 'utf16le').toString('utf16le')
 }
 
 /** The objects (not arrays) held by the message's data parts, in order. */

@@ -6,6 +6,8 @@
  */
 import t from 'tap'
 import { fileURLToPath } from 'node:url'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { Client, gateway, operator } from '../fixtures/conversation-gateway.js'
 import { conversationExecutor } from '../../src/runtime/conversation-executor.js'
 import { knowledgeExecutor } from '../../src/runtime/knowledge-executor.js'
@@ -74,6 +76,20 @@ t.test('the knowledge executor (executor "knowledge") reads as far as the limit 
   t.match(early.message.parts[0].text, /Saturday from 10 am/)
   const late = await faq.send(`${filler(LIMIT)} When are you open on Saturday?`)
   t.notMatch(late.message.parts[0].text, /Saturday from 10 am/, 'a question past the limit is not read')
+})
+
+t.test('what the conversation keeps of long messages holds no copy of the rest (the heap after 150 one-MB turns)', async (t) => {
+  // A cut made with a plain slice keeps the whole original string alive (V8's sliced strings): 150 MB here.
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  const app = await gateway(t)
+  const client = new Client(t, app)
+  gc()
+  const before = process.memoryUsage().heapUsed
+  for (let turn = 0; turn < 150; turn++) await client.send(`When are you open on Saturday? ${turn} ${filler(1_000_000)}`)
+  gc()
+  const grown = process.memoryUsage().heapUsed - before
+  t.ok(grown < 40_000_000, `the heap grew by ${(grown / 1e6).toFixed(1)} MB for 150 conversations (not 150 MB)`)
 })
 
 t.test('maxReadChars must be a positive integer', async (t) => {
