@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { join, resolve } from 'node:path'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { createAuthenticator, type Authenticator } from '../auth/authenticator.js'
@@ -23,6 +23,7 @@ import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
 import { openRateLimits, type RateLimit } from './rate-limits.js'
+import { callerShare, requestBytes } from './caller-share.js'
 import { buildAgentRuntime } from './runtime.js'
 import { openGatewayState, type GatewayState } from './state.js'
 import { createPushNotifications } from '../push/index.js'
@@ -233,12 +234,34 @@ async function registerAll (
   }
   // ONE count per caller for every door and binding (JSON-RPC, HTTP+JSON, 0.3, MCP, gRPC), in memory or in Redis.
   const callerLimit = limits.limit('a2a', config.rateLimit.max)
+  /** An HTTP request's key, worked out once for the limit and the share. */
+  const keys = new WeakMap<FastifyRequest, Promise<string>>()
+  const requestKey = async (request: FastifyRequest): Promise<string> => {
+    let key = keys.get(request)
+    if (key === undefined) {
+      key = limitKey((request.params as { agentId?: string }).agentId ?? rootAgentId, request.headers, request.ip)
+      keys.set(request, key)
+    }
+    return await key
+  }
+  const share = callerShare(config.maxBytesInFlightPerCaller)
   // Each door in a scope of its own, its limiter first: it counts before anything else looks at the request.
   await app.register(async (scope) => {
-    limits.apply(scope, {
-      door: 'a2a',
-      limit: callerLimit,
-      key: async (request) => await limitKey((request.params as { agentId?: string }).agentId ?? rootAgentId, request.headers, request.ip)
+    limits.apply(scope, { door: 'a2a', limit: callerLimit, key: requestKey })
+    // Then the caller's share of the work (caller-share.ts): a request past it waits, its body unread.
+    scope.addHook('onRequest', async (request, reply) => {
+      const gone = new AbortController()
+      const leave = (): void => { gone.abort() }
+      reply.raw.once('close', leave)
+      const release = await share.hold(await requestKey(request), requestBytes(request.headers['content-length'], config.bodyLimit), gone.signal)
+      reply.raw.off('close', leave)
+      // The client left while it waited: nothing is held, and nothing more is done for it.
+      if (release === undefined) {
+        reply.hijack()
+        return
+      }
+      // 'close' comes when the response is done, a stream's included, or when the connection is lost.
+      reply.raw.once('close', release)
     })
     await scope.register(a2aEndpoint, {
       agents: runtime.agents.map(({ id, executor, backend, taskStore, push }) => ({

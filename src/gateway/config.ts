@@ -72,6 +72,8 @@ export interface GatewayConfig {
   maxStreamsPerCaller: number
   /** Characters of a message's text the built-in executors read (MAX_READ_CHARS). */
   maxReadChars: number
+  /** Request bytes of one caller served at once on the HTTP doors (MAX_BYTES_IN_FLIGHT_PER_CALLER; 0: no limit). */
+  maxBytesInFlightPerCaller: number
   /** The A2A protocol versions the JSON-RPC endpoint answers: 1.0, and 0.3 through translation unless left out. */
   a2aVersions: A2AVersion[]
   /** How long a turn naming a task waits for the task's earlier turns (its turn lock) before -32603. */
@@ -179,6 +181,7 @@ export const configSchema = {
     MAX_CONNECTIONS: { type: 'integer', minimum: 1, maximum: 1000000, default: 10000 },
     MAX_STREAMS_PER_CALLER: { type: 'integer', minimum: 0, maximum: 1000000, default: 100 },
     MAX_READ_CHARS: { type: 'integer', minimum: 1, maximum: 104857600, default: 4096 },
+    MAX_BYTES_IN_FLIGHT_PER_CALLER: { type: 'integer', minimum: 0, maximum: 1099511627776, default: 2097152 },
     A2A_VERSIONS: { type: 'string', default: '0.3,1.0' },
     TURN_WAIT_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 3600000, default: 30000 },
     A2A_AUTH: { type: 'string', enum: ['walk-in', 'required'] },
@@ -243,6 +246,7 @@ interface RawConfig {
   MAX_CONNECTIONS: number
   MAX_STREAMS_PER_CALLER: number
   MAX_READ_CHARS: number
+  MAX_BYTES_IN_FLIGHT_PER_CALLER: number
   A2A_VERSIONS: string
   TURN_WAIT_TIMEOUT_MS: number
   A2A_AUTH?: AuthMode
@@ -340,6 +344,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     maxConnections: raw.MAX_CONNECTIONS,
     maxStreamsPerCaller: raw.MAX_STREAMS_PER_CALLER,
     maxReadChars: raw.MAX_READ_CHARS,
+    maxBytesInFlightPerCaller: raw.MAX_BYTES_IN_FLIGHT_PER_CALLER,
     a2aVersions: parseA2AVersions(raw.A2A_VERSIONS),
     turnWaitTimeoutMs: raw.TURN_WAIT_TIMEOUT_MS,
     auth: authConfig(raw),

@@ -42,6 +42,7 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   HEADERS_TIMEOUT_MS: "time to receive a request's headers, in ms",
   KEEP_ALIVE_TIMEOUT_MS: "an idle keep-alive connection closes after this, in ms (longer than the balancer's idle timeout)",
   MAX_CONNECTIONS: 'open connections at most; a further one is closed at once',
+  MAX_BYTES_IN_FLIGHT_PER_CALLER: 'request bytes (body + 1 KiB each) of one caller, or one client address for walk-ins, served at once on the HTTP doors; its further requests wait, bodies unread; a request is always served when its caller has none in flight; 0: no limit',
   MAX_READ_CHARS: 'characters of a message\'s text the built-in agents read (search, routine triggers and slots, the conversation); the rest is not read',
   MAX_STREAMS_PER_CALLER: 'open SSE streams per caller (walk-ins: per client address) at most; a further one is HTTP 429 with Retry-After; 0: no limit',
   A2A_VERSIONS: 'A2A versions the JSON-RPC endpoint answers: 0.3,1.0 (a request without A2A-Version is A2A 0.3, translated) or 1.0 (-32009)',

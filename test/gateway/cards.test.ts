@@ -236,7 +236,7 @@ t.test('agents and executors given as options replace AGENTS_FILE and extend the
     }
   })
   t.teardown(() => app.close())
-  t.same(calls, [{ id: 'custom', services: ['conversations', 'events', 'taskStore'] }])
+  t.same(calls, [{ id: 'custom', services: ['conversations', 'events', 'maxReadChars', 'taskStore'] }])
   t.equal((await app.inject('/.well-known/agent-card.json')).json().name, 'Custom')
 })
 

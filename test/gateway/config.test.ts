@@ -35,6 +35,7 @@ t.test('defaults with no configuration at all', async (t) => {
     maxConnections: 10000,
     maxStreamsPerCaller: 100,
     maxReadChars: 4096,
+    maxBytesInFlightPerCaller: 2097152,
     a2aVersions: ['0.3', '1.0'],
     turnWaitTimeoutMs: 30000,
     auth: { mode: 'walk-in', apiKeys: [], jwt: undefined },
