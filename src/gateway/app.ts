@@ -253,7 +253,7 @@ async function registerAll (
       const gone = new AbortController()
       const leave = (): void => { gone.abort() }
       reply.raw.once('close', leave)
-      const release = await share.hold(await requestKey(request), requestBytes(request.headers['content-length'], config.bodyLimit), gone.signal)
+      const release = await share.hold(await requestKey(request), requestBytes(request.headers, config.bodyLimit), gone.signal)
       reply.raw.off('close', leave)
       // The client left while it waited: nothing is held, and nothing more is done for it.
       if (release === undefined) {

@@ -85,9 +85,14 @@ export function callerShare (maxBytes: number): CallerShare {
   }
 }
 
-/** What a request takes: its declared body length (a body without one: `bodyLimit`, the most it may be) and the overhead. */
-export function requestBytes (contentLength: string | undefined, bodyLimit: number): number {
-  const declared = Number(contentLength)
-  const body = contentLength === undefined || !Number.isSafeInteger(declared) || declared < 0 ? bodyLimit : Math.min(declared, bodyLimit)
+/**
+ * What a request takes: its body's declared length, or, for a body sent without one (`Transfer-Encoding`), the most
+ * it may be (`bodyLimit`); a request with neither has no body (RFC 9112 §6.3). Plus the overhead.
+ */
+export function requestBytes (headers: { 'content-length'?: string, 'transfer-encoding'?: string }, bodyLimit: number): number {
+  const declared = Number(headers['content-length'])
+  const body = headers['content-length'] !== undefined && Number.isSafeInteger(declared) && declared >= 0
+    ? Math.min(declared, bodyLimit)
+    : headers['transfer-encoding'] !== undefined ? bodyLimit : 0
   return body + REQUEST_OVERHEAD_BYTES
 }

@@ -62,10 +62,11 @@ t.test('0: no limit', async (t) => {
   t.equal(share.size, 0)
 })
 
-t.test('requestBytes: the declared length up to the body limit, else the body limit; plus the overhead', async (t) => {
-  t.equal(requestBytes('10', 1000), 10 + REQUEST_OVERHEAD_BYTES)
-  t.equal(requestBytes('5000', 1000), 1000 + REQUEST_OVERHEAD_BYTES)
-  t.equal(requestBytes(undefined, 1000), 1000 + REQUEST_OVERHEAD_BYTES, 'chunked: the most it may be')
-  t.equal(requestBytes('abc', 1000), 1000 + REQUEST_OVERHEAD_BYTES)
-  t.equal(requestBytes('-1', 1000), 1000 + REQUEST_OVERHEAD_BYTES)
+t.test('requestBytes: the declared length up to the body limit; a chunked body the limit; no body nothing; plus the overhead', async (t) => {
+  t.equal(requestBytes({ 'content-length': '10' }, 1000), 10 + REQUEST_OVERHEAD_BYTES)
+  t.equal(requestBytes({ 'content-length': '5000' }, 1000), 1000 + REQUEST_OVERHEAD_BYTES)
+  t.equal(requestBytes({ 'transfer-encoding': 'chunked' }, 1000), 1000 + REQUEST_OVERHEAD_BYTES, 'chunked: the most it may be')
+  t.equal(requestBytes({ 'content-length': 'abc', 'transfer-encoding': 'chunked' }, 1000), 1000 + REQUEST_OVERHEAD_BYTES)
+  t.equal(requestBytes({ 'content-length': '-1' }, 1000), REQUEST_OVERHEAD_BYTES)
+  t.equal(requestBytes({}, 1000), REQUEST_OVERHEAD_BYTES, 'a GET: no body')
 })
