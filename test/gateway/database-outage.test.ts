@@ -185,11 +185,11 @@ if (url === undefined) {
       'the unanswered messages are in its history (the SDK records a message to a task before the agent runs), no reply')
     t.same((await call(base, rpc('ListTasks', { contextId: task.contextId }))).value.body.result.tasks.map((entry: Json) => entry.id), [task.id], 'no FAILED task was stored')
 
-    // Any other executor failure is the SDK's as before: a FAILED task naming the error.
+    // Any other executor failure is a FAILED task, as before; its text is fixed, the error's own words only logged.
     conversations.failure = new Error('a bug')
     const failed = (await send('book a table')).value.body.result.task
     t.equal(failed.status.state, 'TASK_STATE_FAILED')
-    t.equal(failed.status.message.parts[0].text, 'Agent execution error: a bug')
+    t.equal(failed.status.message.parts[0].text, 'Agent execution error: the turn could not be completed')
 
     // A FAILED status the SDK did not make of a StoreUnavailableError is saved as it is.
     const failedWith = (message: Message | undefined): Task => ({
