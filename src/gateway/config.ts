@@ -140,7 +140,7 @@ export class ConfigError extends Error {
 
 const url = { type: 'string', pattern: '^https?://[^/\\s]+(/[^\\s]*)?$' }
 
-/** The env-var schema; the README's table lists the same variables and defaults. */
+/** The env-var schema; docs/configuration.md lists the same variables and defaults. */
 export const configSchema = {
   type: 'object',
   properties: {

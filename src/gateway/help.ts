@@ -6,7 +6,7 @@ import { configSchema } from './config.js'
 
 type Variable = keyof typeof configSchema.properties
 
-/** What each variable does, one line each; the README's table says the same at more length. */
+/** What each variable does, one line each; docs/configuration.md says the same at more length. */
 export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   PORT: 'listen port',
   HOST: 'listen address',

@@ -8,7 +8,7 @@ import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 
 /**
  * The revisions the door serves, newest first: 2026-07-28 (the SDK's `createMcpHandler`; its modern revisions are
- * not exported, so named here — test/mcp/discover.test.ts checks `server/discover` lists exactly these) and the
+ * not exported, so named here — test/mcp/revisions.test.ts checks `server/discover` lists exactly these) and the
  * older ones it serves statelessly (`SUPPORTED_PROTOCOL_VERSIONS`, the SDK's initialize revisions).
  */
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28'])

@@ -53,7 +53,7 @@ if (!existsSync(chromiumPath)) {
     const france = [contextIdOf('gaps-france-1'), contextIdOf('gaps-france-2')]
     const cards = contextIdOf('gaps-cards')
     const hours = contextIdOf('gaps-hours')
-    // What the demo's documents answer, partly answer, and cannot answer (the README's walkthrough verdicts).
+    // What the demo's documents answer, partly answer, and cannot answer (docs/walkthrough.md's verdicts).
     t.match(await ask(base, 'When are you open on Saturday?', hours), { answerCoverage: { coverage: 'answered' } })
     t.match(await ask(base, 'Do you sell gift cards?', cards), { answerCoverage: { coverage: 'partial', reason: 'insufficient_evidence' } })
     t.match(await ask(base, 'What is the capital of France?', france[0]), { answerCoverage: { coverage: 'unanswered', reason: 'insufficient_evidence' } })

@@ -1,5 +1,5 @@
 /**
- * examples/upstream-agent.ts behind the gateway as README's proxy section shows: the example's agents file (the
+ * examples/upstream-agent.ts behind the gateway as docs/library.md's proxy section shows: the example's agents file (the
  * minimal upstream form) with the example agent's URL, the extension added, its tasks and the takeover inbox.
  */
 import t from 'tap'

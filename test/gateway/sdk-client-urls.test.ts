@@ -1,5 +1,5 @@
 /**
- * The official @a2a-js/sdk client, used as the README shows: ClientFactory.createFromUrl with the URL forms that
+ * The official @a2a-js/sdk client, used as docs/clients.md shows: ClientFactory.createFromUrl with the URL forms that
  * resolve the card (an agent's URL with a trailing slash; the host root for the default agent), and listTasks
  * the way the client sends it (an unset status filter goes out as "UNRECOGNIZED").
  */

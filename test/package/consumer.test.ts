@@ -86,7 +86,7 @@ t.test('npm pack ships the built package, the demo agent and the documents, noth
 
   mkdirSync(consumer)
   const pkg: Record<string, unknown> = { name: 'consumer', private: true, type: 'module' }
-  // On Node 20 the README's override keeps npm from warning about cookie 2 (Node >= 22) under Fastify.
+  // On Node 20 the override docs/library.md gives keeps npm from warning about cookie 2 (Node >= 22) under Fastify.
   if (Number(process.versions.node.split('.')[0]) < 22) pkg.overrides = manifest.overrides
   writeFileSync(join(consumer, 'package.json'), JSON.stringify(pkg, null, 2))
   const dependencies = [...new Set(CONSUMER_APPS.flatMap((app) => app.dependencies))]

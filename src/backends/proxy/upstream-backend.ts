@@ -1,6 +1,6 @@
 /**
  * The upstream backend (proxy mode): every checked A2A request forwarded to another A2A agent's JSON-RPC endpoint
- * with undici (in 1.0, or in 0.3 through src/a2a/v0_3/ when the upstream's card is 0.3's), its `result`s handed
+ * with undici (in 1.0, or in 0.3 through src/protocol/v0_3/ when the upstream's card is 0.3's), its `result`s handed
  * back to the service (which decorates or strips them and echoes the header, as for local agents). Framework-free.
  *
  * - Connections: the undici dispatcher given (an Agent per upstream: pooled keep-alive connections per origin,

@@ -32,7 +32,7 @@ export interface UpstreamCard {
   endpoint: string
   /**
    * The A2A version the upstream is spoken to in: 1.0 (its card lists a JSON-RPC 1.0 interface), else 0.3 (a 0.3
-   * card: `protocolVersion` 0.3.x and a JSON-RPC `url`), through the 0.3 translation (src/a2a/v0_3/).
+   * card: `protocolVersion` 0.3.x and a JSON-RPC `url`), through the 0.3 translation (src/protocol/v0_3/).
    */
   protocolVersion: '1.0' | '0.3'
   /** The card the gateway serves (before its interfaces and the converse entry are added). */

@@ -1,5 +1,5 @@
 /**
- * The README walkthrough's knowledge answers, verbatim: each `send '…'` of that block against the demo agent
+ * The walkthrough's knowledge answers (docs/walkthrough.md), verbatim: each `send '…'` of that block against the demo agent
  * gives the verdict (and citations) its `# →` line says.
  */
 import t from 'tap'
@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { SEED_HEADERS, startGateway, URI } from '../fixtures/gateway-helpers.js'
 import { ROOT } from '../fixtures/gateway-process.js'
 
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+const readme = readFileSync(join(ROOT, 'docs', 'walkthrough.md'), 'utf8')
 const start = readme.indexOf('**Knowledge answers**')
 const block = readme.slice(readme.indexOf('```sh\n', start) + 6, readme.indexOf('```\n', readme.indexOf('```sh\n', start) + 6))
 const examples = [...block.matchAll(/^send '(.+)'\n# → (\w+) \/ (\w+)(?:, citing "([^"]+)"|: "([^"…]+)…", citing "([^"]+)"|, no citations)\n/gm)]

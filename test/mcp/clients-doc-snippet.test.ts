@@ -1,5 +1,5 @@
 /**
- * The README's MCP client snippet, run as written (only the port changes) with Node against a listening gateway:
+ * The MCP client snippet of docs/clients.md, run as written (only the port changes) with Node against a listening gateway:
  * what a newcomer pastes works, and prints what its comments say.
  */
 import t from 'tap'
@@ -9,11 +9,11 @@ import { join } from 'node:path'
 import { startGateway } from '../fixtures/gateway-helpers.js'
 import { ROOT } from '../fixtures/gateway-process.js'
 
-t.test('the README MCP client snippet runs against the gateway', async (t) => {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
+t.test('the MCP client snippet of docs/clients.md runs against the gateway', async (t) => {
+  const readme = await readFile(join(ROOT, 'docs', 'clients.md'), 'utf8')
   const section = readme.slice(readme.indexOf('## Connecting an MCP client'))
   const code = /```js\n([\s\S]*?)```/.exec(section)?.[1]
-  t.ok(code?.includes('StreamableHTTPClientTransport'), 'the README has the snippet')
+  t.ok(code?.includes('StreamableHTTPClientTransport'), 'docs/clients.md has the snippet')
   const { base } = await startGateway(t)
   // Inside the project, so that `@modelcontextprotocol/sdk` resolves as it does in the reader's project.
   const file = join(ROOT, `.mcp-client-${process.pid}.mjs`)
