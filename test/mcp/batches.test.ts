@@ -102,8 +102,9 @@ t.test('in memory, a walk-in: 5 POSTs of 8 calls with RATE_LIMIT_MAX=12 run 8 tu
 t.test('in memory, per caller: a batch takes what is left exactly; another caller has a count of its own', async (t) => {
   const { base } = await startGateway(t, { A2A_API_KEYS: API_KEYS, RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_MS: '60000', METRICS_TOKEN })
   const alice = await batchSender(t, `${base}/mcp/a/demo`, { authorization: `Bearer ${ALICE_KEY}` })
+  t.equal(await alice.send(askBatch(1)), 1, 'a batch of one: its HTTP request is its only count')
   t.equal(await alice.send(askBatch(4)), 4)
-  t.equal(await alice.send(askBatch(6)), 6, 'the rest of the window, to the message')
+  t.equal(await alice.send(askBatch(5)), 5, 'the rest of the window, to the message')
   await t.rejects(alice.send(askBatch(1)), { code: 429 }, 'then even a batch of one is refused (its HTTP request is over)')
   const bob = await batchSender(t, `${base}/mcp/a/demo`, { authorization: `Bearer ${BOB_KEY}` })
   t.equal(await bob.send(askBatch(10)), 10, 'Bob: the whole limit in one batch')
