@@ -1,10 +1,13 @@
-# The gateway image: build with dev dependencies, run with production ones only.
+# The gateway image: the app package (the repository's root) and the library it is built on (packages/a2a-converse, an
+# npm workspace); build with dev dependencies, run with production ones only.
 # Node 24: the active LTS line (.ci/run smoke-tests it; the full suite runs on Node 20 and 22 is smoke-tested too).
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/a2a-converse/package.json ./packages/a2a-converse/
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.base.json tsconfig.build.json ./
+COPY packages/a2a-converse ./packages/a2a-converse
 COPY src ./src
 COPY plugins ./plugins
 COPY examples ./examples
@@ -16,7 +19,10 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/a2a-converse/package.json ./packages/a2a-converse/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# The library (a workspace: node_modules/a2a-converse links to it) and the app, both built.
+COPY --from=build /app/packages/a2a-converse/dist ./packages/a2a-converse/dist
 COPY --from=build /app/dist ./dist
 # Demo documents and declaration are read at run time (Markdown and JSON are not compiled).
 COPY examples ./examples

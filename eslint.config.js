@@ -1,5 +1,5 @@
 import neostandard from 'neostandard'
 
 export default [
-  ...neostandard({ ts: true, ignores: ['dist/**', 'coverage/**', '.tap/**', 'node_modules/**'] })
+  ...neostandard({ ts: true, ignores: ['dist/**', 'packages/*/dist/**', 'coverage/**', '.tap/**', 'node_modules/**'] })
 ]

@@ -3,7 +3,7 @@
 // serving examples/conformance/ (docs/conformance.md). Builds, then per binding the agent's card lists (JSONRPC,
 // HTTP+JSON; gRPC cannot run here, see the kit's README) starts a fresh gateway on a free port, runs the kit's
 // run-kit.sh over that binding and reads its per-test lines. Exit 1 when a MUST test failed that
-// test/conformance/tck-allowlist.json does not name, or when a kit run broke.
+// test/suites/conformance/tck-allowlist.json does not name, or when a kit run broke.
 //
 // The kit calls as an authenticated caller: it has no option for a credential, so this script fronts the gateway
 // with a proxy on another free port that adds `Authorization: Bearer <key>` to every request (the card's URLs
@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url'
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const kit = resolve(root, process.env.A2A_TCK_DIR ?? '../shared/conformance/a2a-tck-1.0')
 const out = resolve(root, process.env.TCK_OUT ?? '.tck')
-const allowlistFile = join(root, 'test/conformance/tck-allowlist.json')
+const allowlistFile = join(root, 'test/suites/conformance/tck-allowlist.json')
 /** The card's protocolBinding → run-kit.sh's transport name. */
 const TRANSPORTS = { JSONRPC: 'jsonrpc', 'HTTP+JSON': 'http_json' }
 
@@ -148,7 +148,7 @@ await front.close()
 
 console.log(`\ntck: bindings run: ${transports.join(', ')}; summary in ${join(out, 'summary.md')}`)
 for (const { transport, row, entry } of excused) console.log(`tck: allowed MUST failure ${row.requirement || row.nodeid} on ${transport}: ${entry.reason}`)
-for (const name of passedAllowed) console.log(`tck: ${name} is allow-listed but passed: take it off test/conformance/tck-allowlist.json`)
+for (const name of passedAllowed) console.log(`tck: ${name} is allow-listed but passed: take it off test/suites/conformance/tck-allowlist.json`)
 for (const { transport, row } of unexpected) console.error(`tck: MUST failure ${row.requirement || '(no id)'} on ${transport}: ${row.nodeid}: ${row.reason.slice(0, 300)}`)
 if (broke) console.error('tck: a kit run did not finish (see pytest.txt under the output folder)')
 if (unexpected.length > 0 || broke) process.exit(1)

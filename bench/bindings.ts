@@ -9,7 +9,7 @@
  *
  * Target: HTTP+JSON ≥ 0.95× JSON-RPC (issue 25). gRPC: reported, no target.
  */
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 import { spawnServer, stopServer, checkReply, DEFAULT_CONNECTIONS } from './gateway.js'
 import { grpcLoad } from './grpc-load.js'
 import { SEED_HEADERS } from './gateway-servers.js'

@@ -32,7 +32,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { parse, stringify } from 'yaml'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 import { freePort } from './lib.js'
 
 const OUTPUT = resolve(process.env.DASHBOARD_SCREENSHOT ?? 'docs/dashboard-prometheus.png')

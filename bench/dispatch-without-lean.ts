@@ -1,14 +1,17 @@
 /**
  * The dispatcher module as the A2A endpoint sees it with the lean switch on (bench/fast-path-switches.ts):
- * the same exports, except that every A2ADispatcher is built with `leanSendMessage: false`.
+ * the same A2ADispatcher, except that every one is built with `leanSendMessage: false`. The real module is the
+ * library's own file (not an export of it), found beside the library's service entry and imported from here, the
+ * one importer bench/fast-path-hooks.ts does not redirect.
  */
-import { A2ADispatcher as Dispatcher, type DispatcherOptions } from '../src/backends/local/dispatch.js'
 import { switchCounts } from './fast-path-state.js'
 
-export * from '../src/backends/local/dispatch.js'
+type DispatcherClass = new (options: Record<string, unknown>) => object
+const realUrl = new URL('./backends/local/dispatch.js', import.meta.resolve('a2a-converse/service'))
+const { A2ADispatcher: Dispatcher } = await import(realUrl.href) as { A2ADispatcher: DispatcherClass }
 
 export class A2ADispatcher extends Dispatcher {
-  constructor (options: DispatcherOptions) {
+  constructor (options: Record<string, unknown>) {
     super({ ...options, leanSendMessage: false })
     switchCounts.dispatchersWithoutLean++
   }

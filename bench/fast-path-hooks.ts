@@ -14,8 +14,8 @@ export function initialize (data: Switches): void {
   switches = data
 }
 
-/** The module redirected and its replacement (src/ under dist/ once built). */
-const DISPATCHER = '/src/backends/local/dispatch.js'
+/** The module redirected and its replacement (the library's built file). */
+const DISPATCHER = '/a2a-converse/dist/backends/local/dispatch.js'
 const REPLACEMENT = new URL('./dispatch-without-lean.js', import.meta.url).href
 
 export async function resolve (specifier: string, context: ResolveContext, next: NextResolve): Promise<{ url: string, shortCircuit?: boolean }> {

@@ -2,7 +2,7 @@
  * What the lean SendMessage path buys (issue 9: keep a fast path only where it buys ≥ 10 % of the gateway's
  * requests/s). Two gateway child processes under the `gateway` scenario's load (the demo agent, the seed
  * SendMessage with the extension active), measured in rotated rounds: as built, and without the lean path
- * (src/backends/local/sdk-internals.ts; the dispatcher gets `leanSendMessage: false`).
+ * (packages/a2a-converse/src/backends/local/sdk-internals.ts; the dispatcher gets `leanSendMessage: false`).
  *
  * The lean path is turned off in the child alone (bench/fast-path-switches.ts); both children start with the
  * same switches module. Informative: no target, the notes give the ratios (requests/s and CPU per request,

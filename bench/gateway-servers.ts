@@ -22,12 +22,12 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { AgentCard, Role } from '@a2a-js/sdk'
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server'
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
-import { converseRouter } from '../src/express.js'
+import { converseRouter } from 'a2a-converse/express'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { startTracing, tracingConfig } from '../src/gateway/tracing-sdk.js'
 import { ANSWER_TEXT } from './lib.js'
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 
 export const SERVER_KINDS = ['gateway', 'express', 'bare', 'express-door', 'upstream', 'proxy', 'gateway-keys', 'gateway-mcp-per-request'] as const
 export type ServerKind = typeof SERVER_KINDS[number]

@@ -21,7 +21,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 import type { ToChild, ToParent } from './gateway-server.js'
 import { SEED_HEADERS, type ServerKind } from './gateway-servers.js'
 import { ANSWER_TEXT, SEED_REQUEST, compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult, type Usage } from './lib.js'

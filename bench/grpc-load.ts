@@ -9,7 +9,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import * as grpc from '@grpc/grpc-js'
 import { SendMessageRequest } from '@a2a-js/sdk'
 import { A2AService } from '@a2a-js/sdk/server/grpc'
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 import { SEED_REQUEST } from './lib.js'
 
 interface Job { target: string, tenant: string, durationSec: number, connections: number }

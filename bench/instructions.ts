@@ -28,7 +28,7 @@ import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 import { startChildApp } from './child-app.js'
 import { SEED_REQUEST, benchNodes, formatTable } from './lib.js'
 

@@ -4,7 +4,7 @@
  * - A2A: the seed's SendMessage at POST /a2a/demo (A2A-Version 1.0, the converse extension requested);
  * - MCP: `tools/call` of `ask_agent` with the same text at POST /mcp/a/demo, on the 2026-07-28 revision exactly as
  *   the v2 client sends it (the `_meta` envelope, MCP-Protocol-Version, Mcp-Method and Mcp-Name); answered by the
- *   door's fast path (the agent's long-lived SDK Server pinned to 2026-07-28, src/mcp/direct-exchange.ts), which
+ *   door's fast path (the agent's long-lived SDK Server pinned to 2026-07-28, packages/a2a-converse/src/mcp/direct-exchange.ts), which
  *   runs a SendMessage through the A2A service;
  * - the same MCP call on a second gateway without the fast path: the v2 server SDK's own stateless handling
  *   (`createMcpHandler`: a new `Server` and per-request transport per request), to show what the fast path buys

@@ -15,10 +15,10 @@
  * request: on a shared machine requests/s swing with other load, CPU µs per request much less.
  */
 import Fastify, { type FastifyInstance, type FastifySchema } from 'fastify'
-import { converse } from '../src/fastify/converse-plugin.js'
-import { functionEnvelopeProvider, staticEnvelopeProvider } from '../src/core/envelope-provider.js'
-import type { EnvelopeDraft } from '../src/core/envelope.js'
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { converse } from 'a2a-converse/fastify'
+import { functionEnvelopeProvider, staticEnvelopeProvider } from 'a2a-converse'
+import type { EnvelopeDraft } from 'a2a-converse'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 import { startChildApp } from './child-app.js'
 import {
   SEED_REQUEST, benchNodes, compare, pairedRatio, runOptions,

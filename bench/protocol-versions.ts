@@ -7,7 +7,7 @@
  *
  * Target: 0.3 message/send ≥ 0.9× 1.0 SendMessage (issue 27).
  */
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 import { spawnServer, stopServer, checkReply, DEFAULT_CONNECTIONS } from './gateway.js'
 import { SEED_HEADERS } from './gateway-servers.js'
 import { ANSWER_TEXT, SEED_REQUEST, compare, pairedRatio, runOptions, type Contender, type RunOptions, type ScenarioResult } from './lib.js'

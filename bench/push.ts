@@ -16,7 +16,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { CONVERSE_EXTENSION_URI } from '../src/core/uri.js'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { startChildApp, type ChildApp } from './child-app.js'

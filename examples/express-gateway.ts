@@ -6,7 +6,7 @@
  */
 import type { Server } from 'node:http'
 import express from 'express'
-import { converseRouter } from '../src/express.js'
+import { converseRouter } from 'a2a-converse/express'
 import { loadAgentDefinitions, defaultAgentsFile } from '../src/gateway/agent-definitions.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { buildAgentRuntime } from '../src/gateway/runtime.js'

@@ -4,8 +4,8 @@
  * It registers the plugin, answers one SendMessage with and one without the extension, prints both, and exits.
  */
 import Fastify from 'fastify'
-import { CONVERSE_EXTENSION_URI, functionEnvelopeProvider } from '../src/index.js'
-import { converse } from '../src/fastify.js'
+import { CONVERSE_EXTENSION_URI, functionEnvelopeProvider } from 'a2a-converse'
+import { converse } from 'a2a-converse/fastify'
 
 const app = Fastify({ logger: { level: 'warn' } })
 

@@ -14,7 +14,7 @@ import express from 'express'
 import { AgentCard, Role, TaskState, type Message } from '@a2a-js/sdk'
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server'
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
-import { messageText } from '../src/runtime/slot-input.js'
+import { messageText } from 'a2a-converse/runtime'
 
 const STOCK: Record<string, number> = { kettle: 12, toaster: 0, blender: 4 }
 

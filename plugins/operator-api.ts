@@ -1,14 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Ajv } from 'ajv'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { InvalidOptionError } from '../src/core/errors.js'
-import { OWNERSHIP_STATES, type OwnershipState } from '../src/core/envelope.js'
-import type { Inbox } from '../src/runtime/inbox.js'
-import { MAX_CONVERSATION_KEY_LENGTH } from '../src/stores/conversation-store.js'
-import { endHttpServerSpan, startHttpServerSpan } from '../src/telemetry/http-server-spans.js'
-import type { Context } from '../src/telemetry/tracing.js'
-import { inAnswerLogSpan } from '../src/stores/traced-conversations.js'
-import { ANSWER_WINDOW_NAMES, decodeGroupCursor, encodeGroupCursor, type AnswerLog, type AnswerWindow } from '../src/stores/answer-log.js'
+import { InvalidOptionError } from 'a2a-converse'
+import { OWNERSHIP_STATES, type OwnershipState } from 'a2a-converse/core'
+import type { Inbox } from 'a2a-converse/runtime'
+import { MAX_CONVERSATION_KEY_LENGTH } from 'a2a-converse/runtime'
+import { endHttpServerSpan, startHttpServerSpan } from 'a2a-converse/service'
+import type { Context } from 'a2a-converse/service'
+import { inAnswerLogSpan } from 'a2a-converse/runtime'
+import { ANSWER_WINDOW_NAMES, decodeGroupCursor, encodeGroupCursor, type AnswerLog, type AnswerWindow } from 'a2a-converse/runtime'
 import {
   DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BUFFERED_BYTES, followConversations, type ConversationStreams
 } from './operator-events.js'
@@ -284,7 +284,7 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
   }, async (request, reply) => {
     const { agentId, contextId } = request.params
     if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
-    // An unpaired surrogate becomes U+FFFD, as in an A2A message's text (src/protocol/well-formed.ts).
+    // An unpaired surrogate becomes U+FFFD, as in an A2A message's text (packages/a2a-converse/src/protocol/well-formed.ts).
     const result = await inbox.reply(agentId, contextId, request.body.text.toWellFormed(), traceOf(request))
     if (result === undefined) return notFound(reply, `unknown conversation "${contextId}"`)
     if (result === 'not_human_owned') {

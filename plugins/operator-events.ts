@@ -10,7 +10,7 @@
  * reconnects and reloads the list. The stream ends when the client goes or the server closes.
  */
 import type { ServerResponse } from 'node:http'
-import type { Inbox } from '../src/runtime/inbox.js'
+import type { Inbox } from 'a2a-converse/runtime'
 
 export const DEFAULT_KEEP_ALIVE_MS = 25_000
 export const DEFAULT_MAX_BUFFERED_BYTES = 1 << 20

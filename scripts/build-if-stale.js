@@ -6,8 +6,11 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** What the build reads: tsconfig.build.json's folders, the compiler settings and the installed versions. */
-export const INPUTS = Object.freeze(['src', 'plugins', 'examples', 'bench', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'])
+/** What the build reads: tsconfig.build.json's folders and the library it references, the compiler settings and the installed versions. */
+export const INPUTS = Object.freeze([
+  'src', 'plugins', 'examples', 'bench', 'packages/a2a-converse/src', 'packages/a2a-converse/package.json',
+  'packages/a2a-converse/tsconfig.json', 'tsconfig.json', 'tsconfig.base.json', 'tsconfig.build.json', 'package-lock.json'
+])
 /** Holds the newest input time the last successful build saw (a number: mtimes have sub-millisecond parts). */
 export const STAMP = join('dist', '.build-stamp')
 
@@ -46,10 +49,10 @@ export function buildIfStale (root, log = (line) => process.stdout.write(`${line
     return 0
   }
   log('build: compiling to dist/ (no build yet, or sources changed since the last one)')
-  // Read before compiling: a source saved while the compiler runs makes the next start build again.
+  // -b: the library (a project reference) first, each only when it changed. Read before compiling: a source saved while the compiler runs makes the next start build again.
   const inputs = newestInput(root)
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
-  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' })
+  const result = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' })
   if (result.status !== 0) return 1
   writeFileSync(join(root, STAMP), String(inputs))
   return 0

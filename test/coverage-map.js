@@ -10,14 +10,14 @@ import { join } from 'node:path'
 
 export const SERVER_ONLY = [
   'src/gateway/postgres-state.ts',
-  'src/stores/postgres/connection-errors.ts',
-  'src/stores/postgres/migrations.ts',
-  'src/stores/postgres/postgres-conversation-store.ts',
-  'src/stores/postgres/postgres-database.ts',
-  'src/stores/postgres/postgres-task-event-hub.ts',
-  'src/stores/postgres/postgres-task-store.ts',
-  'src/stores/postgres/postgres-task-turn-lock.ts',
-  'src/stores/postgres/postgres-upstream-ownership-store.ts'
+  'packages/a2a-converse/src/stores/postgres/connection-errors.ts',
+  'packages/a2a-converse/src/stores/postgres/migrations.ts',
+  'packages/a2a-converse/src/stores/postgres/postgres-conversation-store.ts',
+  'packages/a2a-converse/src/stores/postgres/postgres-database.ts',
+  'packages/a2a-converse/src/stores/postgres/postgres-task-event-hub.ts',
+  'packages/a2a-converse/src/stores/postgres/postgres-task-store.ts',
+  'packages/a2a-converse/src/stores/postgres/postgres-task-turn-lock.ts',
+  'packages/a2a-converse/src/stores/postgres/postgres-upstream-ownership-store.ts'
 ]
 
 export const REDIS_ONLY = [
@@ -35,7 +35,7 @@ const uncounted = [
   ...(process.env.TEST_REDIS_URL === undefined ? REDIS_ONLY : [])
 ]
 const counted = uncounted.length > 0
-  ? ['src', 'plugins', 'examples', 'scripts', 'web', 'bench'].flatMap(sources).filter((file) => !uncounted.includes(file))
+  ? ['packages/a2a-converse/src', 'src', 'plugins', 'examples', 'scripts', 'web', 'bench'].flatMap(sources).filter((file) => !uncounted.includes(file))
   : []
 
 export default function coverageMap () {

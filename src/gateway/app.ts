@@ -3,18 +3,18 @@ import { join, resolve } from 'node:path'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
-import { createAuthenticator, type Authenticator } from '../auth/authenticator.js'
-import { cardSecurity } from '../auth/card-security.js'
-import { converse } from '../fastify/converse-plugin.js'
-import { a2aEndpoint } from '../fastify/a2a-endpoint.js'
-import { mcpEndpoint } from '../fastify/mcp-endpoint.js'
-import type { GrpcDoor } from '../grpc/grpc-door.js'
-import type { TaskEventHub } from '../events/task-event-hub.js'
-import type { A2AService } from '../a2a/service.js'
-import { ConversationFeedStore } from '../runtime/conversation-feed.js'
-import type { ConversationStore } from '../stores/conversation-store.js'
-import { withSaveSignals } from '../stores/task-save-signals.js'
-import type { TaskTurnLock } from '../stores/task-turn-lock.js'
+import { createAuthenticator, type Authenticator } from 'a2a-converse/service'
+import { cardSecurity } from 'a2a-converse/service'
+import { converse } from 'a2a-converse/fastify'
+import { a2aEndpoint } from 'a2a-converse/fastify'
+import { mcpEndpoint } from 'a2a-converse/mcp'
+import type { GrpcDoor } from 'a2a-converse/grpc'
+import type { TaskEventHub } from 'a2a-converse/runtime'
+import type { A2AService } from 'a2a-converse/service'
+import { ConversationFeedStore } from 'a2a-converse/runtime'
+import type { ConversationStore } from 'a2a-converse/runtime'
+import { withSaveSignals } from 'a2a-converse/runtime'
+import type { TaskTurnLock } from 'a2a-converse/runtime'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
@@ -26,9 +26,9 @@ import { openRateLimits, type RateLimit } from './rate-limits.js'
 import { callerShare, requestBytes } from './caller-share.js'
 import { buildAgentRuntime } from './runtime.js'
 import { openGatewayState, type GatewayState } from './state.js'
-import { createPushNotifications } from '../push/index.js'
-import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import { tracedTaskStore } from '../stores/traced-task-store.js'
+import { createPushNotifications } from 'a2a-converse/push'
+import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
+import { tracedTaskStore } from 'a2a-converse/runtime'
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js'
 import { listenForMetrics, METRICS_ELSEWHERE, METRICS_OFF, METRICS_PATH, metricsRoute, type MetricsListener } from './metrics-endpoint.js'
 
@@ -53,7 +53,7 @@ export interface GatewayOptions {
   conversations?: ConversationStore
   /**
    * Task store per agent id. Default: one per agent, bounded in memory (MEMORY_MAX_TASKS …) or on PostgreSQL. A store
-   * without save signals (src/stores/task-save-signals.ts) is wrapped so that the saves made here are signalled.
+   * without save signals (packages/a2a-converse/src/stores/task-save-signals.ts) is wrapped so that the saves made here are signalled.
    */
   taskStores?: Record<string, TaskStore>
   /** Live task events (a person's replies to open streams). Default: in memory. */
@@ -302,7 +302,7 @@ async function registerAll (
     const doors: GrpcDoor[] = []
     app.addHook('onReady', async () => {
       // Loaded only here: a gateway without GRPC_PORT never loads grpc-js.
-      const { serveGrpc } = await import('../grpc/grpc-door.js')
+      const { serveGrpc } = await import('../../packages/a2a-converse/src/grpc/grpc-door.js')
       const door = await serveGrpc({
         service: app.converse.a2aServices.get(definitions[0].id) as A2AService,
         host: config.host,

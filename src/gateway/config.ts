@@ -1,10 +1,10 @@
 import { isIP } from 'node:net'
 import envSchema from 'env-schema'
-import { MIN_API_KEY_LENGTH, isCallerId, type ApiKeyCredential, type JwtOptions } from '../auth/authenticator.js'
-import { A2A_VERSIONS, type A2AVersion } from '../protocol/version.js'
+import { MIN_API_KEY_LENGTH, isCallerId, type ApiKeyCredential, type JwtOptions } from 'a2a-converse/service'
+import { A2A_VERSIONS, type A2AVersion } from 'a2a-converse/service'
 import type { RateLimitConfig } from './rate-limits.js'
-import { publicHostList } from '../http/request-origin.js'
-import { parseSecretsKey, type SecretsKeyError } from '../stores/secret-box.js'
+import { publicHostList } from 'a2a-converse/service'
+import { parseSecretsKey, type SecretsKeyError } from 'a2a-converse/push'
 
 /** The gateway's settings, read from environment variables once at start. */
 export interface GatewayConfig {

@@ -6,9 +6,9 @@
  */
 import { mkdir, open, readdir, readFile, rename, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { lockFolder, LOCK_FILE } from '../stores/postgres/folder-lock.js'
-import { octal, privateFolder } from '../stores/postgres/folder-permissions.js'
-import { generateSecretsKey, parseSecretsKey, SecretBox, SecretsKeyError } from '../stores/secret-box.js'
+import { lockFolder, LOCK_FILE } from 'a2a-converse/postgres'
+import { octal, privateFolder } from 'a2a-converse/postgres'
+import { generateSecretsKey, parseSecretsKey, SecretBox, SecretsKeyError } from 'a2a-converse/push'
 import type { SecretsConfig } from './config.js'
 
 /** The embedded database's folder in DATA_DIR. */

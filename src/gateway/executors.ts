@@ -1,10 +1,10 @@
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
-import { loadKnowledgeBase } from '../runtime/load-documents.js'
-import { knowledgeExecutor } from '../runtime/knowledge-executor.js'
-import { conversationExecutor } from '../runtime/conversation-executor.js'
-import type { RoutineEngine } from '../runtime/routine-engine.js'
-import type { TaskEventHub } from '../events/task-event-hub.js'
-import type { ConversationStore } from '../stores/conversation-store.js'
+import { loadKnowledgeBase } from 'a2a-converse/runtime'
+import { knowledgeExecutor } from 'a2a-converse/runtime'
+import { conversationExecutor } from 'a2a-converse/runtime'
+import type { RoutineEngine } from 'a2a-converse/runtime'
+import type { TaskEventHub } from 'a2a-converse/runtime'
+import type { ConversationStore } from 'a2a-converse/runtime'
 import type { AgentDefinition } from './agent-definitions.js'
 
 /** What the gateway hands every executor factory. */

@@ -5,12 +5,12 @@
  * `invalid`); no task, context or caller id and no text is ever a label. docs/observability.md has the table.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { AVAILABILITIES, COVERAGE_REASONS, COVERAGES, ROUTINE_STATUSES } from '../core/envelope.js'
-import { JsonRpcErrorCode } from '../protocol/errors.js'
-import { A2A_METHODS } from '../protocol/methods.js'
-import type { PushStats } from '../push/push-deliverer.js'
-import type { Inbox } from '../runtime/inbox.js'
-import type { CallObserver, CallRecord } from '../telemetry/observer.js'
+import { AVAILABILITIES, COVERAGE_REASONS, COVERAGES, ROUTINE_STATUSES } from 'a2a-converse/core'
+import { JsonRpcErrorCode } from 'a2a-converse/service'
+import { A2A_METHODS } from 'a2a-converse/service'
+import type { PushStats } from 'a2a-converse/push'
+import type { Inbox } from 'a2a-converse/runtime'
+import type { CallObserver, CallRecord } from 'a2a-converse/service'
 import type { PoolCounts } from './state.js'
 
 const PREFIX = 'a2a_converse_'

@@ -10,29 +10,29 @@
  */
 import { TaskState, type Task } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
-import { StoreUnavailableError } from '../stores/errors.js'
-import type { TaskSaveSignals } from '../stores/task-save-signals.js'
-import type { TaskReservations } from '../stores/task-reservations.js'
-import { isUnavailable, toStoreError } from '../stores/postgres/connection-errors.js'
-import { migrate } from '../stores/postgres/migrations.js'
-import { PostgresConversationStore } from '../stores/postgres/postgres-conversation-store.js'
-import { createPostgresDatabase, type PostgresDatabase, type PostgresLogger } from '../stores/postgres/postgres-database.js'
-import { PostgresTaskEventHub } from '../stores/postgres/postgres-task-event-hub.js'
-import { PostgresTaskStore, type PostgresSaveSignals } from '../stores/postgres/postgres-task-store.js'
-import { PostgresTaskTurnLock } from '../stores/postgres/postgres-task-turn-lock.js'
-import { openEmbeddedDatabase } from '../stores/postgres/embedded-database.js'
-import { FolderInUseError } from '../stores/postgres/folder-lock.js'
-import { MemoryTaskEventHub } from '../events/task-event-hub.js'
-import { MemoryTaskTurnLock } from '../stores/task-turn-lock.js'
-import { PostgresUpstreamOwnershipStore } from '../stores/postgres/postgres-upstream-ownership-store.js'
+import { StoreUnavailableError } from 'a2a-converse/runtime'
+import type { TaskSaveSignals } from 'a2a-converse/runtime'
+import type { TaskReservations } from 'a2a-converse/runtime'
+import { isUnavailable, toStoreError } from 'a2a-converse/postgres'
+import { migrate } from 'a2a-converse/postgres'
+import { PostgresConversationStore } from 'a2a-converse/postgres'
+import { createPostgresDatabase, type PostgresDatabase, type PostgresLogger } from 'a2a-converse/postgres'
+import { PostgresTaskEventHub } from 'a2a-converse/postgres'
+import { PostgresTaskStore, type PostgresSaveSignals } from 'a2a-converse/postgres'
+import { PostgresTaskTurnLock } from 'a2a-converse/postgres'
+import { openEmbeddedDatabase } from 'a2a-converse/postgres'
+import { FolderInUseError } from 'a2a-converse/postgres'
+import { MemoryTaskEventHub } from 'a2a-converse/runtime'
+import { MemoryTaskTurnLock } from 'a2a-converse/runtime'
+import { PostgresUpstreamOwnershipStore } from 'a2a-converse/postgres'
 import type { GatewayState } from './state.js'
-import { callerKeyOf } from '../stores/caller-key.js'
-import { PostgresPushConfigStore, resealPushSecrets, sealedPushSecrets } from '../stores/postgres/postgres-push-config-store.js'
-import { SecretBox, SecretsKeyError } from '../stores/secret-box.js'
+import { callerKeyOf } from 'a2a-converse/runtime'
+import { PostgresPushConfigStore, resealPushSecrets, sealedPushSecrets } from 'a2a-converse/postgres'
+import { SecretBox, SecretsKeyError } from 'a2a-converse/push'
 import type { SecretsConfig } from './config.js'
 import { embeddedSecretBox, prepareDataDir, type PreparedDataDir } from './data-dir.js'
-import { PostgresPushOutbox, type PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
-import type { PushStats } from '../push/push-deliverer.js'
+import { PostgresPushOutbox, type PostgresPushOutboxOptions } from 'a2a-converse/postgres'
+import type { PushStats } from 'a2a-converse/push'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
 export interface StateLogger extends PostgresLogger {
@@ -150,7 +150,7 @@ function agentTaskStore (
 }
 
 /**
- * The scope of a proxied agent's copies of its configured upstream tasks (src/backends/proxy/relayed-push-backend.ts):
+ * The scope of a proxied agent's copies of its configured upstream tasks (packages/a2a-converse/src/backends/proxy/relayed-push-backend.ts):
  * on the same tables, apart from the agent's own tasks (held turns, the inbox's) — "!" is never in an agent id — with
  * their own count of a caller's open tasks. Their configs count with the agent's (the cap is per agent id).
  */
@@ -167,11 +167,11 @@ type PushPeers = Pick<PostgresTaskEventHub, 'pushRecorded' | 'onPushRecorded'>
 
 /**
  * Push notifications on the database: configs in the agent's task scope, the outbox written by the task store and
- * delivered by every instance (src/stores/postgres/push-outbox.ts) once the gateway starts delivery.
+ * delivered by every instance (packages/a2a-converse/src/stores/postgres/push-outbox.ts) once the gateway starts delivery.
  */
 class PushState {
   outbox: PostgresPushOutbox | undefined
-  /** Seals the configs and outbox rows (src/stores/secret-box.ts); undefined: in clear. */
+  /** Seals the configs and outbox rows (packages/a2a-converse/src/stores/secret-box.ts); undefined: in clear. */
   readonly secrets: SecretBox | undefined
   readonly #database: PostgresDatabase
   readonly #maxConfigsPerCaller: number | undefined

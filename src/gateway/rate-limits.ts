@@ -17,7 +17,7 @@
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 import { Redis } from 'ioredis'
-import { RateLimitedError } from '../http/rate-limited-error.js'
+import { RateLimitedError } from 'a2a-converse/service'
 import { defineTake, redisWindows } from './redis-windows.js'
 
 export interface RateLimitConfig {

@@ -4,19 +4,19 @@
  * memory. The PostgreSQL layer is imported only when it is used.
  */
 import type { TaskStore } from '@a2a-js/sdk/server'
-import { MemoryTaskEventHub, type TaskEventHub } from '../events/task-event-hub.js'
-import type { ConversationStore } from '../stores/conversation-store.js'
-import { MemoryConversationStore } from '../stores/memory-conversation-store.js'
-import { BoundedMemoryTaskStore } from '../stores/memory-task-store.js'
-import { MemoryTaskTurnLock, type TaskTurnLock } from '../stores/task-turn-lock.js'
-import { MemoryUpstreamOwnershipStore } from '../stores/memory-upstream-ownership-store.js'
-import type { UpstreamOwnershipStore } from '../stores/upstream-ownership-store.js'
+import { MemoryTaskEventHub, type TaskEventHub } from 'a2a-converse/runtime'
+import type { ConversationStore } from 'a2a-converse/runtime'
+import { MemoryConversationStore } from 'a2a-converse/runtime'
+import { BoundedMemoryTaskStore } from 'a2a-converse/runtime'
+import { MemoryTaskTurnLock, type TaskTurnLock } from 'a2a-converse/runtime'
+import { MemoryUpstreamOwnershipStore } from 'a2a-converse/runtime'
+import type { UpstreamOwnershipStore } from 'a2a-converse/runtime'
 import type { StateLogger } from './postgres-state.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
-import type { PushConfigStore } from '../push/index.js'
-import type { PushStats } from '../push/push-deliverer.js'
-import type { PostgresPushOutboxOptions } from '../stores/postgres/push-outbox.js'
+import type { PushConfigStore } from 'a2a-converse/push'
+import type { PushStats } from 'a2a-converse/push'
+import type { PostgresPushOutboxOptions } from 'a2a-converse/postgres'
 
 /** What pg's Pool says about its connections. */
 export interface PoolCounts {
@@ -45,7 +45,7 @@ export interface GatewayState {
   /** The PostgreSQL connection pool's counts (STATE=postgres), for the metrics. */
   pool?: PoolCounts
   /**
-   * Where a proxied agent keeps the copies of its configured upstream tasks (src/backends/proxy/relayed-push-backend.ts):
+   * Where a proxied agent keeps the copies of its configured upstream tasks (packages/a2a-converse/src/backends/proxy/relayed-push-backend.ts):
    * a task store apart from the agent's (held turns, the inbox), and with pushConfigsFor the configs in the copies'
    * scope (recorded in the outbox by that store's saves).
    */

@@ -1,6 +1,6 @@
 /**
  * The gateway app's OpenTelemetry trace SDK, configured from the standard OTEL_* variables (the library code only
- * uses @opentelemetry/api: see src/telemetry/). Started only when a destination is named (an OTLP endpoint, or
+ * uses @opentelemetry/api: see packages/a2a-converse/src/telemetry/). Started only when a destination is named (an OTLP endpoint, or
  * OTEL_TRACES_EXPORTER); otherwise nothing is loaded or registered and every span is the API's no-op one.
  *
  * What the SDK itself reads: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the resource; service.name defaults to
@@ -137,7 +137,7 @@ class TraceparentPropagator implements TextMapPropagator {
  * sampler, resource, batch settings) from the process environment itself.
  *
  * No context manager is registered: every span of the gateway is given its parent explicitly (the call's context
- * travels with the call: src/telemetry/tracing.ts), and the app loads no instrumentation that would need an active
+ * travels with the call: packages/a2a-converse/src/telemetry/tracing.ts), and the app loads no instrumentation that would need an active
  * one. The SDK's default, AsyncLocalStorage, turns on async_hooks' promise hooks on Node 20 and 22, a cost on every
  * promise of the process — about a tenth of a sampled call (docs/observability.md, docs/performance.md).
  */

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify'
 import { API_KEYS, ALICE_KEY, BOB_KEY } from '../fixtures/auth.js'
 import { gateway } from '../fixtures/conversation-gateway.js'
 import { testSchema } from '../fixtures/test-schema.js'
-import { BoundedMemoryTaskStore } from '../../src/stores/memory-task-store.js'
+import { BoundedMemoryTaskStore } from '../../packages/a2a-converse/src/stores/memory-task-store.js'
 
 const url = process.env.TEST_DATABASE_URL
 

@@ -5,7 +5,7 @@
  * land in, what each client was told holds: a cancel answered CANCELED leaves the task CANCELED and the turn is not
  * told it completed; a turn answered COMPLETED leaves it COMPLETED and the cancel gets -32002.
  *
- * Found while writing it: the finished-stays-finished save (src/stores/task-states.ts) is not what keeps this
+ * Found while writing it: the finished-stays-finished save (packages/a2a-converse/src/stores/task-states.ts) is not what keeps this
  * right. With it removed from both stores this still passes, because the routine's state moves in one atomic
  * conversation-store update, so the loser of the race finds the routine gone before it writes anything. The save
  * rule stays as the stores' own guarantee, checked on every store by test/fixtures/finished-stays-finished.ts.

@@ -11,9 +11,9 @@ import { connect } from 'node:net'
 import express from 'express'
 import type { AddressInfo } from 'node:net'
 import { configWarnings, loadConfig } from '../../src/gateway/config.js'
-import { converseRouter } from '../../src/express.js'
+import { converseRouter } from 'a2a-converse/express'
 import Fastify from 'fastify'
-import { converse } from '../../src/fastify.js'
+import { converse } from 'a2a-converse/fastify'
 import { startGateway, URI } from '../fixtures/gateway-helpers.js'
 
 interface Raw { status: number, headers: Record<string, string | string[] | undefined>, body: string }

@@ -10,15 +10,15 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:f
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import { ServerCallContext } from '@a2a-js/sdk/server'
-import { AuthenticatedCaller } from '../../src/auth/sdk-user.js'
-import { CALLER_KEY_STATE } from '../../src/stores/caller-key.js'
+import { AuthenticatedCaller } from '../../packages/a2a-converse/src/auth/sdk-user.js'
+import { CALLER_KEY_STATE } from '../../packages/a2a-converse/src/stores/caller-key.js'
 import { embeddedSecretBox, prepareDataDir } from '../../src/gateway/data-dir.js'
 import { openGatewayState } from '../../src/gateway/state.js'
-import { lockFolder } from '../../src/stores/postgres/folder-lock.js'
-import { openEmbeddedDatabase } from '../../src/stores/postgres/embedded-database.js'
-import { privateFolder } from '../../src/stores/postgres/folder-permissions.js'
-import { SecretBox } from '../../src/stores/secret-box.js'
-import { recordNotifications } from '../../src/stores/postgres/push-outbox.js'
+import { lockFolder } from '../../packages/a2a-converse/src/stores/postgres/folder-lock.js'
+import { openEmbeddedDatabase } from '../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
+import { privateFolder } from '../../packages/a2a-converse/src/stores/postgres/folder-permissions.js'
+import { SecretBox } from '../../packages/a2a-converse/src/stores/secret-box.js'
+import { recordNotifications } from '../../packages/a2a-converse/src/stores/postgres/push-outbox.js'
 
 t.setTimeout(300_000)
 

@@ -8,8 +8,8 @@
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
-import type { ConversationUpdate } from '../../src/stores/conversation-store.js'
-import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
+import type { ConversationUpdate } from '../../packages/a2a-converse/src/stores/conversation-store.js'
+import { MemoryConversationStore } from '../../packages/a2a-converse/src/stores/memory-conversation-store.js'
 import { rpc, SEED_HEADERS, startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
 import { TcpProxy } from '../fixtures/tcp-proxy.js'
 import { testSchema } from '../fixtures/test-schema.js'
@@ -58,7 +58,7 @@ if (url === undefined) {
 } else {
   // Imported only here: without a database nothing of the PostgreSQL layer is loaded (and counted for coverage).
   const { executorStoreFailure } = await import('../../src/gateway/postgres-state.js')
-  const { StoreUnavailableError } = await import('../../src/stores/errors.js')
+  const { StoreUnavailableError } = await import('../../packages/a2a-converse/src/stores/errors.js')
   // A busy machine (two cores, other suites) may be slow to start the gateways.
   t.setTimeout(120_000)
 

@@ -2,7 +2,7 @@
  * A person's reply to a held task on the embedded database (the default state). The reply's conversation update
  * used to load the held task from inside the update; the update holds the embedded database's only session while it
  * runs, so that load waited for the update itself and the operator's POST never answered. The held task is now
- * looked up before the update (src/runtime/inbox.ts, reply).
+ * looked up before the update (packages/a2a-converse/src/runtime/inbox.ts, reply).
  */
 import t from 'tap'
 import { mkdtemp, rm } from 'node:fs/promises'

@@ -96,7 +96,7 @@ t.test('the folder\'s faults: each refuses the start with DATA_DIR named, exit 1
   await holder.child.exited
 
   // What a newer version would leave: a migration this one does not know, in the ledger.
-  const { openEmbeddedDatabase } = await import('../../src/stores/postgres/embedded-database.js')
+  const { openEmbeddedDatabase } = await import('../../packages/a2a-converse/src/stores/postgres/embedded-database.js')
   const database = await openEmbeddedDatabase({ dataDir: join(dataDir, 'pgdata'), logger: { warn () {} } })
   await database.pool.query("insert into converse_migrations (name, timestamp) values ('9999_from_the_future', now())")
   await database.close()

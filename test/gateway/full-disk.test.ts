@@ -5,7 +5,7 @@
  * filler is gone, the task and the conversation are as they were before the turn, and the same turn sent again runs.
  *
  * A real disk needs a file system of its own: `mount -t tmpfs` (root, and a kernel that allows it). Elsewhere this
- * is skipped, saying why; test/stores/embedded-database.test.ts checks the error mapping on every machine.
+ * is skipped, saying why; test/library/stores/embedded-database.test.ts checks the error mapping on every machine.
  */
 import t from 'tap'
 import { execFileSync } from 'node:child_process'

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { InMemoryTaskStore } from '@a2a-js/sdk/server'
 import { Client, gateway, operator, SseStream, URI } from '../fixtures/conversation-gateway.js'
 import { parsePrometheus, valueOf, type Sample } from '../fixtures/prometheus-text.js'
-import { StoreUnavailableError } from '../../src/stores/errors.js'
+import { StoreUnavailableError } from '../../packages/a2a-converse/src/stores/errors.js'
 
 const TOKEN = 'metrics-token-0123456789'
 const BEARER = { authorization: `Bearer ${TOKEN}` }

@@ -16,8 +16,8 @@ import { startMain } from '../fixtures/gateway-process.js'
 import { webhookReceiver } from '../fixtures/webhook-receiver.js'
 import { testSchema } from '../fixtures/test-schema.js'
 import { ServerCallContext } from '@a2a-js/sdk/server'
-import { AuthenticatedCaller } from '../../src/auth/sdk-user.js'
-import { CALLER_KEY_STATE } from '../../src/stores/caller-key.js'
+import { AuthenticatedCaller } from '../../packages/a2a-converse/src/auth/sdk-user.js'
+import { CALLER_KEY_STATE } from '../../packages/a2a-converse/src/stores/caller-key.js'
 
 t.setTimeout(300_000)
 

@@ -2,7 +2,7 @@
  * Both stores accept the same requests (issue 10, defect 4): ids up to MAX_ID_LENGTH (128) characters work on
  * memory and on PostgreSQL; what neither holds (a longer id, U+0000) is -32602 naming the field before anything
  * is written. The PostgreSQL half runs when TEST_DATABASE_URL is set. The caller has a key: a walk-in's contextId
- * must be a UUID (test/auth/walk-ins.test.ts), a caller's may be any id.
+ * must be a UUID (test/library/auth/walk-ins.test.ts), a caller's may be any id.
  */
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
@@ -10,7 +10,7 @@ import { Client, gateway, operator } from '../fixtures/conversation-gateway.js'
 import { ALICE_KEY, API_KEYS } from '../fixtures/auth.js'
 import { logLines } from '../fixtures/gateway-helpers.js'
 import { testSchema } from '../fixtures/test-schema.js'
-import { MAX_MESSAGE_PARTS } from '../../src/protocol/params.js'
+import { MAX_MESSAGE_PARTS } from '../../packages/a2a-converse/src/protocol/params.js'
 
 const url = process.env.TEST_DATABASE_URL
 

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap'
 import { loadConfig } from '../../src/gateway/config.js'
 import { memoryState, openGatewayState } from '../../src/gateway/state.js'
-import { TaskBusyError, type TaskTurnLock } from '../../src/stores/task-turn-lock.js'
+import { TaskBusyError, type TaskTurnLock } from '../../packages/a2a-converse/src/stores/task-turn-lock.js'
 import { testSchema } from '../fixtures/test-schema.js'
 
 const url = process.env.TEST_DATABASE_URL

@@ -3,7 +3,7 @@
  * surrogate (`"\ud800"`, valid JSON) used to be answered on the memory store and to end TASK_STATE_FAILED with the
  * database's own "invalid input syntax for type json" on the embedded and PostgreSQL stores. Now, on every store,
  * binding and door: in an identifier it is -32602 naming the field (as U+0000 is); anywhere else it becomes U+FFFD
- * before anything runs or is stored (src/protocol/well-formed.ts), so the turn is answered as on memory and the
+ * before anything runs or is stored (packages/a2a-converse/src/protocol/well-formed.ts), so the turn is answered as on memory and the
  * conversation holds U+FFFD. Each client here is an official one, on the gateway's listening ports.
  */
 import t, { type Test } from 'tap'
@@ -20,8 +20,8 @@ import { sdkGrpcClient, startGrpcGateway } from '../fixtures/grpc.js'
 import { connectMcp, CLIENT_LINES, lineName } from '../fixtures/mcp-clients.js'
 import { AUTH, OPERATOR_KEY } from '../fixtures/conversation-gateway.js'
 import { testSchema } from '../fixtures/test-schema.js'
-import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
-import type { ConversationUpdate, ConversationUpdateOptions } from '../../src/stores/conversation-store.js'
+import { MemoryConversationStore } from '../../packages/a2a-converse/src/stores/memory-conversation-store.js'
+import type { ConversationUpdate, ConversationUpdateOptions } from '../../packages/a2a-converse/src/stores/conversation-store.js'
 import { loadConfig } from '../../src/gateway/config.js'
 import { buildGateway } from '../../src/gateway/app.js'
 import type { AddressInfo } from 'node:net'

@@ -6,7 +6,7 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import operatorApi from '../../plugins/operator-api.js'
-import type { Inbox } from '../../src/runtime/inbox.js'
+import type { Inbox } from '../../packages/a2a-converse/src/runtime/inbox.js'
 import { Client, gateway, OPERATOR_KEY, operator, URI } from '../fixtures/conversation-gateway.js'
 import { rpc, startGateway, userMessage } from '../fixtures/gateway-helpers.js'
 import { startUpstream } from '../fixtures/upstream-agent.js'

@@ -1,10 +1,10 @@
 /** The operator API (human takeover) through the gateway: auth, 404/400/409 with JSON bodies, the conversation view. */
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
-import { InvalidOptionError } from '../../src/core/errors.js'
+import { InvalidOptionError } from '../../packages/a2a-converse/src/core/errors.js'
 import operatorApi from '../../plugins/operator-api.js'
-import type { Inbox } from '../../src/runtime/inbox.js'
-import { MAX_CONVERSATION_KEY_LENGTH } from '../../src/stores/conversation-store.js'
+import type { Inbox } from '../../packages/a2a-converse/src/runtime/inbox.js'
+import { MAX_CONVERSATION_KEY_LENGTH } from '../../packages/a2a-converse/src/stores/conversation-store.js'
 import { Client, gateway, OPERATOR_KEY, operator } from '../fixtures/conversation-gateway.js'
 
 /** A gateway with one conversation (a routine waiting for input); its contextId and the waiting task. */

@@ -6,12 +6,12 @@
 import t from 'tap'
 import { get, type IncomingMessage } from 'node:http'
 import Fastify from 'fastify'
-import { InvalidOptionError } from '../../src/core/errors.js'
-import { MemoryTaskEventHub } from '../../src/events/task-event-hub.js'
-import { MemoryConversationStore } from '../../src/stores/memory-conversation-store.js'
-import { ConversationFeedStore } from '../../src/runtime/conversation-feed.js'
-import { createInbox } from '../../src/runtime/inbox.js'
-import { MAX_CONVERSATION_KEY_LENGTH } from '../../src/stores/conversation-store.js'
+import { InvalidOptionError } from '../../packages/a2a-converse/src/core/errors.js'
+import { MemoryTaskEventHub } from '../../packages/a2a-converse/src/events/task-event-hub.js'
+import { MemoryConversationStore } from '../../packages/a2a-converse/src/stores/memory-conversation-store.js'
+import { ConversationFeedStore } from '../../packages/a2a-converse/src/runtime/conversation-feed.js'
+import { createInbox } from '../../packages/a2a-converse/src/runtime/inbox.js'
+import { MAX_CONVERSATION_KEY_LENGTH } from '../../packages/a2a-converse/src/stores/conversation-store.js'
 import operatorApi from '../../plugins/operator-api.js'
 import inboxPage, { INBOX_CSP } from '../../plugins/inbox-page.js'
 import { AUTH, Client, gateway, OPERATOR_KEY, operator, URI } from '../fixtures/conversation-gateway.js'
@@ -20,7 +20,7 @@ import { InboxEvents } from '../fixtures/inbox-events.js'
 import { contextIdOf } from '../fixtures/context-ids.js'
 
 const contexts = (body: { conversations: Array<{ contextId: string }> }) => body.conversations.map((entry) => entry.contextId)
-/** Walk-in conversations, by label: a walk-in's contextId is a UUID (test/auth/walk-ins.test.ts). */
+/** Walk-in conversations, by label: a walk-in's contextId is a UUID (test/library/auth/walk-ins.test.ts). */
 const C = Object.fromEntries(['answered', 'unanswered', 'scope', 'approval', 'held', 'trace1', 'live1'].map((label) => [label, contextIdOf(label)]))
 
 t.test('the list: newest activity first, each with owner, last activity, needs-a-person and the last turn', async (t) => {

@@ -1,0 +1,542 @@
+/**
+ * The A2A service: one binding-neutral call (an A2A 1.0 method and its ProtoJSON params, the service parameters,
+ * the caller) to one result (a value, a stream of StreamResponse objects, or an A2A error). Every binding
+ * (packages/a2a-converse/src/bindings/: JSON-RPC, HTTP+JSON) maps its wire to a call and the result back; everything A2A happens here,
+ * once, whatever the binding or the door, in this order:
+ *
+ *   A2A-Extensions negotiation (the echo header goes on every result of a known agent)
+ *   → the caller, for an agent that requires one (401 + WWW-Authenticate; 503 when the identity provider cannot be
+ *   asked) → an error the binding found on its wire (body, envelope), answered only now so a stranger learns
+ *   nothing else → the A2A checks (check-request.ts `checkCall`: -32009 -32601 -32003 -32602 -32008 -32004; a
+ *   walk-in's contextId must be a UUID and its ListTasks must name one) → the agent's backend → each outgoing
+ *   result decorated or stripped.
+ *
+ * Streams: an error known before the first event (an unknown task, a finished one, a turn refused) is the
+ * result, not a stream, so every binding answers it as a plain reply. A stream's `events` end when the backend's
+ * stream ends or when the call's signal aborts (client gone, server closing); a failure after the first event is
+ * its last item. With `maxStreamsPerCaller`, a caller key (`caller:<id>`, else `address:<client address>`) holds
+ * at most that many open streams: one more is answered HTTP 429 with Retry-After before it opens, and a stream's
+ * slot is free again as soon as it ends, however it ends.
+ */
+import type { Authenticator } from '../auth/authenticator.js'
+import { AuthenticationUnavailableError } from '../auth/errors.js'
+import type { ConverseExtension, Negotiated } from '../core/converse-extension.js'
+import { InvalidOptionError } from '../core/errors.js'
+import { CONVERSE_EXTENSION_URI, EXTENSIONS_HEADER } from '../core/uri.js'
+import { checkCall, type CheckedRequest } from '../protocol/check-request.js'
+import {
+  CONVERSE_ERROR_DOMAIN, ERROR_INFO_TYPE, internalError, JsonRpcErrorCode, tooManyStreams, unauthenticated,
+  type JsonRpcError, type JsonRpcId
+} from '../protocol/errors.js'
+import { isA2AMethod, STREAMING_METHODS } from '../protocol/methods.js'
+import { A2A_VERSION_HEADER, requestedVersion } from '../protocol/version.js'
+import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../protocol/backend.js'
+import { callerKey } from '../stores/caller-key.js'
+import { A2A_RPC_SERVICE, answerAttributes, ATTR, summarizeResult, type AnswerSummary, type Attributes } from '../telemetry/attributes.js'
+import type { CallObserver } from '../telemetry/observer.js'
+import { GRPC_STATUS, grpcStatusOf } from '../protocol/grpc-status.js'
+import { extractTraceContext, inSpan, runActive, SpanKind, SpanStatusCode, startSpan, type Context, type Span } from '../telemetry/tracing.js'
+
+/** Service parameters (A2A 1.0 §3.2.6): HTTP headers, lower-case names, as Node gives them. */
+export type ServiceParameters = Readonly<Record<string, string | string[] | undefined>>
+
+/** One A2A call, as a binding maps it from its wire. */
+export interface A2ACall {
+  agentId: string
+  /** The A2A 1.0 method name (`SendMessage`, …); anything else is -32601. */
+  method: string
+  /** The method's request message as ProtoJSON (checked here against the method's schema). */
+  params: unknown
+  /** `A2A-Version`, `A2A-Extensions`, `Authorization`, … */
+  headers: ServiceParameters
+  /** The query string's parameters (only `A2A-Version` is read: §3.6.1 allows it there). */
+  query?: Readonly<Record<string, unknown>>
+  /**
+   * An error the binding found on its wire (the body, the JSON-RPC envelope), with the HTTP status it wants:
+   * answered after negotiation and authentication, before any A2A check.
+   */
+  rejected?: { status: number, error: JsonRpcError }
+  /** The binding's request id, passed on to backends (an upstream JSON-RPC request reuses it). Default 1. */
+  id?: JsonRpcId
+  /** Aborted by the door when the client goes away or the server closes; streams end with it. */
+  signal: AbortSignal
+  /**
+   * The caller, when the door has authenticated the request itself. Otherwise an agent that requires
+   * authentication has the service authenticate the request's Authorization header.
+   */
+  caller?: Caller
+  log?: ServiceLogger
+  /** The door's own request object (Fastify, Express), handed to user callbacks such as `extendedCard`. */
+  doorRequest?: unknown
+  /** The client's address as the door sees it (its trust-proxy rules): a walk-in's key for per-caller bounds. */
+  clientAddress?: string
+  /**
+   * The binding (or door) that made the call, for its server span and metrics: `jsonrpc`, `http+json`, `grpc`,
+   * `jsonrpc-0.3`, `http+json-0.3`, `mcp`. Default `direct`.
+   */
+  binding?: string
+}
+
+/** One item of a stream: a StreamResponse (decorated or stripped), or the failure that ends the stream. */
+export type StreamItem = { kind: 'event', value: unknown } | { kind: 'error', error: JsonRpcError }
+
+export type A2AResult =
+  /** The method's response message (ProtoJSON), decorated or stripped. */
+  | { kind: 'value', method: string, headers: Record<string, string>, value: unknown }
+  /** A streaming method's events, in order; a failure after the first is the last item. */
+  | { kind: 'stream', method: string, headers: Record<string, string>, events: AsyncIterable<StreamItem> }
+  /**
+   * An A2A error (or a binding's `rejected` one). `status` is set where the HTTP status is not the error code's
+   * (401, 429, 503, a binding's own); otherwise each binding maps the code.
+   */
+  | { kind: 'error', method: string, headers: Record<string, string>, error: JsonRpcError, status?: number }
+
+export interface A2AServiceOptions {
+  extension: ConverseExtension
+  /** The backend of every agent the service serves (each must be declared to the extension). */
+  backends: ReadonlyMap<string, A2ABackend>
+  /**
+   * The agents that require an authenticated caller, each with its authenticator. Agents not listed take
+   * walk-in callers (no caller; credentials are not looked at).
+   */
+  authenticated?: ReadonlyMap<string, Authenticator>
+  /**
+   * Open streams (SendStreamingMessage, SubscribeToTask) per caller key at most, across this service's agents; one
+   * more is refused with HTTP 429 before it opens. 0 or absent: no limit.
+   */
+  maxStreamsPerCaller?: number
+  /** Told of every call's end and every stream's opening and end (the gateway's metrics). */
+  observer?: CallObserver
+}
+
+/** The challenge of a 401 (RFC 6750 §3). */
+export const AUTHENTICATE_CHALLENGE = 'Bearer realm="a2a"'
+
+/** Retry-After of a stream refused at the per-caller limit: streams end at no known time, so a short wait. */
+export const STREAM_LIMIT_RETRY_AFTER_SEC = 5
+
+/** Who may go on: the agent's authenticated caller (none for a walk-in agent), or the error refusing the request. */
+export type AccessDecision = { kind: 'allowed', caller?: Caller } | { kind: 'refused', status: number, headers: Record<string, string>, error: JsonRpcError }
+
+export interface A2AService {
+  /** Whether an agent is served (doors may answer 404 before reading a body). */
+  serves (agentId: string): boolean
+  /**
+   * The caller of a request to a served agent, decided as `call` decides it (401 / 503 included), for a door that
+   * must know before it makes any A2A call (the MCP door authenticates each HTTP request once and hands the caller
+   * to every call it makes).
+   */
+  authenticate (agentId: string, headers: ServiceParameters, log?: ServiceLogger): Promise<AccessDecision>
+  /** Never rejects. */
+  call (call: A2ACall): Promise<A2AResult>
+}
+
+const STOPPED = Symbol('stopped')
+
+/** Methods whose result holds a turn's answer (counted as answers) or a task (its ids and state on the span). */
+const TURN_METHODS: ReadonlySet<string> = new Set(['SendMessage', 'SendStreamingMessage'])
+const TASK_RESULT_METHODS: ReadonlySet<string> = new Set(['GetTask', 'CancelTask'])
+
+/** rpc.system of a binding's server span (OpenTelemetry RPC conventions; HTTP+JSON has no registered value). */
+function rpcSystemOf (binding: string): string {
+  if (binding === 'grpc') return 'grpc'
+  if (binding.startsWith('http+json')) return 'a2a_http_json'
+  return 'jsonrpc'
+}
+
+/** What a call learns on its way, for its span and its observer. */
+interface CallState {
+  storeUnavailable: boolean
+  /** The call's span's context: what the backend's requests and the envelope provider's carry out. */
+  traceContext: Context
+}
+
+/** The backend failed because the state store is unreachable (StoreUnavailableError, by its code). */
+function isStoreUnavailable (error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'A2A_CONVERSE_STORE_UNAVAILABLE'
+}
+
+/** The error of a call to an agent the service does not serve (bindings answer 404 before calling). */
+export function unknownAgent (agentId: string): JsonRpcError {
+  return {
+    code: JsonRpcErrorCode.ServerError,
+    message: `unknown agent "${agentId.slice(0, 128)}"`,
+    data: [{ '@type': ERROR_INFO_TYPE, reason: 'AGENT_NOT_FOUND', domain: CONVERSE_ERROR_DOMAIN, metadata: {} }]
+  }
+}
+
+export function createA2AService (options: A2AServiceOptions): A2AService {
+  const { extension, backends, observer } = options
+  const authenticated = options.authenticated ?? new Map<string, Authenticator>()
+  const maxStreams = options.maxStreamsPerCaller ?? 0
+  if (!Number.isSafeInteger(maxStreams) || maxStreams < 0) throw new InvalidOptionError('maxStreamsPerCaller', 'must be an integer ≥ 0 (0: no limit)')
+  /** Open streams per caller key; a key is dropped when its last stream ends. */
+  const openStreams = new Map<string, number>()
+  for (const agentId of backends.keys()) {
+    if (!extension.agents.has(agentId)) throw new InvalidOptionError('backends', `"${agentId}" is not an agent declared to the extension`)
+  }
+  for (const [agentId, authenticator] of authenticated) {
+    if (!backends.has(agentId)) throw new InvalidOptionError('authenticated', `"${agentId}" is not an agent served here`)
+    if (typeof authenticator?.authenticate !== 'function') {
+      throw new InvalidOptionError('authenticated', `"${agentId}" needs an authenticator (an authenticate(headers) method)`)
+    }
+  }
+
+  /**
+   * The caller of a request to an agent that requires one, or the refusal. The credential's failure is never told
+   * apart, to the client or in the log.
+   */
+  async function callerOf (
+    headers: ServiceParameters, log: ServiceLogger | undefined, authenticator: Authenticator, replyHeaders: Record<string, string>
+  ): Promise<AccessDecision> {
+    let caller: Caller | undefined
+    try {
+      caller = await authenticator.authenticate(headers)
+    } catch (error) {
+      if (error instanceof AuthenticationUnavailableError) {
+        log?.warn({ code: error.code }, 'A2A request not authenticated: the identity provider cannot be reached')
+        return { kind: 'refused', status: 503, headers: { ...replyHeaders, 'retry-after': '5' }, error: internalError('authentication is unavailable; try again later') }
+      }
+    }
+    if (caller !== undefined) return { kind: 'allowed', caller }
+    const error = unauthenticated()
+    logError(log, undefined, error)
+    return { kind: 'refused', status: 401, headers: { ...replyHeaders, 'www-authenticate': AUTHENTICATE_CHALLENGE }, error }
+  }
+
+  async function authenticate (agentId: string, headers: ServiceParameters, log?: ServiceLogger): Promise<AccessDecision> {
+    if (!backends.has(agentId)) return { kind: 'refused', status: 404, headers: {}, error: unknownAgent(agentId) }
+    const authenticator = authenticated.get(agentId)
+    if (authenticator === undefined) return { kind: 'allowed' }
+    return await callerOf(headers, log, authenticator, {})
+  }
+
+  /**
+   * One call in its SERVER span (OpenTelemetry RPC conventions: `lf.a2a.v1.A2AService/<method>`), a child of the
+   * trace the request's `traceparent` names; the span ends with the result, a stream's with the stream.
+   */
+  async function call (request: A2ACall): Promise<A2AResult> {
+    const started = performance.now()
+    const binding = request.binding ?? 'direct'
+    const method = isA2AMethod(request.method) ? request.method : 'unknown'
+    const agentId = backends.has(request.agentId) ? request.agentId : 'unknown'
+    const attributes: Attributes = {
+      [ATTR.rpcSystem]: rpcSystemOf(binding),
+      [ATTR.rpcService]: A2A_RPC_SERVICE,
+      [ATTR.rpcMethod]: method,
+      [ATTR.binding]: binding,
+      [ATTR.agentId]: agentId
+    }
+    if (attributes[ATTR.rpcSystem] === 'jsonrpc') attributes[ATTR.rpcJsonRpcVersion] = '2.0'
+    const { span, context: spanContext } = startSpan(`${A2A_RPC_SERVICE}/${method}`, SpanKind.SERVER, attributes, extractTraceContext(request.headers))
+    const state: CallState = { storeUnavailable: false, traceContext: spanContext }
+    const result = await runActive(span, spanContext, dispatch, request, state)
+    const end = (answer: AnswerSummary | undefined, error: JsonRpcError | undefined, status: number | undefined): void => {
+      if (answer !== undefined) span.setAttributes(answerAttributes(answer))
+      if (error !== undefined) {
+        span.setAttribute(ATTR.rpcJsonRpcErrorCode, error.code)
+        if (error.code === JsonRpcErrorCode.InternalError || (status ?? 0) >= 500) span.setStatus({ code: SpanStatusCode.ERROR })
+      }
+      if (status !== undefined) span.setAttribute(ATTR.httpStatusCode, status)
+      // The gRPC binding's own status (required by the RPC conventions for gRPC): OK, or the one the error travels as.
+      if (binding === 'grpc') span.setAttribute(ATTR.rpcGrpcStatusCode, error === undefined ? GRPC_STATUS.OK : grpcStatusOf(error, status))
+      span.end()
+      if (observer === undefined) return
+      tell(request.log, () => {
+        observer.callEnded({
+          agentId,
+          binding,
+          method,
+          errorCode: error?.code,
+          status,
+          durationMs: performance.now() - started,
+          answer: TURN_METHODS.has(method) ? answer : undefined,
+          storeUnavailable: state.storeUnavailable
+        })
+      })
+    }
+    switch (result.kind) {
+      case 'value':
+        end(summaryOf(method, result.value), undefined, undefined)
+        return result
+      case 'error':
+        end(undefined, result.error, result.status)
+        return result
+      default:
+        if (observer !== undefined) tell(request.log, () => { observer.streamOpened(agentId, binding) })
+        return {
+          ...result,
+          // The streams made here are generators (openStream: `events`, `nothing`).
+          events: observedStream(result.events as AsyncGenerator<StreamItem, void, undefined>, span, spanContext, request.signal, (answer, error) => {
+            if (observer !== undefined) tell(request.log, () => { observer.streamClosed(agentId, binding) })
+            end(answer, error, undefined)
+          })
+        }
+    }
+  }
+
+  async function dispatch (request: A2ACall, state: CallState): Promise<A2AResult> {
+    const { method, log } = request
+    const backend = backends.get(request.agentId)
+    if (backend === undefined) return { kind: 'error', method, headers: {}, error: unknownAgent(request.agentId), status: 404 }
+    // Every backend's agent is declared to the extension (checked above).
+    const negotiated = extension.negotiate(request.agentId, request.headers['a2a-extensions']) as Negotiated
+    const headers: Record<string, string> = negotiated.echo === undefined ? {} : { [EXTENSIONS_HEADER]: negotiated.echo }
+    let caller = request.caller
+    const authenticator = authenticated.get(request.agentId)
+    if (authenticator !== undefined && caller === undefined) {
+      const decision = await callerOf(request.headers, log, authenticator, headers)
+      if (decision.kind === 'refused') return { kind: 'error', method, headers: decision.headers, error: decision.error, status: decision.status }
+      caller = decision.caller
+    }
+    if (request.rejected !== undefined) {
+      logError(log, undefined, request.rejected.error)
+      return { kind: 'error', method, headers, error: request.rejected.error, status: request.rejected.status }
+    }
+    const version = requestedVersion(request.headers['a2a-version'], request.query?.[A2A_VERSION_HEADER])
+    // No caller by now: an agent that takes walk-ins, and a request without one (a door may name a caller itself).
+    const checked = checkCall(method, request.params, backend.facts, { version, activated: negotiated.activated, walkIn: caller === undefined })
+    if (!checked.ok) {
+      logError(log, method, checked.error)
+      return { kind: 'error', method, headers, error: checked.error }
+    }
+    const rpc: CheckedRequest = { id: request.id ?? 1, ...checked.call }
+    const context: BackendContext = {
+      agentId: request.agentId,
+      requestedExtensions: negotiated.requested,
+      activated: negotiated.activated,
+      version,
+      headers: request.headers,
+      signal: request.signal,
+      caller,
+      log,
+      doorRequest: request.doorRequest,
+      clientAddress: request.clientAddress,
+      traceContext: state.traceContext
+    }
+    const decorate = async (result: unknown): Promise<unknown> => await extension.transform(rpc.method, result, {
+      agentId: request.agentId, negotiated, body: { id: rpc.id, method: rpc.method, params: rpc.params }, log, traceContext: state.traceContext
+    })
+    if (STREAMING_METHODS.has(rpc.method)) return await openStream(backend, rpc, context, headers, decorate, state)
+    try {
+      const value = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: request.agentId },
+        async (_span, backendSpan) => await underSpan(context, backendSpan, async () => await backend.call(rpc, context)), { parent: state.traceContext })
+      return { kind: 'value', method, headers, value: await decorate(value) }
+    } catch (error) {
+      state.storeUnavailable = isStoreUnavailable(error)
+      const rpcError = backend.toError(error, rpc, log)
+      logError(log, method, rpcError)
+      return { kind: 'error', method, headers, error: rpcError }
+    }
+  }
+
+  /** A streaming method: its first event is awaited here, so an error before it is a plain result. */
+  async function openStream (
+    backend: A2ABackend, rpc: CheckedRequest, context: BackendContext, headers: Record<string, string>,
+    decorate: (result: unknown) => Promise<unknown>, state: CallState
+  ): Promise<A2AResult> {
+    const { signal, log } = context
+    const release = holdStream(callerKey(context.caller?.id, context.clientAddress), signal)
+    if (release === undefined) {
+      const error = tooManyStreams(maxStreams, STREAM_LIMIT_RETRY_AFTER_SEC)
+      logError(log, rpc.method, error)
+      return { kind: 'error', method: rpc.method, headers: { ...headers, 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_SEC) }, error, status: 429 }
+    }
+    const source = backend.stream(rpc, context)
+    let first: IteratorResult<unknown, void> | typeof STOPPED
+    try {
+      // The backend's work up to its first event in a span of its own (later events: the server span's).
+      first = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: context.agentId },
+        async (_span, backendSpan) => await underSpan(context, backendSpan, async () => await nextOrStop(source, signal)), { parent: state.traceContext })
+      if (first !== STOPPED && first.done !== true) first = { done: false, value: await decorate(first.value) }
+    } catch (error) {
+      release()
+      state.storeUnavailable = isStoreUnavailable(error)
+      const rpcError = backend.toError(error, rpc, log)
+      logError(log, rpc.method, rpcError)
+      return { kind: 'error', method: rpc.method, headers, error: rpcError }
+    }
+    // The client left while the first event was decorated: as if it had left before.
+    if (first !== STOPPED && signal.aborted) first = STOPPED
+    if (first === STOPPED || first.done === true) {
+      // The client left while the stream opened, or the backend had nothing to send.
+      release()
+      if (first === STOPPED) source.return?.().then(undefined, noop)
+      return { kind: 'stream', method: rpc.method, headers, events: nothing() }
+    }
+    return { kind: 'stream', method: rpc.method, headers, events: events(backend, source, first.value, rpc, context, decorate, release, state) }
+  }
+
+  /**
+   * A stream slot of `key`, or undefined when the key holds the most it may. Given back once, by whichever comes
+   * first: the stream's end or the request's signal (a door that aborts without reading the events).
+   */
+  function holdStream (key: string, signal: AbortSignal): (() => void) | undefined {
+    if (maxStreams === 0) return noop
+    const open = openStreams.get(key) ?? 0
+    if (open >= maxStreams) return undefined
+    openStreams.set(key, open + 1)
+    let held = true
+    const release = (): void => {
+      if (!held) return
+      held = false
+      signal.removeEventListener('abort', release)
+      const left = (openStreams.get(key) as number) - 1
+      if (left === 0) openStreams.delete(key)
+      else openStreams.set(key, left)
+    }
+    signal.addEventListener('abort', release, { once: true })
+    return release
+  }
+
+  async function * events (
+    backend: A2ABackend, source: AsyncIterator<unknown, void, undefined>, first: unknown,
+    rpc: CheckedRequest, context: BackendContext, decorate: (result: unknown) => Promise<unknown>, release: () => void,
+    state: CallState
+  ): AsyncGenerator<StreamItem, void, undefined> {
+    const { signal, log } = context
+    let finished = false
+    try {
+      yield { kind: 'event', value: first }
+      while (!signal.aborted) {
+        const next = await nextOrStop(source, signal)
+        if (next === STOPPED) break
+        if (next.done === true) {
+          finished = true
+          break
+        }
+        const result = await decorate(next.value)
+        if (signal.aborted) break
+        yield { kind: 'event', value: result }
+      }
+    } catch (error) {
+      if (!signal.aborted) {
+        state.storeUnavailable = isStoreUnavailable(error)
+        const rpcError = backend.toError(error, rpc, log)
+        logError(log, rpc.method, rpcError)
+        yield { kind: 'error', error: rpcError }
+      }
+    } finally {
+      release()
+      // A source still waiting is told to stop; its rejection, if any, is of no interest any more.
+      if (!finished) source.return?.().then(undefined, noop)
+    }
+  }
+
+  return { serves: (agentId) => backends.has(agentId), authenticate, call }
+}
+
+/** The summary of a value result: a turn's answer, or a task's ids and state. */
+function summaryOf (method: string, value: unknown): AnswerSummary | undefined {
+  if (TURN_METHODS.has(method)) return summarizeResult(value, CONVERSE_EXTENSION_URI)
+  if (TASK_RESULT_METHODS.has(method)) return summarizeResult({ task: value }, CONVERSE_EXTENSION_URI)
+  return undefined
+}
+
+/**
+ * `work` with the backend's trace context set to its span's (what its store spans, upstream calls and webhook POSTs
+ * hang under: they take it from the context, not from an active one, which the gateway app does not have), then
+ * back to the call's (a stream's later events).
+ */
+async function underSpan<T> (context: BackendContext, backendSpan: Context, work: () => Promise<T>): Promise<T> {
+  const outer = context.traceContext
+  context.traceContext = backendSpan
+  try {
+    return await work()
+  } finally {
+    context.traceContext = outer
+  }
+}
+
+/**
+ * A stream's events as the door reads them, each read in the call's span context (the backend's work for it is a
+ * child of the server span). `end` is called once, with the last answer seen and the error that ended the stream,
+ * when the stream ends, is left, or the request's signal aborts. A reply that says a person owns the conversation
+ * and the agent said nothing (`suppressed`) opens a `converse.human_wait` span, ended by the next event or the end.
+ */
+function observedStream (
+  source: AsyncGenerator<StreamItem, void, undefined>, serverSpan: Span, spanContext: Context, signal: AbortSignal,
+  end: (answer: AnswerSummary | undefined, error: JsonRpcError | undefined) => void
+): AsyncIterable<StreamItem> {
+  let answer: AnswerSummary | undefined
+  let failure: JsonRpcError | undefined
+  let humanWait: Span | undefined
+  let ended = false
+  const finish = (): void => {
+    if (ended) return
+    ended = true
+    signal.removeEventListener('abort', finish)
+    humanWait?.end()
+    end(answer, failure)
+  }
+  signal.addEventListener('abort', finish, { once: true })
+  // The client left while the stream opened: a door may never read it (the span and the stream count end now).
+  if (signal.aborted) finish()
+  const see = (item: StreamItem): void => {
+    humanWait?.end()
+    humanWait = undefined
+    if (item.kind === 'error') {
+      failure = item.error
+      return
+    }
+    const summary = summarizeResult(item.value, CONVERSE_EXTENSION_URI)
+    if (summary === undefined) return
+    // Each member as the latest event that had it says.
+    answer = { ...answer, ...summary }
+    const ownership = summary.envelope?.ownership
+    if (ownership?.state === 'human_owned' && ownership.suppressed) {
+      humanWait = startSpan('converse.human_wait', SpanKind.INTERNAL, answerAttributes({ taskId: summary.taskId, contextId: summary.contextId }), spanContext).span
+    }
+  }
+  const iterator: AsyncIterator<StreamItem, void, undefined> = {
+    // The service's event generators never reject (a failure is their last item).
+    async next () {
+      const result = await runActive(serverSpan, spanContext, async () => await source.next())
+      if (result.done === true) finish()
+      else see(result.value)
+      return result
+    },
+    async return () {
+      finish()
+      return await source.return()
+    }
+  }
+  return { [Symbol.asyncIterator]: () => iterator }
+}
+
+/**
+ * The next result, or STOPPED as soon as the signal aborts. A fresh listener per call (removed when it
+ * settles), so a long stream keeps no reaction per event alive.
+ */
+function nextOrStop (source: AsyncIterator<unknown, void, undefined>, signal: AbortSignal): Promise<IteratorResult<unknown, void> | typeof STOPPED> {
+  if (signal.aborted) return Promise.resolve(STOPPED)
+  return new Promise((resolve, reject) => {
+    const stop = (): void => resolve(STOPPED)
+    signal.addEventListener('abort', stop, { once: true })
+    source.next().then((result) => {
+      signal.removeEventListener('abort', stop)
+      resolve(result)
+    }, (error: unknown) => {
+      signal.removeEventListener('abort', stop)
+      reject(error)
+    })
+  })
+}
+
+/** An error result is logged with its method and code (never the message text). */
+/** Tells the call's observer: what it throws is logged, never the call's failure (it runs inside the call). */
+function tell (log: ServiceLogger | undefined, what: () => void): void {
+  try {
+    what()
+  } catch (error) {
+    log?.error({ err: error }, 'the A2A call observer threw; the call is answered as if it had not')
+  }
+}
+
+function logError (log: ServiceLogger | undefined, method: unknown, error: JsonRpcError): void {
+  log?.info({ method: typeof method === 'string' ? method.slice(0, 64) : undefined, code: error.code }, 'A2A error reply')
+}
+
+function noop (): void {}
+
+async function * nothing (): AsyncGenerator<StreamItem, void, undefined> {}

@@ -1,0 +1,257 @@
+/**
+ * The converse extension for a set of agents, framework-free: the agents' declarations (routines, tools, the
+ * extensions each declares), their cards for a base URL and a mount path, negotiation of `A2A-Extensions`
+ * (cached per distinct header value) and the decoration or stripping of outgoing results.
+ *
+ * Every door uses one of these: the Fastify plugin, the Express router and middleware, the A2A service.
+ */
+import type { Context } from '../telemetry/tracing.js'
+import { augmentAgentCard, type AgentExtensionEntry, type CardLike } from './card.js'
+import { carriesEnvelopes, createEnvelopeDecorator, stripResult, type EnvelopeDecorator, type EnvelopeLogger } from './decorate.js'
+import { attachedEnvelopeProvider, type EnvelopeProvider } from './envelope-provider.js'
+import { InvalidOptionError } from './errors.js'
+import { formatExtensionsHeader, negotiate } from './negotiate.js'
+import { validateRoutineDeclarations, type RoutineDeclaration } from './routine-declarations.js'
+import { buildToolDescriptors, type ToolDescriptor } from './tool-descriptors.js'
+import { CONVERSE_EXTENSION_URI } from './uri.js'
+import type { WireMessage } from './wire.js'
+
+/** An agent card as the user writes it: supportedInterfaces and the converse parts are added per base URL. */
+export interface AgentCardInput extends CardLike {
+  name: string
+  description: string
+  version?: string
+}
+
+export interface ConverseAgentOptions {
+  /** Path segment: the agent answers at <mount>/a2a/:id. */
+  id: string
+  card: AgentCardInput
+  routines?: RoutineDeclaration[]
+}
+
+export interface ConverseExtensionOptions {
+  agents: ConverseAgentOptions[]
+  /** Where envelopes come from. Default: the envelope the agent attached under metadata[URI]. */
+  provider?: EnvelopeProvider
+  /** Per-object time budget of an async provider, in ms. Default 1000. */
+  providerTimeoutMs?: number
+}
+
+/** The outcome of negotiating one request's A2A-Extensions header with one agent. */
+export interface Negotiated {
+  requested: readonly string[]
+  activated: readonly string[]
+  /** Whether the converse extension is activated. */
+  active: boolean
+  /** The A2A-Extensions response header value; undefined when nothing was activated. */
+  echo: string | undefined
+}
+
+/** Where a card's URLs point: the public base URLs and the path the doors are mounted under. */
+export interface CardUrls {
+  /** Public base URL (scheme and host, no trailing slash). */
+  publicUrl: string
+  /** Base URL of the MCP door. Default: publicUrl. */
+  mcpPublicUrl?: string
+  /** The path the A2A and MCP routes are mounted under ('' or '/v1'); default ''. */
+  mountPath?: string
+  /** The gRPC target (`host:port`) of a gRPC door serving these agents: listed with each agent as its `tenant`. */
+  grpcUrl?: string
+}
+
+export interface ResolvedAgent {
+  id: string
+  routines: readonly RoutineDeclaration[]
+  tools: readonly ToolDescriptor[]
+  /** Extension URIs the agent declares (the card's, plus converse). */
+  declared: ReadonlySet<string>
+  /** The augmented card for these URLs (cached per distinct combination, bounded). */
+  cardFor (urls: CardUrls): Record<string, unknown>
+}
+
+/** What the decoration of one result needs to know about the request. */
+export interface ResultContext {
+  agentId: string
+  negotiated: Pick<Negotiated, 'activated' | 'active'>
+  /** The JSON-RPC request (its id and params.message reach the provider). */
+  body?: unknown
+  log?: EnvelopeLogger
+  /** The call's trace context, handed to the envelope provider. */
+  traceContext?: Context
+}
+
+export interface ConverseExtension {
+  agents: ReadonlyMap<string, ResolvedAgent>
+  defaultAgentId: string
+  decorator: EnvelopeDecorator
+  /** Negotiates a request's A2A-Extensions header with an agent (undefined: no such agent). */
+  negotiate (agentId: string, header: string | readonly string[] | undefined): Negotiated | undefined
+  /** Decorates (activated) or strips (not activated) one JSON-RPC result of `method`. */
+  transform (method: string, result: unknown, context: ResultContext): Promise<unknown> | unknown
+  /**
+   * Replaces a declared agent's card (an upstream agent's card read or refreshed after start): its cards, the
+   * extensions it declares and their negotiation follow from the next request on. Routines stay.
+   */
+  setCard (agentId: string, card: AgentCardInput): void
+}
+
+const AGENT_ID = /^[A-Za-z0-9_-]{1,128}$/
+const CARD_CACHE_LIMIT = 32
+/** Distinct A2A-Extensions values remembered per agent, and the longest value remembered. */
+const NEGOTIATION_CACHE_LIMIT = 64
+const NEGOTIATION_KEY_LIMIT = 1024
+const MOUNT_PATH = /^(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$/
+
+export function createConverseExtension (options: ConverseExtensionOptions): ConverseExtension {
+  const agents = resolveAgents(options)
+  // Only an absent provider gets the default; null is rejected like every other option of the wrong type.
+  const provider = options.provider === undefined ? attachedEnvelopeProvider() : options.provider
+  if (provider === null || typeof provider !== 'object' || typeof provider.envelope !== 'function') {
+    throw new InvalidOptionError('provider', 'must be an object with an envelope(context) method')
+  }
+  const timeoutMs = options.providerTimeoutMs ?? 1000
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) {
+    throw new InvalidOptionError('providerTimeoutMs', 'must be an integer between 1 and 60000')
+  }
+  const decorator = createEnvelopeDecorator({ provider, timeoutMs })
+
+  // Clients send the same few values, so the parse, the intersection and the echo are computed once per distinct
+  // value (bounded: header values are client-chosen).
+  const negotiations = new Map<string, Map<string, Negotiated>>([...agents.keys()].map((id) => [id, new Map()]))
+
+  function negotiateFor (agentId: string, header: string | readonly string[] | undefined): Negotiated | undefined {
+    const agent = agents.get(agentId)
+    if (agent === undefined) return undefined
+    const cache = negotiations.get(agentId) as Map<string, Negotiated>
+    const cacheable = typeof header === 'string' && header.length <= NEGOTIATION_KEY_LIMIT
+    if (cacheable) {
+      const cached = cache.get(header)
+      if (cached !== undefined) return cached
+    }
+    const { requested, activated } = negotiate(header, agent.declared)
+    // Frozen: a cached outcome is shared by every request that sent the same value.
+    const outcome: Negotiated = Object.freeze({
+      requested: Object.freeze(requested),
+      activated: Object.freeze(activated),
+      active: activated.includes(CONVERSE_EXTENSION_URI),
+      echo: formatExtensionsHeader(activated)
+    })
+    if (cacheable && cache.size < NEGOTIATION_CACHE_LIMIT) cache.set(header, outcome)
+    return outcome
+  }
+
+  function transform (method: string, result: unknown, context: ResultContext): Promise<unknown> | unknown {
+    if (!carriesEnvelopes(method)) return result
+    if (!context.negotiated.active) return stripResult(method, result)
+    const body = context.body as { id?: string | number | null, params?: { message?: WireMessage } } | null | undefined
+    return decorator.decorate(method, result, {
+      agentId: context.agentId,
+      activated: context.negotiated.activated,
+      requestMessage: body?.params?.message,
+      requestId: body?.id,
+      log: context.log,
+      traceContext: context.traceContext
+    })
+  }
+
+  function setCard (agentId: string, card: AgentCardInput): void {
+    const agent = agents.get(agentId)
+    if (agent === undefined) throw new InvalidOptionError('agentId', `"${agentId}" is not a declared agent`)
+    checkCard(`agents["${agentId}"].card`, card)
+    agents.set(agentId, resolveAgent(agentId, card, agent.routines as RoutineDeclaration[]))
+    negotiations.get(agentId)?.clear()
+  }
+
+  return { agents, defaultAgentId: options.agents[0].id, decorator, negotiate: negotiateFor, transform, setCard }
+}
+
+function checkCard (option: string, card: AgentCardInput): void {
+  if (card === null || typeof card !== 'object' || typeof card.name !== 'string' || typeof card.description !== 'string') {
+    throw new InvalidOptionError(option, 'must be an object with name and description strings')
+  }
+}
+
+/** A base URL option of a door: a fixed http(s) URL, or a function of the door's request. */
+export type BaseUrlOption<Request> = string | ((request: Request) => string)
+
+/**
+ * The function a door calls per request for a base URL option: the fixed URL (trailing slashes dropped), the
+ * option's own function, or `fallback` when unset. A value of another kind names the option.
+ */
+export function baseUrlOf<Request> (
+  name: string, value: BaseUrlOption<Request> | undefined, fallback: (request: Request) => string
+): (request: Request) => string {
+  if (value === undefined) return fallback
+  if (typeof value === 'function') return value
+  if (typeof value !== 'string' || !/^https?:\/\/[^/]/.test(value)) {
+    throw new InvalidOptionError(name, 'must be an http(s) URL or a function of the request')
+  }
+  const base = value.replace(/\/+$/, '')
+  return () => base
+}
+
+/** '' or a path of segments without a trailing slash ('/v1'); anything else names the option. */
+export function normalizeMountPath (option: string, value: unknown): string {
+  if (value === undefined || value === '' || value === '/') return ''
+  if (typeof value !== 'string') throw new InvalidOptionError(option, 'must be a path string such as "/v1"')
+  const trimmed = value.replace(/\/+$/, '')
+  if (!MOUNT_PATH.test(trimmed)) throw new InvalidOptionError(option, 'must be a path such as "/v1" (segments, no query)')
+  return trimmed
+}
+
+function resolveAgents (options: ConverseExtensionOptions): Map<string, ResolvedAgent> {
+  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object')
+  if (!Array.isArray(options.agents) || options.agents.length === 0) {
+    throw new InvalidOptionError('agents', 'must be a non-empty array')
+  }
+  const agents = new Map<string, ResolvedAgent>()
+  options.agents.forEach((agent, index) => {
+    const where = `agents[${index}]`
+    if (agent === null || typeof agent !== 'object') throw new InvalidOptionError(where, 'must be an object')
+    if (typeof agent.id !== 'string' || !AGENT_ID.test(agent.id)) {
+      throw new InvalidOptionError(`${where}.id`, 'must match ^[A-Za-z0-9_-]{1,128}$')
+    }
+    if (agents.has(agent.id)) throw new InvalidOptionError(`${where}.id`, `"${agent.id}" is declared twice`)
+    const card = agent.card
+    checkCard(`${where}.card`, card)
+    const routines = agent.routines ?? []
+    validateRoutineDeclarations(routines)
+    agents.set(agent.id, resolveAgent(agent.id, card, routines))
+  })
+  return agents
+}
+
+function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclaration[]): ResolvedAgent {
+  const tools = buildToolDescriptors(routines)
+  const others: AgentExtensionEntry[] = card.capabilities?.extensions ?? []
+  const declared = new Set([...others.map((entry) => entry.uri), CONVERSE_EXTENSION_URI])
+  const cache = new Map<string, Record<string, unknown>>()
+  return {
+    id,
+    routines,
+    tools,
+    declared,
+    cardFor ({ publicUrl, mcpPublicUrl = publicUrl, mountPath = '', grpcUrl }) {
+      const key = `${publicUrl} ${mcpPublicUrl} ${mountPath} ${grpcUrl ?? ''}`
+      const cached = cache.get(key)
+      if (cached !== undefined) return cached
+      const built = augmentAgentCard({
+        version: '1.0.0',
+        defaultInputModes: ['text/plain', 'application/json'],
+        defaultOutputModes: ['text/plain', 'application/json'],
+        ...card,
+        // JSON-RPC first (the preferred binding), HTTP+JSON under it (packages/a2a-converse/src/bindings/http-json/), then gRPC where a
+        // gRPC door serves the agents: one target for every agent, each addressed by its id as the tenant.
+        supportedInterfaces: card.supportedInterfaces ?? [
+          { url: `${publicUrl}${mountPath}/a2a/${id}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+          { url: `${publicUrl}${mountPath}/a2a/${id}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+          ...(grpcUrl === undefined ? [] : [{ url: grpcUrl, protocolBinding: 'GRPC', tenant: id, protocolVersion: '1.0' }])
+        ]
+      }, { mcpUrl: `${mcpPublicUrl}${mountPath}/mcp/a/${id}`, tools, routines })
+      // Host headers are client-chosen: cache a bounded number of distinct bases, build the rest each time.
+      if (cache.size < CARD_CACHE_LIMIT) cache.set(key, built)
+      return built
+    }
+  }
+}

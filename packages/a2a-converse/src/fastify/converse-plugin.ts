@@ -1,0 +1,226 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  baseUrlOf, createConverseExtension, normalizeMountPath,
+  type BaseUrlOption, type ConverseExtension, type ConverseExtensionOptions, type ResolvedAgent
+} from '../core/converse-extension.js'
+import type { EnvelopeDecorator } from '../core/decorate.js'
+import { InvalidOptionError } from '../core/errors.js'
+import { cardReply, notServed03Body } from '../http/card-cache.js'
+import { publicHostList, requestHostErrorBody, requestOrigin, RequestHostError } from '../http/request-origin.js'
+import { EXTENSIONS_HEADER } from '../core/uri.js'
+import type { BoundA2AService } from '../bindings/index.js'
+import { cardAsServed, requestedCardVersion, V03_CARD_PATH } from '../core/card.js'
+import { unknownAgentBody } from '../bindings/jsonrpc/binding.js'
+
+export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
+
+export type UrlOption = BaseUrlOption<FastifyRequest>
+
+export interface ConversePluginOptions extends ConverseExtensionOptions {
+  /**
+   * Public base URL written into cards. Default: the request's protocol and host (trustProxy-aware), checked (http or
+   * https, a host[:port] and nothing else: else 400) and the card then sent `Cache-Control: private`.
+   */
+  publicUrl?: UrlOption
+  /**
+   * With the default publicUrl, the hosts (host or host:port) a request may name for the card's URLs; another is 400.
+   * Default: any valid host.
+   */
+  publicHosts?: readonly string[]
+  /** Base URL of the MCP door: an agent's mcp.url is `<mcpPublicUrl>/mcp/a/<id>`. Default: publicUrl. */
+  mcpPublicUrl?: UrlOption
+  /** Serve the first agent's card at <prefix>/.well-known/agent-card.json too. Default true. */
+  defaultAgentCard?: boolean
+  /**
+   * The gRPC target (`host:port`) of a gRPC door serving these agents (packages/a2a-converse/src/grpc/grpc-door.ts): the cards list it
+   * (protocolBinding GRPC, each agent's id as its tenant). Default: none listed.
+   */
+  grpcUrl?: string
+  /**
+   * Fastify's register option: the plugin's routes (cards, tools) and the URLs its cards name (A2A endpoint,
+   * MCP door) move under it. Register `a2aEndpoint` with the same prefix.
+   */
+  prefix?: string
+}
+
+/** Per-request negotiation result, on `request.converse` for routes marked `config: { converse }`. */
+export interface ConverseRequestState {
+  agentId: string
+  requested: readonly string[]
+  activated: readonly string[]
+  /** Whether this request activated the converse extension. */
+  active: boolean
+}
+
+/** What a route puts in `config.converse`: true (agent from `:agentId`) or a fixed agent. */
+export type ConverseRouteConfig = true | { agentId: string }
+
+export interface ConverseApi {
+  agents: ReadonlyMap<string, ResolvedAgent>
+  defaultAgentId: string
+  /**
+   * The augmented card of an agent as seen by this request (base URLs from options or the request). Throws a
+   * RequestHostError when the request's Host / X-Forwarded-* cannot go into its URLs (`hostRefusal` says first).
+   */
+  cardFor (agentId: string, request: FastifyRequest): Record<string, unknown> | undefined
+  /** Why this request's Host / X-Forwarded-* cannot go into a card's URLs, or undefined when they can (or are unused). */
+  hostRefusal (request: FastifyRequest): RequestHostError | undefined
+  /** Whether the cards' URLs come from the request (no fixed publicUrl / mcpPublicUrl): cards are then `private`. */
+  cardsFromRequest: boolean
+  /** Decorates (or strips) one JSON-RPC result for this request; for SSE writers, once per frame. */
+  transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown
+  /** The envelope decorator built from the plugin's provider and timeout. */
+  decorator: EnvelopeDecorator
+  /** The framework-free extension (negotiation, cards, decoration) every door of this app shares. */
+  extension: ConverseExtension
+  /** The prefix the plugin was registered with ('' when none). */
+  mountPath: string
+  /**
+   * The A2A service answering each agent, filled by `a2aEndpoint` as it registers (the first endpoint serving an
+   * agent wins); the MCP door (`mcpEndpoint`) sends its tool calls there.
+   */
+  a2aServices: Map<string, BoundA2AService>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance { converse: ConverseApi }
+  interface FastifyRequest { converse: ConverseRequestState | null }
+  interface FastifyContextConfig { converse?: ConverseRouteConfig }
+}
+
+const NOT_ACTIVE: Omit<ConverseRequestState, 'agentId'> = Object.freeze({ requested: [], activated: [], active: false })
+
+async function conversePlugin (fastify: FastifyInstance, options: ConversePluginOptions): Promise<void> {
+  const extension = createConverseExtension(options)
+  const { agents, decorator, defaultAgentId } = extension
+  const mountPath = normalizeMountPath('prefix', options.prefix)
+  const publicHosts = publicHostList('publicHosts', options.publicHosts)
+  const publicUrl = baseUrlOf('publicUrl', options.publicUrl, (request: FastifyRequest) => requestOrigin(request.protocol, request.host, publicHosts))
+  const mcpPublicUrl = baseUrlOf('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
+  const cardsFromRequest = typeof options.publicUrl !== 'string' || (options.mcpPublicUrl !== undefined && typeof options.mcpPublicUrl !== 'string')
+  const grpcUrl = options.grpcUrl
+  if (grpcUrl !== undefined && (typeof grpcUrl !== 'string' || grpcUrl === '')) throw new InvalidOptionError('grpcUrl', 'must be a non-empty string (host:port)')
+  if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
+    throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
+  }
+
+  const serves03 = (agentId: string): boolean => fastify.converse.a2aServices.get(agentId)?.versions.includes('0.3') === true
+
+  /**
+   * An agent's card. One whose endpoint also answers A2A 0.3 lists its 0.3 interfaces the 1.0 way, or is 0.3's card
+   * for a request that asks for 0.3 (docs/protocol-versions.md, "The card").
+   */
+  function cardFor (agentId: string, request: FastifyRequest, version = requestedCardVersion(request.headers?.['a2a-version'])): Record<string, unknown> | undefined {
+    const card = agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath, grpcUrl })
+    return card === undefined ? undefined : cardAsServed(card, serves03(agentId), version)
+  }
+
+  function hostRefusal (request: FastifyRequest): RequestHostError | undefined {
+    try {
+      publicUrl(request)
+      mcpPublicUrl(request)
+      return undefined
+    } catch (error) {
+      if (error instanceof RequestHostError) return error
+      throw error
+    }
+  }
+
+  function transformResult (request: FastifyRequest, method: string, result: unknown): Promise<unknown> | unknown {
+    const state = request.converse
+    if (state === null) return result
+    return extension.transform(method, result, { agentId: state.agentId, negotiated: state, body: request.body, log: request.log })
+  }
+
+  fastify.decorate('converse', { agents, defaultAgentId, cardFor, hostRefusal, cardsFromRequest, transformResult, decorator, extension, mountPath, a2aServices: new Map() })
+  fastify.decorateRequest('converse', null)
+
+  /** The onRequest hook of one marked route: its config is read once, here, not per request. */
+  function converseRequestHook (config: ConverseRouteConfig) {
+    const fixedAgentId = config === true ? undefined : config.agentId
+    return function onConverseRequest (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+      const agentId = fixedAgentId ?? String((request.params as { agentId?: string }).agentId ?? defaultAgentId)
+      const negotiated = extension.negotiate(agentId, request.headers['a2a-extensions'])
+      if (negotiated === undefined) {
+        request.converse = { agentId, ...NOT_ACTIVE }
+        return done()
+      }
+      const { requested, activated, active, echo } = negotiated
+      request.converse = { agentId, requested, activated, active }
+      if (echo !== undefined) reply.header(EXTENSIONS_HEADER, echo)
+      done()
+    }
+  }
+
+  /**
+   * The preSerialization hook of the marked routes. Callback style, so a reply decorated synchronously (a sync
+   * provider) costs no promise.
+   */
+  function onConverseSerialization (
+    request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void
+  ): void {
+    const response = payload as { result?: unknown } | null
+    if (response === null || typeof response !== 'object' || !('result' in response)) return done(null, payload)
+    const method = (request.body as { method?: unknown } | undefined)?.method
+    if (typeof method !== 'string') return done(null, payload)
+    const original = response.result
+    const finish = (result: unknown) => done(null, result === original ? payload : { ...response, result })
+    const result = transformResult(request, method, original)
+    // decorate never rejects; `done` as the rejection handler only guards against the unforeseen.
+    if (result instanceof Promise) result.then(finish, done)
+    else finish(result)
+  }
+
+  // Opt-in per route, as @fastify/rate-limit does: routes without config.converse get no hooks at all.
+  fastify.addHook('onRoute', (route) => {
+    const config = route.config?.converse
+    if (config === undefined) return
+    if (config !== true && (config === null || typeof config !== 'object' || !agents.has(config.agentId))) {
+      throw new InvalidOptionError(`config.converse of ${route.method} ${route.url}`, 'must be true or { agentId } naming a declared agent')
+    }
+    route.onRequest = [...toArray(route.onRequest), converseRequestHook(config)]
+    route.preSerialization = [...toArray(route.preSerialization), onConverseSerialization]
+  })
+
+  /**
+   * A card with its cache validators (http/card-cache.ts), or 304 when the client holds it already. `Vary:
+   * A2A-Version` where the header picks the card.
+   */
+  function sendCard (request: FastifyRequest, reply: FastifyReply, agentId: string, card: Record<string, unknown>): FastifyReply {
+    const { status, headers, body } = cardReply(card, request.headers['if-none-match'], serves03(agentId), cardsFromRequest)
+    return reply.code(status).headers(headers).send(body)
+  }
+
+  /** The well-known card routes: the version by the request's header; the `/v0.3/` ones: 0.3's card, for 0.3 clients that send none. */
+  function cardRoute (version?: '0.3') {
+    return async (request: FastifyRequest<{ Params: { agentId?: string } }>, reply: FastifyReply) => {
+      const agentId = request.params.agentId ?? defaultAgentId
+      const refused = hostRefusal(request)
+      if (refused !== undefined) return reply.code(400).send(requestHostErrorBody(refused))
+      const card = cardFor(agentId, request, version)
+      if (card === undefined) return reply.code(404).send(unknownAgentBody(agentId))
+      if (version !== undefined && !serves03(agentId)) return reply.code(404).send(notServed03Body(agentId))
+      return sendCard(request, reply, agentId, card)
+    }
+  }
+  fastify.get(`${mountPath}/a2a/:agentId/.well-known/agent-card.json`, cardRoute())
+  fastify.get(`${mountPath}/a2a/:agentId${V03_CARD_PATH}`, cardRoute('0.3'))
+  if (options.defaultAgentCard !== false) {
+    fastify.get(`${mountPath}/.well-known/agent-card.json`, cardRoute())
+    fastify.get(`${mountPath}${V03_CARD_PATH}`, cardRoute('0.3'))
+  }
+  fastify.get<{ Querystring: { agentId?: string } }>(`${mountPath}/api/v1/mcp/converse/tools`, async (request, reply) => {
+    const agentId = request.query.agentId ?? defaultAgentId
+    const agent = agents.get(agentId)
+    if (agent === undefined) return reply.code(404).send(unknownAgentBody(agentId))
+    return { tools: agent.tools }
+  })
+}
+
+function toArray<T> (value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value]
+}
+
+export const converse = fp(conversePlugin, { fastify: '5.x', name: 'a2a-converse' })
+export default converse

@@ -1,0 +1,324 @@
+/**
+ * Conversation state behind an interface: routine progress, ownership (human takeover), recent turns and the
+ * person's replies not yet delivered. Keyed by (agentId, contextId). Async everywhere so that a PostgreSQL
+ * implementation (one row per conversation, `SELECT … FOR UPDATE` in a transaction around `update`) can replace
+ * the in-memory one without changing callers. Tasks themselves stay in the SDK's TaskStore.
+ */
+import type { ConverseEnvelope, OwnershipState } from '../core/envelope.js'
+import { ConverseError } from '../core/errors.js'
+import type { RoutineStatus } from '../core/envelope.js'
+import type { AnswerLog } from './answer-log.js'
+
+export type TurnRole = 'user' | 'agent' | 'human'
+
+export interface ConversationTurn {
+  id: string
+  /** ISO 8601. */
+  at: string
+  role: TurnRole
+  text: string
+  taskId?: string
+  messageId?: string
+  /**
+   * A user turn's content digest (messageContentDigest): a retry of its messageId must carry the same content.
+   * Absent on turns an earlier version stored (any content then counts as the same).
+   */
+  content?: string
+  /**
+   * A user turn answered by a Message: that Message as the client received it (ProtoJSON, serialized), so a retry
+   * gets it again byte for byte. Kept as a string so both stores hold it exactly (jsonb would change U+0000).
+   * Bounded with the turn: by maxTurns, and by what one reply can hold (an agent's reply, not the client's body).
+   */
+  reply?: string
+  /** An agent turn's envelope as the client received it (the inbox's trace shows it). */
+  envelope?: ConverseEnvelope
+}
+
+/** A person's reply (operator API) waiting to be delivered to a task / stream. */
+export interface HumanReply {
+  id: string
+  /** ISO 8601. */
+  at: string
+  text: string
+  /** The task it belongs to, when known. */
+  taskId?: string
+}
+
+/** The routine running in the conversation, with the task that carries it. */
+/**
+ * Where one routine run stands. Plain JSON (strings, numbers, booleans, objects): a store can persist it as
+ * is and hand it back on the next turn. Engine operations never mutate it; they return a new object that keeps
+ * any extra member the caller added (e.g. a `taskId`).
+ */
+export interface RoutineProgress {
+  /** The routine's declared `name`. */
+  routine: string
+  status: RoutineStatus
+  /** Accepted slot values, already coerced to the slot types, keyed by declared slot key. */
+  values: Record<string, unknown>
+  /** Index of the current step in the declared `steps`; 0 when the routine declares none. */
+  stepIndex: number
+  /** The current step's id; absent when the routine declares no steps. */
+  step?: string
+  /** How the approval step ended, when it did. */
+  approval?: 'approved' | 'declined'
+  /** ISO 8601 timestamps. */
+  startedAt: string
+  updatedAt: string
+  /** Set when the status becomes `completed` or `abandoned`. */
+  endedAt?: string
+}
+
+export interface ConversationRoutine extends RoutineProgress {
+  taskId?: string
+}
+
+/** The authenticated caller a conversation belongs to, and its contextId as that caller knows it. */
+export interface ConversationCaller {
+  id: string
+  contextId: string
+}
+
+export interface ConversationState {
+  agentId: string
+  /** The store's key: the client's contextId for a walk-in, `conversationKey(caller, contextId)` for a caller. */
+  contextId: string
+  /** Absent for a walk-in's conversation. */
+  caller?: ConversationCaller
+  ownership: OwnershipState
+  /** ISO 8601: the last takeover or release. */
+  ownershipChangedAt?: string
+  /** The current (or last) routine of the conversation. */
+  routine?: ConversationRoutine
+  /** The most recent turns, oldest first; bounded (see ConversationLimits.maxTurns). */
+  turns: ConversationTurn[]
+  /** Undelivered human replies, oldest first; bounded (see ConversationLimits.maxInbox). */
+  inbox: HumanReply[]
+  /** Set by the store on every write (see needsPersonReasons): why the conversation waits for a person, if it does. */
+  needsPerson?: NeedsPersonReason[]
+  /** Set by the store: 1 on creation, +1 on every update. A PostgreSQL store may use it for optimistic checks. */
+  version: number
+  /** Set by the store (ISO 8601). */
+  createdAt: string
+  updatedAt: string
+}
+
+/**
+ * Why a conversation needs a person (the inbox's filter):
+ * - `waiting_for_approval`: its routine waits for a yes or no;
+ * - `unanswered`: the agent's last answer was `unanswered` / `insufficient_evidence`;
+ * - `scope_boundary`: the agent's last answer was an `intentional_scope_boundary`;
+ * - `waiting_for_reply`: a person owns it and the caller's last turn (suppressed) has no reply yet.
+ */
+export const NEEDS_PERSON_REASONS = ['waiting_for_approval', 'unanswered', 'scope_boundary', 'waiting_for_reply'] as const
+export type NeedsPersonReason = typeof NEEDS_PERSON_REASONS[number]
+
+/** Characters of the last turn's text a listing shows. */
+export const SUMMARY_TEXT_LENGTH = 200
+
+/** A conversation in a listing. */
+export interface ConversationSummary {
+  agentId: string
+  contextId: string
+  caller?: ConversationCaller
+  ownership: OwnershipState
+  version: number
+  /** ISO 8601: the last activity (a turn, a reply, a takeover or release). */
+  updatedAt: string
+  /** Where it stands in the store's write order (higher: more recent); a listing continues below it (`before`). */
+  position: number
+  needsPerson: NeedsPersonReason[]
+  /** The last turn, its text cut to SUMMARY_TEXT_LENGTH characters. */
+  lastTurn?: { role: TurnRole, at: string, text: string }
+}
+
+export interface ConversationListOptions {
+  /** At most this many (rounded up); default: all. */
+  limit?: number
+  /** Only conversations written before this position (a previous page's last `position`). */
+  before?: number
+  ownership?: OwnershipState
+  /** true: only conversations that need a person; false: only those that do not. */
+  needsPerson?: boolean
+}
+
+export type ConversationUpdate = (state: ConversationState | undefined) => Promise<ConversationState> | ConversationState
+
+export interface ConversationUpdateOptions {
+  /**
+   * The caller key (packages/a2a-converse/src/stores/caller-key.ts) of the request behind the update: a conversation it creates is that
+   * caller's, for per-caller bounds (MAX_CONVERSATIONS_PER_CALLER in memory). Ignored when the store has none.
+   */
+  owner?: string
+}
+
+export interface ConversationStore {
+  /** What the store keeps of each conversation (turns, undelivered replies, text length). */
+  readonly limits: Readonly<ConversationLimits>
+  /**
+   * Optional: the log of agent answers (packages/a2a-converse/src/stores/answer-log.ts), written by `update` with the turns it adds (an
+   * agent turn whose envelope has `answerCoverage`). The gateway's stores keep one; the inbox's knowledge-gaps view
+   * needs it.
+   */
+  readonly answers?: AnswerLog
+  /**
+   * Optional: true when each call is worth a span of its own (packages/a2a-converse/src/stores/traced-conversations.ts): a store whose calls
+   * are transactions that may wait (PostgreSQL, embedded). Absent for the memory store, whose call costs a few
+   * microseconds, less than its span would (docs/observability.md).
+   */
+  readonly traced?: boolean
+  /** The conversation, or undefined. The result is a copy: changing it changes nothing stored. */
+  get (agentId: string, contextId: string): Promise<ConversationState | undefined>
+  /**
+   * Read-modify-write, serialised per conversation: `fn` sees the latest state (undefined for a new
+   * conversation, else a private copy it may mutate) and returns the next one; updates of the same
+   * (agentId, contextId) run one after another, never interleaved, so none is lost. Updates of different
+   * conversations do not wait for each other. When `fn` throws (or rejects), nothing is written, the error
+   * propagates, and the next update of that conversation runs normally.
+   * `fn` may be called more than once (a store may try an optimistic path first); only the state returned by the
+   * last call is written, so `fn` must have no effects beyond computing the next state from its argument (closures
+   * that record the last computed plan are fine).
+   * The store sets `agentId`, `contextId`, `version`, `createdAt` and `updatedAt`, and applies its limits
+   * (turns, inbox, text length). Returns the stored state (a copy).
+   */
+  update (agentId: string, contextId: string, fn: ConversationUpdate, options?: ConversationUpdateOptions): Promise<ConversationState>
+  /**
+   * Optional: refuses (CallerCapError, -32000 at the endpoint) a new conversation of `owner` when the store bounds
+   * conversations per caller and `owner` is at that bound. Asked before a request runs, so the refusal is an answer
+   * and nothing is written; an update that creates one anyway (two at once) stays within the bound by evicting that
+   * owner's own least recently updated idle conversation, never another owner's.
+   */
+  admit? (agentId: string, owner: string): Promise<void>
+  /** True when the conversation exists. */
+  exists (agentId: string, contextId: string): Promise<boolean>
+  /** Conversations of an agent, most recently updated first, filtered and paged as the options say. */
+  list (agentId: string, options?: ConversationListOptions): Promise<ConversationSummary[]>
+  /** The contextId of the conversation that holds the task (its routine's or a turn's taskId), or undefined. */
+  findContextByTaskId (agentId: string, taskId: string): Promise<string | undefined>
+  /** Removes the conversation; true when it existed. Serialised with updates of the same conversation. */
+  delete (agentId: string, contextId: string): Promise<boolean>
+  /** Releases resources. Afterwards every method rejects with ConversationStoreClosedError. */
+  close (): Promise<void>
+}
+
+export interface ConversationLimits {
+  /** Turns kept per conversation (the most recent). Default 50. */
+  maxTurns: number
+  /** Undelivered human replies kept per conversation (the most recent). Default 50. */
+  maxInbox: number
+  /** Characters kept of a turn's or reply's text (longer text is cut). Default 8000. */
+  maxTextLength: number
+}
+
+export const DEFAULT_CONVERSATION_LIMITS: Readonly<ConversationLimits> = Object.freeze({
+  maxTurns: 50,
+  maxInbox: 50,
+  maxTextLength: 8000
+})
+
+/**
+ * The store key of a caller's conversation: conversations are keyed (agentId, key), and each caller's contextIds
+ * are its own, so another caller's contextId starts a conversation of the new caller. `<caller id, URI-encoded
+ * (so without "/")>/<contextId>`: two callers' keys never meet. A walk-in's key is its contextId.
+ */
+/** The longest key: a caller id of 128 characters URI-encoded (3 each at most), "/", a contextId of 128. */
+export const MAX_CONVERSATION_KEY_LENGTH = 3 * 128 + 1 + 128
+
+export function conversationKey (callerId: string | undefined, contextId: string): string {
+  return callerId === undefined ? contextId : `${encodeURIComponent(callerId)}/${contextId}`
+}
+
+/** The contextId the conversation's client knows (the key of a walk-in's conversation is its contextId). */
+export function clientContextId (state: Pick<ConversationState, 'contextId' | 'caller'>): string {
+  return state.caller?.contextId ?? state.contextId
+}
+
+/** A new conversation's state, AI-owned with no turns: what an `update` fn usually starts from. */
+export function newConversationState (agentId: string, contextId: string, at: Date = new Date()): ConversationState {
+  const iso = at.toISOString()
+  return { agentId, contextId, ownership: 'ai_owned', turns: [], inbox: [], version: 0, createdAt: iso, updatedAt: iso }
+}
+
+/**
+ * The state with the limits applied: only the last `maxTurns` turns and `maxInbox` replies, texts cut to
+ * `maxTextLength`, and `needsPerson` derived from the result. Returns a new object (entries that needed no cut
+ * are shared); every store implementation applies it on write. Tolerates a state without `turns` / `inbox` (they become []).
+ */
+export function applyConversationLimits (state: ConversationState, limits: ConversationLimits = DEFAULT_CONVERSATION_LIMITS): ConversationState {
+  const cut = <T extends { text: string }>(entry: T): T =>
+    entry.text.length > limits.maxTextLength ? { ...entry, text: entry.text.slice(0, limits.maxTextLength) } : entry
+  const stored = {
+    ...state,
+    turns: last(state.turns ?? [], limits.maxTurns).map(cut),
+    inbox: last(state.inbox ?? [], limits.maxInbox).map(cut)
+  }
+  stored.needsPerson = needsPersonReasons(stored)
+  return stored
+}
+
+/**
+ * Why the conversation waits for a person (empty: it does not). The verdicts count while the agent's answer is the
+ * conversation's last word (a person's reply after it settles them).
+ */
+export function needsPersonReasons (state: Pick<ConversationState, 'ownership' | 'routine' | 'turns'>): NeedsPersonReason[] {
+  const reasons: NeedsPersonReason[] = []
+  if (state.routine?.status === 'waiting_for_approval') reasons.push('waiting_for_approval')
+  const turns = state.turns
+  const lastAnswer = turns.findLast((turn) => turn.role !== 'user')
+  const coverage = lastAnswer?.role === 'agent' ? lastAnswer.envelope?.answerCoverage : undefined
+  if (coverage?.coverage === 'unanswered' && coverage.reason === 'insufficient_evidence') reasons.push('unanswered')
+  if (coverage?.reason === 'intentional_scope_boundary') reasons.push('scope_boundary')
+  if (state.ownership === 'human_owned' && turns.at(-1)?.role === 'user') reasons.push('waiting_for_reply')
+  return reasons
+}
+
+/** The listing's view of a stored state. */
+export function conversationSummary (state: ConversationState, position: number): ConversationSummary {
+  const summary: ConversationSummary = {
+    agentId: state.agentId,
+    contextId: state.contextId,
+    ownership: state.ownership,
+    version: state.version,
+    updatedAt: state.updatedAt,
+    position,
+    needsPerson: needsPersonReasons(state)
+  }
+  if (state.caller !== undefined) summary.caller = state.caller
+  const lastTurn = state.turns.at(-1)
+  if (lastTurn !== undefined) summary.lastTurn = { role: lastTurn.role, at: lastTurn.at, text: lastTurn.text.slice(0, SUMMARY_TEXT_LENGTH) }
+  return summary
+}
+
+/** Refuses a `before` that is not a positive safe integer (both stores take the same cursors). */
+export function assertListOptions (options: ConversationListOptions): void {
+  if (options.before !== undefined && (!Number.isSafeInteger(options.before) || options.before < 1)) {
+    throw new RangeError('a listing\'s `before` must be a positive integer (a previous summary\'s position)')
+  }
+}
+
+/** Whether a summary passes a listing's filters (position, owner, needs a person). */
+export function matchesListOptions (summary: Pick<ConversationSummary, 'position' | 'ownership' | 'needsPerson'>, options: ConversationListOptions): boolean {
+  if (options.before !== undefined && summary.position >= options.before) return false
+  if (options.ownership !== undefined && summary.ownership !== options.ownership) return false
+  if (options.needsPerson !== undefined && (summary.needsPerson.length > 0) !== options.needsPerson) return false
+  return true
+}
+
+function last<T> (entries: readonly T[], count: number): T[] {
+  return entries.slice(Math.max(0, entries.length - count))
+}
+
+/** Every taskId the state mentions (its routine's and its turns' and replies'), without duplicates. */
+export function conversationTaskIds (state: ConversationState): string[] {
+  const ids = new Set<string>()
+  if (state.routine?.taskId !== undefined) ids.add(state.routine.taskId)
+  for (const entry of [...state.turns, ...state.inbox]) if (entry.taskId !== undefined) ids.add(entry.taskId)
+  return [...ids]
+}
+
+/** Any store method called after `close()`. */
+export class ConversationStoreClosedError extends ConverseError {
+  constructor () {
+    super('A2A_CONVERSE_STORE_CLOSED', 'the conversation store is closed')
+  }
+}

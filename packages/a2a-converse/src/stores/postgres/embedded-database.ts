@@ -1,0 +1,149 @@
+/**
+ * The embedded database: PostgreSQL compiled to WebAssembly (PGlite, `@electric-sql/pglite`) in this process, behind
+ * the same `PostgresDatabase` interface as a server's pool. The stores, their SQL and the migrations are the server's
+ * own: one dialect, one contract suite.
+ *
+ * PGlite is one session. A connection taken from this "pool" holds that session alone until it is released, so a
+ * transaction's statements never interleave with another caller's; a pool query waits its turn like any connection
+ * would. A connection released as broken (`release(true)`) rolls back what it left open first — what a server does
+ * when a connection closes.
+ *
+ * The session is spoken to by `pg` (PGlite's node-postgres adapter), so values come back as from a server and the
+ * stores' named statements are prepared once per session.
+ */
+import type { PGlite } from '@electric-sql/pglite'
+import { importPeer } from '../../peers/import-peer.js'
+import type pg from 'pg'
+import { Kysely, PostgresDialect } from '../../peers/postgres.js'
+import { StoreUnavailableError } from '../errors.js'
+import { isWriteFailure } from './connection-errors.js'
+import { lockFolder } from './folder-lock.js'
+import { privateFolder } from './folder-permissions.js'
+import { namingClient, PreparedStatements } from './prepared-statements.js'
+import { assertSchemaName, type PostgresDatabase, type PostgresLogger } from './postgres-database.js'
+
+export interface EmbeddedDatabaseOptions {
+  /**
+   * The data folder: created when missing, held by this process alone while open (folder-lock.ts), private to this
+   * process's user (folders 0700, files 0600, after the start and at close: folder-permissions.ts). Absent: in
+   * memory, gone when closed.
+   */
+  dataDir?: string
+  /** The schema every table lives in (the session's `search_path`). Default `public`. */
+  schema?: string
+  logger: PostgresLogger
+}
+
+/** One session, taken in turn: a queue of waiting holders. */
+class SessionTurns {
+  #tail: Promise<void> = Promise.resolve()
+
+  /** Resolves when the session is ours; call the function it gives to hand it on. */
+  async take (): Promise<() => void> {
+    let handOn!: () => void
+    const previous = this.#tail
+    this.#tail = new Promise((resolve) => { handOn = resolve })
+    await previous
+    return handOn
+  }
+}
+
+/** PGlite is loaded when an embedded database is opened: a server-only deployment does without it. */
+const EMBEDDED = 'the embedded database (a2a-converse/postgres)'
+
+export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): Promise<PostgresDatabase> {
+  if (options.schema !== undefined) assertSchemaName(options.schema)
+  const unlock = options.dataDir === undefined ? async () => {} : await lockFolder(options.dataDir)
+  let session: PGlite
+  // `pg` speaking to the session through PGlite's node-postgres adapter: statements prepared once (prepared-statements.ts),
+  // values read as from a server (int8 and numeric as strings).
+  let wire: pg.Client
+  try {
+    const [{ PGlite: Session }, { createPgConfig }] = await Promise.all([
+      importPeer<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', EMBEDDED),
+      importPeer<typeof import('@electric-sql/pglite/node-postgres')>('@electric-sql/pglite/node-postgres', EMBEDDED)
+    ])
+    session = new Session({ dataDir: options.dataDir })
+    await session.waitReady
+    // PGlite's start writes files 0666 or 0644 whatever the umask (folder-permissions.ts).
+    if (options.dataDir !== undefined) await privateFolder(options.dataDir)
+    if (options.schema !== undefined) await session.query(`set search_path to ${options.schema}`)
+    wire = new (namingClient(new PreparedStatements()))(createPgConfig(session) as pg.ClientConfig)
+    await wire.connect()
+  } catch (error) {
+    await unlock()
+    throw error
+  }
+  // pg emits 'error' only for a failure while no query is active: every message sent here belongs to a query, whose
+  // caller gets its error. A listener, so that an unforeseen one is not a crash.
+  /* c8 ignore next -- not reached: see above */
+  wire.on('error', (error) => { options.logger.warn({ code: (error as { code?: unknown }).code }, 'the embedded database session reported an error') })
+  const turns = new SessionTurns()
+  let closed = false
+
+  async function run (query: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> {
+    if (closed) throw new StoreUnavailableError(new Error('the embedded database is closed'))
+    try {
+      return await wire.query(query, values)
+    } catch (error) {
+      // A full disk (or another failure to write the folder's files): the log names the folder to free up.
+      if (options.dataDir !== undefined && isWriteFailure(error)) (error as Error).message = `DATA_DIR ${options.dataDir}: ${(error as Error).message}`
+      throw error
+    }
+  }
+
+  const pool = {
+    async query (query: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> {
+      const handOn = await turns.take()
+      try {
+        return await run(query, values)
+      } finally {
+        handOn()
+      }
+    },
+    async connect (): Promise<pg.PoolClient> {
+      const handOn = await turns.take()
+      let released = false
+      const client = {
+        query: run,
+        release (broken?: boolean | Error) {
+          if (released) return
+          released = true
+          // A broken connection's open transaction ends with it (a server rolls it back when the connection closes).
+          if (broken === undefined || broken === false || closed) handOn()
+          else wire.query('rollback').then(handOn, handOn)
+        }
+      }
+      return client as unknown as pg.PoolClient
+    },
+    async end () {}
+  }
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) })
+
+  let closing: Promise<void> | undefined
+  return {
+    db,
+    pool: pool as unknown as pg.Pool,
+    schema: options.schema,
+    clientConfig: Object.freeze({}),
+    logger: options.logger,
+    async ping () {
+      return !closed
+    },
+    async close () {
+      closing ??= (async () => {
+        // Every holder hands the session on before it closes: nothing is cut mid-transaction.
+        const handOn = await turns.take()
+        closed = true
+        await db.destroy()
+        await wire.end()
+        await session.close()
+        // What the session wrote since the start (its relation cache files are rewritten 0644).
+        if (options.dataDir !== undefined) await privateFolder(options.dataDir)
+        await unlock()
+        handOn()
+      })()
+      await closing
+    }
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Following configured upstream tasks on its own (packages/a2a-converse/src/backends/proxy/upstream-task-follower.ts), over a scripted
+ * upstream: one follow per task and caller, the bound, an upstream that cannot stream, a follow that ends when the
+ * task has no configs left, an upstream failure logged, close ending every follow.
+ */
+import t from 'tap'
+import { ServerCallContext } from '@a2a-js/sdk/server'
+import type { A2ABackend } from '../../../../packages/a2a-converse/src/protocol/backend.js'
+import { callerContext } from '../../../../packages/a2a-converse/src/auth/sdk-user.js'
+import { upstreamTaskFollower } from '../../../../packages/a2a-converse/src/backends/proxy/upstream-task-follower.js'
+
+type Json = Record<string, any>
+
+/** An upstream whose SubscribeToTask streams yield `events` then wait until aborted (or fail with `failure`). */
+function scripted (options: { streaming?: boolean, events?: unknown[], failure?: Error } = {}) {
+  const opened: string[] = []
+  const upstream: A2ABackend = {
+    facts: { capabilities: { streaming: options.streaming ?? true, pushNotifications: false, extendedAgentCard: false }, requiredExtensions: [] },
+    async call () { return undefined },
+    async * stream (request, context) {
+      opened.push(String(request.params.id))
+      yield * options.events ?? []
+      if (options.failure !== undefined) throw options.failure
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))
+    },
+    toError () { return { code: -32603, message: 'x' } }
+  }
+  return { upstream, opened }
+}
+
+function logger () {
+  const lines: Json[] = []
+  return { lines, log: { warn: (object: object, msg: string) => { lines.push({ ...object, msg }) }, error () {}, info () {} } }
+}
+
+async function settle (): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
+t.test('one follow per task and caller, at most maxFollowed; close ends them all', async (t) => {
+  const { upstream, opened } = scripted()
+  const { lines, log } = logger()
+  const follower = upstreamTaskFollower({ agentId: 'shop', upstream, save: async () => {}, configured: async () => true, maxFollowed: 2, log })
+  follower.follow('t1', callerContext('alice'))
+  follower.follow('t1', callerContext('alice'))
+  follower.follow('t1', callerContext('bob'))
+  follower.follow('t2', callerContext('alice'))
+  await settle()
+  t.equal(follower.size, 2)
+  t.same(opened, ['t1', 't1'], 'alice\'s and bob\'s t1, each once')
+  t.match(lines, [{ agentId: 'shop', taskId: 't2', followed: 2, msg: 'upstream task not followed: the bound of followed tasks is reached' }])
+  await follower.close()
+  t.equal(follower.size, 0)
+  follower.follow('t3', callerContext('alice'))
+  t.equal(follower.size, 0, 'nothing follows once closed')
+})
+
+t.test('an upstream that cannot stream is not followed', async (t) => {
+  const { upstream, opened } = scripted({ streaming: false })
+  const follower = upstreamTaskFollower({ agentId: 'shop', upstream, save: async () => {}, configured: async () => true })
+  follower.follow('t1', new ServerCallContext())
+  t.equal(follower.size, 0)
+  t.same(opened, [])
+})
+
+t.test('each event saved; the follow ends when the task has no configs left, or the upstream fails (logged)', async (t) => {
+  const events = [{ task: { id: 't1' } }, { statusUpdate: { taskId: 't1' } }]
+  const saved: unknown[] = []
+  let configs = 2
+  const { upstream } = scripted({ events })
+  const follower = upstreamTaskFollower({
+    agentId: 'shop', upstream, save: async (event) => { saved.push(event) }, configured: async () => --configs > 0
+  })
+  follower.follow('t1', callerContext('alice'))
+  await settle()
+  t.same(saved, events, 'both events saved, then no configs: stopped')
+  t.equal(follower.size, 0)
+
+  const failing = scripted({ events: [events[0]], failure: new Error('the stream was cut') })
+  const { lines, log } = logger()
+  const other = upstreamTaskFollower({ agentId: 'shop', upstream: failing.upstream, save: async () => {}, configured: async () => true, log })
+  other.follow('t1', callerContext('alice'))
+  await settle()
+  t.equal(other.size, 0)
+  t.match(lines, [{ agentId: 'shop', taskId: 't1', err: { message: 'the stream was cut' }, msg: 'stopped following an upstream task for its push notifications' }])
+})

@@ -1,0 +1,160 @@
+/**
+ * The PostgreSQL stores on the embedded database (PGlite in this process): the same store code, the same migrations
+ * and the same contract suite as on a server — on every machine, with no server installed.
+ */
+import t from 'tap'
+import { TaskState, type Task } from '@a2a-js/sdk'
+import { ServerCallContext } from '@a2a-js/sdk/server'
+import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
+import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
+import { migrate } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { PostgresConversationStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-conversation-store.js'
+import { newConversationState, type ConversationState } from '../../../packages/a2a-converse/src/stores/conversation-store.js'
+import { PostgresTaskStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-task-store.js'
+import { PostgresTaskTurnLock } from '../../../packages/a2a-converse/src/stores/postgres/postgres-task-turn-lock.js'
+import { finishedStaysFinished } from '../../fixtures/finished-stays-finished.js'
+import { taskReservationCases } from '../../fixtures/task-reservations.js'
+import { CALLER_KEY_STATE } from '../../../packages/a2a-converse/src/stores/caller-key.js'
+import { CompiledQuery } from 'kysely'
+import { conversationStoreContract } from './conversation-store-contract.js'
+
+const database = await openEmbeddedDatabase({ schema: 'converse_test', logger: { warn () {} } })
+t.teardown(async () => await database.close())
+const report = await migrate(database.db, { schema: 'converse_test' })
+
+t.test('the server\'s migrations apply as they are', async (t) => {
+  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace'])
+  t.same((await migrate(database.db, { schema: 'converse_test' })).applied, [], 'and again: nothing to do')
+})
+
+t.test('the conversation store contract', async (t) => {
+  conversationStoreContract(t, { create: (options) => new PostgresConversationStore(database, options), oneSession: true })
+})
+
+t.test('the answer log\'s rows past the cap and the retention are deleted by the writes, at most once a minute per agent', async (t) => {
+  let now = Date.UTC(2026, 0, 10, 12)
+  const store = new PostgresConversationStore(database, { now: () => new Date(now), maxAnswersPerAgent: 2, answerRetentionMs: 60 * 60 * 1000 })
+  const agentId = `pruned-${process.pid}`
+  const rows = async (): Promise<string[]> => (await database.db.executeQuery<{ question: string }>(CompiledQuery.raw(
+    `select question from converse_test.converse_answers where agent_id = '${agentId}' order by seq`))).rows.map((row) => row.question)
+  const answer = (question: string) => (state: ConversationState | undefined): ConversationState => {
+    const next = state ?? newConversationState(agentId, 'ignored')
+    next.turns.push({ id: `${question}-u`, at: 'x', role: 'user', text: question })
+    next.turns.push({
+      id: `${question}-a`,
+      at: 'x',
+      role: 'agent',
+      text: 'no idea',
+      envelope: { author: 'agent', answerCoverage: { availability: 'assessed', coverage: 'unanswered', reason: 'insufficient_evidence' }, ownership: { state: 'ai_owned', suppressed: false } }
+    })
+    return next
+  }
+  // The agent's first answer comes on the locked path (the conversation exists): that write prunes.
+  await store.update(agentId, 'c1', (state) => state ?? newConversationState(agentId, 'c1'))
+  await store.update(agentId, 'c1', answer('one'))
+  await store.update(agentId, 'c2', answer('two'))
+  await store.update(agentId, 'c3', answer('three'))
+  t.same(await rows(), ['one', 'two', 'three'], 'within the minute nothing is deleted (the reads count the newest 2 only)')
+  now += 61_000
+  await store.update(agentId, 'c1', answer('four'))
+  t.same(await rows(), ['two', 'three', 'four'], 'a minute later, a locked write keeps the newest 2 it found, and its own')
+  now += 2 * 60 * 60 * 1000
+  await store.update(agentId, 'c5', answer('five'))
+  t.same(await rows(), ['five'], 'past the retention, a new conversation\'s statement deletes the old rows')
+})
+
+t.test('a conversation created on the locked path (fn gave up on the optimistic one) is its owner\'s too', async (t) => {
+  const store = new PostgresConversationStore(database, { maxConversationsPerCaller: 1 })
+  const agentId = `locked-owner-${process.pid}`
+  let calls = 0
+  const once = (state: ConversationState | undefined): ConversationState => {
+    if (++calls === 1) throw new Error('not on the optimistic path')
+    return state ?? newConversationState(agentId, 'ignored')
+  }
+  await store.update(agentId, 'first', once, { owner: 'caller:alice' })
+  t.equal(calls, 2)
+  await t.rejects(store.admit(agentId, 'caller:alice'), { name: 'CallerCapError', cap: 'MAX_CONVERSATIONS_PER_CALLER' })
+  calls = 0
+  await store.update(agentId, 'second', once, { owner: 'caller:alice' })
+  t.equal(await store.exists(agentId, 'first'), false, 'the overflow went in the creating transaction')
+  t.ok(await store.exists(agentId, 'second'))
+})
+
+t.test('each owner\'s counter (migration 0007) follows its conversations: created, evicted, deleted, placeholders not counted', async (t) => {
+  const store = new PostgresConversationStore(database, { maxConversationsPerCaller: 3 })
+  const agentId = `counted-${process.pid}`
+  const create = async (contextId: string, owner: string): Promise<void> => {
+    await store.update(agentId, contextId, (state) => state ?? newConversationState(agentId, contextId), { owner })
+  }
+  const counters = async (): Promise<{ counted: unknown, held: unknown }> => {
+    const held = await database.db.executeQuery(CompiledQuery.raw(`select owner, held from converse_test.converse_conversation_owners
+      where agent_id = '${agentId}' and held > 0 order by owner`))
+    const counted = await database.db.executeQuery(CompiledQuery.raw(`select owner, count(*)::int as held from converse_test.converse_conversations
+      where agent_id = '${agentId}' and owner is not null and state is not null group by owner order by owner`))
+    return { counted: counted.rows, held: held.rows }
+  }
+  for (let n = 0; n < 5; n++) await create(`alice-${n}`, 'caller:alice')
+  await create('bob-0', 'caller:bob')
+  await create('bob-1', 'caller:bob')
+  await database.db.executeQuery(CompiledQuery.raw(`insert into converse_test.converse_conversations (agent_id, context_id) values ('${agentId}', 'placeholder')`))
+  let { counted, held } = await counters()
+  t.same(held, [{ owner: 'caller:alice', held: 3 }, { owner: 'caller:bob', held: 2 }], 'alice at her cap (the overflow went), bob at 2')
+  t.same(held, counted, 'the counters are the count')
+  await t.rejects(store.admit(agentId, 'caller:alice'), { name: 'CallerCapError' }, 'the cap reads the counter')
+  await store.delete(agentId, 'alice-4')
+  await store.admit(agentId, 'caller:alice')
+  ;({ counted, held } = await counters())
+  t.same(held, [{ owner: 'caller:alice', held: 2 }, { owner: 'caller:bob', held: 2 }], 'a delete counts down')
+  t.same(held, counted)
+})
+
+t.test('task reservations (MAX_OPEN_TASKS_PER_CALLER before a turn is recorded)', async (t) => {
+  await taskReservationCases(t, new PostgresTaskStore(database.db, { maxOpenTasksPerCaller: 2 }), 'embedded')
+  const store = new PostgresTaskStore(database.db, { maxOpenTasksPerCaller: 1 })
+  const walkIn = new ServerCallContext({ state: new Map([[CALLER_KEY_STATE, 'address:expiring']]) })
+  await store.reserve('expiring-1', walkIn)
+  await t.rejects(store.reserve('expiring-2', walkIn), { name: 'CallerCapError' })
+  await database.db.executeQuery(CompiledQuery.raw("update converse_test.converse_task_reservations set expires_at = now() - interval '1 second' where caller_key = 'address:expiring'"))
+  await store.reserve('expiring-2', walkIn)
+  t.pass('an expired reservation no longer counts (dropped on the way)')
+  await database.db.executeQuery(CompiledQuery.raw("update converse_test.converse_task_reservations set expires_at = now() - interval '1 second' where caller_key = 'address:expiring'"))
+  await store.save({ id: 'expiring-2', contextId: 'c', status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: '2026-12-01T10:00:00.000Z' }, artifacts: [], history: [], metadata: {} }, walkIn)
+  t.pass('a save whose reservation expired is counted again, and fits')
+})
+
+t.test('a finished task stays finished', async (t) => {
+  await finishedStaysFinished(t, new PostgresTaskStore(database.db), 'embedded')
+})
+
+t.test('rows are the SDK\'s: what our store writes, the SDK\'s reads and lists alike', async (t) => {
+  const context = new ServerCallContext()
+  const ours = new PostgresTaskStore(database.db, { ownerResolver: () => 'agent:x' })
+  const sdk = new DatabaseTaskStore(database.db, { ownerResolver: () => 'agent:x' })
+  const task = (id: string, second: number): Task => ({
+    id,
+    contextId: 'ctx-embedded',
+    status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: `2026-12-01T10:00:0${second}.000Z` },
+    artifacts: [],
+    history: [],
+    metadata: { n: second }
+  })
+  for (let n = 0; n < 3; n++) await ours.save(task(`embedded-${n}`, n), context)
+  t.strictSame(await sdk.load('embedded-1', context), await ours.load('embedded-1', context))
+  const request = { tenant: '', contextId: 'ctx-embedded', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined, pageSize: 2 } as never
+  const page = await ours.list(request, context)
+  t.strictSame(page, await sdk.list(request, context))
+  t.equal(page.totalSize, 3, 'a count read as pg reads it')
+  t.same(page.tasks.map((listed) => listed.id), ['embedded-2', 'embedded-1'])
+})
+
+t.test('the per-task turn lock runs on the embedded database too (one process: the gateway uses the memory lock)', async (t) => {
+  const lock = new PostgresTaskTurnLock(database, { scope: 'embedded', waitTimeoutMs: 2000, retryInitialDelayMs: 1, retryMaxDelayMs: 5 })
+  const key = { tenant: '', owner: 'alice', taskId: 'task-1' }
+  const order: string[] = []
+  const first = await lock.acquire(key)
+  const second = lock.acquire(key).then((release) => { order.push('second'); return release })
+  order.push('first')
+  await first()
+  await (await second)()
+  t.same(order, ['first', 'second'])
+})

@@ -1,0 +1,183 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import pg from 'pg'
+import type { PostgresDatabase } from '../../../packages/a2a-converse/src/stores/postgres/postgres-database.js'
+
+const url = process.env.TEST_DATABASE_URL
+
+if (url === undefined) {
+  t.test('PostgreSQL migrations', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
+} else {
+  // Loaded only here: without a database these modules are not part of the run (nor of its coverage).
+  const { createPostgresDatabase } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-database.js')
+  const migrations = await import('../../../packages/a2a-converse/src/stores/postgres/migrations.js')
+  const { migrate } = migrations
+  const { DatabaseTaskStore, TASK_TABLE } = await import('@a2a-js/sdk/server/database')
+  const { ServerCallContext } = await import('@a2a-js/sdk/server')
+  const { TaskState } = await import('@a2a-js/sdk')
+
+  const run = `a2a_test_${process.pid}_${randomBytes(3).toString('hex')}`
+  const schemas: string[] = []
+  /** A schema name of this run (dropped at the end). */
+  const newSchema = (): string => {
+    schemas.push(`${run}_${schemas.length}`)
+    return schemas[schemas.length - 1]
+  }
+  const opened: PostgresDatabase[] = []
+  const open = (schema?: string): PostgresDatabase => {
+    const database = createPostgresDatabase({ connectionString: url, schema, logger: { warn () {} } })
+    opened.push(database)
+    return database
+  }
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  t.teardown(async () => {
+    for (const database of opened) await database.close()
+    for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`)
+    await admin.end()
+  })
+
+  const tablesOf = async (schema: string): Promise<string[]> => (await admin.query(
+    'select table_name from information_schema.tables where table_schema = $1 order by table_name', [schema])).rows.map((row) => row.table_name)
+
+  /** Columns, indexes and constraints of a table, with its schema's name taken out. */
+  const shapeOf = async (schema: string, table: string): Promise<unknown> => ({
+    columns: (await admin.query(`select column_name, data_type, character_maximum_length, collation_name, is_nullable, column_default
+      from information_schema.columns where table_schema = $1 and table_name = $2 order by ordinal_position`, [schema, table])).rows,
+    indexes: (await admin.query(`select indexname, replace(indexdef, $1 || '.', '') as def
+      from pg_indexes where schemaname = $1 and tablename = $2 order by indexname`, [schema, table])).rows,
+    constraints: (await admin.query(`select conname, pg_get_constraintdef(c.oid) as def from pg_constraint c
+      join pg_class r on r.oid = c.conrelid join pg_namespace n on n.oid = r.relnamespace
+      where n.nspname = $1 and r.relname = $2 order by conname`, [schema, table])).rows
+  })
+
+  t.test('a fresh schema, two instances migrating at once, then again: idempotent', async (t) => {
+    const schema = newSchema()
+    const a = open(schema)
+    const b = open(schema)
+    const [first, second] = await Promise.all([migrate(a.db, { schema }), migrate(b.db, { schema })])
+    t.equal(first.schema, schema)
+    t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
+    t.same(await tablesOf(schema), [
+      'a2a_migrations_lock', 'a2a_tasks_migrations', 'converse_answers', 'converse_conversation_owners', 'converse_conversation_tasks', 'converse_conversations',
+      'converse_migrations', 'converse_migrations_lock', 'converse_push_configs', 'converse_push_outbox', 'converse_task_events', 'converse_task_reservations', 'converse_task_turn_locks',
+      'converse_upstream_contexts', 'converse_upstream_tasks', 'tasks'
+    ])
+    t.same(await migrate(a.db, { schema }), { schema, applied: [] }, 'nothing left to do')
+    t.same((await admin.query(`select name from ${schema}.a2a_tasks_migrations`)).rows, [{ name: '0001_create_tasks' }], 'recorded in the SDK CLI\'s ledger')
+    t.same((await admin.query(`select name from ${schema}.converse_migrations order by name`)).rows, [{ name: '0001_converse_tables' }, { name: '0002_wide_task_ids' }, { name: '0003_task_turn_locks' }, { name: '0004_upstream_ownership' }, { name: '0005_task_callers' }, { name: '0006_caller_bounds' }, { name: '0007_conversation_owner_counts' }, { name: '0008_push_notifications' }, { name: '0009_answer_log' }, { name: '0010_push_outbox_trace' }])
+
+    const conversations = await shapeOf(schema, migrations.CONVERSATIONS_TABLE) as { columns: Array<{ column_name: string }>, indexes: unknown[], constraints: unknown[] }
+    t.same(conversations.columns.map((column) => column.column_name), ['agent_id', 'context_id', 'state', 'version', 'created_at', 'updated_at', 'write_seq', 'owner'])
+    t.match(conversations.constraints, [{ conname: 'converse_conversations_pkey', def: 'PRIMARY KEY (agent_id, context_id)' }])
+    const tasks = await shapeOf(schema, migrations.CONVERSATION_TASKS_TABLE)
+    t.match(tasks, {
+      constraints: [
+        { conname: 'converse_conversation_tasks_conversation_fkey', def: /^FOREIGN KEY \(agent_id, context_id\) REFERENCES \S*converse_conversations\(agent_id, context_id\) ON DELETE CASCADE$/ },
+        { conname: 'converse_conversation_tasks_pkey', def: 'PRIMARY KEY (agent_id, task_id)' }
+      ]
+    })
+    const owned = await shapeOf(schema, migrations.UPSTREAM_TASKS_TABLE) as { columns: Array<{ column_name: string }>, constraints: unknown[] }
+    t.same(owned.columns.map((column) => column.column_name), ['agent_id', 'task_id', 'owner', 'context_id', 'seq', 'recorded_at'])
+    t.match(owned.constraints, [{ conname: 'converse_upstream_tasks_pkey', def: 'PRIMARY KEY (agent_id, task_id)' }])
+    const contexts = await shapeOf(schema, migrations.UPSTREAM_CONTEXTS_TABLE) as { constraints: unknown[] }
+    t.match(contexts.constraints, [{ conname: 'converse_upstream_contexts_pkey', def: 'PRIMARY KEY (agent_id, context_id)' }])
+  })
+
+  t.test('the task table is the one the SDK\'s own migration creates, and DatabaseTaskStore works on it', async (t) => {
+    // The SDK's migration, rendered by its CLI and run into a reference schema.
+    const cli = fileURLToPath(new URL('../../../node_modules/@a2a-js/sdk/dist/cli/a2a_db.js', import.meta.url))
+    const { stdout: sdkSql } = await promisify(execFile)(process.execPath, [cli, 'upgrade', '--sql', '--dialect', 'postgres', '--store', 'tasks', '--from', 'base'])
+    t.match(sdkSql, /create table "tasks"/)
+    const reference = newSchema()
+    await admin.query(`create schema ${reference}`)
+    const sdkClient = new pg.Client({ connectionString: url, options: `-c search_path=${reference}` })
+    await sdkClient.connect()
+    await sdkClient.query(sdkSql)
+    await sdkClient.end()
+
+    const ours = newSchema()
+    const database = open(ours)
+    await migrate(database.db, { schema: ours })
+    t.same(await shapeOf(ours, migrations.TASK_MIGRATION_TABLE), await shapeOf(reference, migrations.TASK_MIGRATION_TABLE), 'same ledger')
+    const sdkShape = await shapeOf(reference, TASK_TABLE)
+
+    const onSdkSchema = await migrate(open(reference).db, { schema: reference })
+    t.same(onSdkSchema.applied, ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace'],
+      'a schema the SDK CLI migrated: our tables are added, its id columns widened, a caller_key column added')
+    t.same(await shapeOf(ours, TASK_TABLE), await shapeOf(reference, TASK_TABLE), 'then the same columns, types, collations, primary key and indexes')
+    const { columns, indexes, ...keys } = sdkShape as { columns: Array<{ column_name: string, data_type: string, character_maximum_length: number | null }>, indexes: unknown[] }
+    const { columns: ourColumns, indexes: ourIndexes, ...ourKeys } = await shapeOf(ours, TASK_TABLE) as typeof sdkShape & { columns: typeof columns, indexes: unknown[] }
+    t.same(ourKeys, keys, 'the SDK\'s primary key')
+    t.same(ourIndexes.filter((index) => !JSON.stringify(index).includes('open_by_caller')), indexes, 'the SDK\'s indexes, and one of ours (open tasks by caller)')
+    t.same(ourColumns.filter((column) => column.column_name !== 'caller_key'), columns.map((column) => ['id', 'context_id'].includes(column.column_name)
+      ? { ...column, data_type: 'text', character_maximum_length: null }
+      : column), 'the SDK\'s columns, with id and context_id as text (collate "C") instead of varchar(36)')
+    t.ok(ourColumns.some((column) => column.column_name === 'caller_key'), 'and caller_key (whose open work a task is)')
+
+    const store = new DatabaseTaskStore(database.db)
+    const context = new ServerCallContext()
+    const task = {
+      id: 'task-1',
+      contextId: 'ctx-1',
+      status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: '2026-01-01T00:00:00.000Z' },
+      artifacts: [],
+      history: [],
+      metadata: { a: 1 }
+    }
+    await store.save(task, context)
+    t.match(await store.load('task-1', context), { id: 'task-1', contextId: 'ctx-1', metadata: { a: 1 } })
+    const longIds = { ...task, id: `task-${'t'.repeat(123)}`, contextId: `session-${'c'.repeat(120)}` }
+    await store.save(longIds, context)
+    t.match(await store.load(longIds.id, context), { id: longIds.id, contextId: longIds.contextId }, 'ids of 128 characters fit')
+    await store.save({ ...longIds, id: 'task-2' }, new ServerCallContext({ tenant: 'x'.repeat(128) }))
+    const listed = await store.list({ tenant: '', contextId: 'ctx-1', status: 0 as never, pageToken: '', statusTimestampAfter: undefined }, context)
+    t.same(listed.tasks.map((entry) => entry.id), ['task-1'])
+    t.equal((await admin.query(`select count(*)::int as n from ${ours}.tasks`)).rows[0].n, 3, 'in our schema')
+  })
+
+  t.test('the schema: default, validation, failures', async (t) => {
+    const schema = newSchema()
+    const database = open(schema) // search_path names a schema that does not exist yet
+    await t.rejects(migrate(database.db), { message: /no current schema .* pass the schema option/ })
+    await t.rejects(migrate(database.db, { schema: 'Not Valid' }), { code: 'A2A_CONVERSE_INVALID_OPTION' })
+    await admin.query(`create schema ${schema}`)
+    t.same((await migrate(database.db)).schema, schema, 'the connection\'s current schema by default')
+
+    const clash = newSchema()
+    await admin.query(`create schema ${clash}; create table ${clash}.tasks (id int)`)
+    const failed = await migrate(open(clash).db, { schema: clash }).catch((error: unknown) => error)
+    t.match((failed as Error).message, /^migrate: the tasks schema failed in "0001_create_tasks": error: relation "tasks" already exists/)
+    t.match((failed as Error).cause, { code: '42P07' }, 'the cause is the database\'s error')
+    t.notOk((await tablesOf(clash)).includes('converse_conversations'), 'stopped at the failure')
+    t.same((await admin.query(`select count(*)::int as n from ${clash}.a2a_tasks_migrations`)).rows[0].n, 0, 'nothing recorded')
+
+    const brokenLedger = newSchema()
+    await admin.query(`create schema ${brokenLedger}; create table ${brokenLedger}.a2a_tasks_migrations (unrelated int)`)
+    await t.rejects(migrate(open(brokenLedger).db, { schema: brokenLedger }), { message: /^migrate: the tasks schema failed: error: column "name" does not exist/ },
+      'a failure outside any migration')
+  })
+
+  t.test('a schema dropped elsewhere during the catalog listing is retried; our own schema missing is not', async (t) => {
+    const drop = (schema: string) => ({ error: Object.assign(new Error(`schema "${schema}" does not exist`), { code: '3F000' }) })
+    const answers = [drop('someone_else'), drop('someone_else'), { error: undefined }]
+    let calls = 0
+    const outcome = await migrations.retryOnConcurrentSchemaDrop(async () => answers[calls++], 'mine')
+    t.equal(calls, 3)
+    t.equal(outcome.error, undefined)
+
+    calls = 0
+    const ours = await migrations.retryOnConcurrentSchemaDrop(async () => { calls++; return drop('mine') }, 'mine')
+    t.equal(calls, 1, 'our own schema missing is a real failure')
+    t.match(ours.error, { code: '3F000' })
+
+    calls = 0
+    await migrations.retryOnConcurrentSchemaDrop(async () => { calls++; return drop('someone_else') }, 'mine')
+    t.equal(calls, 4, 'bounded: the first try and three more')
+    const other = await migrations.retryOnConcurrentSchemaDrop(async () => ({ error: new Error('other') }), 'mine')
+    t.match(other.error, { message: 'other' }, 'other errors are not retried')
+  })
+}

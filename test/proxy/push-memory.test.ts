@@ -1,5 +1,0 @@
-/** Push notifications for a proxied agent (test/proxy/push-cases.ts) on STATE=memory: delivered in process. */
-import t from 'tap'
-import { proxyPushCases } from './push-cases.js'
-
-proxyPushCases(t, async () => ({}))
