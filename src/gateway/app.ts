@@ -302,7 +302,7 @@ async function registerAll (
     const doors: GrpcDoor[] = []
     app.addHook('onReady', async () => {
       // Loaded only here: a gateway without GRPC_PORT never loads grpc-js.
-      const { serveGrpc } = await import('../../packages/a2a-converse/src/grpc/grpc-door.js')
+      const { serveGrpc } = await import('a2a-converse/grpc')
       const door = await serveGrpc({
         service: app.converse.a2aServices.get(definitions[0].id) as A2AService,
         host: config.host,

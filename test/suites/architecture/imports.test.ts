@@ -114,3 +114,16 @@ t.test('each unit-test folder names a source folder that exists', async (t) => {
   t.strictSame(folders(join(TEST, 'gateway')), [])
   t.strictSame(folders(join(TEST, 'plugins')), [])
 })
+
+t.test('the app reaches the library only by its entries (a relative path into its sources breaks once built)', async (t) => {
+  const into: string[] = []
+  for (const folder of ['src', 'plugins', 'examples', 'bench']) {
+    for (const file of modules(join(ROOT, folder))) {
+      const text = readFileSync(file, 'utf8')
+      for (const [, specifier] of text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)'(\.{1,2}\/[^']+)'/g)) {
+        if (resolve(dirname(file), specifier).startsWith(join(ROOT, 'packages'))) into.push(`${relative(ROOT, file)} imports ${specifier}`)
+      }
+    }
+  }
+  t.strictSame(into, [])
+})
