@@ -49,10 +49,12 @@ export function buildIfStale (root, log = (line) => process.stdout.write(`${line
     return 0
   }
   log('build: compiling to dist/ (no build yet, or sources changed since the last one)')
-  // -b: the library (a project reference) first, each only when it changed. Read before compiling: a source saved while the compiler runs makes the next start build again.
+  // -b: the library (a project reference) first; --force: this stamp decides, not tsc's own mtime check (which a
+  // build slower than a source's mtime steps fools into thinking the outputs newer). Read before compiling: a
+  // source saved while the compiler runs makes the next start build again.
   const inputs = newestInput(root)
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
-  const result = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' })
+  const result = spawnSync(process.execPath, [tsc, '-b', '--force', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' })
   if (result.status !== 0) return 1
   writeFileSync(join(root, STAMP), String(inputs))
   return 0
