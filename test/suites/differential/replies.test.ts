@@ -74,10 +74,12 @@ async function http (base: string, path: string, init: { method?: string, header
   const text = await response.text()
   let body: unknown = text
   if (type.includes('json')) body = JSON.parse(text)
-  else if (type.includes('event-stream')) body = text.split('\n\n').filter((event) => event.trim() !== '').map((event) => {
-    const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n')
-    return data === '' ? event : JSON.parse(data)
-  })
+  else if (type.includes('event-stream')) {
+    body = text.split('\n\n').filter((event) => event.trim() !== '').map((event) => {
+      const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n')
+      return data === '' ? event : JSON.parse(data)
+    })
+  }
   return { status: response.status, type: type.split(';')[0], extensions: response.headers.get('a2a-extensions'), body }
 }
 
