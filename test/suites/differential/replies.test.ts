@@ -31,7 +31,7 @@ const recordFrom = process.env.DIFFERENTIAL_RECORD
 interface Targets { fastify: string, express: string, grpc: string }
 type Exchange = [string, unknown]
 
-/** Starts `node <file>` in `root` with the gateway's own variables only; resolves with the port it listens on. */
+/** Starts `node <file>` in `root` with the gateway's own variables only; resolves once it answers on env.PORT. */
 async function start (t: Test, root: string, file: string, env: Record<string, string>): Promise<void> {
   const base: Record<string, string | undefined> = { ...process.env }
   for (const key of Object.keys(configSchema.properties)) delete base[key]
@@ -64,9 +64,9 @@ async function serve (t: Test, root: string): Promise<Targets> {
 const V1 = { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': URI }
 
 /** An HTTP exchange: status, the headers that carry meaning, the body (JSON, SSE events, or text). */
-async function http (base: string, path: string, init: { method?: string, headers?: Record<string, string>, body?: unknown } = {}): Promise<unknown> {
+async function http (base: string, path: string, init: { headers?: Record<string, string>, body?: unknown } = {}): Promise<unknown> {
   const response = await fetch(`${base}${path}`, {
-    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    method: init.body === undefined ? 'GET' : 'POST',
     headers: init.headers ?? (init.body === undefined ? {} : V1),
     body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body)
   })
