@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
-import type { ConversationUpdate } from '../../packages/a2a-converse/src/stores/conversation-store.js'
+import type { ConversationState, ConversationUpdate } from '../../packages/a2a-converse/src/stores/conversation-store.js'
 import { MemoryConversationStore } from '../../packages/a2a-converse/src/stores/memory-conversation-store.js'
 import { rpc, SEED_HEADERS, startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
 import { TcpProxy } from '../fixtures/tcp-proxy.js'
@@ -150,7 +150,7 @@ if (url === undefined) {
     /** A conversation store whose updates fail while `failure` is set. */
     class FlakyStore extends MemoryConversationStore {
       failure: Error | undefined
-      override async update (agentId: string, contextId: string, fn: ConversationUpdate) {
+      override async update<R extends ConversationState | undefined = ConversationState> (agentId: string, contextId: string, fn: ConversationUpdate<R>) {
         if (this.failure !== undefined) throw this.failure
         return await super.update(agentId, contextId, fn)
       }

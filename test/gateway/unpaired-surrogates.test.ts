@@ -21,7 +21,7 @@ import { connectMcp, CLIENT_LINES, lineName } from '../fixtures/mcp-clients.js'
 import { AUTH, OPERATOR_KEY } from '../fixtures/conversation-gateway.js'
 import { testSchema } from '../fixtures/test-schema.js'
 import { MemoryConversationStore } from '../../packages/a2a-converse/src/stores/memory-conversation-store.js'
-import type { ConversationUpdate, ConversationUpdateOptions } from '../../packages/a2a-converse/src/stores/conversation-store.js'
+import type { ConversationState, ConversationUpdate, ConversationUpdateOptions } from '../../packages/a2a-converse/src/stores/conversation-store.js'
 import { loadConfig } from '../../src/gateway/config.js'
 import { buildGateway } from '../../src/gateway/app.js'
 import type { AddressInfo } from 'node:net'
@@ -156,7 +156,7 @@ if (url === undefined) {
 
 /** A conversation store whose every update fails as a database would, with words of its own. */
 class RefusingStore extends MemoryConversationStore {
-  override async update (_agentId: string, _contextId: string, _fn: ConversationUpdate, _options?: ConversationUpdateOptions): Promise<never> {
+  override async update<R extends ConversationState | undefined = ConversationState> (_agentId: string, _contextId: string, _fn: ConversationUpdate<R>, _options?: ConversationUpdateOptions): Promise<never> {
     throw new Error('relation "conversations_secret_schema" does not exist')
   }
 }

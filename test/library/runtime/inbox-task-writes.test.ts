@@ -55,7 +55,7 @@ class ScriptedStore extends MemoryConversationStore {
   beforeUpdate: (() => Promise<void>) | undefined
   beforeUpdateTimes = 0
 
-  override async update (agentId: string, contextId: string, fn: ConversationUpdate): Promise<ConversationState> {
+  override async update<R extends ConversationState | undefined = ConversationState> (agentId: string, contextId: string, fn: ConversationUpdate<R>): Promise<R | ConversationState> {
     if (this.beforeUpdateTimes > 0) {
       this.beforeUpdateTimes--
       await this.beforeUpdate?.()

@@ -63,8 +63,9 @@ export class ConversationFeedStore implements ConversationStore {
     return await this.#store.findContextByTaskId(agentId, taskId)
   }
 
-  async update (agentId: string, contextId: string, fn: ConversationUpdate, options?: ConversationUpdateOptions): Promise<ConversationState> {
+  async update<R extends ConversationState | undefined = ConversationState> (agentId: string, contextId: string, fn: ConversationUpdate<R>, options?: ConversationUpdateOptions): Promise<R | ConversationState> {
     const state = await this.#store.update(agentId, contextId, fn, options)
+    if (state === undefined) return state
     // The position is the store's business (listings); a live entry replaces the one with the same contextId.
     this.#publish(agentId, { conversation: inboxEntry(conversationSummary(state, 0)) })
     return state

@@ -26,7 +26,7 @@ import {
   clientContextId, needsPersonReasons, type ConversationCaller, type ConversationListOptions, type ConversationState, type ConversationStore,
   type ConversationSummary, type ConversationTurn, type ConversationUpdate, type HumanReply, type NeedsPersonReason, type TurnRole
 } from '../stores/conversation-store.js'
-import { lastTaskTurn } from './conversation-executor.js'
+import { lastTaskTurn } from './turn-plan.js'
 import { agentMessage, humanMessage, textPart } from './agent-messages.js'
 import type { RoutineEngine } from './routine-engine.js'
 

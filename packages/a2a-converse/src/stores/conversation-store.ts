@@ -142,7 +142,11 @@ export interface ConversationListOptions {
   needsPerson?: boolean
 }
 
-export type ConversationUpdate = (state: ConversationState | undefined) => Promise<ConversationState> | ConversationState
+/**
+ * An update's next state from the current one; undefined (when the type allows it) writes nothing: the update resolves
+ * undefined, and the conversation stays as it was (a new one is not created).
+ */
+export type ConversationUpdate<R extends ConversationState | undefined = ConversationState> = (state: ConversationState | undefined) => Promise<R> | R
 
 export interface ConversationUpdateOptions {
   /**
@@ -179,9 +183,10 @@ export interface ConversationStore {
    * last call is written, so `fn` must have no effects beyond computing the next state from its argument (closures
    * that record the last computed plan are fine).
    * The store sets `agentId`, `contextId`, `version`, `createdAt` and `updatedAt`, and applies its limits
-   * (turns, inbox, text length). Returns the stored state (a copy).
+   * (turns, inbox, text length). Returns the stored state (a copy), or undefined when `fn` returned undefined (nothing
+   * written: the way a caller leaves an update it cannot finish yet without throwing).
    */
-  update (agentId: string, contextId: string, fn: ConversationUpdate, options?: ConversationUpdateOptions): Promise<ConversationState>
+  update<R extends ConversationState | undefined = ConversationState> (agentId: string, contextId: string, fn: ConversationUpdate<R>, options?: ConversationUpdateOptions): Promise<R | ConversationState>
   /**
    * Optional: refuses (CallerCapError, -32000 at the endpoint) a new conversation of `owner` when the store bounds
    * conversations per caller and `owner` is at that bound. Asked before a request runs, so the refusal is an answer

@@ -124,12 +124,13 @@ export class MemoryConversationStore implements ConversationStore {
       `this caller has ${this.maxConversationsPerCaller} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
   }
 
-  async update (agentId: string, contextId: string, fn: ConversationUpdate, options: ConversationUpdateOptions = {}): Promise<ConversationState> {
+  async update<R extends ConversationState | undefined = ConversationState> (agentId: string, contextId: string, fn: ConversationUpdate<R>, options: ConversationUpdateOptions = {}): Promise<R | ConversationState> {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
     return await this.#locks.run(key, async () => {
       const current = this.#conversations.get(key)
       const draft = await fn(current === undefined ? undefined : cloneData(current))
+      if (draft === undefined) return draft
       if (draft === null || typeof draft !== 'object') {
         throw new TypeError('a conversation update must return the conversation state')
       }

@@ -295,7 +295,7 @@ export class PostgresConversationStore implements ConversationStore {
       `this caller has ${this.maxConversationsPerCaller} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
   }
 
-  async update (agentId: string, contextId: string, fn: ConversationUpdate, options: ConversationUpdateOptions = {}): Promise<ConversationState> {
+  async update<R extends ConversationState | undefined = ConversationState> (agentId: string, contextId: string, fn: ConversationUpdate<R>, options: ConversationUpdateOptions = {}): Promise<R | ConversationState> {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
     const owner = options.owner ?? null
@@ -308,6 +308,7 @@ export class PostgresConversationStore implements ConversationStore {
         }
       }
       const state = await this.#update(agentId, contextId, fn, owner)
+      if (state === undefined) return state as R
       this.#remember(key)
       return state
     })
@@ -364,17 +365,20 @@ export class PostgresConversationStore implements ConversationStore {
 
   /**
    * The optimistic path: `fn(undefined)` inserted as a new conversation in one autocommit statement. Undefined when
-   * the conversation exists (nothing written: the locked path follows), or when `fn` threw or returned something
-   * unusable for a conversation it took as new (the locked path calls it again, on the real state if there is one,
+   * the conversation exists (nothing written: the locked path follows), or when `fn` threw, returned undefined or
+   * returned something unusable for a conversation it took as new (the locked path calls it again, on the real state if there is one,
    * and its error is the one that propagates). The statement is not retried on a new connection: a lost connection
    * leaves unknown whether it committed.
    */
-  async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate, owner: string | null): Promise<ConversationState | undefined> {
+  async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<ConversationState | undefined> {
     let next: ConversationState
     let json: string
     let answers: AnswerWrite
     try {
-      ({ next, json, answers } = this.#next(await fn(undefined), agentId, contextId, 1, undefined))
+      const draft = await fn(undefined)
+      // Nothing to write for a new conversation: the locked path asks again, on the real state if there is one.
+      if (draft === undefined) return undefined
+      ;({ next, json, answers } = this.#next(draft, agentId, contextId, 1, undefined))
     } catch {
       return undefined
     }
@@ -426,7 +430,7 @@ export class PostgresConversationStore implements ConversationStore {
     return await this.#withConnection(work, 2)
   }
 
-  async #update (agentId: string, contextId: string, fn: ConversationUpdate, owner: string | null): Promise<ConversationState> {
+  async #update (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<ConversationState | undefined> {
     // Nothing has been done before the row is locked: that part may be retried; `fn` runs once here.
     const { client, result: row } = await this.#withConnection(async (connection) => await lockRow(connection, agentId, contextId))
     let next: ConversationState
@@ -436,7 +440,13 @@ export class PostgresConversationStore implements ConversationStore {
       const current = row.state ?? undefined
       // `fn` may change the state it is given: the turns before it ran are what the answer log compares with.
       const before = current === undefined ? undefined : { ...current, turns: [...current.turns] }
-      ;({ next, json, answers } = this.#next(await fn(current), agentId, contextId, row.version + 1, before))
+      const draft = await fn(current)
+      if (draft === undefined) {
+        // Nothing to write (a new conversation's placeholder row goes with the transaction).
+        await rollback(client)
+        return undefined
+      }
+      ;({ next, json, answers } = this.#next(draft, agentId, contextId, row.version + 1, before))
     } catch (error) {
       await rollback(client)
       throw error

@@ -1,0 +1,303 @@
+/**
+ * Deciding a turn, with no effects: the conversation as stored and the user's message in; what the turn answers (a
+ * plan), the conversation to store and the task the turn supersedes out. The conversation executor
+ * (packages/a2a-converse/src/runtime/conversation-executor.ts) runs it under the store's per-conversation lock, then
+ * does what it says once the store committed: the plan becomes events (packages/a2a-converse/src/runtime/turn-events.ts).
+ */
+import { Message, TaskState, type Part } from '@a2a-js/sdk'
+import type { ConverseEnvelope, Invocation, OwnershipState } from '../core/envelope.js'
+import type { RoutineDeclaration } from '../core/routine-declarations.js'
+import { readTypedCall, type TypedCall } from '../core/typed-call.js'
+import { messageContentDigest } from '../stores/message-replays.js'
+import type { ConversationRoutine, ConversationState, ConversationTurn, HumanReply } from '../stores/conversation-store.js'
+import type { KnowledgeBase } from './knowledge-base.js'
+import { answerTurn } from './knowledge-executor.js'
+import { agentMessage, dataPart, textPart } from './agent-messages.js'
+import { isTerminal, type RoutineEngine } from './routine-engine.js'
+import { createTriggerMatcher } from './routine-triggers.js'
+import {
+  interpretRoutineMessage, messageText, parseSlotInput, readableParts, toWireParts, type WirePart
+} from './slot-input.js'
+
+/** A reply in a Message (no task): a knowledge answer, a refused typed call, or the note on a repeated messageId. */
+export interface MessagePlan {
+  kind: 'message'
+  parts: Part[]
+  envelope: ConverseEnvelope
+  /** The message's referenceTaskIds. */
+  references?: string[]
+  /** A repeated messageId: nothing is decided or recorded, the first turn stands. */
+  repeat?: true
+}
+
+/** A repeated messageId whose first reply is kept: that Message again, or the task that holds the first reply. */
+export interface ReplayPlan { kind: 'replay', message?: Message, task?: { taskId: string, turnId: string } }
+
+/** A reply in a task: a routine's step, or a turn held for a person. */
+export interface TaskPlan {
+  kind: 'task'
+  state: TaskState
+  parts: Part[]
+  envelope: ConverseEnvelope
+  artifact?: { name: string, parts: Part[] }
+  /** A person's replies written before this (human-owned) turn, delivered into its task first. */
+  replies?: HumanReply[]
+}
+
+export type Plan = MessagePlan | ReplayPlan | TaskPlan
+
+/** What the planner reads of a request. */
+export interface TurnInput {
+  message: Message
+  /** The client's contextId. */
+  contextId: string
+  /** The task this turn answers in when its reply goes into a task. */
+  taskId: string
+  /** The task the message continues (it named one that exists), if any. */
+  existingTaskId?: string
+  callerId?: string
+  /** Whether the request activated the converse extension (a typed call counts only then). */
+  activated: boolean
+  /** This turn's id (the envelope's originatingTurnId). */
+  turnId: string
+  /** ISO time the turn is recorded at. */
+  at: string
+}
+
+/** A decided turn. */
+export interface Turn {
+  plan: Plan
+  /** The conversation to store; undefined for a repeated messageId (nothing is written, the first turn stands). */
+  next?: ConversationState
+  /** A Message plan's reply, as the client gets it (a new turn's is kept with the turn, so a retry gets it again). */
+  reply?: Message
+  /** The task the conversation left open, to close once this turn (which answers in a new task) committed. */
+  supersedes?: { taskId: string, turnId: string }
+  /** The turn creates its task: its slot under the caller's cap is taken before the turn is recorded. */
+  opensTask: boolean
+}
+
+export interface TurnPlannerOptions {
+  engine: RoutineEngine
+  knowledgeBase: KnowledgeBase
+  newId: () => string
+  /** Characters of a message's text the turn reads (slot-input.ts's maxReadCharsOf). */
+  maxReadChars: number
+}
+
+export type TurnPlanner = (state: Readonly<ConversationState>, input: TurnInput) => Turn
+
+/**
+ * The conversation's latest user turn whose reply went into a task (turns answered by a Message carry no taskId):
+ * the task the conversation holds open, if that task is still open. A person's reply (inbox) goes there too.
+ */
+export function lastTaskTurn (state: Pick<ConversationState, 'turns'>): (ConversationTurn & { taskId: string }) | undefined {
+  for (let index = state.turns.length - 1; index >= 0; index--) {
+    const turn = state.turns[index]
+    if (turn.role === 'user' && turn.taskId !== undefined) return turn as ConversationTurn & { taskId: string }
+  }
+  return undefined
+}
+
+/**
+ * The user turn that carried this messageId, among the turns the conversation keeps (the most recent
+ * ConversationLimits.maxTurns, 50 by default: about 25 messages and their replies).
+ */
+export function firstTurnOf (state: Pick<ConversationState, 'turns'>, messageId: string): ConversationTurn | undefined {
+  return state.turns.find((turn) => turn.role === 'user' && turn.messageId === messageId)
+}
+
+/**
+ * The typed call of a message, when the request activated the extension and the message lists it. A malformed
+ * call never reaches here through the A2A endpoint (its request check answers -32602); behind another endpoint
+ * it counts as no call, so the turn is a plain message and no envelope names an invalid toolName.
+ */
+export function typedCallOf (message: Pick<Message, 'extensions' | 'metadata'>, activated: boolean): TypedCall | undefined {
+  const reading = readTypedCall(message, activated)
+  return reading.kind === 'call' ? reading.call : undefined
+}
+
+/** The envelope every reply of a turn starts from. */
+export function envelopeBase (turnId: string, requestMessageId: string, ownership: OwnershipState = 'ai_owned'): ConverseEnvelope {
+  return {
+    author: 'agent',
+    answerCoverage: { availability: 'not_recorded', originatingTurnId: turnId, originatingRequestId: requestMessageId },
+    ownership: { state: ownership, suppressed: false }
+  }
+}
+
+export function createTurnPlanner (options: TurnPlannerOptions): TurnPlanner {
+  const { engine, knowledgeBase, newId, maxReadChars } = options
+  const recognise = createTriggerMatcher(engine.declarations)
+
+  /** The Message a message plan answers with. */
+  function messageOf (plan: MessagePlan, input: TurnInput): Message {
+    const message = agentMessage({ messageId: newId(), contextId: input.contextId, taskId: input.existingTaskId, parts: plan.parts, envelope: plan.envelope })
+    message.referenceTaskIds = plan.references ?? []
+    return message
+  }
+
+  /** The reply for a routine at `routine`'s status, with the invocation when the turn began from a call. */
+  function routinePlan (routine: ConversationRoutine, base: ConverseEnvelope, note?: string, invocation?: Invocation): TaskPlan {
+    const envelope: ConverseEnvelope = { ...base, routine: engine.routineState(routine) }
+    if (invocation !== undefined) envelope.invocation = invocation
+    const text = note === undefined ? engine.prompt(routine) : `${note}\n${engine.prompt(routine)}`
+    switch (routine.status) {
+      case 'completed': {
+        const declaration = engine.declaration(routine.routine) as RoutineDeclaration
+        const confirmation = { routine: routine.routine, toolName: declaration.toolName, confirmationId: newId(), values: routine.values }
+        return {
+          kind: 'task',
+          state: TaskState.TASK_STATE_COMPLETED,
+          parts: [textPart(text)],
+          envelope,
+          artifact: { name: `${routine.routine} confirmation`, parts: [dataPart(confirmation), textPart(text)] }
+        }
+      }
+      case 'abandoned':
+        return { kind: 'task', state: TaskState.TASK_STATE_CANCELED, parts: [textPart(text)], envelope }
+      default:
+        return { kind: 'task', state: TaskState.TASK_STATE_INPUT_REQUIRED, parts: [textPart(text)], envelope }
+    }
+  }
+
+  /**
+   * A message whose messageId the conversation already holds is a retry (a client that lost the reply): it must
+   * not run again (a second booking). The dispatcher answers most retries before they get here (replayOf); this is
+   * the copy that raced the first one, decided under the conversation's lock, so parallel copies and copies sent to
+   * other instances (PostgreSQL's row lock) see the first one. It gets the first reply: the kept Message, or the
+   * task holding the first reply. A turn an earlier version stored (no reply kept), or a copy with other content
+   * (refused at the dispatcher when it comes after the first; here it came at once), is answered with a Message
+   * that says so and names the task holding the first reply (referenceTaskIds), if any.
+   */
+  function repeatTurn (state: Readonly<ConversationState>, first: ConversationTurn, input: TurnInput): Turn {
+    const messageId = first.messageId as string
+    const same = first.content === undefined || first.content === messageContentDigest(input.message)
+    if (same && first.reply !== undefined) return { plan: { kind: 'replay', message: Message.fromJSON(JSON.parse(first.reply)) }, opensTask: false }
+    if (same && first.taskId !== undefined) return { plan: { kind: 'replay', task: { taskId: first.taskId, turnId: first.id } }, opensTask: false }
+    // (A same-content turn with a task was replayed above.)
+    const where = same ? 'answered' : 'answered; this copy has other content'
+    const plan: MessagePlan = {
+      kind: 'message',
+      repeat: true,
+      parts: [textPart(`Message ${messageId} was already received and ${where}.`)],
+      envelope: envelopeBase(first.id, messageId, state.ownership),
+      references: first.taskId === undefined ? [] : [first.taskId]
+    }
+    return { plan, reply: messageOf(plan, input), opensTask: false }
+  }
+
+  /** A turn held for a person: a person's replies written since the last turn (there was no task for them) go in. */
+  function heldTurn (next: ConversationState, base: ConverseEnvelope): TaskPlan {
+    const replies = next.inbox
+    next.inbox = []
+    return {
+      kind: 'task',
+      state: TaskState.TASK_STATE_WORKING,
+      // No generated text: a data part says the turn waits for a person (A2A needs at least one part).
+      parts: [dataPart({ ownership: 'human_owned', suppressed: true })],
+      envelope: { ...base, ownership: { state: 'human_owned', suppressed: true } },
+      replies
+    }
+  }
+
+  /** A typed routine call: the routine runs (a task), or the call is refused in a Message saying why. */
+  function callTurn (next: ConversationState, call: TypedCall, active: ConversationRoutine | undefined, base: ConverseEnvelope, input: TurnInput): MessagePlan | TaskPlan {
+    const result = engine.invoke(call.toolName, call.arguments, active)
+    const note = result.errors?.join('; ')
+    if (result.progress !== undefined) {
+      next.routine = { ...result.progress, taskId: input.taskId }
+      return routinePlan(next.routine, base, note, result.invocation)
+    }
+    // unknown_tool, declined, not_started: nothing runs, the conversation's routine stays as it was.
+    const envelope: ConverseEnvelope = { ...base, invocation: result.invocation }
+    const declaration = result.declaration
+    if (declaration === undefined) {
+      return { kind: 'message', parts: [textPart(`There is no routine called "${call.toolName}".`)], envelope }
+    }
+    if (result.pendingInput !== undefined) {
+      // not_started (only exposed routines can be called): `routine` says what a corrected call must supply.
+      envelope.routine = { toolName: declaration.toolName, name: declaration.name, status: 'waiting_for_input', pendingInput: result.pendingInput }
+    }
+    return { kind: 'message', parts: [textPart(`${declaration.name}: ${note as string}`)], envelope }
+  }
+
+  /** A message to the routine waiting for input or approval: values, an approval, or a cancel. */
+  function routineStep (next: ConversationState, active: ConversationRoutine, parts: WirePart[], base: ConverseEnvelope, input: TurnInput): TaskPlan {
+    const meaning = interpretRoutineMessage(parts, {
+      slots: (engine.declaration(active.routine) as RoutineDeclaration).slots,
+      pending: engine.pendingInput(active),
+      awaitingApproval: active.status === 'waiting_for_approval'
+    })
+    let progress: ConversationRoutine
+    let note: string | undefined
+    if (meaning.kind === 'cancel') {
+      progress = engine.abandon(active)
+    } else if (meaning.kind === 'approval') {
+      progress = meaning.approved ? engine.approve(active) : engine.decline(active)
+    } else {
+      const filled = engine.fill(active, meaning.values)
+      progress = filled.progress
+      if (filled.rejected.length > 0) note = filled.rejected.map((entry) => entry.reason).join('; ')
+      else if (filled.accepted.length === 0) note = "I couldn't read a value from that."
+    }
+    next.routine = { ...progress, taskId: input.taskId }
+    return routinePlan(next.routine, base, note)
+  }
+
+  /** What a new message gets; `next` (the conversation's copy) takes the routine and inbox changes. */
+  function planOf (next: ConversationState, parts: WirePart[], input: TurnInput): MessagePlan | TaskPlan {
+    const base = envelopeBase(input.turnId, input.message.messageId)
+    if (next.ownership === 'human_owned') return heldTurn(next, base)
+    const active = next.routine !== undefined && !isTerminal(next.routine) ? next.routine : undefined
+    const call = typedCallOf(input.message, input.activated)
+    if (call !== undefined) return callTurn(next, call, active, base, input)
+    if (active !== undefined) return routineStep(next, active, parts, base, input)
+    const text = messageText(parts)
+    const declaration = recognise(text)
+    if (declaration !== undefined) {
+      // Pairs in the opening sentence ("book a table, date=…") fill slots at once; plain text does not.
+      const initial = parseSlotInput(parts, { slots: declaration.slots }).values
+      const started = engine.start(declaration.name, initial)
+      next.routine = { ...started.progress, taskId: input.taskId }
+      const note = started.rejected.length > 0 ? started.rejected.map((entry) => entry.reason).join('; ') : undefined
+      return routinePlan(next.routine, base, note)
+    }
+    const answered = answerTurn(text, { knowledgeBase, requestMessageId: input.message.messageId, turnId: input.turnId })
+    return { kind: 'message', parts: answered.parts, envelope: answered.envelope }
+  }
+
+  return (state, input) => {
+    const first = firstTurnOf(state, input.message.messageId)
+    if (first !== undefined) return repeatTurn(state, first, input)
+    const { message, turnId, at } = input
+    // A shallow copy: the plan replaces the fields it changes, never mutates what it was given.
+    const next: ConversationState = { ...state, turns: [...state.turns] }
+    if (input.callerId !== undefined) next.caller = { id: input.callerId, contextId: input.contextId }
+    const parts = readableParts(toWireParts(message.parts), maxReadChars)
+    const plan = planOf(next, parts, input)
+    const previous = lastTaskTurn(state)
+    const turn: Turn = { plan, next, opensTask: plan.kind === 'task' && input.existingTaskId === undefined }
+    if (plan.kind === 'task' && previous !== undefined && previous.taskId !== input.taskId) {
+      turn.supersedes = { taskId: previous.taskId, turnId: previous.id }
+    }
+    // A turn names its task only when its reply went into that task (a Message reply is in no task).
+    const taskId = plan.kind === 'task' ? input.taskId : undefined
+    if (plan.kind === 'message') turn.reply = messageOf(plan, input)
+    next.turns.push({
+      id: turnId,
+      at,
+      role: 'user',
+      text: messageText(parts),
+      taskId,
+      messageId: message.messageId,
+      content: messageContentDigest(message),
+      reply: turn.reply === undefined ? undefined : JSON.stringify(Message.toJSON(turn.reply))
+    })
+    if (!plan.envelope.ownership?.suppressed) {
+      // The envelope goes with the turn: the inbox's trace shows what the client was told.
+      next.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId, envelope: plan.envelope })
+    }
+    return turn
+  }
+}
