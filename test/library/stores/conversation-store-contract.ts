@@ -309,6 +309,23 @@ export function conversationStoreContract (t: Test, subject: ConversationStoreSu
     }
   })
 
+  t.test('an update whose fn returns undefined writes nothing and resolves undefined', async (t) => {
+    const demo = agent('demo')
+    const store = await subject.create()
+    t.equal(await store.update(demo, 'new', () => undefined), undefined, 'a new conversation')
+    t.equal(await store.exists(demo, 'new'), false, 'is not created')
+    t.equal((await store.update(demo, 'new', addTurn('then'))).version, 1, 'and a later update creates it')
+    await store.update(demo, 'c', addTurn('first'))
+    t.equal(await store.update(demo, 'c', async (state) => {
+      (state as ConversationState).turns.push(turn('dropped'))
+      return undefined
+    }), undefined, 'an existing conversation')
+    const state = await store.get(demo, 'c') as ConversationState
+    t.same(state.turns.map((entry) => entry.id), ['first'], 'is left as it was')
+    t.equal(state.version, 1)
+    t.equal((await store.update(demo, 'c', addTurn('second'))).version, 2, 'and the key works after it')
+  })
+
   t.test('a throwing update leaves the state unchanged and does not poison the key', async (t) => {
     const demo = agent('demo')
     const store = await subject.create()
