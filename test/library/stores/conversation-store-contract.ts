@@ -326,6 +326,36 @@ export function conversationStoreContract (t: Test, subject: ConversationStoreSu
     t.equal((await store.update(demo, 'c', addTurn('second'))).version, 2, 'and the key works after it')
   })
 
+  t.test('read: an update given the state its caller read writes on it when unchanged, and on the latest state when not', async (t) => {
+    const demo = agent('demo')
+    const store = await subject.create()
+    const first = await store.update(demo, 'c', addTurn('first'))
+    const read = await store.get(demo, 'c') as ConversationState
+    const seen: number[] = []
+    const tracked = (id: string) => (state: ConversationState | undefined): ConversationState => {
+      seen.push((state as ConversationState).version)
+      return addTurn(id)(state)
+    }
+    const second = await store.update(demo, 'c', tracked('second'), { read })
+    t.equal(second.version, 2)
+    t.same(seen.at(-1), first.version, 'fn saw the version read')
+    // `read` is now stale: the update lands on the latest state, nothing is lost.
+    const third = await store.update(demo, 'c', tracked('third'), { read })
+    t.equal(third.version, 3)
+    t.same(seen.at(-1), 2, 'the last call saw the latest version')
+    t.same((await store.get(demo, 'c'))?.turns.map((entry) => entry.id), ['first', 'second', 'third'])
+    t.same(read.turns.map((entry) => entry.id), ['first'], 'the state read is not changed by the update')
+    t.equal(await store.update(demo, 'c', () => undefined, { read: third }), undefined, 'undefined writes nothing')
+    t.equal((await store.get(demo, 'c'))?.version, 3)
+    // Answers logged by an update on the state read, as by any update.
+    const answered = await store.update(demo, 'c', (state) => {
+      const next = state as ConversationState
+      next.turns.push({ id: 'a', at: '2026-01-01T00:00:00.000Z', role: 'agent', text: 'an answer', envelope: { author: 'agent', answerCoverage: { availability: 'assessed', coverage: 'unanswered' }, ownership: { state: 'ai_owned', suppressed: false } } })
+      return next
+    }, { read: third })
+    t.equal(answered.version, 4)
+  })
+
   t.test('a throwing update leaves the state unchanged and does not poison the key', async (t) => {
     const demo = agent('demo')
     const store = await subject.create()

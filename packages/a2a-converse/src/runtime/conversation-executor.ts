@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Message, TaskState } from '@a2a-js/sdk'
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type TaskStore } from '@a2a-js/sdk/server'
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { messageContentDigest, type MessageReplays } from '../stores/message-replays.js'
 import { callerIdOf } from '../auth/sdk-user.js'
 import { callerKeyOf } from '../stores/caller-key.js'
@@ -100,6 +100,11 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
   const engine = createRoutineEngine(options.routines ?? [], options.engine)
   const plan = createTurnPlanner({ engine, knowledgeBase, newId, maxReadChars: maxReadCharsOf(options.maxReadChars) })
   const closeSuperseded = supersededTaskCloser({ taskStore, events: options.events, newId })
+  /**
+   * The conversation replayOf read for a request (its call context), handed to the turn's update as `read`: a store
+   * may then write without reading it again (ConversationUpdateOptions.read), so a turn reads it once.
+   */
+  const reads = new WeakMap<ServerCallContext, ConversationState>()
 
   /**
    * A replayed reply: the kept Message as it was; the task holding the first reply as it stands (an event without
@@ -141,11 +146,14 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     const trace = traceContextIn(requestContext.context.state)
     let reserved = !reservesTasks(taskStore)
     let turn: Turn | undefined
+    const read = reads.get(requestContext.context)
+    reads.delete(requestContext.context)
+    const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined }
     const update = async (): Promise<void> => {
       await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
         turn = plan(current ?? newConversationState(agentId, key), input)
         return turn.opensTask && !reserved ? undefined : turn.next
-      }, { owner: callerKeyOf(requestContext.context) }))
+      }, options))
     }
     await update()
     if ((turn as Turn).opensTask && !reserved) {
@@ -191,7 +199,10 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         return undefined
       }
       const first = firstTurnOf(state, message.messageId)
-      if (first === undefined) return undefined
+      if (first === undefined) {
+        reads.set(context, state)
+        return undefined
+      }
       if (first.content !== undefined && first.content !== messageContentDigest(message)) return { kind: 'conflict' }
       if (first.reply !== undefined) return { kind: 'message', message: Message.fromJSON(JSON.parse(first.reply)) }
       if (first.taskId === undefined) return undefined

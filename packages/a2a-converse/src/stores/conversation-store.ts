@@ -154,6 +154,13 @@ export interface ConversationUpdateOptions {
    * caller's, for per-caller bounds (MAX_CONVERSATIONS_PER_CALLER in memory). Ignored when the store has none.
    */
   owner?: string
+  /**
+   * The conversation as the caller read it moments ago (the conversation executor reads it to recognise a retry
+   * before the turn runs). A store may call `fn` on it first and write only if the conversation is still at that
+   * version — one statement instead of a read under a lock, then the write — and otherwise take its usual path (`fn`
+   * called again on the latest state). The memory store, whose read costs nothing, ignores it.
+   */
+  read?: ConversationState
 }
 
 export interface ConversationStore {

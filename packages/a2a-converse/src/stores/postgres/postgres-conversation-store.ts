@@ -154,6 +154,31 @@ const write = (answers: string): string => `with conversation as (
   where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id`
 const WRITE = write('')
 /**
+ * The write without a lock (ConversationUpdateOptions.read), in one autocommit statement: the state only when the row
+ * is still at the version the caller read ($4 - 1); every other change only when that one was made. Returns a row
+ * when it wrote. Answers ($8 or NULL, $9 cap or NULL, $10 oldest) go with it as in WRITE_ANSWERED.
+ */
+const WRITE_IF_UNCHANGED = `with conversation as (
+    update ${CONVERSATIONS_TABLE}
+       set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6,
+           write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
+     where agent_id = $1 and context_id = $2 and version = $4 - 1
+     returning version
+  ), forgotten as (
+    delete from ${CONVERSATION_TASKS_TABLE}
+     where exists (select 1 from conversation) and agent_id = $1 and context_id = $2 and not (task_id = any ($7::text[]))
+  ), indexed as (
+    insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
+    select $1, task_id, $2 from conversation, unnest($7::text[]) as task_id
+    on conflict (agent_id, task_id) do update set context_id = excluded.context_id
+    where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
+  ), answered as (
+    ${insertAnswers('$1', '$2', "coalesce($8::text, '[]')", 'conversation, ')}
+  ), pruned as (
+    ${pruneAnswers('$1', '$9', '$10')}
+  )
+  select version from conversation`
+/**
  * A write that adds answers: the same statement, which also logs them ($9) and, when due, prunes the agent's log ($10
  * cap or NULL, $11 oldest). One statement, so a locked write stays two queries (itself and COMMIT) in flight.
  */
@@ -195,6 +220,9 @@ function discard (client: pg.PoolClient): void {
 }
 
 /** Rolls back and gives the connection back; a connection whose rollback fails is discarded. */
+/** #writeIfUnchanged found the row at another version than the caller read. */
+const STALE = Symbol('stale')
+
 async function rollback (client: pg.PoolClient): Promise<void> {
   try {
     await client.query('ROLLBACK')
@@ -300,6 +328,13 @@ export class PostgresConversationStore implements ConversationStore {
     const key = keyOf(agentId, contextId)
     const owner = options.owner ?? null
     return await this.#locks.run(key, async () => {
+      if (options.read !== undefined) {
+        const written = await this.#writeIfUnchanged(agentId, contextId, fn, options.read)
+        if (written !== STALE) {
+          if (written !== undefined) this.#remember(key)
+          return written as R | ConversationState
+        }
+      }
       if (!this.#known.has(key)) {
         const created = await this.#insertNew(agentId, contextId, fn, owner)
         if (created !== undefined) {
@@ -382,25 +417,48 @@ export class PostgresConversationStore implements ConversationStore {
     } catch {
       return undefined
     }
+    // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
+    const rows = await this.#once<{ version: number }>(prepared('converse_insert_new', INSERT_NEW), [
+      agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, this.maxConversationsPerCaller,
+      answers.json ?? '[]', answers.cap, answers.oldest
+    ])
+    return rows.length === 0 ? undefined : JSON.parse(json) as ConversationState
+  }
+
+  /**
+   * The path without a lock (ConversationUpdateOptions.read): `fn` on the state the caller read, written in one
+   * autocommit statement if the row is still at that version; STALE when it is not (nothing written: the locked path
+   * follows and calls `fn` again). Not retried on a new connection: a lost connection leaves unknown whether it
+   * committed.
+   */
+  async #writeIfUnchanged (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, read: ConversationState): Promise<ConversationState | undefined | typeof STALE> {
+    const draft = await fn(structuredClone(read))
+    if (draft === undefined) return undefined
+    const { next, json, answers } = this.#next(draft, agentId, contextId, read.version + 1, read)
+    const rows = await this.#once<{ version: number }>(prepared('converse_write_if_unchanged', WRITE_IF_UNCHANGED), [
+      agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(),
+      answers.json ?? null, answers.cap, answers.oldest
+    ])
+    return rows.length === 0 ? STALE : JSON.parse(json) as ConversationState
+  }
+
+  /** One statement on a pool connection, not retried: a write whose connection failed may have committed. */
+  async #once<R extends pg.QueryResultRow> (query: pg.QueryConfig, values: unknown[]): Promise<R[]> {
     let client: pg.PoolClient
     try {
       client = await this.#pool.connect()
     } catch (error) {
       throw toStoreError(error)
     }
-    let rows: Array<{ version: number }>
+    let rows: R[]
     try {
-      // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
-      rows = (await client.query<{ version: number }>(prepared('converse_insert_new', INSERT_NEW), [
-        agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, this.maxConversationsPerCaller,
-        answers.json ?? '[]', answers.cap, answers.oldest
-      ])).rows
+      rows = (await client.query<R>(query, values)).rows
     } catch (error) {
       discard(client)
       throw toStoreError(error)
     }
     client.release()
-    return rows.length === 0 ? undefined : JSON.parse(json) as ConversationState
+    return rows
   }
 
   async #query<R extends pg.QueryResultRow> (text: string | pg.QueryConfig, values: unknown[]): Promise<pg.QueryResult<R>> {
