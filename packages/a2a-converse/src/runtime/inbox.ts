@@ -24,7 +24,7 @@ import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/env
 import type { TaskEventHub, TaskEventListener } from '../events/task-event-hub.js'
 import {
   clientContextId, needsPersonReasons, type ConversationCaller, type ConversationListOptions, type ConversationState, type ConversationStore,
-  type ConversationSummary, type ConversationTurn, type ConversationUpdate, type HumanReply, type NeedsPersonReason, type TurnRole
+  type ConversationSummary, type ConversationTurn, type HumanReply, type NeedsPersonReason, type TurnRole
 } from '../stores/conversation-store.js'
 import { lastTaskTurn } from './turn-plan.js'
 import { agentMessage, humanMessage, textPart } from './agent-messages.js'
@@ -270,39 +270,24 @@ export function createInbox (options: InboxOptions): Inbox {
   }
 
   /**
-   * Records a person's reply (attempt 0) or re-addresses it (later attempts, after its task ended before the reply
-   * reached it): to the task the conversation holds for a person, else — and on the last attempt always — to the
-   * inbox. Only computes the next state; `target` says where the reply is to be written.
+   * One attempt at addressing a reply (see addressReply), looking the held task up again while a client turn keeps
+   * giving the conversation a newer one (at most MOVED_RETRIES times, then the inbox). The held task is looked up
+   * before the conversation's update, not inside it: the update holds the conversation's row while it runs (on the
+   * embedded database, its only session), so a task load there would wait for the update itself.
    */
-  function addressReply (
-    reply: HumanReply, attempt: number, target: { taskId?: string, result?: ReplyOutcome }, held: HeldTask, final: boolean
-  ): ConversationUpdate {
-    return (current) => {
-      const state = current as ConversationState
-      target.taskId = undefined
-      target.result = 'not_human_owned'
-      if (state.ownership !== 'human_owned') return state
-      // The held task was looked up for the conversation as it was read before this update; a turn in between that
-      // gave it a newer task makes that lookup stale: look again (at most MOVED_RETRIES times, then the inbox).
-      const moved = held.lastTaskId !== lastTaskTurn(state)?.taskId
-      if (moved && !final) {
-        target.result = 'moved'
-        return state
-      }
-      const taskId = attempt < REPLY_ATTEMPTS - 1 && !moved ? held.taskId : undefined
-      const recorded = attempt === 0 ? undefined : state.turns.find((turn) => turn.role === 'human' && turn.id === reply.id)
-      if (taskId === undefined && state.inbox.length >= store.limits.maxInbox) {
-        // A new reply is refused; one already recorded stays in the turns, undelivered (it names no task).
-        target.result = attempt === 0 ? 'inbox_full' : 'kept'
-        if (recorded !== undefined) recorded.taskId = undefined
-        return state
-      }
-      if (recorded === undefined) state.turns.push({ ...reply, role: 'human', taskId })
-      else recorded.taskId = taskId
-      if (taskId === undefined) state.inbox.push(reply)
-      target.taskId = taskId
-      target.result = 'recorded'
-      return state
+  async function address (agentId: string, contextId: string, reply: HumanReply, attempt: number, trace: Context | undefined): Promise<{ addressing: Addressing, state: ConversationState }> {
+    for (let tries = 0; ; tries++) {
+      // (It exists: checked by reply. One deleted meanwhile fails here as the update itself would.)
+      const seen = await inStore('get', agentId, trace, async () => await store.get(agentId, contextId)) as ConversationState
+      const held: HeldTask = { lastTaskId: lastTaskTurn(seen)?.taskId, taskId: attempt < REPLY_ATTEMPTS - 1 ? await heldTask(agentId, seen, trace) : undefined }
+      let addressed: AddressedReply | undefined
+      const written = await inStore('update', agentId, trace, async () => await store.update(agentId, contextId, (current) => {
+        addressed = addressReply(current as ConversationState, reply, attempt, held, tries === MOVED_RETRIES, store.limits.maxInbox)
+        return addressed.next
+      }))
+      const { addressing } = addressed as AddressedReply
+      // Nothing written (not human-owned, moved, a new reply refused): the conversation as it was read.
+      if (addressing.result !== 'moved') return { addressing, state: written ?? seen }
     }
   }
 
@@ -346,32 +331,19 @@ export function createInbox (options: InboxOptions): Inbox {
     async reply (agentId, contextId, text, trace) {
       if (!await inStore('exists', agentId, trace, async () => await store.exists(agentId, contextId))) return undefined
       const reply = { id: newId(), at: new Date().toISOString(), text }
-      const target: { taskId?: string, result?: ReplyOutcome } = {}
       let result: HumanReplyResult | undefined
       // Ends by the last attempt at the latest: it never addresses a task (see addressReply).
       for (let attempt = 0; ; attempt++) {
-        let state: ConversationState
-        for (let tries = 0; ; tries++) {
-          // The held task is looked up before the conversation's update, not inside it: the update holds the
-          // conversation's row while it runs (on the embedded database, its only session), so a task load there
-          // would wait for the update itself.
-          // (It exists: checked above. One deleted meanwhile fails here as the update itself would.)
-          const seen = await inStore('get', agentId, trace, async () => await store.get(agentId, contextId)) as ConversationState
-          const lastTaskId = lastTaskTurn(seen)?.taskId
-          const taskId = attempt < REPLY_ATTEMPTS - 1 ? await heldTask(agentId, seen, trace) : undefined
-          const update = addressReply(reply, attempt, target, { lastTaskId, taskId }, tries === MOVED_RETRIES)
-          state = await inStore('update', agentId, trace, async () => await store.update(agentId, contextId, update))
-          if (target.result !== 'moved') break
-        }
-        if (target.result === 'not_human_owned' || target.result === 'inbox_full') {
+        const { addressing, state } = await address(agentId, contextId, reply, attempt, trace)
+        if (addressing.result === 'not_human_owned' || addressing.result === 'inbox_full') {
           // A reply already recorded (later attempts) was released with the conversation: it stays in the turns.
-          return result === undefined ? target.result : { ...result, delivered: false }
+          return result === undefined ? addressing.result : { ...result, delivered: false }
         }
-        const taskId = target.taskId
+        const taskId = addressing.taskId
         const message = humanMessage(clientContextId(state), taskId, reply, newId)
         const wire = StreamResponse.toJSON({ payload: { $case: 'message', value: message } }) as { message: Record<string, unknown> }
         result = { contextId, ...(taskId !== undefined ? { taskId } : {}), delivered: taskId !== undefined, message: wire.message }
-        if (taskId === undefined || target.result === 'kept') return { ...result, delivered: false }
+        if (taskId === undefined || addressing.result === 'kept') return { ...result, delivered: false }
         const written = await writeTask(state, taskId, TaskState.TASK_STATE_WORKING, message, heldForPerson, trace)
         if (written === 'landed') return result
         // A task a client turn keeps busy will be so again: straight to the inbox (the last attempt).
@@ -382,14 +354,46 @@ export function createInbox (options: InboxOptions): Inbox {
   }
 }
 
-type ReplyOutcome = 'recorded' | 'not_human_owned' | 'inbox_full' | 'kept' | 'moved'
-
 /** The task a reply would go to, as looked up before the conversation's update (addressReply). */
-interface HeldTask {
+export interface HeldTask {
   /** The conversation's last task when it was read. */
   lastTaskId: string | undefined
   /** That task, if it waits for a person. */
   taskId: string | undefined
+}
+
+/** Where a reply was addressed: what the update decided and, when recorded for a task, that task. */
+export interface Addressing {
+  result: 'recorded' | 'not_human_owned' | 'inbox_full' | 'kept' | 'moved'
+  taskId?: string
+}
+
+/** A reply addressed: where, and the conversation to store (undefined: nothing to write). */
+interface AddressedReply { addressing: Addressing, next?: ConversationState }
+
+/**
+ * Records a person's reply (attempt 0) or re-addresses it (later attempts, after its task ended before the reply
+ * reached it): to the task the conversation holds for a person, else — and on the last attempt always — to the
+ * inbox (at most `maxInbox` replies). Computes only: `state` is the update's private copy.
+ */
+export function addressReply (state: ConversationState, reply: HumanReply, attempt: number, held: HeldTask, final: boolean, maxInbox: number): AddressedReply {
+  if (state.ownership !== 'human_owned') return { addressing: { result: 'not_human_owned' } }
+  // The held task was looked up for the conversation as it was read before this update; a turn in between that
+  // gave it a newer task makes that lookup stale: look again (at most MOVED_RETRIES times, then the inbox).
+  const moved = held.lastTaskId !== lastTaskTurn(state)?.taskId
+  if (moved && !final) return { addressing: { result: 'moved' } }
+  const taskId = attempt < REPLY_ATTEMPTS - 1 && !moved ? held.taskId : undefined
+  const recorded = attempt === 0 ? undefined : state.turns.find((turn) => turn.role === 'human' && turn.id === reply.id)
+  if (taskId === undefined && state.inbox.length >= maxInbox) {
+    // A new reply is refused; one already recorded stays in the turns, undelivered (it names no task).
+    if (recorded === undefined) return { addressing: { result: attempt === 0 ? 'inbox_full' : 'kept' } }
+    recorded.taskId = undefined
+    return { addressing: { result: 'kept' }, next: state }
+  }
+  if (recorded === undefined) state.turns.push({ ...reply, role: 'human', taskId })
+  else recorded.taskId = taskId
+  if (taskId === undefined) state.inbox.push(reply)
+  return { addressing: { result: 'recorded', taskId }, next: state }
 }
 
 /** How often a reply looks its held task up again when a turn gave the conversation a newer task meanwhile. */
