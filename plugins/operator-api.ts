@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Ajv } from 'ajv'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { InvalidOptionError } from 'a2a-converse'
+import { ERROR_CODES, InvalidOptionError, isConverseError } from 'a2a-converse'
 import { OWNERSHIP_STATES, type OwnershipState } from 'a2a-converse/core'
 import type { Inbox } from 'a2a-converse/runtime'
 import { MAX_CONVERSATION_KEY_LENGTH } from 'a2a-converse/runtime'
@@ -184,7 +184,7 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
 
   // The state store unreachable: 503 (try again), not a 500; the driver's detail stays in the log.
   fastify.setErrorHandler((error: Error & { code?: string, statusCode?: number }, request, reply) => {
-    if (error.code === 'A2A_CONVERSE_STORE_UNAVAILABLE') {
+    if (isConverseError(error, ERROR_CODES.STORE_UNAVAILABLE)) {
       request.log.warn({ err: error }, 'operator API: the state store is unreachable')
       return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: 'the state store is unreachable; try again later' })
     }

@@ -19,4 +19,4 @@ export {
 export { validateRoutineDeclarations, type RoutineDeclaration } from './core/routine-declarations.js'
 export { buildToolDescriptors, type ToolDescriptor } from './core/tool-descriptors.js'
 export { augmentAgentCard, converseExtensionEntry } from './core/card.js'
-export { ConverseError, InvalidOptionError } from './core/errors.js'
+export { ConverseError, InvalidOptionError, ERROR_CODES, isConverseError, type ErrorCode } from './core/errors.js'

@@ -21,7 +21,7 @@
 import type { Authenticator } from '../auth/authenticator.js'
 import { AuthenticationUnavailableError } from '../auth/errors.js'
 import type { ConverseExtension, Negotiated } from '../core/converse-extension.js'
-import { InvalidOptionError } from '../core/errors.js'
+import { InvalidOptionError, ERROR_CODES, isConverseError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI, EXTENSIONS_HEADER } from '../core/uri.js'
 import { checkCall, type CheckedRequest } from '../protocol/check-request.js'
 import {
@@ -153,7 +153,7 @@ interface CallState {
 
 /** The backend failed because the state store is unreachable (StoreUnavailableError, by its code). */
 function isStoreUnavailable (error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === 'A2A_CONVERSE_STORE_UNAVAILABLE'
+  return isConverseError(error, ERROR_CODES.STORE_UNAVAILABLE)
 }
 
 /** The error of a call to an agent the service does not serve (bindings answer 404 before calling). */

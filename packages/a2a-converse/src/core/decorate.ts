@@ -265,8 +265,8 @@ function validated (draft: unknown, context: EnvelopeContext, log: EnvelopeLogge
 }
 
 function failed (error: unknown, context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope {
-  const err = error as { name?: unknown, code?: unknown }
-  log?.warn({ agentId: context.agentId, kind: context.kind, error: { name: err?.name, code: err?.code } },
+  const err = error as { name?: unknown, code?: unknown, reason?: unknown }
+  log?.warn({ agentId: context.agentId, kind: context.kind, error: { name: err?.name, code: err?.code, reason: err?.reason } },
     'converse envelope provider failed; envelope degraded to availability "failed"')
   return FAILED_ENVELOPE
 }

@@ -17,7 +17,7 @@ import { inSpan, injectTraceHeaders, SpanKind, type Context, type Span } from '.
 import { Agent, request, type Dispatcher } from 'undici'
 import type { EnvelopeDraft } from './envelope.js'
 import type { EnvelopeContext, EnvelopeProvider } from './envelope-provider.js'
-import { InvalidOptionError } from './errors.js'
+import { InvalidOptionError, ConverseError, ERROR_CODES } from './errors.js'
 import { stripEnvelope } from './decorate.js'
 import { CONVERSE_EXTENSION_URI } from './uri.js'
 
@@ -40,12 +40,12 @@ export interface HttpEnvelopeProvider extends EnvelopeProvider {
 }
 
 /** The provider's service answered something that is not an envelope. */
-export class EnvelopeServiceError extends Error {
-  readonly code: string
-  constructor (code: string, message: string) {
-    super(message)
-    this.name = 'EnvelopeServiceError'
-    this.code = code
+export class EnvelopeServiceError extends ConverseError {
+  /** What went wrong: `HTTP_<status>`, `TOO_LARGE` or `NOT_JSON`. */
+  readonly reason: string
+  constructor (reason: string, message: string) {
+    super(ERROR_CODES.ENVELOPE_SERVICE, message)
+    this.reason = reason
   }
 }
 

@@ -6,13 +6,13 @@
  * 400 at the card routes. An optional allow-list (`publicHosts`) narrows the hosts further.
  */
 import { isIP } from 'node:net'
-import { ConverseError, InvalidOptionError } from '../core/errors.js'
+import { ConverseError, InvalidOptionError, ERROR_CODES } from '../core/errors.js'
 
 /** A request's scheme or host cannot go into a card's URLs (answered 400, the reason without the header's value). */
 export class RequestHostError extends ConverseError {
   readonly statusCode = 400
   constructor (problem: string) {
-    super('A2A_CONVERSE_REQUEST_HOST', problem)
+    super(ERROR_CODES.REQUEST_HOST, problem)
   }
 }
 

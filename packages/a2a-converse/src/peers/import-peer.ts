@@ -4,14 +4,13 @@
  * import time, so that a missing one fails the import with one line naming what to install instead of Node's
  * "Cannot find package … imported from …/dist/…".
  */
-export const MISSING_PEER = 'A2A_CONVERSE_MISSING_PEER'
+import { ConverseError, ERROR_CODES } from '../core/errors.js'
+export const MISSING_PEER = ERROR_CODES.MISSING_PEER
 
 /** An entry's peer dependency is not installed. */
-export class MissingPeerError extends Error {
-  readonly code = MISSING_PEER
+export class MissingPeerError extends ConverseError {
   constructor (readonly entry: string, readonly packages: readonly string[]) {
-    super(`${entry} needs ${packages.join(' and ')}: npm install ${packages.join(' ')}`)
-    this.name = 'MissingPeerError'
+    super(MISSING_PEER, `${entry} needs ${packages.join(' and ')}: npm install ${packages.join(' ')}`)
   }
 }
 

@@ -16,7 +16,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
-import { InvalidOptionError } from '../core/errors.js'
+import { InvalidOptionError, ConverseError, ERROR_CODES } from '../core/errors.js'
 
 /** The NAT64 well-known prefix (RFC 6052), which embeds the IPv4 address in its last 32 bits. */
 const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96')
@@ -63,11 +63,9 @@ export interface PushUrlPolicyOptions {
 }
 
 /** Thrown by the connect-time lookup: the host resolved to an address the policy refuses. */
-export class ForbiddenAddressError extends Error {
-  readonly code = 'A2A_CONVERSE_PUSH_FORBIDDEN_ADDRESS'
+export class ForbiddenAddressError extends ConverseError {
   constructor (host: string) {
-    super(`webhook host ${host} resolves to an address webhooks may not reach`)
-    this.name = 'ForbiddenAddressError'
+    super(ERROR_CODES.PUSH_FORBIDDEN_ADDRESS, `webhook host ${host} resolves to an address webhooks may not reach`)
   }
 }
 

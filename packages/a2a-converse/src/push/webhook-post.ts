@@ -8,6 +8,7 @@ import { ATTR, serverAttributes } from '../telemetry/attributes.js'
 import { inSpan, injectTraceHeaders, SpanKind, type Context, type Span } from '../telemetry/tracing.js'
 import { Agent, request } from 'undici'
 import type { PushUrlPolicy } from './url-guard.js'
+import { ERROR_CODES, isConverseError } from '../core/errors.js'
 
 /** The most of a webhook's answer read (then the connection is dropped): nothing in it is used. */
 export const RESPONSE_BYTES = 4096
@@ -72,8 +73,8 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
     try {
       response = await request(url, { method: 'POST', headers, body, dispatcher, signal })
     } catch (error) {
+      if (isConverseError(error, ERROR_CODES.PUSH_FORBIDDEN_ADDRESS)) return { kind: 'refused', reason: error.message }
       const code = (error as { code?: unknown }).code
-      if (code === 'A2A_CONVERSE_PUSH_FORBIDDEN_ADDRESS') return { kind: 'refused', reason: (error as Error).message }
       return { kind: 'retry', reason: typeof code === 'string' ? code : (error as Error).name }
     }
     const status = response.statusCode

@@ -18,7 +18,7 @@ import type { ConverseEnvelope } from '../core/envelope.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 export type { TypedCall } from '../core/typed-call.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import { ConverseError } from '../core/errors.js'
+import { ConverseError, ERROR_CODES, isConverseError, type ErrorCode } from '../core/errors.js'
 import {
   clientContextId, conversationKey, newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore
 } from '../stores/conversation-store.js'
@@ -64,10 +64,21 @@ export interface ConversationExecutorOptions {
   maxReadChars?: number
 }
 
+/**
+ * The errors a turn may end with whose message the caller may read (the SDK words it into the FAILED task): a cap,
+ * a busy task, the store down or closing, a routine's state, the envelope provider's timeout. Any other error's
+ * message (a driver's words, a bug) stays in the log.
+ */
+const CALLER_READABLE: ReadonlySet<ErrorCode> = new Set([
+  ERROR_CODES.CAP_REACHED, ERROR_CODES.TASK_BUSY, ERROR_CODES.STORE_UNAVAILABLE, ERROR_CODES.STORE_CLOSED, ERROR_CODES.ROUTINE_STATE,
+  ERROR_CODES.UNKNOWN_ROUTINE, ERROR_CODES.ROUTINE_DECLARATION, ERROR_CODES.INVALID_OPTION, ERROR_CODES.PROVIDER_TIMEOUT,
+  ERROR_CODES.UNAUTHENTICATED, ERROR_CODES.AUTHENTICATION_UNAVAILABLE, ERROR_CODES.REQUEST_HOST, ERROR_CODES.RATE_LIMITED, ERROR_CODES.TURN_FAILED
+])
+
 /** A turn failed for a reason that is not the caller's to read (its cause is logged, never sent). */
 export class TurnFailedError extends ConverseError {
   constructor (cause: unknown) {
-    super('A2A_CONVERSE_TURN_FAILED', 'the turn could not be completed')
+    super(ERROR_CODES.TURN_FAILED, 'the turn could not be completed')
     this.cause = cause
   }
 }
@@ -183,7 +194,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         // The SDK words a rejected turn into the FAILED task the caller reads ("Agent execution error: <message>"):
         // a named error of ours says what the caller may know; anything else (a driver's refusal, a bug) stays in
         // the log the SDK writes, with this error's cause.
-        throw error instanceof ConverseError ? error : new TurnFailedError(error)
+        throw isConverseError(error) && CALLER_READABLE.has(error.code) ? error : new TurnFailedError(error)
       }
     },
     async replayOf (message, contextId, context) {

@@ -5,6 +5,7 @@
  */
 import MiniSearch, { type SearchResult } from 'minisearch'
 import type { Citation, Coverage, CoverageReason } from '../core/envelope.js'
+import { ConverseError, ERROR_CODES } from '../core/errors.js'
 
 /** One source document (a Markdown body; headings start sections). */
 export interface KnowledgeDocument {
@@ -86,10 +87,9 @@ export interface KnowledgeAnswer {
   evidence: KnowledgeEvidence
 }
 
-export class KnowledgeBaseError extends Error {
+export class KnowledgeBaseError extends ConverseError {
   constructor (message: string) {
-    super(message)
-    this.name = 'KnowledgeBaseError'
+    super(ERROR_CODES.KNOWLEDGE_BASE, message)
   }
 }
 

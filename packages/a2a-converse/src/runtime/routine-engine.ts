@@ -7,7 +7,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type {
   Invocation, InvocationOutcome, PendingInput, RoutineState, RoutineStatus, SlotType
 } from '../core/envelope.js'
-import { ConverseError } from '../core/errors.js'
+import { ConverseError, ERROR_CODES } from '../core/errors.js'
 import {
   validateRoutineDeclarations, type RoutineDeclaration, type SlotDeclaration
 } from '../core/routine-declarations.js'
@@ -85,7 +85,7 @@ export class RoutineStateError extends ConverseError {
   readonly routine: string
   readonly status: RoutineStatus
   constructor (routine: string, status: RoutineStatus, operation: string) {
-    super('A2A_CONVERSE_ROUTINE_STATE', `routine "${routine}" is ${status}: cannot ${operation}`)
+    super(ERROR_CODES.ROUTINE_STATE, `routine "${routine}" is ${status}: cannot ${operation}`)
     this.routine = routine
     this.status = status
   }
@@ -95,7 +95,7 @@ export class RoutineStateError extends ConverseError {
 export class UnknownRoutineError extends ConverseError {
   readonly routine: string
   constructor (routine: string) {
-    super('A2A_CONVERSE_UNKNOWN_ROUTINE', `routine "${routine}" is not declared`)
+    super(ERROR_CODES.UNKNOWN_ROUTINE, `routine "${routine}" is not declared`)
     this.routine = routine
   }
 }

@@ -5,7 +5,7 @@
  * (packages/a2a-converse/src/backends/local/dispatch.ts `createContext`), so a store sees it through the ServerCallContext it is given.
  */
 import type { ServerCallContext } from '@a2a-js/sdk/server'
-import { ConverseError } from '../core/errors.js'
+import { ConverseError, ERROR_CODES } from '../core/errors.js'
 
 /** The ServerCallContext state entry that holds the caller key. */
 export const CALLER_KEY_STATE = 'a2a-converse.callerKey'
@@ -36,7 +36,7 @@ export class CallerCapError extends ConverseError {
   readonly limit: number
 
   constructor (cap: string, limit: number, message: string) {
-    super('A2A_CONVERSE_CAP_REACHED', message)
+    super(ERROR_CODES.CAP_REACHED, message)
     this.cap = cap
     this.limit = limit
   }

@@ -5,7 +5,7 @@
  * the in-memory one without changing callers. Tasks themselves stay in the SDK's TaskStore.
  */
 import type { ConverseEnvelope, OwnershipState } from '../core/envelope.js'
-import { ConverseError } from '../core/errors.js'
+import { ConverseError, ERROR_CODES } from '../core/errors.js'
 import type { RoutineStatus } from '../core/envelope.js'
 import type { AnswerLog } from './answer-log.js'
 
@@ -331,6 +331,6 @@ export function conversationTaskIds (state: ConversationState): string[] {
 /** Any store method called after `close()`. */
 export class ConversationStoreClosedError extends ConverseError {
   constructor () {
-    super('A2A_CONVERSE_STORE_CLOSED', 'the conversation store is closed')
+    super(ERROR_CODES.STORE_CLOSED, 'the conversation store is closed')
   }
 }

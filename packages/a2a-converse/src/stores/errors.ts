@@ -1,5 +1,5 @@
 /** Named errors of the stores that are not specific to one implementation. */
-import { ConverseError } from '../core/errors.js'
+import { ConverseError, ERROR_CODES } from '../core/errors.js'
 
 /**
  * The conversation store's database could not be reached (refused or timed-out connection, a connection lost
@@ -10,7 +10,7 @@ import { ConverseError } from '../core/errors.js'
 export class StoreUnavailableError extends ConverseError {
   constructor (cause?: unknown) {
     const detail = cause instanceof Error && cause.message !== '' ? `: ${cause.message}` : ''
-    super('A2A_CONVERSE_STORE_UNAVAILABLE', `the conversation store is unreachable${detail}`)
+    super(ERROR_CODES.STORE_UNAVAILABLE, `the conversation store is unreachable${detail}`)
     if (cause !== undefined) this.cause = cause
   }
 }

@@ -9,6 +9,7 @@ import { createHash, type Hash } from 'node:crypto'
 import type { Message } from '@a2a-js/sdk'
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
+import { ConverseError, ERROR_CODES } from '../core/errors.js'
 
 /** What a retry of a messageId gets. */
 export type Replay =
@@ -32,12 +33,11 @@ export function hasReplays (executor: object): executor is MessageReplays {
 }
 
 /** A retry whose messageId was used for other content: -32602 naming `message.messageId`. */
-export class MessageIdReusedError extends Error {
+export class MessageIdReusedError extends ConverseError {
   readonly messageId: string
 
   constructor (messageId: string) {
-    super(`messageId ${JSON.stringify(messageId.slice(0, 128))} was already used for a message with other content; a new message needs a new messageId`)
-    this.name = 'MessageIdReusedError'
+    super(ERROR_CODES.MESSAGE_ID_REUSED, `messageId ${JSON.stringify(messageId.slice(0, 128))} was already used for a message with other content; a new message needs a new messageId`)
     this.messageId = messageId
   }
 }

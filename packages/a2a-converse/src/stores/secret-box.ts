@@ -9,6 +9,7 @@
  * value that is not sealed (written in clear before sealing existed) is read as it is.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto'
+import { ConverseError, ERROR_CODES } from '../core/errors.js'
 
 const PREFIX = 'sb1'
 const KEY_BYTES = 32
@@ -16,18 +17,16 @@ const IV_BYTES = 12
 const TAG_BYTES = 16
 
 /** A key that is not 32 bytes in base64 or hex; the message says which form is wanted, never the value. */
-export class SecretsKeyError extends Error {
+export class SecretsKeyError extends ConverseError {
   constructor (problem: string) {
-    super(problem)
-    this.name = 'SecretsKeyError'
+    super(ERROR_CODES.SECRETS_KEY, problem)
   }
 }
 
 /** A stored value that cannot be opened: sealed under a key not given, or altered. */
-export class SealedValueError extends Error {
+export class SealedValueError extends ConverseError {
   constructor (problem: string) {
-    super(problem)
-    this.name = 'SealedValueError'
+    super(ERROR_CODES.SEALED_VALUE, problem)
   }
 }
 

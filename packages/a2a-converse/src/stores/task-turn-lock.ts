@@ -9,7 +9,7 @@
  * instance on the database, packages/a2a-converse/src/stores/postgres/postgres-task-turn-lock.ts). Both bound the wait.
  */
 import { resolveUserScope, type ServerCallContext } from '@a2a-js/sdk/server'
-import { ConverseError, InvalidOptionError } from '../core/errors.js'
+import { ConverseError, InvalidOptionError, ERROR_CODES } from '../core/errors.js'
 import { KeyedLock } from './keyed-lock.js'
 
 /** Whose task: the scope the task stores use (tenant and owner) and the task id. */
@@ -47,7 +47,7 @@ export const DEFAULT_TURN_WAIT_TIMEOUT_MS = 30_000
 export class TaskBusyError extends ConverseError {
   readonly taskId: string
   constructor (taskId: string, waitTimeoutMs: number) {
-    super('A2A_CONVERSE_TASK_BUSY', `task ${taskId} is busy with another turn (waited ${waitTimeoutMs} ms); try again later`)
+    super(ERROR_CODES.TASK_BUSY, `task ${taskId} is busy with another turn (waited ${waitTimeoutMs} ms); try again later`)
     this.taskId = taskId
   }
 }

@@ -40,6 +40,7 @@ import {
 import { fromSdkError } from './sdk-errors.js'
 import type { AgentPush } from '../../push/push-notifications.js'
 import { TRACE_CONTEXT_STATE, type Context } from '../../telemetry/tracing.js'
+import { ConverseError, ERROR_CODES, isConverseError } from '../../core/errors.js'
 
 /** pino-compatible. */
 export interface ErrorLogger {
@@ -77,11 +78,10 @@ export interface DispatcherOptions {
 }
 
 /** A push config the URL policy refuses: -32602 naming the field. */
-export class PushConfigRefusedError extends Error {
+export class PushConfigRefusedError extends ConverseError {
   readonly field: string
   constructor (field: string, description: string) {
-    super(description)
-    this.name = 'PushConfigRefusedError'
+    super(ERROR_CODES.PUSH_CONFIG_REFUSED, description)
     this.field = field
   }
 }
@@ -326,7 +326,7 @@ export class A2ADispatcher {
     log?.error({ err: error, method: request.method }, 'A2A request handler failed')
     // The state store is unreachable (StoreUnavailableError): say so, but keep the driver's detail (hosts, ports)
     // in the log above, not in the reply.
-    if ((error as { code?: unknown } | null)?.code === 'A2A_CONVERSE_STORE_UNAVAILABLE') return internalError(STORE_UNAVAILABLE_MESSAGE)
+    if (isConverseError(error, ERROR_CODES.STORE_UNAVAILABLE)) return internalError(STORE_UNAVAILABLE_MESSAGE)
     return internalError(`Internal error while handling ${request.method}`)
   }
 

@@ -11,6 +11,7 @@ import type { TaskEventSource } from './task-event-relay.js'
 import type { TaskTurnLock } from '../../stores/task-turn-lock.js'
 import type { AgentPush } from '../../push/push-notifications.js'
 import type { A2ABackend, BackendContext } from '../../protocol/backend.js'
+import { ConverseError, ERROR_CODES } from '../../core/errors.js'
 
 export interface LocalBackendOptions {
   /** The agent card (ProtoJSON) the SDK's request handler gets: its capabilities are what the agent serves. */
@@ -31,12 +32,11 @@ export interface LocalBackendOptions {
 }
 
 /** An A2A error decided by a backend itself (not thrown by the SDK). */
-export class A2AReplyError extends Error {
+export class A2AReplyError extends ConverseError {
   readonly error: JsonRpcError
 
   constructor (error: JsonRpcError) {
-    super(error.message)
-    this.name = 'A2AReplyError'
+    super(ERROR_CODES.REPLY, error.message)
     this.error = error
   }
 }

@@ -24,6 +24,7 @@ import { internalError, invalidParams, JsonRpcErrorCode, taskNotFound } from '..
 import { STORE_UNAVAILABLE_MESSAGE } from '../local/dispatch.js'
 import { withoutUnsetStatusFilter } from '../../protocol/params.js'
 import { WALK_IN_OWNER, type UpstreamOwnershipStore } from '../../stores/upstream-ownership-store.js'
+import { ERROR_CODES, isConverseError } from '../../core/errors.js'
 
 export interface OwnedUpstreamBackendOptions {
   agentId: string
@@ -183,7 +184,7 @@ export function ownedUpstreamBackend (options: OwnedUpstreamBackendOptions): A2A
     },
     stream,
     toError (error, request, log) {
-      if ((error as { code?: unknown } | null)?.code === 'A2A_CONVERSE_STORE_UNAVAILABLE') {
+      if (isConverseError(error, ERROR_CODES.STORE_UNAVAILABLE)) {
         // The records could not be read or written: say so, the driver's detail (hosts, ports) in the log only.
         log?.error({ agentId, method: request.method, err: error }, 'upstream ownership records unavailable')
         return internalError(STORE_UNAVAILABLE_MESSAGE)

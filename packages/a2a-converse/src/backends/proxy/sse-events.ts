@@ -3,11 +3,11 @@
  * when the consumer asks for the next event, so a slow client slows the upstream (backpressure) and nothing
  * buffers a whole stream. An event larger than `maxEventBytes` is an error, never an unbounded buffer.
  */
+import { ConverseError, ERROR_CODES } from '../../core/errors.js'
 
-export class SseEventTooLargeError extends Error {
+export class SseEventTooLargeError extends ConverseError {
   constructor (limit: number) {
-    super(`an event exceeds ${limit} bytes`)
-    this.name = 'SseEventTooLargeError'
+    super(ERROR_CODES.SSE_EVENT_TOO_LARGE, `an event exceeds ${limit} bytes`)
   }
 }
 

@@ -15,13 +15,13 @@ import { request, type Dispatcher } from 'undici'
 import type { AgentCardInput } from '../../core/converse-extension.js'
 import { CONVERSE_EXTENSION_URI } from '../../core/uri.js'
 import type { ServiceLogger } from '../../protocol/backend.js'
+import { ConverseError, ERROR_CODES } from '../../core/errors.js'
 
 /** The upstream's card could not be used; the message names the agent and what is wrong. */
-export class UpstreamCardError extends Error {
+export class UpstreamCardError extends ConverseError {
   readonly agentId: string
   constructor (agentId: string, problem: string) {
-    super(`agent "${agentId}": upstream card ${problem}`)
-    this.name = 'UpstreamCardError'
+    super(ERROR_CODES.UPSTREAM_CARD, `agent "${agentId}": upstream card ${problem}`)
     this.agentId = agentId
   }
 }

@@ -14,6 +14,7 @@
  * for that code; `full` passes it through unchanged.
  */
 import { a2aError, JsonRpcErrorCode, type JsonRpcError } from '../../protocol/errors.js'
+import { ConverseError, ERROR_CODES } from '../../core/errors.js'
 
 /**
  * How much of an upstream JSON-RPC error reaches the caller: `code` (the default) its code with a generic message
@@ -72,13 +73,12 @@ export function upstreamInvalidResponse (agentId: string, detail: string): JsonR
 }
 
 /** A failure the upstream backend decided on: the JSON-RPC error to answer, and a cause code for the log. */
-export class UpstreamError extends Error {
+export class UpstreamError extends ConverseError {
   readonly error: JsonRpcError
   readonly causeCode: string | undefined
 
   constructor (error: JsonRpcError, causeCode?: string) {
-    super(error.message)
-    this.name = 'UpstreamError'
+    super(ERROR_CODES.UPSTREAM, error.message)
     this.error = error
     this.causeCode = causeCode
   }

@@ -7,17 +7,17 @@
  */
 import { mkdir, open, readFile, rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
+import { ConverseError, ERROR_CODES } from '../../core/errors.js'
 
 export const LOCK_FILE = 'gateway.lock'
 
 const heldHere = new Set<string>()
 
 /** The folder is held by another running process. */
-export class FolderInUseError extends Error {
+export class FolderInUseError extends ConverseError {
   readonly pid: number
   constructor (folder: string, pid: number) {
-    super(`${folder} is in use by another running process (pid ${pid})`)
-    this.name = 'FolderInUseError'
+    super(ERROR_CODES.FOLDER_IN_USE, `${folder} is in use by another running process (pid ${pid})`)
     this.pid = pid
   }
 }
