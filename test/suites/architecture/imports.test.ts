@@ -19,10 +19,11 @@ const SRC = join(ROOT, 'packages', 'a2a-converse', 'src')
 
 /** Bottom to top: a folder may import the folders listed for it (and itself). */
 // telemetry: the tracer, trace context and span attributes (packages/a2a-converse/src/telemetry/ imports nothing of src/), for every layer.
-const TELEMETRY = ['telemetry', 'peers']
+const TELEMETRY = ['telemetry']
 const CORE = [...TELEMETRY, 'core']
-const PROTOCOL = [...CORE, 'protocol']
-// peers: the optional peer dependencies, loaded at import time (they import nothing of src/).
+// peers: the optional peer dependencies, loaded at import time (they import only the core's errors).
+const PEERS = [...CORE, 'peers']
+const PROTOCOL = [...PEERS, 'protocol']
 // push: the push notification configs and deliveries, on the stores' level (a task save writes its outbox rows).
 const STORES = [...PROTOCOL, 'events', 'stores', 'push']
 const RUNTIME = [...STORES, 'auth', 'runtime']
@@ -31,7 +32,7 @@ const SERVICE = [...PROTOCOL, 'auth', 'stores', 'a2a']
 const BINDINGS = [...SERVICE, 'bindings']
 const OUTSIDE = [...BACKENDS, ...BINDINGS, 'http', 'fastify', 'express', 'mcp', 'grpc']
 const ALLOWED: Record<string, readonly string[]> = {
-  peers: ['peers'],
+  peers: PEERS,
   telemetry: TELEMETRY,
   core: CORE,
   protocol: PROTOCOL,
