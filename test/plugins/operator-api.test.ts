@@ -6,6 +6,7 @@ import operatorApi from '../../plugins/operator-api.js'
 import type { Inbox } from '../../packages/a2a-converse/src/runtime/inbox.js'
 import { MAX_CONVERSATION_KEY_LENGTH } from '../../packages/a2a-converse/src/stores/conversation-store.js'
 import { Client, gateway, OPERATOR_KEY, operator } from '../fixtures/conversation-gateway.js'
+import { StoreUnavailableError } from '../../packages/a2a-converse/src/stores/errors.js'
 
 /** A gateway with one conversation (a routine waiting for input); its contextId and the waiting task. */
 async function withConversation (t: Test) {
@@ -158,7 +159,7 @@ t.test('the plugin refuses a short key', async (t) => {
 t.test('the state store unreachable: 503 with a JSON body, no driver detail; other errors as Fastify answers them', async (t) => {
   const app = Fastify()
   t.teardown(() => app.close())
-  const unreachable = Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'A2A_CONVERSE_STORE_UNAVAILABLE' })
+  const unreachable = new StoreUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:5432'))
   const inbox = {
     view: async () => { throw unreachable },
     takeover: async () => { throw new Error('something else') }

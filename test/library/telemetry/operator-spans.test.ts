@@ -17,6 +17,7 @@ import { startGateway } from '../../fixtures/gateway-helpers.js'
 import { InboxEvents } from '../../fixtures/inbox-events.js'
 import { registerSdk } from '../../fixtures/tracing-sdk.js'
 import { MemoryConversationStore } from '../../../packages/a2a-converse/src/stores/memory-conversation-store.js'
+import { StoreUnavailableError } from '../../../packages/a2a-converse/src/stores/errors.js'
 
 const BASE = '/api/v1/agents/:agentId/conversations/:contextId'
 const SECRET_TEXT = 'the reply only the caller may read'
@@ -165,7 +166,7 @@ t.test('5xx: status ERROR and error.type the status code', async (t) => {
   const exporter = registerSdk(t)
   const app = Fastify()
   t.teardown(() => app.close())
-  const unreachable = Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'A2A_CONVERSE_STORE_UNAVAILABLE' })
+  const unreachable = new StoreUnavailableError(new Error('connect ECONNREFUSED 10.0.0.7:5432'))
   const inbox = {
     view: async () => { throw unreachable },
     takeover: async () => { throw new Error('something else') }

@@ -2,6 +2,7 @@ import t from 'tap'
 import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server'
 import { A2ADispatcher, STORE_UNAVAILABLE_MESSAGE } from '../../../../packages/a2a-converse/src/backends/local/dispatch.js'
 import { messageExecutor, taskExecutor } from '../../../fixtures/a2a-executors.js'
+import { StoreUnavailableError } from '../../../../packages/a2a-converse/src/stores/errors.js'
 
 const card = { name: 'Bare', description: 'no capabilities at all' }
 const send = (text: string, extra: Record<string, unknown> = {}) =>
@@ -64,7 +65,7 @@ t.test('streaming methods are not answered by call()', async (t) => {
 
 t.test('an unreachable state store: -32603 saying so, without the driver detail; the detail is logged', async (t) => {
   const failing = new InMemoryTaskStore()
-  const unreachable = Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'A2A_CONVERSE_STORE_UNAVAILABLE' })
+  const unreachable = new StoreUnavailableError(new Error('connect ECONNREFUSED 10.1.2.3:5432'))
   failing.load = async () => { throw unreachable }
   const dispatcher = new A2ADispatcher({ card, executor: taskExecutor(), taskStore: failing })
   const logged: unknown[] = []
