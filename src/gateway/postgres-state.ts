@@ -8,17 +8,13 @@
  * - STATE=embedded (DATA_DIR): the same stores and migrations on PGlite in this process; one process per folder, so
  *   live events and turn locks stay in this process's memory.
  */
-import { TaskState, type Task } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
-import { StoreUnavailableError } from 'a2a-converse/runtime'
-import type { TaskSaveSignals } from 'a2a-converse/runtime'
-import type { TaskReservations } from 'a2a-converse/runtime'
-import { isUnavailable, toStoreError } from 'a2a-converse/postgres'
+import { isUnavailable } from 'a2a-converse/postgres'
 import { migrate } from 'a2a-converse/postgres'
 import { PostgresConversationStore } from 'a2a-converse/postgres'
 import { createPostgresDatabase, type PostgresDatabase, type PostgresLogger } from 'a2a-converse/postgres'
 import { PostgresTaskEventHub } from 'a2a-converse/postgres'
-import { PostgresTaskStore, type PostgresSaveSignals } from 'a2a-converse/postgres'
+import { PostgresTaskStore, failuresAsUnavailable, type PostgresSaveSignals } from 'a2a-converse/postgres'
 import { PostgresTaskTurnLock } from 'a2a-converse/postgres'
 import { openEmbeddedDatabase } from 'a2a-converse/postgres'
 import { FolderInUseError } from 'a2a-converse/postgres'
@@ -91,48 +87,6 @@ function agentScope (agentId: string) {
   return (context: ServerCallContext): string => `${agentId}:${resolveUserScope(context)}`
 }
 
-/** How the SDK words the FAILED task it makes of an executor that rejected with a StoreUnavailableError. */
-const EXECUTOR_STORE_FAILURE = `Agent execution error: ${new StoreUnavailableError().message}`
-
-/**
- * The StoreUnavailableError behind a FAILED task the SDK made of an executor rejection, or undefined. The
- * conversation executor's first step is its conversation update: when that finds the database unreachable, the
- * SDK would save a FAILED task — and a task waiting for input would be over for good, for a passing outage.
- */
-export function executorStoreFailure (task: Task): StoreUnavailableError | undefined {
-  if (task.status?.state !== TaskState.TASK_STATE_FAILED) return undefined
-  const content = task.status.message?.parts[0]?.content
-  const text = content?.$case === 'text' ? content.value : ''
-  if (!text.startsWith(EXECUTOR_STORE_FAILURE)) return undefined
-  // The driver's detail, if any, follows as ": detail"; the new error words it as the original did.
-  return new StoreUnavailableError(new Error(text.slice(EXECUTOR_STORE_FAILURE.length + 2)))
-}
-
-/**
- * Connection failures become StoreUnavailableError, which the endpoint answers with -32603 and a clear message.
- * The SDK's FAILED task for an executor whose conversation store was unreachable is not saved: the save rejects
- * with that StoreUnavailableError instead, so the request fails with -32603 (stream: an error frame) and the task
- * stays as it was — the client may send the turn again.
- */
-class UnavailableAwareTaskStore implements TaskStore, TaskSaveSignals, TaskReservations {
-  readonly #inner: TaskStore & TaskSaveSignals & TaskReservations
-  constructor (inner: TaskStore & TaskSaveSignals & TaskReservations) { this.#inner = inner }
-
-  reserve: TaskReservations['reserve'] = async (taskId, context) => { try { return await this.#inner.reserve(taskId, context) } catch (error) { throw toStoreError(error) } }
-
-  onSaved: TaskSaveSignals['onSaved'] = (taskId, listener) => this.#inner.onSaved(taskId, listener)
-
-  save: TaskStore['save'] = async (task, context) => {
-    const failure = executorStoreFailure(task)
-    if (failure !== undefined) throw failure
-    try { return await this.#inner.save(task, context) } catch (error) { throw toStoreError(error) }
-  }
-
-  load: TaskStore['load'] = async (taskId, context) => { try { return await this.#inner.load(taskId, context) } catch (error) { throw toStoreError(error) } }
-
-  list: TaskStore['list'] = async (params, context) => { try { return await this.#inner.list(params, context) } catch (error) { throw toStoreError(error) } }
-}
-
 /**
  * An agent's task store on the shared task table (server or embedded): its tasks scoped by agent and owner, a caller's
  * open tasks counted per agent (as each memory store counts them), store failures answered as the store's.
@@ -140,7 +94,7 @@ class UnavailableAwareTaskStore implements TaskStore, TaskSaveSignals, TaskReser
 function agentTaskStore (
   database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, push: PushState, signals?: PostgresSaveSignals, scope = agentId
 ): TaskStore {
-  return new UnavailableAwareTaskStore(new PostgresTaskStore(database.db, {
+  return failuresAsUnavailable(new PostgresTaskStore(database.db, {
     ownerResolver: agentScope(scope),
     signals,
     callerResolver: (context) => `${scope}:${callerKeyOf(context)}`,

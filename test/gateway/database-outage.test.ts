@@ -57,7 +57,7 @@ if (url === undefined) {
   t.test('gateway database outages', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   // Imported only here: without a database nothing of the PostgreSQL layer is loaded (and counted for coverage).
-  const { executorStoreFailure } = await import('../../src/gateway/postgres-state.js')
+  const { executorStoreFailure } = await import('../../packages/a2a-converse/src/stores/postgres/task-store-failures.js')
   const { StoreUnavailableError } = await import('../../packages/a2a-converse/src/stores/errors.js')
   // A busy machine (two cores, other suites) may be slow to start the gateways.
   t.setTimeout(120_000)

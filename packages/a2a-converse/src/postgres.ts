@@ -11,6 +11,7 @@ export { PostgresTaskStore, type PostgresTaskStoreOptions } from './stores/postg
 export { PostgresTaskTurnLock, DEFAULT_LEASE_MS, type PostgresTaskTurnLockOptions } from './stores/postgres/postgres-task-turn-lock.js'
 // For the gateway app and other integrators.
 export { isUnavailable, toStoreError } from './stores/postgres/connection-errors.js'
+export { executorStoreFailure, failuresAsUnavailable } from './stores/postgres/task-store-failures.js'
 export { openEmbeddedDatabase } from './stores/postgres/embedded-database.js'
 export { FolderInUseError, LOCK_FILE, lockFolder } from './stores/postgres/folder-lock.js'
 export { octal, privateFolder } from './stores/postgres/folder-permissions.js'

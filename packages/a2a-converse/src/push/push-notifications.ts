@@ -12,6 +12,7 @@ import type { PushDeliverer } from './push-deliverer.js'
 import { taskUpdates } from './task-updates.js'
 import { traceContextIn } from '../telemetry/tracing.js'
 import type { PushUrlPolicy } from './url-guard.js'
+import { decorateTaskStore } from '../stores/decorate-task-store.js'
 
 /** What the local backend needs to serve the four config methods and inline configs. */
 export interface AgentPush {
@@ -23,28 +24,20 @@ export interface AgentPush {
  * The store with each save's updates queued for the task's configs (in the save's scope). Saves of one task are
  * one at a time (the SDK's ResultManager lock and the task turn lock), so the task read before a save is the one it
  * replaces. A finished task's configs go once its last updates are queued. Other members of the store (save
- * signals, reservations) are passed through.
+ * signals, reservations) are the store's (decorateTaskStore).
  */
 export function withPushNotifications (store: TaskStore, agentId: string, configs: PushConfigStore, deliverer: PushDeliverer): TaskStore {
-  const wrapped: TaskStore & Record<string, unknown> = {
-    load: async (taskId: string, context: ServerCallContext) => await store.load(taskId, context),
-    list: async (params, context) => await store.list(params, context),
-    save: async (task: Task, context: ServerCallContext) => {
-      const held = await configs.configsOf(task.id, context)
-      if (held.length === 0) {
-        await store.save(task, context)
-        return
-      }
-      const previous = await store.load(task.id, context)
+  const save: TaskStore['save'] = async (task: Task, context: ServerCallContext) => {
+    const held = await configs.configsOf(task.id, context)
+    if (held.length === 0) {
       await store.save(task, context)
-      const updates = taskUpdates(previous, task)
-      if (updates.length > 0) deliverer.enqueue(agentId, task.id, held, updates, traceContextIn(context?.state))
-      if (TERMINAL_TASK_STATES.has(task.status?.state)) await configs.dropTask(task.id, context)
+      return
     }
+    const previous = await store.load(task.id, context)
+    await store.save(task, context)
+    const updates = taskUpdates(previous, task)
+    if (updates.length > 0) deliverer.enqueue(agentId, task.id, held, updates, traceContextIn(context?.state))
+    if (TERMINAL_TASK_STATES.has(task.status?.state)) await configs.dropTask(task.id, context)
   }
-  for (const member of ['onSaved', 'reserve']) {
-    const method = (store as unknown as Record<string, unknown>)[member]
-    if (typeof method === 'function') wrapped[member] = method.bind(store)
-  }
-  return wrapped
+  return decorateTaskStore(store, { save })
 }

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Task } from '@a2a-js/sdk'
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
 import { TaskListeners } from '../events/task-listeners.js'
+import { decorateTaskStore } from './decorate-task-store.js'
 
 export interface TaskSaveSignals {
   /**
@@ -49,21 +50,18 @@ export class SaveListeners implements TaskSaveSignals {
 }
 
 /**
- * The store itself when it signals its saves; otherwise a store that passes every call to it and signals the saves
- * made through it (in this process).
+ * The store itself when it signals its saves; otherwise the store decorated to signal the saves made through it (in
+ * this process).
  */
 export function withSaveSignals (store: TaskStore): TaskStore & TaskSaveSignals {
   if (signalsSaves(store)) return store
   const listeners = new SaveListeners()
-  return {
-    load: async (taskId, context) => await store.load(taskId, context),
-    save: async (task, context) => {
-      await store.save(task, context)
-      listeners.saved(task.id)
-    },
-    list: async (params, context) => await store.list(params, context),
-    onSaved: (taskId, listener) => listeners.onSaved(taskId, listener)
+  const save: TaskStore['save'] = async (task, context) => {
+    await store.save(task, context)
+    listeners.saved(task.id)
   }
+  const onSaved: TaskSaveSignals['onSaved'] = (taskId, listener) => listeners.onSaved(taskId, listener)
+  return decorateTaskStore(store, { save, onSaved })
 }
 
 /**

@@ -9,8 +9,7 @@
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { ATTR } from '../telemetry/attributes.js'
 import { inSpan, SpanKind, traceContextIn, type Context } from '../telemetry/tracing.js'
-
-const TRACED = new Set<PropertyKey>(['load', 'save'])
+import { decorateTaskStore } from './decorate-task-store.js'
 
 /**
  * Under the active span, else the one the call context names (TRACE_CONTEXT_STATE: the gateway app registers no
@@ -29,12 +28,5 @@ export function tracedTaskStore<S extends TaskStore> (store: S, agentId: string)
     await inSpan('converse.store save', SpanKind.INTERNAL, { [ATTR.storeOperation]: 'save', [ATTR.agentId]: agentId, [ATTR.taskId]: task.id },
       async () => { await store.save(task, context) }, under(context))
   }
-  return new Proxy(store, {
-    get (target, property) {
-      if (TRACED.has(property)) return property === 'load' ? load : save
-      const value: unknown = Reflect.get(target, property, target)
-      // Methods run on the store itself (its private fields are not the proxy's).
-      return typeof value === 'function' ? value.bind(target) : value
-    }
-  })
+  return decorateTaskStore(store, { load, save })
 }
