@@ -28,15 +28,15 @@ export const BUDGETS = {
     'knowledge answer, new conversation': 2,
     'knowledge answer, existing conversation': 5,
     'routine start (a new task)': 26,
-    'routine step (its task)': 22,
-    'typed routine call, new conversation': 29
+    'routine step (its task)': 18,
+    'typed routine call, new conversation': 28
   },
   postgres: {
     'knowledge answer, new conversation': 3,
     'knowledge answer, existing conversation': 6,
     'routine start (a new task)': 29,
-    'routine step (its task)': 29,
-    'typed routine call, new conversation': 33
+    'routine step (its task)': 25,
+    'typed routine call, new conversation': 32
   }
 } as const
 
