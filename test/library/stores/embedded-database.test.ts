@@ -5,8 +5,8 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { writeFileSync } from 'node:fs'
-import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
+import { EMBEDDED_SETTINGS, initdbFailure, openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
 import { MAX_PREPARED_STATEMENTS } from '../../../packages/a2a-converse/src/stores/postgres/prepared-statements.js'
 import { FolderInUseError, LOCK_FILE, lockFolder, running } from '../../../packages/a2a-converse/src/stores/postgres/folder-lock.js'
 import { StoreUnavailableError } from '../../../packages/a2a-converse/src/stores/errors.js'
@@ -129,4 +129,43 @@ t.test('a failure to write the folder\'s files (disk_full, io_error) names DATA_
   t.teardown(async () => await inMemory.close())
   const unnamed = await inMemory.pool.query("do $$ begin raise exception using errcode = 'disk_full', message = 'full'; end $$").catch((error: unknown) => error)
   t.match(unnamed, { code: '53100', message: 'full' }, 'no folder, nothing to name')
+})
+
+t.test('a new folder\'s cluster is made by a child process beside it and moved in; the memory settings hold at every start', async (t) => {
+  const dir = t.testdir()
+  const folder = join(dir, 'data')
+  // A start cut short while the child was at work left a half-made sibling: made again.
+  mkdirSync(`${folder}.initdb`)
+  writeFileSync(join(`${folder}.initdb`, 'PG_VERSION'), '17')
+  const database = await openEmbeddedDatabase({ dataDir: folder, logger })
+  const setting = async (db: typeof database, name: string): Promise<unknown> => (await db.pool.query(`show ${name}`)).rows[0][name]
+  t.strictSame([await setting(database, 'shared_buffers'), await setting(database, 'maintenance_work_mem')], [EMBEDDED_SETTINGS.shared_buffers, EMBEDDED_SETTINGS.maintenance_work_mem])
+  t.notOk(existsSync(`${folder}.initdb`), 'no sibling left')
+  t.notOk(existsSync(`${folder}.ready`))
+  await database.pool.query("create table kept as select 'x' as v")
+  await database.close()
+
+  // A start cut short while moving the made cluster in: part of it in the folder, the rest (PG_VERSION with it) beside.
+  const other = join(dir, 'other')
+  mkdirSync(other)
+  mkdirSync(`${other}.ready`)
+  for (const name of readdirSync(folder)) renameSync(join(folder, name), join(['base', 'PG_VERSION'].includes(name) ? `${other}.ready` : other, name))
+  const resumed = await openEmbeddedDatabase({ dataDir: other, logger, settings: { shared_buffers: '24MB' } })
+  t.teardown(async () => await resumed.close())
+  t.strictSame((await resumed.pool.query('select v from kept')).rows, [{ v: 'x' }], 'the move resumed: the same database')
+  t.equal(await setting(resumed, 'shared_buffers'), '24MB', 'a setting given over the defaults')
+  t.notOk(existsSync(`${other}.ready`))
+  const inMemory = await openEmbeddedDatabase({ logger })
+  t.teardown(async () => await inMemory.close())
+  t.equal(await setting(inMemory, 'shared_buffers'), EMBEDDED_SETTINGS.shared_buffers, 'in memory too')
+})
+
+t.test('a child that fails: its message, no database and no sibling left, the lock let go', async (t) => {
+  const folder = join(t.testdir(), 'data')
+  await t.rejects(openEmbeddedDatabase({ dataDir: folder, logger, settings: { shared_buffers: 'lots' } }), { message: /^INITDB failed to initialize/ }, 'PGlite\'s words, from the child')
+  t.notOk(existsSync(join(folder, 'PG_VERSION')))
+  t.notOk(existsSync(`${folder}.initdb`))
+  await (await lockFolder(folder))()
+  t.equal(initdbFailure('', null, 'SIGKILL').message, 'the database\'s initialisation process ended with SIGKILL', 'killed (a memory limit)')
+  t.equal(initdbFailure(' \n', 3, null).message, 'the database\'s initialisation process ended with exit code 3')
 })

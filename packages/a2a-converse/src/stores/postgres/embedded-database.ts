@@ -10,7 +10,16 @@
  *
  * The session is spoken to by `pg` (PGlite's node-postgres adapter), so values come back as from a server and the
  * stores' named statements are prepared once per session.
+ *
+ * A new data folder's cluster is created in a child process (embedded-initdb.ts) in a temporary sibling folder, then
+ * moved in: PGlite's initdb leaves ≈ 800 MB resident in the process that ran it, and a first start cut short leaves
+ * no half-made database behind.
  */
+import { fork } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises'
+import { extname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { PGlite } from '@electric-sql/pglite'
 import { importPeer } from '../../peers/import-peer.js'
 import type pg from 'pg'
@@ -31,7 +40,72 @@ export interface EmbeddedDatabaseOptions {
   dataDir?: string
   /** The schema every table lives in (the session's `search_path`). Default `public`. */
   schema?: string
+  /** PostgreSQL settings over EMBEDDED_SETTINGS (`shared_buffers: '32MB'`), given at each start. */
+  settings?: Readonly<Record<string, string>>
   logger: PostgresLogger
+}
+
+/**
+ * PostgreSQL's memory settings for a gateway. PGlite starts with a server's (shared_buffers 128MB,
+ * maintenance_work_mem 64MB, wal_buffers 4MB, temp_buffers 8MB), and its WebAssembly memory never shrinks: a restart of
+ * the gateway on a data folder was ≈ 390 MB resident, ≈ 225 MB with these (docs/state.md, "Memory").
+ */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
+  shared_buffers: '16MB',
+  maintenance_work_mem: '16MB'
+})
+
+/** `-c name=value` for each setting: PGlite's start parameters (after its own) and initdb's (into postgresql.conf). */
+function settingParams (settings: Readonly<Record<string, string>>): string[] {
+  return Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])
+}
+
+async function exists (path: string): Promise<boolean> {
+  return await stat(path).then(() => true, () => false)
+}
+
+/** The child's module beside this one: .js once built, .ts when run from the sources (tests). */
+const INITDB_MODULE = new URL(`./embedded-initdb${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
+
+/** Runs embedded-initdb in a child process on the folder; rejects with its stderr (or how it ended). */
+async function initdbInChild (folder: string, params: string[]): Promise<void> {
+  const child = fork(INITDB_MODULE, [folder, JSON.stringify(params)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  let stderr = ''
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-2000) })
+  const [code, signal] = await once(child, 'exit') as [number | null, NodeJS.Signals | null]
+  if (code !== 0) throw initdbFailure(stderr, code, signal)
+}
+
+/** The child's message, or how it ended without one (killed: a container's memory limit sends SIGKILL). */
+export function initdbFailure (stderr: string, code: number | null, signal: NodeJS.Signals | null): Error {
+  return new Error(stderr.trim() !== '' ? stderr.trim() : `the database's initialisation process ended with ${signal ?? `exit code ${String(code)}`}`)
+}
+
+/**
+ * A new data folder gets its cluster from a child process: made in `<folder>.initdb` (removed first: a start cut short
+ * there left it half made), renamed `<folder>.ready` once whole, then its entries moved into the folder, PG_VERSION
+ * last — until PG_VERSION is in, the folder is no database and the next start resumes the move. Renames: one file
+ * system. The caller holds the folder's lock, and with it the siblings.
+ */
+async function initialised (folder: string, params: string[]): Promise<void> {
+  if (await exists(join(folder, 'PG_VERSION'))) return
+  const making = `${folder}.initdb`
+  const ready = `${folder}.ready`
+  if (!await exists(ready)) {
+    await rm(making, { recursive: true, force: true })
+    // 0700 before the child writes its 0666 files into it (moved in, they are made private with the folder).
+    await mkdir(making, { mode: 0o700 })
+    try {
+      await initdbInChild(making, params)
+    } catch (error) {
+      await rm(making, { recursive: true, force: true })
+      throw error
+    }
+    await rename(making, ready)
+  }
+  const names = (await readdir(ready)).sort((a, b) => Number(a === 'PG_VERSION') - Number(b === 'PG_VERSION'))
+  for (const name of names) await rename(join(ready, name), join(folder, name))
+  await rmdir(ready)
 }
 
 /** One session, taken in turn: a queue of waiting holders. */
@@ -63,7 +137,10 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
       importPeer<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', EMBEDDED),
       importPeer<typeof import('@electric-sql/pglite/node-postgres')>('@electric-sql/pglite/node-postgres', EMBEDDED)
     ])
-    session = new Session({ dataDir: options.dataDir })
+    const params = settingParams({ ...EMBEDDED_SETTINGS, ...options.settings })
+    if (options.dataDir !== undefined) await initialised(options.dataDir, params)
+    // In memory (no folder), initdb runs here: nothing outlives the session.
+    session = new Session({ dataDir: options.dataDir, startParams: [...Session.defaultStartParams, ...params], initDbStartParams: params })
     await session.waitReady
     // PGlite's start writes files 0666 or 0644 whatever the umask (folder-permissions.ts).
     if (options.dataDir !== undefined) await privateFolder(options.dataDir)

@@ -120,11 +120,22 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
       ])))
       .returning('id')
       .executeTakeFirst()
+    // The upsert's update alone, on the stored task under the same condition: a turn saves its task several times, and
+    // for a stored task this is the whole save, one statement. Nothing updated: a new task, or a finished one.
+    const update = async (db: Executor): Promise<unknown> => await db.updateTable(TASK_TABLE).set(replaceable)
+      .where('tenant', '=', tenant).where('owner', '=', owner).where('id', '=', task.id)
+      .where((eb) => eb.or([
+        eb('status_state', 'is', null),
+        eb('status_state', 'not in', TERMINAL_NAMES),
+        eb('status_state', '=', replaceable.status_state)
+      ]))
+      .returning('id')
+      .executeTakeFirst()
     const push = this.#push
     const configs = push === undefined ? [] : await pushConfigsIn(this.#db, tenant, owner, task.id, push.secrets)
     let saved: unknown
     if (push === undefined || configs.length === 0) {
-      saved = await this.#write(this.#db, task, tenant, owner, callerKey, upsert, await this.#held(tenant, owner, task.id))
+      saved = await update(this.#db) ?? await this.#write(this.#db, task, tenant, owner, callerKey, upsert, await this.#held(tenant, owner, task.id))
     } else {
       // The task's updates are recorded in the save's own transaction (the outbox), against the task it replaces.
       saved = await this.#db.transaction().execute(async (trx) => {

@@ -1,0 +1,60 @@
+/**
+ * The floor of a durable turn (issue 43): one autocommit INSERT of a conversation's bytes, a named (prepared)
+ * statement sent by `pg` as the stores send theirs, one after the other — what a turn's writes would cost if they were
+ * a single statement. Measured in the bench's own process, after the gateways of the scenario are closed: on PGlite
+ * the database's work is this process's CPU (as the embedded gateway's is its own); on a server only the client's.
+ */
+import { performance } from 'node:perf_hooks'
+
+/** Sends one query (`pg`'s Client or Pool query, or the embedded database's pool). */
+export type SendQuery = (query: { name: string, text: string }, values: unknown[]) => Promise<unknown>
+
+export interface Floor {
+  /** Bytes of the JSON inserted per row. */
+  bytes: number
+  /** This process's CPU (user + system) per INSERT, µs. */
+  cpuMicros: number
+  /** Wall time per INSERT, µs. */
+  wallMicros: number
+}
+
+/** A JSON document of about `bytes` characters (a conversation's turns stand in for its state). */
+function documentOf (bytes: number, id: number): string {
+  const turn = { role: 'user', text: 'How long do I have to return an order?', at: new Date(0).toISOString(), messageId: String(id) }
+  const turns: unknown[] = []
+  let json = JSON.stringify({ turns })
+  while (json.length < bytes) {
+    turns.push(turn)
+    json = JSON.stringify({ turns })
+  }
+  return json
+}
+
+/** Creates `table` (id, state jsonb) through `send`'s own connection (`setup`), then times `count` INSERTs. */
+export async function insertFloor (setup: (text: string) => Promise<unknown>, send: SendQuery, table: string, bytes: number, count = 3000): Promise<Floor> {
+  await setup(`create table if not exists ${table} (id text primary key, state jsonb not null)`)
+  const insert = { name: `bench_floor_insert_${table.replace(/\W/g, '_')}`, text: `insert into ${table} (id, state) values ($1, $2::jsonb)` }
+  const json = documentOf(bytes, 0)
+  // Warm-up: the statement prepared, the table's first pages made.
+  for (let id = 0; id < 200; id++) await send(insert, [`warm-${id}`, json])
+  const cpu = process.cpuUsage()
+  const started = performance.now()
+  for (let id = 0; id < count; id++) await send(insert, [`row-${id}`, json])
+  const wall = performance.now() - started
+  const used = process.cpuUsage(cpu)
+  return { bytes: json.length, cpuMicros: (used.user + used.system) / count, wallMicros: wall * 1000 / count }
+}
+
+/** Latency of `count` requests sent one after the other (no other load): p50 and p99, ms. */
+export async function sequentialLatency (url: string, load: { method: string, headers?: Record<string, string>, body?: string }, count = 500): Promise<{ p50: number, p99: number }> {
+  const times: number[] = []
+  for (let index = 0; index < count; index++) {
+    const started = performance.now()
+    const res = await fetch(url, { method: load.method, headers: load.headers, body: load.body })
+    await res.arrayBuffer()
+    if (!res.ok) throw new Error(`sequential latency: HTTP ${res.status}`)
+    times.push(performance.now() - started)
+  }
+  times.sort((a, b) => a - b)
+  return { p50: times[Math.floor(count * 0.5)], p99: times[Math.floor(count * 0.99)] }
+}

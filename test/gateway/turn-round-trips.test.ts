@@ -1,0 +1,91 @@
+/**
+ * The database round trips of each turn kind (issue 43), counted on the embedded database and, with
+ * TEST_DATABASE_URL, on a PostgreSQL server: every query `pg`'s Client sends is one round trip (pg sends a query's
+ * Parse, Bind, Execute and Sync at once; the embedded database is spoken to by pg too). Only the queries of the turn
+ * are counted — those sent in the request's asynchronous context (AsyncLocalStorage), not the push outbox's polls.
+ * Each kind fails past its budget (docs/state.md, "Round trips per turn"); the counts are reported with the
+ * statements, so a change that adds one shows which.
+ */
+import t, { type Test } from 'tap'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { randomUUID } from 'node:crypto'
+import pg from 'pg'
+import { Client, gateway } from '../fixtures/conversation-gateway.js'
+import { testSchema } from '../fixtures/test-schema.js'
+
+const url = process.env.TEST_DATABASE_URL
+
+// The embedded gateway's first start (a child process's initdb: seconds, tens of them on a loaded 2-core machine).
+t.setTimeout(300_000)
+
+/**
+ * Round trips at most, per turn kind and store, counted until the turn's work has settled (the reply and what runs
+ * after it). Today's counts (2026-12-06, issue 43): the budgets to lower. A server's turn adds its live events'
+ * `pg_notify` and the turn lock's lease row.
+ */
+export const BUDGETS = {
+  embedded: {
+    'knowledge answer, new conversation': 2,
+    'knowledge answer, existing conversation': 5,
+    'routine start (a new task)': 26,
+    'routine step (its task)': 18,
+    'typed routine call, new conversation': 28
+  },
+  postgres: {
+    'knowledge answer, new conversation': 3,
+    'knowledge answer, existing conversation': 6,
+    'routine start (a new task)': 29,
+    'routine step (its task)': 25,
+    'typed routine call, new conversation': 32
+  }
+} as const
+
+type Kind = keyof typeof BUDGETS.embedded
+
+const turn = new AsyncLocalStorage<string[]>()
+const query = pg.Client.prototype.query
+t.teardown(() => { pg.Client.prototype.query = query })
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  const config = args[0] as string | { text?: string } | undefined
+  turn.getStore()?.push((typeof config === 'string' ? config : config?.text ?? '?').replace(/\s+/g, ' ').slice(0, 80))
+  return (query as (...args: unknown[]) => unknown).apply(this, args)
+} as typeof query
+
+/** Runs the turn, then waits for what it left running to settle; the statements it sent. */
+async function counted<T> (run: () => Promise<T>): Promise<{ result: T, statements: string[] }> {
+  const statements: string[] = []
+  const result = await turn.run(statements, run)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  return { result, statements }
+}
+
+async function turnKinds (t: Test, store: keyof typeof BUDGETS, env: Record<string, string>): Promise<void> {
+  const app = await gateway(t, { env })
+  const client = new Client(t, app)
+  const counts: Partial<Record<Kind, string[]>> = {}
+  const knowledge = await counted(async () => await client.send('How long do I have to return an order?'))
+  counts['knowledge answer, new conversation'] = knowledge.statements
+  const contextId = knowledge.result.message.contextId as string
+  t.ok(contextId, 'a knowledge answer')
+  counts['knowledge answer, existing conversation'] = (await counted(async () => await client.send('Do you ship abroad?', { contextId }))).statements
+  const start = await counted(async () => await client.task('I would like to book a table', { contextId: randomUUID() }))
+  counts['routine start (a new task)'] = start.statements
+  const step = await counted(async () => await client.task('date=2026-12-24, partySize=4', { contextId: start.result.contextId, taskId: start.result.id }))
+  t.equal(step.result.status.state, 'TASK_STATE_COMPLETED', 'the routine ran to its end')
+  counts['routine step (its task)'] = step.statements
+  const call = await counted(async () => await client.send('book it', { call: { toolName: 'book_table', arguments: { date: '2026-12-24', partySize: 2 } } }))
+  t.ok(call.result.task, 'the call started the routine')
+  counts['typed routine call, new conversation'] = call.statements
+  for (const [kind, budget] of Object.entries(BUDGETS[store]) as Array<[Kind, number]>) {
+    const statements = counts[kind] as string[]
+    t.ok(statements.length <= budget, `${kind}: ${statements.length} round trips, budget ${budget}`, { statements })
+  }
+}
+
+t.test('embedded', async (t) => {
+  await turnKinds(t, 'embedded', { STATE: 'embedded', DATA_DIR: t.testdir() })
+})
+
+t.test('PostgreSQL server', { skip: url === undefined ? 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' : false }, async (t) => {
+  await turnKinds(t, 'postgres', { DATABASE_URL: url as string, DATABASE_SCHEMA: testSchema(t, url as string) })
+})
