@@ -212,7 +212,9 @@ async function registerAll (
     publicHosts: config.publicHosts,
     grpcUrl: config.publicGrpcUrl,
     provider: runtime.envelopeProvider,
-    providerTimeoutMs: config.providerTimeoutMs
+    providerTimeoutMs: config.providerTimeoutMs,
+    // Every card signed last, after each rewrite (a proxied agent's included), and the JWKS published (docs/signing.md).
+    cardSigning: config.signing
   })
   // A proxied agent's card as read now (it may have been read since the runtime started), then every change.
   for (const upstream of runtime.upstreams) {
@@ -350,7 +352,9 @@ async function registerAll (
     grpc: config.grpcPort !== undefined,
     metrics: metrics === undefined ? false : config.metricsPort === undefined ? METRICS_PATH : `:${config.metricsPort}${METRICS_PATH}`,
     rateLimitStore: config.rateLimit.redisUrl === undefined ? 'memory' : 'redis',
-    inbox: operatorOn ? '/inbox' : false
+    inbox: operatorOn ? '/inbox' : false,
+    // The key id cards are signed with (never the key).
+    cardSigning: config.signing?.kid ?? false
   }, 'gateway configured')
 }
 

@@ -19,6 +19,12 @@ export {
   type ApiKeyCredential, type Authenticator, type AuthenticatorOptions, type JwtOptions
 } from './auth/authenticator.js'
 export { cardSecurity, type CardSecurity } from './auth/card-security.js'
+// Signed cards (docs/signing.md): the key the doors' `cardSigning` option takes, and the JWKS it publishes.
+export {
+  createSigningKey, SigningKeyError, SIGNING_ALGORITHMS,
+  type SigningKey, type SigningKeyOptions, type SigningAlgorithm, type PublishedJwk
+} from './auth/signing-key.js'
+export { JWKS_PATH } from './auth/card-signer.js'
 export { localBackend, A2AReplyError, type LocalBackendOptions } from './backends/local/local-backend.js'
 export { createTaskWriter, type TaskWriter } from './events/task-writer.js'
 export { writeStream } from './http/node-stream-writer.js'
