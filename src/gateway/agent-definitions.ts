@@ -68,6 +68,15 @@ const agentSchema = {
         cardTtlMs: positiveMs,
         maxResponseBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 },
         errorDetails: { enum: UPSTREAM_ERROR_DETAILS },
+        // Exactly one of them (checked below): an inline JWKS, or where to read one.
+        cardKeys: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            jwks: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', minItems: 1, items: { type: 'object', required: ['kid'] } } } },
+            jwksUrl: { type: 'string', pattern: '^https?://[^/]' }
+          }
+        },
         identity: {
           type: 'object',
           required: ['mode'],
@@ -173,6 +182,10 @@ export async function loadAgentDefinitions (file: string): Promise<AgentDefiniti
       if (local !== undefined) throw new AgentsFileError(file, `agents[${index}].${local} does not apply to an upstream agent (proxy mode)`)
       const problem = identityHeaderProblem(definition.upstream)
       if (problem !== undefined) throw new AgentsFileError(file, `agents[${index}].upstream.identity.header ${problem}`)
+      const keys = definition.upstream.cardKeys
+      if (keys !== undefined && (keys.jwks === undefined) === (keys.jwksUrl === undefined)) {
+        throw new AgentsFileError(file, `agents[${index}].upstream.cardKeys must have one of jwks (a JWKS) and jwksUrl (where to read one), not both`)
+      }
     }
     if (ids.has(definition.id)) throw new AgentsFileError(file, `agents[${index}].id "${definition.id}" is declared twice`)
     ids.add(definition.id)

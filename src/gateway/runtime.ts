@@ -94,7 +94,8 @@ export interface AgentRuntime {
    */
   envelopeProvider?: EnvelopeProvider
   /** Readiness per proxied agent: ready once its card was read. */
-  readinessChecks: Record<string, () => boolean>
+  /** Per proxied agent: ready once a card was read (and verified, with cardKeys); else why not, when known. */
+  readinessChecks: Record<string, () => boolean | string>
   /** Stops card refreshes and closes upstream connections. */
   close (): Promise<void>
 }
@@ -171,7 +172,7 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
     throw error
   }
   const readinessChecks = Object.fromEntries(upstreams.map((upstream) =>
-    [`upstream:${upstream.agentId}`, () => upstream.cards.current() !== undefined]))
+    [`upstream:${upstream.agentId}`, () => upstream.cards.current() !== undefined || (upstream.cards.problem() ?? false)]))
   const envelopeProvider = providers.size > 0 || fallback !== undefined ? perAgentEnvelopeProvider(providers, fallback) : undefined
   return { agents, inbox: createInbox({ store: conversations, taskStores, events, engines, turnLocks }), upstreams, envelopeProvider, readinessChecks, close }
 

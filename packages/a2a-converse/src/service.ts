@@ -49,6 +49,7 @@ export { ownedUpstreamBackend } from './backends/proxy/owned-upstream-backend.js
 export { relayedPushBackend, type RelayedPushBackend } from './backends/proxy/relayed-push-backend.js'
 export { takeoverBackend } from './backends/proxy/takeover-backend.js'
 export { type UpstreamDefinition, type UpstreamIdentityDefinition } from './backends/proxy/upstream-agent.js'
+export { type UpstreamCardKeys } from './backends/proxy/upstream-card-keys.js'
 export { UPSTREAM_ERROR_DETAILS } from './backends/proxy/upstream-errors.js'
 export { RateLimitedError } from './http/rate-limited-error.js'
 export { publicHostList } from './http/request-origin.js'

@@ -9,6 +9,7 @@ import { upstreamBackend } from './upstream-backend.js'
 import { upstreamCardSource, type UpstreamCard, type UpstreamCardSource, type UpstreamCardSourceOptions } from './upstream-card.js'
 import type { UpstreamErrorDetails } from './upstream-errors.js'
 import { createAssertionMinter } from '../../auth/upstream-assertion.js'
+import { upstreamCardVerifier, type UpstreamCardKeys } from './upstream-card-keys.js'
 import type { SigningKey } from '../../auth/signing-key.js'
 import { InvalidOptionError } from '../../core/errors.js'
 
@@ -35,6 +36,11 @@ export interface UpstreamDefinition {
   errorDetails?: UpstreamErrorDetails
   /** Who the upstream sees calling (docs/trust.md). Default `{ mode: 'none' }`: the gateway, by `headers`. */
   identity?: UpstreamIdentityDefinition
+  /**
+   * The keys the upstream's card must be signed with (a JWKS inline, or its URL, read with each card): a card that
+   * does not verify is not used, the agent not ready until one does (docs/trust.md). Default: cards used unchecked.
+   */
+  cardKeys?: UpstreamCardKeys
 }
 
 /**
@@ -110,7 +116,8 @@ export async function startUpstreamAgent (options: UpstreamAgentOptions): Promis
     ttlMs: settings.cardTtlMs,
     overrides: options.overrides,
     log: options.log,
-    retryMs: options.cardRetryMs
+    retryMs: options.cardRetryMs,
+    verify: upstream.cardKeys === undefined ? undefined : upstreamCardVerifier(upstream.cardKeys, { dispatcher, timeoutMs: settings.timeoutMs })
   })
   const close = async (): Promise<void> => {
     cards.close()
