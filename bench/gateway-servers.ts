@@ -14,7 +14,7 @@
  *
  * bench/gateway-server.ts runs one of them in a child process.
  */
-import { randomUUID } from 'node:crypto'
+import { generateKeyPairSync, randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import express from 'express'
@@ -29,7 +29,7 @@ import { startTracing, tracingConfig } from '../src/gateway/tracing-sdk.js'
 import { ANSWER_TEXT } from './lib.js'
 import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 
-export const SERVER_KINDS = ['gateway', 'express', 'bare', 'express-door', 'upstream', 'proxy', 'gateway-keys', 'gateway-mcp-per-request'] as const
+export const SERVER_KINDS = ['gateway', 'express', 'bare', 'express-door', 'upstream', 'proxy', 'gateway-keys', 'gateway-mcp-per-request', 'proxy-caller', 'proxy-assertion'] as const
 export type ServerKind = typeof SERVER_KINDS[number]
 
 export const SEED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -165,6 +165,24 @@ export async function startProxy (upstreamUrl: string): Promise<RunningServer> {
   return { url: await listenFastify(app), path: '/a2a/echo', http: app.server, close: () => app.close() }
 }
 
+/** The API key of the proxy-identity scenario's one caller (bench/proxy-identity.ts). */
+export const BENCH_CALLER_KEY = 'bench-caller-key-0123456789'
+
+/**
+ * The gateway in proxy mode with an authenticated caller (A2A_API_KEYS): the upstream told who calls
+ * (`identity: assertion`, an Ed25519 SIGNING_KEY, docs/trust.md) or not (`none`).
+ */
+export async function startIdentityProxy (upstreamUrl: string, assertion: boolean): Promise<RunningServer> {
+  const signing = assertion
+    ? { SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, PUBLIC_URL: 'http://gateway.bench' }
+    : {}
+  const app = await buildGateway({
+    config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000', A2A_API_KEYS: `bench:${BENCH_CALLER_KEY}`, ...signing }),
+    agents: [{ id: 'echo', upstream: { url: upstreamUrl, identity: { mode: assertion ? 'assertion' : 'none' } } }]
+  })
+  return { url: await listenFastify(app), path: '/a2a/echo', http: app.server, close: () => app.close() }
+}
+
 /** The Express door with the same echo executor: `converseRouter`, the default (attached-envelope) provider. */
 export async function startExpressDoor (): Promise<RunningServer> {
   const router = converseRouter({
@@ -211,6 +229,8 @@ export function startServer (kind: ServerKind): Promise<RunningServer> {
     case 'express-door': return startExpressDoor()
     case 'upstream': return startUpstreamAgent()
     case 'proxy': return startProxy(process.env.BENCH_UPSTREAM_URL as string)
+    case 'proxy-caller': return startIdentityProxy(process.env.BENCH_UPSTREAM_URL as string, false)
+    case 'proxy-assertion': return startIdentityProxy(process.env.BENCH_UPSTREAM_URL as string, true)
     case 'gateway-keys': return startGateway(true)
     case 'gateway-mcp-per-request': return startGateway(false, true)
   }

@@ -112,7 +112,9 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
       upstream: 'upstream agent (SDK Express server), echo executor',
       proxy: 'gateway in proxy mode',
       'gateway-keys': 'gateway, API key required + rate limit',
-      'gateway-mcp-per-request': 'gateway, MCP door without its fast path'
+      'gateway-mcp-per-request': 'gateway, MCP door without its fast path',
+      'proxy-caller': 'gateway in proxy mode, a caller, identity: none',
+      'proxy-assertion': 'gateway in proxy mode, a caller, identity: assertion'
     }
     const contenders: Contender[] = children.map((child) => ({
       name: names[child.kind],

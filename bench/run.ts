@@ -15,6 +15,7 @@ import * as postgres from './postgres.js'
 import * as embedded from './embedded.js'
 import * as footprint from './footprint.js'
 import * as proxy from './proxy.js'
+import * as proxyIdentity from './proxy-identity.js'
 import * as protocolVersions from './protocol-versions.js'
 import * as push from './push.js'
 import * as observability from './observability.js'
@@ -22,7 +23,7 @@ import * as bigBodies from './big-bodies.js'
 
 interface Scenario { name: string, run (): Promise<ScenarioResult> }
 
-const all: Scenario[] = [pluginOverhead, gateway, bindings, protocolVersions, expressDoor, mcp, proxy, postgres, embedded, footprint, push, fastPaths, identities, observability, bigBodies]
+const all: Scenario[] = [pluginOverhead, gateway, bindings, protocolVersions, expressDoor, mcp, proxy, proxyIdentity, postgres, embedded, footprint, push, fastPaths, identities, observability, bigBodies]
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim()).filter((name) => name !== '')
 const scenarios = only === undefined || only.length === 0 ? all : all.filter((scenario) => only.includes(scenario.name))
 if (scenarios.length === 0) throw new Error(`BENCH_ONLY names no scenario (known: ${all.map((scenario) => scenario.name).join(', ')})`)

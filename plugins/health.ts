@@ -1,8 +1,11 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 
-/** A dependency the instance needs to serve requests (a store, say); false or a throw means not ready. */
-export type ReadinessCheck = () => Promise<boolean> | boolean
+/**
+ * A dependency the instance needs to serve requests (a store, say); false or a throw means not ready, and a string
+ * too, saying why (shown under `reasons`).
+ */
+export type ReadinessCheck = () => Promise<boolean | string> | boolean | string
 
 export interface HealthOptions {
   checks?: Record<string, ReadinessCheck>
@@ -28,21 +31,25 @@ async function health (fastify: FastifyInstance, options: HealthOptions): Promis
   fastify.get('/health/ready', { logLevel: 'warn' }, async (_request, reply) => {
     if (fastify.draining) return reply.code(503).send({ status: 'draining' })
     const results: Record<string, 'ok' | 'failing'> = {}
+    const reasons: Record<string, string> = {}
     let ready = true
     await Promise.all(checks.map(async ([name, check]) => {
-      const ok = await runCheck(check, timeoutMs)
-      results[name] = ok ? 'ok' : 'failing'
-      ready &&= ok
+      const outcome = await runCheck(check, timeoutMs)
+      results[name] = outcome === true ? 'ok' : 'failing'
+      if (typeof outcome === 'string') reasons[name] = outcome
+      ready &&= outcome === true
     }))
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: results })
+    const body = { status: ready ? 'ready' : 'unavailable', checks: results, ...(Object.keys(reasons).length > 0 ? { reasons } : {}) }
+    return reply.code(ready ? 200 : 503).send(body)
   })
 }
 
-async function runCheck (check: ReadinessCheck, timeoutMs: number): Promise<boolean> {
+/** true, a reason (a string) or false. */
+async function runCheck (check: ReadinessCheck, timeoutMs: number): Promise<boolean | string> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(resolve, timeoutMs, false) })
   try {
-    return await Promise.race([Promise.resolve().then(check).then((ok) => ok === true, () => false), timeout])
+    return await Promise.race([Promise.resolve().then(check).then((ok) => ok === true || (typeof ok === 'string' ? ok : false), () => false), timeout])
   } finally {
     clearTimeout(timer)
   }

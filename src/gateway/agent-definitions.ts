@@ -67,7 +67,28 @@ const agentSchema = {
         streamIdleTimeoutMs: positiveMs,
         cardTtlMs: positiveMs,
         maxResponseBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 },
-        errorDetails: { enum: UPSTREAM_ERROR_DETAILS }
+        errorDetails: { enum: UPSTREAM_ERROR_DETAILS },
+        // Exactly one of them (checked below): an inline JWKS, or where to read one.
+        cardKeys: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            jwks: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', minItems: 1, items: { type: 'object', required: ['kid'] } } } },
+            jwksUrl: { type: 'string', pattern: '^https?://[^/]' }
+          }
+        },
+        identity: {
+          type: 'object',
+          required: ['mode'],
+          additionalProperties: false,
+          properties: {
+            mode: { enum: ['none', 'assertion'] },
+            // An HTTP field name (RFC 9110 token).
+            header: { type: 'string', pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]{1,64}$' },
+            audience: { type: 'string', minLength: 1, maxLength: 1024 },
+            lifetimeSec: { type: 'integer', minimum: 60, maximum: 300 }
+          }
+        }
       }
     },
     envelopeProvider: {
@@ -101,6 +122,20 @@ const agentSchema = {
 } as const
 
 const validateAgent = new Ajv({ allErrors: false }).compile(agentSchema)
+
+/** Headers the gateway itself writes on every upstream request: an assertion cannot go in one of them. */
+const GATEWAY_HEADERS = ['content-type', 'accept', 'a2a-version', 'a2a-extensions', 'x-a2a-extensions', 'traceparent', 'tracestate', 'baggage', 'host', 'content-length']
+
+/** Why the assertion's header cannot be the one named, or undefined. */
+function identityHeaderProblem (upstream: UpstreamDefinition): string | undefined {
+  if (upstream.identity?.mode !== 'assertion') return undefined
+  const header = (upstream.identity.header ?? 'authorization').toLowerCase()
+  if (GATEWAY_HEADERS.includes(header)) return `"${header}" is a header the gateway writes itself`
+  if (Object.keys(upstream.headers ?? {}).some((name) => name.toLowerCase() === header)) {
+    return `"${header}" is in upstream.headers too: the assertion would replace it (name another header for one of them)`
+  }
+  return undefined
+}
 
 /** The demo agent's declaration, shipped in examples/. */
 export function defaultAgentsFile (): string {
@@ -145,6 +180,12 @@ export async function loadAgentDefinitions (file: string): Promise<AgentDefiniti
     if (definition.upstream !== undefined) {
       const local = (['executor', 'documents', 'outOfScope'] as const).find((key) => definition[key] !== undefined)
       if (local !== undefined) throw new AgentsFileError(file, `agents[${index}].${local} does not apply to an upstream agent (proxy mode)`)
+      const problem = identityHeaderProblem(definition.upstream)
+      if (problem !== undefined) throw new AgentsFileError(file, `agents[${index}].upstream.identity.header ${problem}`)
+      const keys = definition.upstream.cardKeys
+      if (keys !== undefined && (keys.jwks === undefined) === (keys.jwksUrl === undefined)) {
+        throw new AgentsFileError(file, `agents[${index}].upstream.cardKeys must have one of jwks (a JWKS) and jwksUrl (where to read one), not both`)
+      }
     }
     if (ids.has(definition.id)) throw new AgentsFileError(file, `agents[${index}].id "${definition.id}" is declared twice`)
     ids.add(definition.id)

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { createAuthenticator, type Authenticator } from 'a2a-converse/service'
-import { cardSecurity } from 'a2a-converse/service'
+import { cardSecurity, type SigningKey } from 'a2a-converse/service'
 import { converse } from 'a2a-converse/fastify'
 import { a2aEndpoint } from 'a2a-converse/fastify'
 import { mcpEndpoint } from 'a2a-converse/mcp'
@@ -134,6 +134,7 @@ async function registerAll (
 ): Promise<void> {
   const { config } = options
   const { authenticator, required } = gatewayAccess(config, definitions)
+  const assertions = upstreamAssertions(config, definitions)
   const walkIns = definitions.filter((definition) => !required.has(definition.id)).map((definition) => definition.id)
   if (config.trustProxy === true && walkIns.length > 0) {
     app.log.warn({ walkIns }, 'TRUST_PROXY=true believes any client\'s X-Forwarded-For: a walk-in picks its own address, ' +
@@ -192,7 +193,8 @@ async function registerAll (
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,
-    proxyTakeover: config.operatorApiKey !== undefined
+    proxyTakeover: config.operatorApiKey !== undefined,
+    assertions
   })
   app.addHook('onClose', async () => { await runtime.close() })
   const outboxStats = state.startPushDelivery?.(push.delivery)
@@ -212,7 +214,9 @@ async function registerAll (
     publicHosts: config.publicHosts,
     grpcUrl: config.publicGrpcUrl,
     provider: runtime.envelopeProvider,
-    providerTimeoutMs: config.providerTimeoutMs
+    providerTimeoutMs: config.providerTimeoutMs,
+    // Every card signed last, after each rewrite (a proxied agent's included), and the JWKS published (docs/signing.md).
+    cardSigning: config.signing
   })
   // A proxied agent's card as read now (it may have been read since the runtime started), then every change.
   for (const upstream of runtime.upstreams) {
@@ -350,7 +354,9 @@ async function registerAll (
     grpc: config.grpcPort !== undefined,
     metrics: metrics === undefined ? false : config.metricsPort === undefined ? METRICS_PATH : `:${config.metricsPort}${METRICS_PATH}`,
     rateLimitStore: config.rateLimit.redisUrl === undefined ? 'memory' : 'redis',
-    inbox: operatorOn ? '/inbox' : false
+    inbox: operatorOn ? '/inbox' : false,
+    // The key id cards are signed with (never the key).
+    cardSigning: config.signing?.kid ?? false
   }, 'gateway configured')
 }
 
@@ -396,6 +402,19 @@ function gatewayAccess (config: GatewayConfig, definitions: AgentDefinition[]): 
     required.add(definition.id)
   }
   return { authenticator, required }
+}
+
+/**
+ * What proxied agents with `upstream.identity.mode: assertion` sign with: the card key, and PUBLIC_URL as the
+ * assertions' `iss` (an upstream verifies it against one fixed value, so it cannot come from each request's Host).
+ */
+function upstreamAssertions (config: GatewayConfig, definitions: AgentDefinition[]): { key: SigningKey, issuer: string } | undefined {
+  const asserting = definitions.find((definition) => definition.upstream?.identity?.mode === 'assertion')
+  if (asserting === undefined) return undefined
+  const why = `agent "${asserting.id}" sends the caller's identity upstream (upstream.identity.mode: assertion; docs/trust.md)`
+  if (config.signing === undefined) throw new ConfigError('SIGNING_KEY', `must be set: ${why}, signed with it`)
+  if (config.publicUrl === undefined) throw new ConfigError('PUBLIC_URL', `must be set: ${why}, issued by it`)
+  return { key: config.signing, issuer: config.publicUrl }
 }
 
 /** Without OPERATOR_API_KEY the operator paths say so (404, JSON), rather than a bare route-not-found. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import envSchema from 'env-schema'
 import { MIN_API_KEY_LENGTH, isCallerId, type ApiKeyCredential, type JwtOptions } from 'a2a-converse/service'
@@ -5,6 +6,7 @@ import { A2A_VERSIONS, type A2AVersion } from 'a2a-converse/service'
 import type { RateLimitConfig } from './rate-limits.js'
 import { publicHostList } from 'a2a-converse/service'
 import { parseSecretsKey, type SecretsKeyError } from 'a2a-converse/push'
+import { createSigningKey, SIGNING_ALGORITHMS, type SigningKeyError, type SigningKey } from 'a2a-converse/service'
 
 /** The gateway's settings, read from environment variables once at start. */
 export interface GatewayConfig {
@@ -86,6 +88,8 @@ export interface GatewayConfig {
   mcpMaxBatch: number
   /** Webhook delivery of push notifications (docs/push.md). */
   push: PushConfig
+  /** The key every served card is signed with, and the JWKS published (docs/signing.md); undefined: cards unsigned. */
+  signing?: SigningKey
 }
 
 /** PUSH_* and MAX_PUSH_CONFIGS_PER_CALLER. */
@@ -205,7 +209,12 @@ export const configSchema = {
     PUSH_MAX_AGE_MS: { type: 'integer', minimum: 1000, maximum: 604800000, default: 3600000 },
     PUSH_RETRY_BASE_MS: { type: 'integer', minimum: 1, maximum: 3600000, default: 1000 },
     PUSH_RETRY_MAX_DELAY_MS: { type: 'integer', minimum: 1, maximum: 86400000, default: 300000 },
-    PUSH_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 300000, default: 10000 }
+    PUSH_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 300000, default: 10000 },
+    SIGNING_KEY: { type: 'string' },
+    SIGNING_KEY_FILE: { type: 'string', minLength: 1 },
+    SIGNING_KEY_ID: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' },
+    SIGNING_ALG: { type: 'string', enum: SIGNING_ALGORITHMS },
+    SIGNING_PUBLIC_KEYS_FILE: { type: 'string', minLength: 1 }
   }
 } as const
 
@@ -271,6 +280,11 @@ interface RawConfig {
   PUSH_RETRY_BASE_MS: number
   PUSH_RETRY_MAX_DELAY_MS: number
   PUSH_TIMEOUT_MS: number
+  SIGNING_KEY?: string
+  SIGNING_KEY_FILE?: string
+  SIGNING_KEY_ID?: string
+  SIGNING_ALG?: string
+  SIGNING_PUBLIC_KEYS_FILE?: string
 }
 
 /** Validates the environment once; an invalid value throws a ConfigError naming the variable. */
@@ -365,7 +379,51 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
       baseDelayMs: raw.PUSH_RETRY_BASE_MS,
       maxDelayMs: raw.PUSH_RETRY_MAX_DELAY_MS,
       timeoutMs: raw.PUSH_TIMEOUT_MS
+    },
+    signing: signingKey(raw)
+  }
+}
+
+/**
+ * SIGNING_KEY or SIGNING_KEY_FILE (PEM or JWK), SIGNING_KEY_ID, SIGNING_ALG and SIGNING_PUBLIC_KEYS_FILE (a JWKS).
+ * An error names the variable and what is wrong, never a byte of the key.
+ */
+function signingKey (raw: RawConfig): SigningKey | undefined {
+  if (raw.SIGNING_KEY !== undefined && raw.SIGNING_KEY_FILE !== undefined) throw new ConfigError('SIGNING_KEY', 'and SIGNING_KEY_FILE are both set: set one of them')
+  const keyVariable = raw.SIGNING_KEY_FILE === undefined ? 'SIGNING_KEY' : 'SIGNING_KEY_FILE'
+  const given = raw.SIGNING_KEY ?? (raw.SIGNING_KEY_FILE === undefined ? undefined : readConfigFile('SIGNING_KEY_FILE', raw.SIGNING_KEY_FILE))
+  if (given === undefined) {
+    const orphan = (['SIGNING_KEY_ID', 'SIGNING_ALG', 'SIGNING_PUBLIC_KEYS_FILE'] as const).find((name) => raw[name] !== undefined)
+    if (orphan !== undefined) throw new ConfigError(orphan, 'is set, but SIGNING_KEY (or SIGNING_KEY_FILE) is not: set the key cards are signed with')
+    return undefined
+  }
+  let publishedKeys: unknown[] | undefined
+  if (raw.SIGNING_PUBLIC_KEYS_FILE !== undefined) {
+    const text = readConfigFile('SIGNING_PUBLIC_KEYS_FILE', raw.SIGNING_PUBLIC_KEYS_FILE)
+    let jwks: unknown
+    try {
+      jwks = JSON.parse(text)
+    } catch {
+      throw new ConfigError('SIGNING_PUBLIC_KEYS_FILE', 'is not JSON: it must hold a JWKS ({"keys": [...]})')
     }
+    publishedKeys = (jwks as { keys?: unknown[] } | null)?.keys
+    if (!Array.isArray(publishedKeys)) throw new ConfigError('SIGNING_PUBLIC_KEYS_FILE', 'must hold a JWKS: an object with a "keys" list')
+  }
+  try {
+    return createSigningKey({ privateKey: given, kid: raw.SIGNING_KEY_ID, alg: raw.SIGNING_ALG, publishedKeys })
+  } catch (error) {
+    const { field, message } = error as SigningKeyError
+    const variable = { privateKey: keyVariable, kid: 'SIGNING_KEY_ID', alg: raw.SIGNING_ALG === undefined ? keyVariable : 'SIGNING_ALG', publishedKeys: 'SIGNING_PUBLIC_KEYS_FILE' }[field]
+    throw new ConfigError(variable, message)
+  }
+}
+
+/** A file a variable names, read at start; unreadable: the variable and the system's error code. */
+function readConfigFile (variable: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new ConfigError(variable, `cannot be read: ${path.slice(0, 256)} (${(error as NodeJS.ErrnoException).code as string})`)
   }
 }
 

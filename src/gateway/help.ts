@@ -68,7 +68,12 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   PUSH_MAX_AGE_MS: 'no push attempt later than this after the task update',
   PUSH_RETRY_BASE_MS: 'first push retry after about this long (then doubling, with jitter)',
   PUSH_RETRY_MAX_DELAY_MS: 'longest wait between push attempts',
-  PUSH_TIMEOUT_MS: 'one webhook POST\'s time at most'
+  PUSH_TIMEOUT_MS: 'one webhook POST\'s time at most',
+  SIGNING_KEY: 'the private key every served card is signed with: PEM (PKCS#8, SEC1, PKCS#1) or a JWK; EC P-256/384/521, Ed25519 or RSA ≥ 2048 bits; default: cards unsigned',
+  SIGNING_KEY_FILE: 'a file holding SIGNING_KEY (set one of the two)',
+  SIGNING_KEY_ID: 'the signing key\'s kid; default: the JWK\'s kid, else its RFC 7638 thumbprint',
+  SIGNING_ALG: 'ES256, ES384, ES512, EdDSA, RS256 … PS512; default: from the key (RS256 for RSA)',
+  SIGNING_PUBLIC_KEYS_FILE: 'a JWKS of public keys published beside the signing key at /.well-known/jwks.json (rotation); default: none'
 })
 
 /** True when the command line asks for help rather than a start. */

@@ -19,7 +19,7 @@ import type { TaskTurnLock } from 'a2a-converse/runtime'
 import { ownedUpstreamBackend } from 'a2a-converse/service'
 import { takeoverBackend } from 'a2a-converse/service'
 import { relayedPushBackend, type RelayedPushBackend } from 'a2a-converse/service'
-import { startUpstreamAgent, type UpstreamAgent } from 'a2a-converse/service'
+import { startUpstreamAgent, type UpstreamAgent, type UpstreamAgentOptions } from 'a2a-converse/service'
 import type { AgentDefinition } from './agent-definitions.js'
 import { builtInExecutors, type ExecutorFactory } from './executors.js'
 import type { AgentPush } from 'a2a-converse/push'
@@ -64,6 +64,8 @@ export interface AgentRuntimeOptions {
    * `pushNotifications: true` (the gateway delivers); otherwise false.
    */
   upstreamPush?: (agentId: string, held: AgentPush) => { push: AgentPush, taskStore: TaskStore }
+  /** What a proxied agent with `upstream.identity.mode: assertion` signs with (SIGNING_KEY, PUBLIC_URL as `iss`). */
+  assertions?: UpstreamAgentOptions['assertions']
 }
 
 /**
@@ -92,7 +94,8 @@ export interface AgentRuntime {
    */
   envelopeProvider?: EnvelopeProvider
   /** Readiness per proxied agent: ready once its card was read. */
-  readinessChecks: Record<string, () => boolean>
+  /** Per proxied agent: ready once a card was read (and verified, with cardKeys); else why not, when known. */
+  readinessChecks: Record<string, () => boolean | string>
   /** Stops card refreshes and closes upstream connections. */
   close (): Promise<void>
 }
@@ -133,7 +136,8 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
           agentId: definition.id,
           upstream: definition.upstream,
           overrides: { name: definition.name, description: definition.description, version: definition.version, pushNotifications: copies !== undefined },
-          log: options.log
+          log: options.log,
+          assertions: options.assertions
         })
         upstreams.push(upstream)
         // The gateway delivers push notifications from what it relays (configs never go upstream).
@@ -168,7 +172,7 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
     throw error
   }
   const readinessChecks = Object.fromEntries(upstreams.map((upstream) =>
-    [`upstream:${upstream.agentId}`, () => upstream.cards.current() !== undefined]))
+    [`upstream:${upstream.agentId}`, () => upstream.cards.current() !== undefined || (upstream.cards.problem() ?? false)]))
   const envelopeProvider = providers.size > 0 || fallback !== undefined ? perAgentEnvelopeProvider(providers, fallback) : undefined
   return { agents, inbox: createInbox({ store: conversations, taskStores, events, engines, turnLocks }), upstreams, envelopeProvider, readinessChecks, close }
 

@@ -1,8 +1,11 @@
 /** The real entry (src/gateway/main.ts) as a process: bad configuration stops it, a good one serves. */
 import t from 'tap'
+import { generateKeyPairSync } from 'node:crypto'
 import { join } from 'node:path'
 import { SEED_BODY, SEED_HEADERS, URI } from '../fixtures/gateway-helpers.js'
 import { startMain, within } from '../fixtures/gateway-process.js'
+
+const PUBLIC_PEM = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'pem', type: 'spki' }) as string
 
 // Every test spawns the gateway through tap's TypeScript loader: allow for slow, busy machines.
 t.setTimeout(300_000)
@@ -13,7 +16,9 @@ t.test('what stops the start: exit code 1 and one stderr line naming the variabl
   const dir = t.testdir({})
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ PORT: 'eighty' }, /^a2a-converse: invalid configuration: PORT must be integer\n$/],
-    [{ AGENTS_FILE: join(dir, 'missing.yaml') }, /^a2a-converse: cannot start: AGENTS_FILE .*missing\.yaml: cannot be read \(ENOENT\)\n$/]
+    [{ AGENTS_FILE: join(dir, 'missing.yaml') }, /^a2a-converse: cannot start: AGENTS_FILE .*missing\.yaml: cannot be read \(ENOENT\)\n$/],
+    // A bad signing key: what is wrong with it, never a byte of it (docs/signing.md).
+    [{ SIGNING_KEY: PUBLIC_PEM }, /^a2a-converse: invalid configuration: SIGNING_KEY is a public key: the private key is needed to sign\n$/]
   ]
   // In parallel: each child loads the sources through tap's TypeScript loader, which takes a while.
   const children = cases.map(([env]) => startMain(t, env))
@@ -24,6 +29,7 @@ t.test('what stops the start: exit code 1 and one stderr line naming the variabl
     t.match(child.stderr(), expected)
     t.equal(child.stderr().trim().split('\n').length, 1, 'one line, no stack trace')
     t.equal(child.stdout(), '', 'nothing logged: it never listened')
+    t.notOk(child.stderr().includes(PUBLIC_PEM.split('\n')[1]), 'no key material')
   })
 })
 

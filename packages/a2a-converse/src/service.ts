@@ -19,6 +19,12 @@ export {
   type ApiKeyCredential, type Authenticator, type AuthenticatorOptions, type JwtOptions
 } from './auth/authenticator.js'
 export { cardSecurity, type CardSecurity } from './auth/card-security.js'
+// Signed cards (docs/signing.md): the key the doors' `cardSigning` option takes, and the JWKS it publishes.
+export {
+  createSigningKey, SigningKeyError, SIGNING_ALGORITHMS,
+  type SigningKey, type SigningKeyOptions, type SigningAlgorithm, type PublishedJwk
+} from './auth/signing-key.js'
+export { JWKS_PATH } from './auth/card-signer.js'
 export { localBackend, A2AReplyError, type LocalBackendOptions } from './backends/local/local-backend.js'
 export { createTaskWriter, type TaskWriter } from './events/task-writer.js'
 export { writeStream } from './http/node-stream-writer.js'
@@ -42,7 +48,8 @@ export { MIN_API_KEY_LENGTH, isCallerId } from './auth/authenticator.js'
 export { ownedUpstreamBackend } from './backends/proxy/owned-upstream-backend.js'
 export { relayedPushBackend, type RelayedPushBackend } from './backends/proxy/relayed-push-backend.js'
 export { takeoverBackend } from './backends/proxy/takeover-backend.js'
-export { type UpstreamDefinition } from './backends/proxy/upstream-agent.js'
+export { type UpstreamDefinition, type UpstreamIdentityDefinition } from './backends/proxy/upstream-agent.js'
+export { type UpstreamCardKeys } from './backends/proxy/upstream-card-keys.js'
 export { UPSTREAM_ERROR_DETAILS } from './backends/proxy/upstream-errors.js'
 export { RateLimitedError } from './http/rate-limited-error.js'
 export { publicHostList } from './http/request-origin.js'

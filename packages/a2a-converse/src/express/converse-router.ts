@@ -26,7 +26,9 @@ import {
 } from '../core/converse-extension.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
-import { cardReply, notServed03Body } from '../http/card-cache.js'
+import { cardReply, JWKS_HEADERS, notServed03Body } from '../http/card-cache.js'
+import { createCardSigner, JWKS_PATH, type CardSigner } from '../auth/card-signer.js'
+import { isSigningKey, type SigningKey } from '../auth/signing-key.js'
 import { publicHostList, requestHostErrorBody, requestOrigin, RequestHostError } from '../http/request-origin.js'
 import { cardAsServed, requestedCardVersion, V03_CARD_PATH } from '../core/card.js'
 import { endpointAuthentication, endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
@@ -95,6 +97,11 @@ export interface ConverseRouterOptions extends Omit<ConverseExtensionOptions, 'a
    * front of the router counts the HTTP request once; this is where it counts the batch's other messages.
    */
   mcpAdmitBatch?: (request: Request, messages: number) => Promise<{ retryAfterSec: number } | undefined>
+  /**
+   * Sign every card served (A2A 1.0 §8.4) with this key (`createSigningKey`, a2a-converse/service), and publish its
+   * JWKS at `<mount>/.well-known/jwks.json`, which each signature's `jku` names (docs/signing.md). Default: unsigned.
+   */
+  cardSigning?: SigningKey
 }
 
 /** Per-request negotiation result, on `res.locals.converse` for routes behind `decorateRoute()`. */
@@ -166,6 +173,8 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   if (options.onMcpToolCall !== undefined && typeof options.onMcpToolCall !== 'function') {
     throw new InvalidOptionError('onMcpToolCall', 'must be a function')
   }
+  if (options.cardSigning !== undefined && !isSigningKey(options.cardSigning)) throw new InvalidOptionError('cardSigning', 'must be a key made by createSigningKey')
+  const signer = options.cardSigning === undefined ? undefined : createCardSigner(options.cardSigning)
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   // Only agents given an executor or a backend answer at the endpoint; error messages keep their index.
   const servedIndexes = options.agents.flatMap((agent, index) => agent.executor !== undefined || agent.backend !== undefined ? [index] : [])
@@ -292,12 +301,12 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   }
   /** The well-known card routes: the version by the request's header; the `/v0.3/` ones: 0.3's card, for 0.3 clients that send none. */
   function cardRoute (version?: '0.3') {
-    return guarded((request, response) => {
+    return guarded(async (request, response) => {
       const agentId = (request.params.agentId as string | undefined) ?? defaultAgentId
       const card = cardFor(agentId, request, version)
       if (card === undefined) response.status(404).json(unknownAgentBody(agentId))
       else if (version !== undefined && !served03(agentId)) response.status(404).json(notServed03Body(agentId))
-      else sendCard(request, response, card, served03(agentId), cardsFromRequest)
+      else sendCard(request, response, await signed(signer, card, `${publicUrl(request)}${request.baseUrl}${JWKS_PATH}`), served03(agentId), cardsFromRequest)
     }, logFor)
   }
   router.get('/a2a/:agentId/.well-known/agent-card.json', cardRoute())
@@ -305,6 +314,10 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   if (options.defaultAgentCard !== false) {
     router.get('/.well-known/agent-card.json', cardRoute())
     router.get(V03_CARD_PATH, cardRoute('0.3'))
+  }
+  if (options.cardSigning !== undefined) {
+    const jwks = JSON.stringify(options.cardSigning.jwks)
+    router.get(JWKS_PATH, (_request, response) => { response.set(JWKS_HEADERS).send(jwks) })
   }
   router.get('/api/v1/mcp/converse/tools', guarded((request, response) => {
     const asked = request.query.agentId
@@ -434,6 +447,11 @@ function guarded (
       fail(response)
     }
   }
+}
+
+/** The card signed last (its JWKS at `jku`), when the router signs; else as it is. */
+async function signed (signer: CardSigner | undefined, card: Record<string, unknown>, jku: string): Promise<Record<string, unknown>> {
+  return signer === undefined ? card : await signer.sign(card, jku)
 }
 
 /** A card with its cache validators (http/card-cache.ts), or 304 when the client holds it already. */

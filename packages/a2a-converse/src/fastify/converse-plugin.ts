@@ -6,7 +6,9 @@ import {
 } from '../core/converse-extension.js'
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
-import { cardReply, notServed03Body } from '../http/card-cache.js'
+import { cardReply, JWKS_HEADERS, notServed03Body } from '../http/card-cache.js'
+import { createCardSigner, JWKS_PATH } from '../auth/card-signer.js'
+import { isSigningKey, type SigningKey } from '../auth/signing-key.js'
 import { publicHostList, requestHostErrorBody, requestOrigin, RequestHostError } from '../http/request-origin.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import type { BoundA2AService } from '../bindings/index.js'
@@ -42,6 +44,11 @@ export interface ConversePluginOptions extends ConverseExtensionOptions {
    * MCP door) move under it. Register `a2aEndpoint` with the same prefix.
    */
   prefix?: string
+  /**
+   * Sign every card served (A2A 1.0 §8.4) with this key (`createSigningKey`, a2a-converse/service), and publish its
+   * JWKS at `<prefix>/.well-known/jwks.json`, which each signature's `jku` names (docs/signing.md). Default: unsigned.
+   */
+  cardSigning?: SigningKey
 }
 
 /** Per-request negotiation result, on `request.converse` for routes marked `config: { converse }`. */
@@ -104,6 +111,8 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
     throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
   }
+  if (options.cardSigning !== undefined && !isSigningKey(options.cardSigning)) throw new InvalidOptionError('cardSigning', 'must be a key made by createSigningKey')
+  const signer = options.cardSigning === undefined ? undefined : createCardSigner(options.cardSigning)
 
   const serves03 = (agentId: string): boolean => fastify.converse.a2aServices.get(agentId)?.versions.includes('0.3') === true
 
@@ -184,11 +193,12 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   })
 
   /**
-   * A card with its cache validators (http/card-cache.ts), or 304 when the client holds it already. `Vary:
-   * A2A-Version` where the header picks the card.
+   * A card, signed last when signing (its JWKS under the card's own base URL), with its cache validators
+   * (http/card-cache.ts), or 304 when the client holds it already. `Vary: A2A-Version` where the header picks the card.
    */
-  function sendCard (request: FastifyRequest, reply: FastifyReply, agentId: string, card: Record<string, unknown>): FastifyReply {
-    const { status, headers, body } = cardReply(card, request.headers['if-none-match'], serves03(agentId), cardsFromRequest)
+  async function sendCard (request: FastifyRequest, reply: FastifyReply, agentId: string, card: Record<string, unknown>): Promise<FastifyReply> {
+    const served = signer === undefined ? card : await signer.sign(card, `${publicUrl(request)}${mountPath}${JWKS_PATH}`)
+    const { status, headers, body } = cardReply(served, request.headers['if-none-match'], serves03(agentId), cardsFromRequest)
     return reply.code(status).headers(headers).send(body)
   }
 
@@ -201,7 +211,7 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
       const card = cardFor(agentId, request, version)
       if (card === undefined) return reply.code(404).send(unknownAgentBody(agentId))
       if (version !== undefined && !serves03(agentId)) return reply.code(404).send(notServed03Body(agentId))
-      return sendCard(request, reply, agentId, card)
+      return await sendCard(request, reply, agentId, card)
     }
   }
   fastify.get(`${mountPath}/a2a/:agentId/.well-known/agent-card.json`, cardRoute())
@@ -209,6 +219,10 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   if (options.defaultAgentCard !== false) {
     fastify.get(`${mountPath}/.well-known/agent-card.json`, cardRoute())
     fastify.get(`${mountPath}${V03_CARD_PATH}`, cardRoute('0.3'))
+  }
+  if (options.cardSigning !== undefined) {
+    const jwks = JSON.stringify(options.cardSigning.jwks)
+    fastify.get(`${mountPath}${JWKS_PATH}`, async (_request, reply) => await reply.headers(JWKS_HEADERS).send(jwks))
   }
   fastify.get<{ Querystring: { agentId?: string } }>(`${mountPath}/api/v1/mcp/converse/tools`, async (request, reply) => {
     const agentId = request.query.agentId ?? defaultAgentId

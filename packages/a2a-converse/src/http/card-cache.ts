@@ -40,6 +40,13 @@ function matches (header: string, etag: string): boolean {
   return tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === etag)
 }
 
+/**
+ * The headers of a JWKS (auth/card-signer.ts's JWKS_PATH): RFC 7517's media type, kept as long as a card. A key
+ * rotation publishes the new key before cards are signed with it and keeps the old one while cards signed with it
+ * may still be held (docs/signing.md).
+ */
+export const JWKS_HEADERS = Object.freeze({ 'content-type': 'application/jwk-set+json; charset=utf-8', 'cache-control': `public, max-age=${CARD_MAX_AGE_SEC}` })
+
 /** The 404 of a `/v0.3/` card route for an agent whose endpoint serves A2A 1.0 only. */
 export function notServed03Body (agentId: string): { statusCode: 404, error: 'Not Found', message: string } {
   return { statusCode: 404, error: 'Not Found', message: `agent "${agentId.slice(0, 128)}" does not serve A2A 0.3` }

@@ -14,18 +14,20 @@ type Json = Record<string, any>
 /** An upstream whose SubscribeToTask streams yield `events` then wait until aborted (or fail with `failure`). */
 function scripted (options: { streaming?: boolean, events?: unknown[], failure?: Error } = {}) {
   const opened: string[] = []
+  const callers: Array<string | undefined> = []
   const upstream: A2ABackend = {
     facts: { capabilities: { streaming: options.streaming ?? true, pushNotifications: false, extendedAgentCard: false }, requiredExtensions: [] },
     async call () { return undefined },
     async * stream (request, context) {
       opened.push(String(request.params.id))
+      callers.push(context.caller?.id)
       yield * options.events ?? []
       if (options.failure !== undefined) throw options.failure
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))
     },
     toError () { return { code: -32603, message: 'x' } }
   }
-  return { upstream, opened }
+  return { upstream, opened, callers }
 }
 
 function logger () {
@@ -53,6 +55,16 @@ t.test('one follow per task and caller, at most maxFollowed; close ends them all
   t.equal(follower.size, 0)
   follower.follow('t3', callerContext('alice'))
   t.equal(follower.size, 0, 'nothing follows once closed')
+})
+
+t.test('a follow asks upstream for the caller whose task it is (identity: assertion names them there)', async (t) => {
+  const { upstream, callers } = scripted()
+  const follower = upstreamTaskFollower({ agentId: 'shop', upstream, save: async () => {}, configured: async () => true })
+  follower.follow('t1', callerContext('alice'))
+  follower.follow('t2', callerContext(undefined))
+  await settle()
+  t.strictSame(callers, ['alice', undefined], 'a walk-in\'s task: no caller')
+  await follower.close()
 })
 
 t.test('an upstream that cannot stream is not followed', async (t) => {

@@ -8,6 +8,10 @@ import type { A2ABackend, ServiceLogger } from '../../protocol/backend.js'
 import { upstreamBackend } from './upstream-backend.js'
 import { upstreamCardSource, type UpstreamCard, type UpstreamCardSource, type UpstreamCardSourceOptions } from './upstream-card.js'
 import type { UpstreamErrorDetails } from './upstream-errors.js'
+import { createAssertionMinter } from '../../auth/upstream-assertion.js'
+import { upstreamCardVerifier, type UpstreamCardKeys } from './upstream-card-keys.js'
+import type { SigningKey } from '../../auth/signing-key.js'
+import { InvalidOptionError } from '../../core/errors.js'
 
 /** Where a proxied agent runs (proxy mode): another A2A 1.0 agent the gateway stands in front of. */
 export interface UpstreamDefinition {
@@ -30,6 +34,28 @@ export interface UpstreamDefinition {
    * `data`) or `full` (as the upstream sent it). The original is logged at warn either way.
    */
   errorDetails?: UpstreamErrorDetails
+  /** Who the upstream sees calling (docs/trust.md). Default `{ mode: 'none' }`: the gateway, by `headers`. */
+  identity?: UpstreamIdentityDefinition
+  /**
+   * The keys the upstream's card must be signed with (a JWKS inline, or its URL, read with each card): a card that
+   * does not verify is not used, the agent not ready until one does (docs/trust.md). Default: cards used unchecked.
+   */
+  cardKeys?: UpstreamCardKeys
+}
+
+/**
+ * `none`: the upstream sees the gateway only (its configured `headers`). `assertion`: every request made for a caller
+ * carries a JWT the gateway signs (auth/upstream-assertion.ts): `sub` the caller (none for a walk-in), `act` the
+ * gateway, `aud` the upstream.
+ */
+export interface UpstreamIdentityDefinition {
+  mode: 'none' | 'assertion'
+  /** The header it goes in (`authorization`: `Bearer <jwt>`; another: the bare JWT). Default `authorization`. */
+  header?: string
+  /** The assertion's `aud`. Default: the upstream's `url`. */
+  audience?: string
+  /** Seconds, 60–300. Default 300. */
+  lifetimeSec?: number
 }
 
 export const UPSTREAM_DEFAULTS = Object.freeze({
@@ -61,6 +87,8 @@ export interface UpstreamAgentOptions {
   dispatcher?: Dispatcher
   /** First retry delay of a card read (ms). Default 500. */
   cardRetryMs?: number
+  /** What `identity: assertion` signs with: the gateway's key and its public URL (`iss`). Required by that mode. */
+  assertions?: { key: SigningKey, issuer: string }
 }
 
 /**
@@ -70,6 +98,7 @@ export interface UpstreamAgentOptions {
 export async function startUpstreamAgent (options: UpstreamAgentOptions): Promise<UpstreamAgent> {
   const { agentId, upstream } = options
   const settings = { ...UPSTREAM_DEFAULTS, ...upstream }
+  const identity = upstream.identity?.mode === 'assertion' ? assertionIdentity(options) : undefined
   const owned = options.dispatcher === undefined
   const dispatcher = options.dispatcher ?? new Agent({
     connect: { timeout: settings.connectTimeoutMs },
@@ -87,7 +116,8 @@ export async function startUpstreamAgent (options: UpstreamAgentOptions): Promis
     ttlMs: settings.cardTtlMs,
     overrides: options.overrides,
     log: options.log,
-    retryMs: options.cardRetryMs
+    retryMs: options.cardRetryMs,
+    verify: upstream.cardKeys === undefined ? undefined : upstreamCardVerifier(upstream.cardKeys, { dispatcher, timeoutMs: settings.timeoutMs })
   })
   const close = async (): Promise<void> => {
     cards.close()
@@ -109,7 +139,16 @@ export async function startUpstreamAgent (options: UpstreamAgentOptions): Promis
     timeoutMs: settings.timeoutMs,
     streamIdleTimeoutMs: settings.streamIdleTimeoutMs,
     maxResponseBytes: settings.maxResponseBytes,
-    errorDetails: upstream.errorDetails
+    errorDetails: upstream.errorDetails,
+    identity
   })
   return { agentId, backend, cards, initialCard, close }
+}
+
+/** `identity: assertion`: each caller's JWT, in the header named (lower case). */
+function assertionIdentity ({ agentId, upstream, assertions }: UpstreamAgentOptions): { header: string, tokenFor: ReturnType<typeof createAssertionMinter>['tokenFor'] } {
+  const definition = upstream.identity as UpstreamIdentityDefinition
+  if (assertions === undefined) throw new InvalidOptionError('assertions', `must be given: agent "${agentId}" sends assertions (upstream.identity.mode "assertion")`)
+  const minter = createAssertionMinter({ key: assertions.key, issuer: assertions.issuer, audience: definition.audience ?? upstream.url, lifetimeSec: definition.lifetimeSec })
+  return { header: (definition.header ?? 'authorization').toLowerCase(), tokenFor: minter.tokenFor }
 }

@@ -6,7 +6,8 @@
  * - Connections: the undici dispatcher given (an Agent per upstream: pooled keep-alive connections per origin,
  *   connect timeout).
  * - Headers: `A2A-Version` as the caller asked, the caller's `A2A-Extensions` minus the converse URI (the gateway
- *   serves it), the configured headers. Nothing else of the caller's request goes upstream.
+ *   serves it), the configured headers, and with `identity` the caller's assertion (auth/upstream-assertion.ts).
+ *   Nothing else of the caller's request goes upstream.
  * - Time: deadlines, however slowly bytes arrive. A call has `timeoutMs` for the whole exchange (connection,
  *   headers, body: one timer per call); a stream `timeoutMs` for its response headers and `streamIdleTimeoutMs`
  *   between two A2A events (one timer per stream, re-armed per event; SSE comments and keep-alives do not count,
@@ -17,7 +18,7 @@
  *   default its code and a generic message), the original logged at warn.
  */
 import { request as undiciRequest, type Dispatcher } from 'undici'
-import type { A2ABackend, BackendContext, ServiceLogger } from '../../protocol/backend.js'
+import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../../protocol/backend.js'
 import { A2AReplyError } from '../local/local-backend.js'
 import { CONVERSE_EXTENSION_URI } from '../../core/uri.js'
 import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
@@ -51,6 +52,16 @@ export interface UpstreamBackendOptions {
   maxResponseBytes: number
   /** How much of an upstream JSON-RPC error reaches the caller. Default `code`. */
   errorDetails?: UpstreamErrorDetails
+  /**
+   * The caller's identity carried upstream: `tokenFor(caller)`'s token in `header` (lower case; `authorization`:
+   * as `Bearer <token>`), on every request made for a caller. Default: none (the upstream sees the gateway).
+   */
+  identity?: UpstreamIdentity
+}
+
+export interface UpstreamIdentity {
+  header: string
+  tokenFor: (caller: Caller | undefined) => Promise<string>
 }
 
 /** Capabilities before the card was read: requests go to the backend, which answers "unavailable". */
@@ -63,6 +74,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
   const { agentId, dispatcher, timeoutMs, streamIdleTimeoutMs, maxResponseBytes } = options
   const configured = options.headers ?? {}
   const errorDetails = options.errorDetails ?? 'code'
+  const identity = options.identity
   let factsOf: { card: UpstreamCard, facts: AgentFacts } | undefined
 
   function facts (): AgentFacts {
@@ -91,13 +103,17 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     return options.card()?.protocolVersion === '0.3'
   }
 
-  function headersFor (context: BackendContext, accept: string): Record<string, string> {
+  async function headersFor (context: BackendContext, accept: string): Promise<Record<string, string>> {
     const v03 = isV03()
     // 0.3 has no A2A-Version (its absence means 0.3) and names extensions in X-A2A-Extensions.
     const headers: Record<string, string> = { ...configured, 'content-type': 'application/json', accept }
     if (!v03) headers['a2a-version'] = context.version
     const extensions = context.requestedExtensions.filter((uri) => uri !== CONVERSE_EXTENSION_URI)
     if (extensions.length > 0) headers[v03 ? 'x-a2a-extensions' : 'a2a-extensions'] = extensions.join(', ')
+    if (identity !== undefined) {
+      const token = await identity.tokenFor(context.caller)
+      headers[identity.header] = identity.header === 'authorization' ? `Bearer ${token}` : token
+    }
     return headers
   }
 
@@ -126,18 +142,25 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     try {
       response = JSON.parse(text)
     } catch {
-      throw status >= 500
-        ? new UpstreamError(upstreamUnavailable(agentId, `HTTP ${status}`), `HTTP_${status}`)
-        : new UpstreamError(upstreamInvalidResponse(agentId, 'not JSON'), 'NOT_JSON')
+      throw notJsonRpc(status, 'not JSON', 'NOT_JSON')
     }
     const rpc = response as { jsonrpc?: unknown, result?: unknown, error?: unknown } | null
     if (rpc !== null && typeof rpc === 'object' && rpc.jsonrpc === '2.0') {
       if (isJsonRpcError(rpc.error)) throw replyError(rpc.error, request, context)
       if (rpc.result !== undefined && rpc.error === undefined) return rpc.result
     }
-    throw status >= 500
+    throw notJsonRpc(status, 'not a JSON-RPC response', 'NOT_JSON_RPC')
+  }
+
+  /**
+   * A reply without a JSON-RPC body: the upstream down (5xx) or refusing the gateway's credentials or the caller's
+   * assertion (401, 403) is unavailable to this caller; anything else is an invalid response.
+   */
+  function notJsonRpc (status: number, what: string, cause: string): UpstreamError {
+    if ([401, 403].includes(status)) return new UpstreamError(upstreamUnavailable(agentId, `refused the request (HTTP ${status})`), `HTTP_${status}`)
+    return status >= 500
       ? new UpstreamError(upstreamUnavailable(agentId, `HTTP ${status}`), `HTTP_${status}`)
-      : new UpstreamError(upstreamInvalidResponse(agentId, 'not a JSON-RPC response'), 'NOT_JSON_RPC')
+      : new UpstreamError(upstreamInvalidResponse(agentId, what), cause)
   }
 
   async function readText (stream: Dispatcher.ResponseData['body']): Promise<string> {
@@ -191,7 +214,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
       const response = await undiciRequest(url, {
         dispatcher,
         method: 'POST',
-        headers: injectTraceHeaders(headersFor(context, 'application/json'), spanContext),
+        headers: injectTraceHeaders(await headersFor(context, 'application/json'), spanContext),
         body: payload,
         signal: controller.signal,
         headersTimeout: timeoutMs,
@@ -214,7 +237,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
     const url = endpoint()
     const { span, context: spanContext } = clientSpan(url, request, context.traceContext)
     try {
-      yield * streamUpstream(url, injectTraceHeaders(headersFor(context, 'text/event-stream'), spanContext), request, context)
+      yield * streamUpstream(url, injectTraceHeaders(await headersFor(context, 'text/event-stream'), spanContext), request, context)
     } catch (error) {
       failSpan(span, error)
       throw error

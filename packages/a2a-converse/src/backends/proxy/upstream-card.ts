@@ -16,6 +16,7 @@ import type { AgentCardInput } from '../../core/converse-extension.js'
 import { CONVERSE_EXTENSION_URI } from '../../core/uri.js'
 import type { ServiceLogger } from '../../protocol/backend.js'
 import { ConverseError, ERROR_CODES } from '../../core/errors.js'
+import type { UpstreamCardSignatureError, UpstreamCardVerifier } from './upstream-card-keys.js'
 
 /** The upstream's card could not be used; the message names the agent and what is wrong. */
 export class UpstreamCardError extends ConverseError {
@@ -63,12 +64,19 @@ export interface UpstreamCardSourceOptions {
   maxBytes?: number
   /** First retry delay after a failed read; doubles up to 30 s. Default 500 ms. */
   retryMs?: number
+  /**
+   * Checks each card read before it is used (upstream-card-keys.ts): one that fails is not used, `problem()` says
+   * why, and it is read again as an unreachable one is. Default: cards used unchecked.
+   */
+  verify?: UpstreamCardVerifier
 }
 
 export interface UpstreamCardSource {
   readonly agentId: string
   /** The last good card, undefined until one was read. */
   current (): UpstreamCard | undefined
+  /** Why the last card read was not used (its signature, with `verify`), or undefined. */
+  problem (): string | undefined
   /**
    * First read. Resolves once it is done: with the card, or undefined when the upstream could not be reached
    * (retried in the background). Rejects with UpstreamCardError when the card is there but unusable.
@@ -196,6 +204,7 @@ export function upstreamCardSource (options: UpstreamCardSourceOptions): Upstrea
   let timer: NodeJS.Timeout | undefined
   let closed = false
   let retryMs = firstRetryMs
+  let problem: string | undefined
 
   /** The card's text, or a network / HTTP failure (thrown as is). */
   async function fetchText (): Promise<string> {
@@ -236,6 +245,17 @@ export function upstreamCardSource (options: UpstreamCardSourceOptions): Upstrea
     }
     if (fetched === text) return true
     const next = parseUpstreamCard(agentId, cardUrl, fetched, options.overrides)
+    if (options.verify !== undefined) {
+      try {
+        await options.verify(JSON.parse(fetched))
+      } catch (error) {
+        // Not used; the last verified card (if any) stays. Read again as an unreachable upstream is.
+        problem = (error as UpstreamCardSignatureError).message
+        log?.error({ agentId, problem }, 'upstream agent card not used: its signature does not check out')
+        return false
+      }
+    }
+    problem = undefined
     text = fetched
     card = next
     for (const listener of listeners) listener(next)
@@ -270,6 +290,7 @@ export function upstreamCardSource (options: UpstreamCardSourceOptions): Upstrea
   return {
     agentId,
     current: () => card,
+    problem: () => problem,
     async start () {
       const ok = await read()
       if (ok) {

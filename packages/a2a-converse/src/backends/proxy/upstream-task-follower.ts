@@ -13,6 +13,7 @@
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import type { A2ABackend, BackendContext, ServiceLogger } from '../../protocol/backend.js'
 import { resolveUserScope } from '@a2a-js/sdk/server'
+import { callerIdOf } from '../../auth/sdk-user.js'
 
 /** Tasks one proxied agent follows upstream at once, by default. */
 export const DEFAULT_MAX_FOLLOWED_TASKS = 1000
@@ -46,14 +47,17 @@ export function upstreamTaskFollower (options: UpstreamTaskFollowerOptions): Ups
   let closed = false
 
   async function run (taskId: string, scope: ServerCallContext, signal: AbortSignal, log: ServiceLogger | undefined): Promise<void> {
+    const callerId = callerIdOf(scope)
     const context: BackendContext = {
       agentId,
-      // What the gateway asks of the upstream on its own: no caller's extensions, no caller's headers.
+      // What the gateway asks of the upstream on its own: no caller's extensions, no caller's headers; for the
+      // caller whose task it is (identity: assertion names them upstream).
       requestedExtensions: [],
       activated: [],
       version: '1.0',
       headers: {},
-      signal
+      signal,
+      ...(callerId === undefined ? {} : { caller: { id: callerId } })
     }
     const events = upstream.stream({ id: `follow-${taskId}`, method: 'SubscribeToTask', params: { id: taskId } }, context)
     try {

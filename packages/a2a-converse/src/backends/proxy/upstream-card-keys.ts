@@ -1,0 +1,82 @@
+/**
+ * An upstream's card checked against the keys configured for it (proxy mode, `upstream.cardKeys`; docs/trust.md):
+ * the official SDK's verifyAgentCardSignature, each signature's key picked by `kid` from a JWKS given inline or read
+ * from a URL with each card read (never from a URL the card itself names: a forged card names a forged JWKS). A card
+ * that does not verify is not used (upstream-card.ts): the agent is not ready, and says why.
+ */
+import { request, type Dispatcher } from 'undici'
+import { verifyAgentCardSignature, type AgentCard } from '@a2a-js/sdk'
+
+/** Where an upstream's card keys are: a JWKS, inline or at a URL (read with each card). */
+export interface UpstreamCardKeys {
+  jwks?: { keys: unknown[] }
+  jwksUrl?: string
+}
+
+/** Why a card was not used: its signature, or the keys to check it with. */
+export class UpstreamCardSignatureError extends Error {
+  constructor (problem: string) {
+    super(problem)
+    this.name = 'UpstreamCardSignatureError'
+  }
+}
+
+/** Largest JWKS accepted, bytes. */
+const MAX_JWKS_BYTES = 256 * 1024
+
+/** Resolves when `card` carries a signature one of the keys verifies; rejects with UpstreamCardSignatureError. */
+export type UpstreamCardVerifier = (card: unknown) => Promise<void>
+
+export function upstreamCardVerifier (
+  keys: UpstreamCardKeys, options: { dispatcher: Dispatcher, timeoutMs: number }
+): UpstreamCardVerifier {
+  async function keySet (): Promise<unknown[]> {
+    if (keys.jwks !== undefined) return keys.jwks.keys
+    const url = keys.jwksUrl as string
+    let text = ''
+    try {
+      const response = await request(url, { dispatcher: options.dispatcher, method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(options.timeoutMs) })
+      if (response.statusCode !== 200) {
+        await response.body.dump()
+        throw new UpstreamCardSignatureError(`card keys not read: HTTP ${response.statusCode} from the JWKS URL`)
+      }
+      for await (const chunk of response.body) {
+        text += (chunk as Buffer).toString('utf8')
+        if (text.length > MAX_JWKS_BYTES) {
+          response.body.destroy()
+          throw new UpstreamCardSignatureError(`card keys not read: the JWKS exceeds ${MAX_JWKS_BYTES} bytes`)
+        }
+      }
+    } catch (error) {
+      if (error instanceof UpstreamCardSignatureError) throw error
+      const err = error as { code?: unknown, name?: unknown }
+      throw new UpstreamCardSignatureError(`card keys not read: ${String(typeof err.code === 'string' ? err.code : err.name)}`)
+    }
+    let jwks: unknown
+    try {
+      jwks = JSON.parse(text)
+    } catch {
+      throw new UpstreamCardSignatureError('card keys not read: the JWKS URL answered no JSON')
+    }
+    const list = (jwks as { keys?: unknown } | null)?.keys
+    if (!Array.isArray(list)) throw new UpstreamCardSignatureError('card keys not read: the JWKS URL answered no {"keys": [...]}')
+    return list
+  }
+
+  return async (card) => {
+    const signatures = (card as { signatures?: unknown }).signatures
+    if (!Array.isArray(signatures) || signatures.length === 0) throw new UpstreamCardSignatureError('card is not signed')
+    const list = await keySet()
+    const verify = verifyAgentCardSignature(async (kid) => {
+      const found = list.find((entry) => (entry as { kid?: unknown } | null)?.kid === kid)
+      if (found === undefined) throw new Error(`no key ${kid}`)
+      return found as Record<string, unknown>
+    })
+    try {
+      await verify(card as AgentCard)
+    } catch {
+      // The SDK tells each failed signature's cause on console.debug (the gateway: its log at debug).
+      throw new UpstreamCardSignatureError('card signature does not verify with the configured keys')
+    }
+  }
+}
