@@ -95,7 +95,7 @@ const agentSchema = {
     // A folder (a string), or the documents inline (each as a knowledge base takes it: docs/knowledge.md).
     documents: {
       if: { type: 'string' },
-      then: { minLength: 1 },
+      then: { type: 'string', minLength: 1 },
       else: {
         type: 'array',
         items: {
