@@ -9,6 +9,7 @@ import { endHttpServerSpan, startHttpServerSpan } from 'a2a-converse/service'
 import type { Context } from 'a2a-converse/service'
 import { inAnswerLogSpan } from 'a2a-converse/runtime'
 import { ANSWER_WINDOW_NAMES, decodeGroupCursor, encodeGroupCursor, type AnswerLog, type AnswerWindow } from 'a2a-converse/runtime'
+import { agentRoutes, type AgentAdminOptions } from './operator-agents.js'
 import {
   DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BUFFERED_BYTES, followConversations, type ConversationStreams
 } from './operator-events.js'
@@ -30,6 +31,11 @@ export interface OperatorApiOptions {
   keepAliveMs?: number
   /** A live stream whose client left more than this unread is ended. Default 1 MiB. */
   maxBufferedBytes?: number
+  /**
+   * The agent routes (operator-agents.ts: publish, replace, unpublish, …) over the state store's agents. Without,
+   * GET /api/v1/agents lists the served agents' ids only.
+   */
+  agentAdmin?: AgentAdminOptions
 }
 
 interface ConversationParams { agentId: string, contextId: string }
@@ -196,9 +202,14 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
 
   const base = '/api/v1/agents/:agentId/conversations/:contextId'
 
-  // The agents an operator can pick (and a cheap way for the inbox to check its key).
-  const agentList = { agents: options.agentIds.map((id) => ({ id })) }
-  fastify.get('/api/v1/agents', async () => agentList)
+  // The agents an operator can pick (and a cheap way for the inbox to check its key); with the agent routes, every
+  // agent with its state.
+  if (options.agentAdmin !== undefined) {
+    agentRoutes(fastify, options.agentAdmin)
+  } else {
+    const agentList = { agents: options.agentIds.map((id) => ({ id })) }
+    fastify.get('/api/v1/agents', async () => agentList)
+  }
 
   fastify.get<{ Params: AgentParams, Querystring: ListQuery }>('/api/v1/agents/:agentId/conversations', {
     schema: { params: agentParams, querystring: listQuery }

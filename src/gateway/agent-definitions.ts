@@ -3,7 +3,7 @@ import { dirname, extname, join, resolve } from 'node:path'
 import { Ajv, type ErrorObject } from 'ajv'
 import { parse as parseYaml } from 'yaml'
 import { validateRoutineDeclarations, type RoutineDeclaration } from 'a2a-converse'
-import type { OutOfScopeTopic } from 'a2a-converse/runtime'
+import type { KnowledgeDocument, OutOfScopeTopic } from 'a2a-converse/runtime'
 import { UPSTREAM_ERROR_DETAILS } from 'a2a-converse/service'
 import type { UpstreamDefinition } from 'a2a-converse/service'
 import { packageRoot } from './package-root.js'
@@ -30,13 +30,24 @@ export interface AgentDefinition {
   version?: string
   /** Which executor runs it (a key of the gateway's executor factories). Default "conversation". */
   executor?: string
-  /** Folder of Markdown documents, resolved against the declaring file's folder. */
-  documents?: string
+  /**
+   * Folder of Markdown documents, resolved against the declaring file's folder (AGENTS_FILE only); or the documents
+   * themselves, inline (what the operator API publishes).
+   */
+  documents?: string | KnowledgeDocument[]
   /** Topics the agent declares out of scope: a phrase, or { topic, keywords }. */
   outOfScope?: Array<string | OutOfScopeTopic>
   routines?: RoutineDeclaration[]
   /** Overrides A2A_AUTH for this agent: `walk-in` (anyone) or `required` (a credential). */
   auth?: 'walk-in' | 'required'
+}
+
+/** An invalid agent definition; the message names the field (`<where>.<path>`). */
+export class AgentDefinitionError extends Error {
+  constructor (problem: string) {
+    super(problem)
+    this.name = 'AgentDefinitionError'
+  }
 }
 
 /** Raised for an unreadable or invalid AGENTS_FILE; the message names the file and the field. */
@@ -102,7 +113,25 @@ const agentSchema = {
     description: { type: 'string', minLength: 1 },
     version: { type: 'string', minLength: 1 },
     executor: { type: 'string', minLength: 1 },
-    documents: { type: 'string', minLength: 1 },
+    // A folder (a string), or the documents inline (each as a knowledge base takes it: docs/knowledge.md).
+    documents: {
+      if: { type: 'string' },
+      then: { type: 'string', minLength: 1 },
+      else: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'title', 'body'],
+          additionalProperties: false,
+          properties: {
+            id: { type: 'string', pattern: '^[^\\s#]{1,128}$' },
+            title: { type: 'string', pattern: '\\S', maxLength: 1000 },
+            body: { type: 'string' },
+            sourceUrl: { type: 'string', pattern: '^https?://\\S+$', maxLength: 2048 }
+          }
+        }
+      }
+    },
     outOfScope: {
       type: 'array',
       items: {
@@ -169,34 +198,56 @@ export async function loadAgentDefinitions (file: string): Promise<AgentDefiniti
   if (list.length === 0) throw new AgentsFileError(file, 'declares no agent')
   const ids = new Set<string>()
   return list.map((agent, index) => {
-    if (!validateAgent(agent)) {
-      // ajv sets `errors` (with messages) whenever validation fails.
-      const [error] = validateAgent.errors as ErrorObject[]
-      const field = `agents[${index}]${error.instancePath.replaceAll('/', '.')}`
-      const allowed = error.keyword === 'enum' ? `: ${(error.params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` : ''
-      throw new AgentsFileError(file, `${field} ${error.message as string}${allowed}`)
-    }
-    const definition = agent as unknown as AgentDefinition
-    if (definition.upstream !== undefined) {
-      const local = (['executor', 'documents', 'outOfScope'] as const).find((key) => definition[key] !== undefined)
-      if (local !== undefined) throw new AgentsFileError(file, `agents[${index}].${local} does not apply to an upstream agent (proxy mode)`)
-      const problem = identityHeaderProblem(definition.upstream)
-      if (problem !== undefined) throw new AgentsFileError(file, `agents[${index}].upstream.identity.header ${problem}`)
-      const keys = definition.upstream.cardKeys
-      if (keys !== undefined && (keys.jwks === undefined) === (keys.jwksUrl === undefined)) {
-        throw new AgentsFileError(file, `agents[${index}].upstream.cardKeys must have one of jwks (a JWKS) and jwksUrl (where to read one), not both`)
-      }
+    let definition: AgentDefinition
+    try {
+      definition = checkAgentDefinition(agent, `agents[${index}]`)
+    } catch (error) {
+      throw new AgentsFileError(file, (error as AgentDefinitionError).message)
     }
     if (ids.has(definition.id)) throw new AgentsFileError(file, `agents[${index}].id "${definition.id}" is declared twice`)
     ids.add(definition.id)
-    try {
-      validateRoutineDeclarations(definition.routines ?? [])
-    } catch (error) {
-      // A RoutineDeclarationError, whose message names the routine and the field.
-      throw new AgentsFileError(file, `agent "${definition.id}": ${(error as Error).message}`)
-    }
-    return definition.documents === undefined
+    return typeof definition.documents !== 'string'
       ? definition
       : { ...definition, documents: resolve(dirname(path), definition.documents) }
   })
+}
+
+/**
+ * One agent's definition checked (the agents file's and the operator API's rules, one code): the schema, what does
+ * not apply to an upstream agent, inline documents' ids, the routines. AgentDefinitionError names the field under
+ * `where` (`agents[0]`, `agent`).
+ */
+export function checkAgentDefinition (agent: unknown, where: string): AgentDefinition {
+  if (!validateAgent(agent)) {
+    // ajv sets `errors` (with messages) whenever validation fails.
+    const [error] = validateAgent.errors as ErrorObject[]
+    const field = `${where}${error.instancePath.replaceAll('/', '.')}`
+    const allowed = error.keyword === 'enum' ? `: ${(error.params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` : ''
+    throw new AgentDefinitionError(`${field} ${error.message as string}${allowed}`)
+  }
+  const definition = agent as unknown as AgentDefinition
+  if (definition.upstream !== undefined) {
+    const local = (['executor', 'documents', 'outOfScope'] as const).find((key) => definition[key] !== undefined)
+    if (local !== undefined) throw new AgentDefinitionError(`${where}.${local} does not apply to an upstream agent (proxy mode)`)
+    const problem = identityHeaderProblem(definition.upstream)
+    if (problem !== undefined) throw new AgentDefinitionError(`${where}.upstream.identity.header ${problem}`)
+    const keys = definition.upstream.cardKeys
+    if (keys !== undefined && (keys.jwks === undefined) === (keys.jwksUrl === undefined)) {
+      throw new AgentDefinitionError(`${where}.upstream.cardKeys must have one of jwks (a JWKS) and jwksUrl (where to read one), not both`)
+    }
+  }
+  if (Array.isArray(definition.documents)) {
+    const seen = new Set<string>()
+    definition.documents.forEach((document, position) => {
+      if (seen.has(document.id)) throw new AgentDefinitionError(`${where}.documents.${position}.id "${document.id}" is used twice`)
+      seen.add(document.id)
+    })
+  }
+  try {
+    validateRoutineDeclarations(definition.routines ?? [])
+  } catch (error) {
+    // A RoutineDeclarationError, whose message names the routine and the field.
+    throw new AgentDefinitionError(`agent "${definition.id}": ${(error as Error).message}`)
+  }
+  return definition
 }

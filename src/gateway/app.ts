@@ -18,7 +18,9 @@ import type { TaskTurnLock } from 'a2a-converse/runtime'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
-import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
+import { checkAgentDefinition, defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
+import type { AgentAdminOptions } from '../../plugins/operator-agents.js'
+import { builtInExecutors } from './executors.js'
 import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
@@ -69,7 +71,7 @@ export interface GatewayOptions {
 /** Builds the gateway app (not listening): cards, A2A endpoints, health, operator API. */
 export async function buildGateway (options: GatewayOptions): Promise<FastifyInstance> {
   const { config } = options
-  const definitions = options.agents ?? await loadAgentDefinitions(config.agentsFile ?? defaultAgentsFile())
+  const fileAgents = options.agents ?? await loadAgentDefinitions(config.agentsFile ?? defaultAgentsFile())
   const app = Fastify({
     logger: options.loggerStream === undefined
       ? { level: config.logLevel }
@@ -118,7 +120,8 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
     await state.close()
   })
   try {
-    await registerAll(app, options, definitions, { conversations, events, state })
+    const agents = await servedAgents(options, fileAgents, state, app.log)
+    await registerAll(app, options, agents.definitions, { conversations, events, state, admin: agents.admin })
   } catch (error) {
     await app.close()
     throw error
@@ -126,11 +129,57 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
   return app
 }
 
+/**
+ * The agents this instance serves (docs/agents.md): AGENTS_FILE's (read-only), then the state store's in id order. An id
+ * in both is the file's (a warning); a stored agent this gateway cannot serve (its definition no longer valid, an
+ * executor or credentials it lacks) is left out with a warning, never a failed start. Without AGENTS_FILE the demo
+ * agent is served only while the store holds no agent.
+ */
+async function servedAgents (options: GatewayOptions, fileAgents: AgentDefinition[], state: GatewayState, log: FastifyInstance['log']) {
+  const { config } = options
+  const executors = Object.keys({ ...builtInExecutors, ...options.executors })
+  const authenticates = config.auth.apiKeys.length > 0 || config.auth.jwt !== undefined
+  const fileIds = new Set(fileAgents.map((definition) => definition.id))
+  const published: AgentDefinition[] = []
+  const served = new Map<string, number | 'file'>()
+  for (const agent of await state.agents.list()) {
+    if (fileIds.has(agent.id)) {
+      log.warn({ agentId: agent.id, version: agent.version }, `agent "${agent.id}" is in the state store and in AGENTS_FILE: the file's is served`)
+      continue
+    }
+    let definition: AgentDefinition
+    try {
+      definition = checkAgentDefinition(agent.definition, `agent "${agent.id}"`)
+      if (definition.executor !== undefined && !executors.includes(definition.executor)) throw new Error(`executor "${definition.executor}" is not one of this gateway's (${executors.join(', ')})`)
+      if ((definition.auth ?? config.auth.mode) === 'required' && !authenticates) throw new Error('requires a credential, and this gateway has none to check (A2A_API_KEYS or A2A_JWT_*)')
+    } catch (error) {
+      log.warn({ agentId: agent.id, version: agent.version }, `agent "${agent.id}" version ${agent.version} in the state store is not served: ${(error as Error).message}`)
+      continue
+    }
+    published.push(definition)
+    served.set(agent.id, agent.version)
+  }
+  const demoOnly = options.agents === undefined && config.agentsFile === undefined
+  const file = demoOnly && published.length > 0 ? [] : fileAgents
+  for (const definition of file) served.set(definition.id, 'file')
+  const admin: AgentAdminOptions = {
+    store: state.agents,
+    fileAgents: file,
+    served,
+    executors,
+    authenticates,
+    defaultAuth: config.auth.mode,
+    maxAgentBytes: config.maxAgentBytes,
+    maxAgentDocuments: config.maxAgentDocuments
+  }
+  return { definitions: [...file, ...published], admin }
+}
+
 async function registerAll (
   app: FastifyInstance,
   options: GatewayOptions,
   definitions: AgentDefinition[],
-  { conversations, events, state }: { conversations: ConversationStore, events: TaskEventHub, state: GatewayState }
+  { conversations, events, state, admin }: { conversations: ConversationStore, events: TaskEventHub, state: GatewayState, admin: AgentAdminOptions }
 ): Promise<void> {
   const { config } = options
   const { authenticator, required } = gatewayAccess(config, definitions)
@@ -336,7 +385,8 @@ async function registerAll (
         apiKey: config.operatorApiKey as string,
         agentIds: runtime.agents.map((agent) => agent.id),
         inbox: metrics === undefined ? runtime.inbox : metrics.countedInbox(runtime.inbox),
-        answers: conversations.answers
+        answers: conversations.answers,
+        agentAdmin: admin
       })
     })
     const root = packageRoot()

@@ -86,6 +86,12 @@ export interface GatewayConfig {
   rateLimit: RateLimitConfig
   /** Messages in one MCP JSON-RPC batch at most (the older revisions take arrays); each counts against the rate limit. */
   mcpMaxBatch: number
+  /** Agents the state store holds at most (published through the operator API). */
+  maxAgents: number
+  /** A published agent's definition, documents included, at most (bytes of its JSON). */
+  maxAgentBytes: number
+  /** Knowledge documents of a published agent at most. */
+  maxAgentDocuments: number
   /** Webhook delivery of push notifications (docs/push.md). */
   push: PushConfig
   /** The key every served card is signed with, and the JWKS published (docs/signing.md); undefined: cards unsigned. */
@@ -200,6 +206,9 @@ export const configSchema = {
     RATE_LIMIT_OPERATOR_MAX: { type: 'integer', minimum: 0, maximum: 10000000, default: 600 },
     RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, maximum: 86400000, default: 60000 },
     MCP_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+    MAX_AGENTS: { type: 'integer', minimum: 1, maximum: 1000000, default: 1000 },
+    MAX_AGENT_BYTES: { type: 'integer', minimum: 1024, maximum: 104857600, default: 1048576 },
+    MAX_AGENT_DOCUMENTS: { type: 'integer', minimum: 0, maximum: 100000, default: 100 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     REDIS_KEY_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'a2a-converse:' },
     PUSH_ALLOWED_HOSTS: { type: 'string' },
@@ -270,6 +279,9 @@ interface RawConfig {
   RATE_LIMIT_OPERATOR_MAX: number
   RATE_LIMIT_WINDOW_MS: number
   MCP_MAX_BATCH: number
+  MAX_AGENTS: number
+  MAX_AGENT_BYTES: number
+  MAX_AGENT_DOCUMENTS: number
   REDIS_URL?: string
   REDIS_KEY_PREFIX: string
   PUSH_ALLOWED_HOSTS?: string
@@ -370,6 +382,9 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
       redisKeyPrefix: raw.REDIS_KEY_PREFIX
     },
     mcpMaxBatch: raw.MCP_MAX_BATCH,
+    maxAgents: raw.MAX_AGENTS,
+    maxAgentBytes: raw.MAX_AGENT_BYTES,
+    maxAgentDocuments: raw.MAX_AGENT_DOCUMENTS,
     push: {
       allowedHosts: parsePushAllowedHosts(raw.PUSH_ALLOWED_HOSTS),
       allowHttp: raw.PUSH_ALLOW_HTTP,

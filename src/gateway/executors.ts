@@ -1,5 +1,5 @@
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
-import { loadKnowledgeBase } from 'a2a-converse/runtime'
+import { KnowledgeBase, loadKnowledgeBase } from 'a2a-converse/runtime'
 import { knowledgeExecutor } from 'a2a-converse/runtime'
 import { conversationExecutor } from 'a2a-converse/runtime'
 import type { RoutineEngine } from 'a2a-converse/runtime'
@@ -31,15 +31,20 @@ export class DocumentsFolderError extends Error {
   }
 }
 
-/** The agent's knowledge base, with a start-up error that says what to fix when its folder is not there. */
-async function agentKnowledgeBase (definition: AgentDefinition) {
+/**
+ * The agent's knowledge base: its inline documents (a published agent), or its folder's (AGENTS_FILE) with a
+ * start-up error that says what to fix when the folder is not there.
+ */
+export async function agentKnowledgeBase (definition: AgentDefinition): Promise<KnowledgeBase> {
+  const { documents, outOfScope } = definition
+  if (Array.isArray(documents)) return new KnowledgeBase({ documents, outOfScope })
   try {
     // `documents` is already absolute (resolved against the agents file), so the base folder does not matter.
-    return await loadKnowledgeBase(definition, '/')
+    return await loadKnowledgeBase({ documents, outOfScope }, '/')
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if ((code === 'ENOENT' || code === 'ENOTDIR') && definition.documents !== undefined) {
-      throw new DocumentsFolderError(definition.id, definition.documents, code)
+    if ((code === 'ENOENT' || code === 'ENOTDIR') && documents !== undefined) {
+      throw new DocumentsFolderError(definition.id, documents, code)
     }
     throw error
   }

@@ -21,6 +21,7 @@ import { FolderInUseError } from 'a2a-converse/postgres'
 import { MemoryTaskEventHub } from 'a2a-converse/runtime'
 import { MemoryTaskTurnLock } from 'a2a-converse/runtime'
 import { PostgresUpstreamOwnershipStore } from 'a2a-converse/postgres'
+import { PostgresAgentStore } from 'a2a-converse/postgres'
 import type { GatewayState } from './state.js'
 import { callerKeyOf } from 'a2a-converse/runtime'
 import { PostgresPushConfigStore, resealPushSecrets, sealedPushSecrets } from 'a2a-converse/postgres'
@@ -50,6 +51,8 @@ export interface PostgresStateOptions {
   maxPushConfigsPerCaller?: number
   /** SECRETS_KEY and SECRETS_KEY_PREVIOUS: push credentials sealed; without a key, in clear (a warning at start). */
   secrets?: SecretsConfig
+  /** Agents the store holds at most (MAX_AGENTS). Default 1 000. */
+  maxAgents?: number
 }
 
 /** The database named by DATABASE_URL cannot be reached at start; the message names the variable, never credentials. */
@@ -177,6 +180,8 @@ export interface EmbeddedStateOptions {
   maxPushConfigsPerCaller?: number
   /** SECRETS_KEY and SECRETS_KEY_PREVIOUS; without a key, the key generated into DATA_DIR/secrets.key. */
   secrets?: SecretsConfig
+  /** Agents the store holds at most (MAX_AGENTS). Default 1 000. */
+  maxAgents?: number
 }
 
 /** DATA_DIR cannot be used: not writable, held by another gateway, or written by a newer version. Names the folder. */
@@ -235,6 +240,7 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
     conversations,
     events,
     upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
+    agents: new PostgresAgentStore(database.db, { maxAgents: options.maxAgents }),
     // Saves are signalled in this process (the only one on the folder).
     taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: options.turnWaitTimeoutMs }),
@@ -310,6 +316,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     conversations,
     events,
     upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
+    agents: new PostgresAgentStore(database.db, { maxAgents: options.maxAgents }),
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
     taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push, events),
     // Turns on one task, one at a time across every instance on the database.

@@ -11,6 +11,7 @@ import { BoundedMemoryTaskStore } from 'a2a-converse/runtime'
 import { MemoryTaskTurnLock, type TaskTurnLock } from 'a2a-converse/runtime'
 import { MemoryUpstreamOwnershipStore } from 'a2a-converse/runtime'
 import type { UpstreamOwnershipStore } from 'a2a-converse/runtime'
+import { MemoryAgentStore, type AgentStore } from 'a2a-converse/runtime'
 import type { StateLogger } from './postgres-state.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
@@ -32,6 +33,8 @@ export interface GatewayState {
   events: TaskEventHub
   /** Who owns each proxied agent's upstream tasks and contexts. */
   upstreamOwnership: UpstreamOwnershipStore
+  /** The agents published through the operator API (docs/agents.md). */
+  agents: AgentStore
   taskStoreFor (agentId: string): TaskStore
   /** Serializes turns on one task of the agent (for every instance that shares the state). */
   taskTurnLockFor (agentId: string): TaskTurnLock
@@ -55,7 +58,7 @@ export interface GatewayState {
 }
 
 /** The memory bounds (MEMORY_* variables); the stores' defaults where a field is absent. */
-export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryMaxTaskBytes' | 'maxOpenTasksPerCaller' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'maxConversationsPerCaller' | 'turnWaitTimeoutMs'>>
+export type MemoryBounds = Partial<Pick<GatewayConfig, 'memoryMaxTasks' | 'memoryMaxTaskBytes' | 'maxOpenTasksPerCaller' | 'memoryFinishedTaskTtlMs' | 'memoryMaxConversations' | 'maxConversationsPerCaller' | 'turnWaitTimeoutMs' | 'maxAgents'>>
 
 /**
  * One process: nothing shared, nothing to check, lost on restart; bounded (tasks per agent, conversations; upstream
@@ -73,6 +76,7 @@ export function memoryState (bounds: MemoryBounds = {}): GatewayState {
     conversations,
     events,
     upstreamOwnership,
+    agents: new MemoryAgentStore({ maxAgents: bounds.maxAgents }),
     taskStoreFor: () => new BoundedMemoryTaskStore({
       maxTasks: bounds.memoryMaxTasks,
       maxTaskBytes: bounds.memoryMaxTaskBytes,
@@ -102,13 +106,13 @@ export type StateConfig = Pick<GatewayConfig, 'state' | 'dataDir' | 'databaseUrl
 
 export async function openGatewayState (config: StateConfig, logger: StateLogger): Promise<GatewayState> {
   if (config.state === 'memory') return memoryState(config)
-  const { maxOpenTasksPerCaller, maxConversationsPerCaller, turnWaitTimeoutMs, secrets } = config
+  const { maxOpenTasksPerCaller, maxConversationsPerCaller, turnWaitTimeoutMs, secrets, maxAgents } = config
   const maxPushConfigsPerCaller = config.push?.maxConfigsPerCaller
   if (config.state === 'embedded') {
     const { openEmbeddedState } = await import('./postgres-state.js')
-    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller, secrets })
+    return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller, secrets, maxAgents })
   }
   const { openPostgresState } = await import('./postgres-state.js')
   // STATE=postgres comes with DATABASE_URL (loadConfig checks).
-  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller, secrets })
+  return await openPostgresState({ connectionString: config.databaseUrl as string, schema: config.databaseSchema, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller, secrets, maxAgents })
 }

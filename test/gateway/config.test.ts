@@ -41,6 +41,9 @@ t.test('defaults with no configuration at all', async (t) => {
     auth: { mode: 'walk-in', apiKeys: [], jwt: undefined },
     rateLimit: { max: 6000, operatorMax: 600, windowMs: 60000, redisUrl: undefined, redisKeyPrefix: 'a2a-converse:' },
     mcpMaxBatch: 10,
+    maxAgents: 1000,
+    maxAgentBytes: 1048576,
+    maxAgentDocuments: 100,
     push: {
       allowedHosts: [],
       allowHttp: false,

@@ -93,7 +93,7 @@ t.test('the list: bad queries answer 400 with a JSON body; unknown agent 404; no
     t.equal(res.statusCode, 401, path)
     t.equal(res.headers['www-authenticate'], 'Bearer')
   }
-  t.strictSame((await app.inject({ url: '/api/v1/agents', headers: AUTH })).json(), { agents: [{ id: 'demo' }] }, 'the agents an operator can pick')
+  t.match((await app.inject({ url: '/api/v1/agents', headers: AUTH })).json(), { agents: [{ id: 'demo', source: 'file', served: 'file' }] }, 'the agents an operator can pick')
 })
 
 t.test('the Bearer scheme word is case-insensitive; the key is not', async (t) => {

@@ -182,9 +182,10 @@ function when (iso: string): string {
 async function signIn (key: string): Promise<void> {
   state.key = key
   ui.signInError.textContent = ''
-  let agents: Array<{ id: string }>
+  let agents: Array<{ id: string, served?: number | string | null }>
   try {
-    agents = (await api('')).agents
+    // Conversations are those of the agents this instance serves (a published agent not yet served has none here).
+    agents = ((await api('')).agents as typeof agents).filter((agent) => agent.served !== null)
   } catch (error) {
     signOut(error instanceof Refused ? 'The key was refused.' : `Cannot reach the gateway: ${(error as Error).message}`)
     return

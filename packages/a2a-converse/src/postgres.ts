@@ -20,3 +20,4 @@ export { PostgresPushConfigStore, resealPushSecrets, sealedPushSecrets } from '.
 export { type PostgresSaveSignals } from './stores/postgres/postgres-task-store.js'
 export { PostgresUpstreamOwnershipStore } from './stores/postgres/postgres-upstream-ownership-store.js'
 export { PostgresPushOutbox, type PostgresPushOutboxOptions } from './stores/postgres/push-outbox.js'
+export { PostgresAgentStore, type PostgresAgentStoreOptions } from './stores/postgres/postgres-agent-store.js'

@@ -7,7 +7,7 @@ import type { AgentDefinition } from '../../../src/gateway/agent-definitions.js'
 import { buildGateway } from '../../../src/gateway/app.js'
 import { loadConfig } from '../../../src/gateway/config.js'
 import { conversationExecutor } from '../../../packages/a2a-converse/src/runtime/conversation-executor.js'
-import { loadKnowledgeBase } from '../../../packages/a2a-converse/src/runtime/load-documents.js'
+import { agentKnowledgeBase } from '../../../src/gateway/executors.js'
 import { ConversationStoreClosedError } from '../../../packages/a2a-converse/src/stores/conversation-store.js'
 import { MemoryConversationStore } from '../../../packages/a2a-converse/src/stores/memory-conversation-store.js'
 import { AUTH, Client, envelopeOf, gateway, operator, statusEnvelope, textOf } from '../../fixtures/conversation-gateway.js'
@@ -54,7 +54,7 @@ t.test('an executor without a routine engine: the view shows no routine', async 
       async wrapped (definition, services) {
         const executor = conversationExecutor({
           agentId: definition.id,
-          knowledgeBase: await loadKnowledgeBase(definition, '/'),
+          knowledgeBase: await agentKnowledgeBase(definition),
           routines: definition.routines,
           store: services.conversations,
           taskStore: services.taskStore

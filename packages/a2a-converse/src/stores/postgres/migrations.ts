@@ -31,6 +31,8 @@ export const CONVERSATION_OWNERS_TABLE = 'converse_conversation_owners'
 export const PUSH_CONFIGS_TABLE = 'converse_push_configs'
 export const PUSH_OUTBOX_TABLE = 'converse_push_outbox'
 export const ANSWERS_TABLE = 'converse_answers'
+export const AGENTS_TABLE = 'converse_agents'
+export const AGENT_VERSIONS_TABLE = 'converse_agent_versions'
 
 export interface MigrateOptions {
   /** The schema to create (if missing) and migrate. Default: the connection's `current_schema()`. */
@@ -365,6 +367,37 @@ function createAnswerLog (schema: string): Migration {
   }
 }
 
+/**
+ * Agents published through the operator API (packages/a2a-converse/src/stores/postgres/postgres-agent-store.ts): one row per agent, its
+ * definition as JSON text and its version; and the audit, one row per change (an unpublish's too), kept after the
+ * agent's row goes so that a later publish of the id continues its numbering.
+ */
+function createAgentTables (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      for (const statement of [
+        `create table ${AGENTS_TABLE} (
+          id text collate "C" primary key,
+          version integer not null,
+          definition text not null,
+          updated_at bigint not null,
+          updated_by text not null
+        )`,
+        `create table ${AGENT_VERSIONS_TABLE} (
+          agent_id text collate "C" not null,
+          version integer not null,
+          at bigint not null,
+          by text not null,
+          change text not null,
+          detail text,
+          primary key (agent_id, version)
+        )`
+      ]) await sql.raw(statement).execute(db)
+    }
+  }
+}
+
 /** The terminal states as the task table writes them (status_state). */
 const OPEN_EXCLUDED = "'TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED', 'TASK_STATE_REJECTED'"
 
@@ -392,7 +425,8 @@ function histories (schema: string): History[] {
         '0007_conversation_owner_counts': countOwnedConversations(schema),
         '0008_push_notifications': createPushTables(schema),
         '0009_answer_log': createAnswerLog(schema),
-        '0010_push_outbox_trace': addOutboxTraceContext(schema)
+        '0010_push_outbox_trace': addOutboxTraceContext(schema),
+        '0011_agents': createAgentTables(schema)
       }
     }
   ]
