@@ -4,7 +4,7 @@
  * an error names what is wrong with the key, never any of its material.
  */
 import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
-import { ConverseError } from '../core/errors.js'
+import { ConverseError, ERROR_CODES } from '../core/errors.js'
 
 /** The JWS algorithms a signing key may use: ES256/384/512 (P-256/384/521), EdDSA (Ed25519), RS* and PS* (RSA ≥ 2048 bits). */
 export const SIGNING_ALGORITHMS = Object.freeze(['ES256', 'ES384', 'ES512', 'EdDSA', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const)
@@ -46,7 +46,7 @@ export interface SigningKey {
 export class SigningKeyError extends ConverseError {
   readonly field: 'privateKey' | 'kid' | 'alg' | 'publishedKeys'
   constructor (field: SigningKeyError['field'], problem: string) {
-    super('A2A_CONVERSE_SIGNING_KEY', problem)
+    super(ERROR_CODES.SIGNING_KEY, problem)
     this.field = field
   }
 }

@@ -4,7 +4,7 @@
  * what, when). The store does not read the definition: what a valid one is, is the caller's (the gateway's agents-file
  * rules). Memory here; PostgreSQL and the embedded database in stores/postgres/postgres-agent-store.ts, one contract.
  */
-import { ConverseError, InvalidOptionError } from '../core/errors.js'
+import { ConverseError, InvalidOptionError, ERROR_CODES } from '../core/errors.js'
 
 /** An agent's definition: a JSON object, opaque to the store. */
 export type AgentDocument = Record<string, unknown>
@@ -64,20 +64,20 @@ export const DEFAULT_MAX_AGENTS = 1000
 
 export class AgentExistsError extends ConverseError {
   constructor (id: string) {
-    super('A2A_CONVERSE_AGENT_EXISTS', `agent "${id}" is already published`)
+    super(ERROR_CODES.AGENT_EXISTS, `agent "${id}" is already published`)
   }
 }
 
 export class AgentLimitError extends ConverseError {
   constructor (max: number) {
-    super('A2A_CONVERSE_AGENT_LIMIT', `the store holds the most agents it may (${max}); unpublish one first`)
+    super(ERROR_CODES.AGENT_LIMIT, `the store holds the most agents it may (${max}); unpublish one first`)
   }
 }
 
 export class AgentVersionConflictError extends ConverseError {
   readonly current: number
   constructor (id: string, current: number) {
-    super('A2A_CONVERSE_AGENT_VERSION', `agent "${id}" is at version ${current}`)
+    super(ERROR_CODES.AGENT_VERSION, `agent "${id}" is at version ${current}`)
     this.current = current
   }
 }

@@ -6,6 +6,7 @@
  */
 import { request, type Dispatcher } from 'undici'
 import { verifyAgentCardSignature, type AgentCard } from '@a2a-js/sdk'
+import { ConverseError, ERROR_CODES } from '../../core/errors.js'
 
 /** Where an upstream's card keys are: a JWKS, inline or at a URL (read with each card). */
 export interface UpstreamCardKeys {
@@ -14,10 +15,9 @@ export interface UpstreamCardKeys {
 }
 
 /** Why a card was not used: its signature, or the keys to check it with. */
-export class UpstreamCardSignatureError extends Error {
+export class UpstreamCardSignatureError extends ConverseError {
   constructor (problem: string) {
-    super(problem)
-    this.name = 'UpstreamCardSignatureError'
+    super(ERROR_CODES.UPSTREAM_CARD_SIGNATURE, problem)
   }
 }
 
