@@ -16,6 +16,9 @@ import { conversationExecutorFactory } from '../../src/gateway/executors.js'
 
 type Json = any
 
+// Restarts of an embedded gateway (the last cases) take tens of seconds on a busy 2-core machine.
+t.setTimeout(300_000)
+
 function call (app: FastifyInstance, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}) {
   return app.inject({
     method,

@@ -120,7 +120,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
   /**
    * A replayed reply: the kept Message as it was; the task holding the first reply as it stands (an event without
    * history or artifacts: the SDK merges what is stored, so nothing older is written back), or, when the store no
-   * longer keeps that task, a Message that names it.
+   * longer keeps that task, a Message that names it (in referenceTaskIds; the Message itself is in no task).
    */
   async function publishReplay (replay: ReplayPlan, requestContext: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
     if (replay.message !== undefined) {
@@ -137,7 +137,6 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     const gone = agentMessage({
       messageId: newId(),
       contextId: requestContext.contextId,
-      taskId: requestContext.task?.id,
       parts: [textPart(`Message ${messageId} was already received and answered in task ${taskId}, which is no longer kept.`)],
       envelope: envelopeBase(turnId, messageId)
     })

@@ -386,9 +386,10 @@ export function addressReply (state: ConversationState, reply: HumanReply, attem
   const recorded = attempt === 0 ? undefined : state.turns.find((turn) => turn.role === 'human' && turn.id === reply.id)
   if (taskId === undefined && state.inbox.length >= maxInbox) {
     // A new reply is refused; one already recorded stays in the turns, undelivered (it names no task).
-    if (recorded === undefined) return { addressing: { result: attempt === 0 ? 'inbox_full' : 'kept' } }
+    const addressing: Addressing = { result: attempt === 0 ? 'inbox_full' : 'kept' }
+    if (recorded === undefined) return { addressing }
     recorded.taskId = undefined
-    return { addressing: { result: 'kept' }, next: state }
+    return { addressing, next: state }
   }
   if (recorded === undefined) state.turns.push({ ...reply, role: 'human', taskId })
   else recorded.taskId = taskId
