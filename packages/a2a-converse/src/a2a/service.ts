@@ -71,6 +71,11 @@ export interface A2ACall {
   /** The client's address as the door sees it (its trust-proxy rules): a walk-in's key for per-caller bounds. */
   clientAddress?: string
   /**
+   * The protocol versions the binding answers (default: 1.0): a request for another gets -32009 naming them. The
+   * JSON-RPC binding with 0.3 translation names both.
+   */
+  versions?: readonly string[]
+  /**
    * The binding (or door) that made the call, for its server span and metrics: `jsonrpc`, `http+json`, `grpc`,
    * `jsonrpc-0.3`, `http+json-0.3`, `mcp`. Default `direct`.
    */
@@ -295,7 +300,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     }
     const version = requestedVersion(request.headers['a2a-version'], request.query?.[A2A_VERSION_HEADER])
     // No caller by now: an agent that takes walk-ins, and a request without one (a door may name a caller itself).
-    const checked = checkCall(method, request.params, backend.facts, { version, activated: negotiated.activated, walkIn: caller === undefined })
+    const checked = checkCall(method, request.params, backend.facts, { version, versions: request.versions, activated: negotiated.activated, walkIn: caller === undefined })
     if (!checked.ok) {
       logError(log, method, checked.error)
       return { kind: 'error', method, headers, error: checked.error }

@@ -80,7 +80,8 @@ export function unknownAgentBody (agentId: string): NotFoundBody {
 }
 
 /** Answers one JSON-RPC request through the service. Never rejects. */
-export async function answerJsonRpc (service: A2AService, request: A2AServiceRequest): Promise<A2AReply> {
+/** `versions`: what the endpoint answers, named by a -32009 (the bound service passes 0.3 and 1.0 when it translates 0.3). */
+export async function answerJsonRpc (service: A2AService, request: A2AServiceRequest, versions?: readonly string[]): Promise<A2AReply> {
   if (!service.serves(request.agentId)) return { kind: 'json', status: 404, headers: {}, body: unknownAgentBody(request.agentId) }
   const { id, method, params, rejected } = mapBody(request.body)
   const result = await service.call({
@@ -96,7 +97,8 @@ export async function answerJsonRpc (service: A2AService, request: A2AServiceReq
     caller: request.caller,
     log: request.log,
     doorRequest: request.doorRequest,
-    clientAddress: request.clientAddress
+    clientAddress: request.clientAddress,
+    versions
   })
   return toReply(id, result, request.log)
 }
