@@ -5,7 +5,7 @@
  * writer and the Node stream writer. For writing a door (or a backend) of your own; loads the SDK, no web framework.
  */
 export {
-  type A2AService as A2ACallService, type A2AServiceOptions, type A2ACall, type A2AResult, type StreamItem, type ServiceParameters
+  type A2AService as A2ACallService, type A2AServiceOptions, type A2ACall, type DoorRequest, type A2AResult, type StreamItem, type ServiceParameters
 } from './a2a/service.js'
 export { createBoundA2AService as createA2AService, type BoundA2AService as A2AService } from './bindings/index.js'
 export { answerJsonRpc, type A2AReply, type RequestBody } from './bindings/jsonrpc/binding.js'

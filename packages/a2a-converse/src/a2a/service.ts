@@ -40,24 +40,13 @@ import { extractTraceContext, inSpan, runActive, SpanKind, SpanStatusCode, start
 /** Service parameters (A2A 1.0 §3.2.6): HTTP headers, lower-case names, as Node gives them. */
 export type ServiceParameters = Readonly<Record<string, string | string[] | undefined>>
 
-/** One A2A call, as a binding maps it from its wire. */
-export interface A2ACall {
+/** What a door hands down with every request, whatever the binding: the one type the doors fill. */
+export interface DoorRequest {
   agentId: string
-  /** The A2A 1.0 method name (`SendMessage`, …); anything else is -32601. */
-  method: string
-  /** The method's request message as ProtoJSON (checked here against the method's schema). */
-  params: unknown
   /** `A2A-Version`, `A2A-Extensions`, `Authorization`, … */
   headers: ServiceParameters
   /** The query string's parameters (only `A2A-Version` is read: §3.6.1 allows it there). */
   query?: Readonly<Record<string, unknown>>
-  /**
-   * An error the binding found on its wire (the body, the JSON-RPC envelope), with the HTTP status it wants:
-   * answered after negotiation and authentication, before any A2A check.
-   */
-  rejected?: { status: number, error: JsonRpcError }
-  /** The binding's request id, passed on to backends (an upstream JSON-RPC request reuses it). Default 1. */
-  id?: JsonRpcId
   /** Aborted by the door when the client goes away or the server closes; streams end with it. */
   signal: AbortSignal
   /**
@@ -70,6 +59,26 @@ export interface A2ACall {
   doorRequest?: unknown
   /** The client's address as the door sees it (its trust-proxy rules): a walk-in's key for per-caller bounds. */
   clientAddress?: string
+}
+
+/** One A2A call, as a binding maps it from its wire. */
+export interface A2ACall extends DoorRequest {
+  /** The A2A 1.0 method name (`SendMessage`, …); anything else is -32601. */
+  method: string
+  /** The method's request message as ProtoJSON (checked here against the method's schema). */
+  params: unknown
+  /**
+   * An error the binding found on its wire (the body, the JSON-RPC envelope), with the HTTP status it wants:
+   * answered after negotiation and authentication, before any A2A check.
+   */
+  rejected?: { status: number, error: JsonRpcError }
+  /** The binding's request id, passed on to backends (an upstream JSON-RPC request reuses it). Default 1. */
+  id?: JsonRpcId
+  /**
+   * The protocol versions the binding answers (default: 1.0): a request for another gets -32009 naming them. The
+   * JSON-RPC binding with 0.3 translation names both.
+   */
+  versions?: readonly string[]
   /**
    * The binding (or door) that made the call, for its server span and metrics: `jsonrpc`, `http+json`, `grpc`,
    * `jsonrpc-0.3`, `http+json-0.3`, `mcp`. Default `direct`.
@@ -295,7 +304,7 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     }
     const version = requestedVersion(request.headers['a2a-version'], request.query?.[A2A_VERSION_HEADER])
     // No caller by now: an agent that takes walk-ins, and a request without one (a door may name a caller itself).
-    const checked = checkCall(method, request.params, backend.facts, { version, activated: negotiated.activated, walkIn: caller === undefined })
+    const checked = checkCall(method, request.params, backend.facts, { version, versions: request.versions, activated: negotiated.activated, walkIn: caller === undefined })
     if (!checked.ok) {
       logError(log, method, checked.error)
       return { kind: 'error', method, headers, error: checked.error }

@@ -4,10 +4,9 @@
  * each a thin mapper over `call`.
  */
 import { createA2AService, type A2AService, type A2AServiceOptions } from '../a2a/service.js'
-import { JsonRpcErrorCode, versionNotSupported, type JsonRpcError, type JsonRpcResponse } from '../protocol/errors.js'
 import { A2A_VERSION_HEADER, isV03, requestedVersion, type A2AVersion } from '../protocol/version.js'
 import { answerHttpJson, type HttpJsonReply, type HttpJsonRequest } from './http-json/binding.js'
-import { answerJsonRpc, type A2AReply, type A2AServiceRequest, type JsonReply } from './jsonrpc/binding.js'
+import { answerJsonRpc, type A2AReply, type A2AServiceRequest } from './jsonrpc/binding.js'
 import { answerJsonRpcV03 } from './v0_3/jsonrpc.js'
 import { answerRestV03, V03_REST_PREFIX } from './v0_3/rest.js'
 
@@ -39,13 +38,8 @@ export function createBoundA2AService (options: BoundA2AServiceOptions): BoundA2
       if (!v03) return await answerJsonRpc(service, request)
       const version = requestedVersion(request.headers['a2a-version'], request.query?.[A2A_VERSION_HEADER])
       if (isV03(version)) return await answerJsonRpcV03(service, request)
-      const reply = await answerJsonRpc(service, request)
-      // A version neither binding speaks: -32009 names both (the 1.0 checks know only 1.0).
-      const error = reply.kind === 'json' ? (reply.body as { error?: Partial<JsonRpcError> }).error : undefined
-      if (error?.code === JsonRpcErrorCode.VersionNotSupported) {
-        (reply as JsonReply).body = { ...(reply as JsonReply).body as JsonRpcResponse, error: versionNotSupported(version, versions) }
-      }
-      return reply
+      // A version neither binding speaks: -32009 names both.
+      return await answerJsonRpc(service, request, versions)
     },
     // The 0.3 routes live under /v1/ beside the 1.0 ones: the path, not A2A-Version, tells them apart.
     handleHttpJson: async (request) => v03 && request.path.startsWith(V03_REST_PREFIX)

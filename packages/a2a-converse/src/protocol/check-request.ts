@@ -33,6 +33,8 @@ export interface AgentFacts {
 export interface RequestFacts {
   /** The requested A2A version (see `requestedVersion`). */
   version: string
+  /** The versions the binding answers; default SUPPORTED_A2A_VERSIONS (1.0). */
+  versions?: readonly string[]
   /** Extension URIs activated for this request (requested ∩ declared). */
   activated: readonly string[]
   /** No caller, on an agent that takes walk-ins: its contextIds must be UUIDs, its ListTasks names one (walk-in.ts). */
@@ -99,7 +101,7 @@ const MAX_PARAMS_DEPTH = MAX_NESTING_DEPTH - 1
 
 /** The binding-neutral checks of one call (method as A2A 1.0 names it, params as ProtoJSON), in the order above. */
 export function checkCall (method: string, raw: unknown, agent: AgentFacts, facts: RequestFacts): CallCheckResult {
-  const versionError = checkVersion(facts.version)
+  const versionError = checkVersion(facts.version, facts.versions)
   if (versionError !== undefined) return { ok: false, error: versionError }
   if (!isA2AMethod(method)) return { ok: false, error: methodNotFound(method) }
   if (PUSH_CONFIG_METHODS.has(method) && !agent.capabilities.pushNotifications) return { ok: false, error: pushNotificationNotSupported() }

@@ -32,9 +32,12 @@ export function requestedVersion (header: string | readonly string[] | undefined
   return firstNonEmpty(typeof query === 'string' || Array.isArray(query) ? query as string | string[] : undefined) ?? DEFAULT_A2A_VERSION
 }
 
-/** undefined when the version is served (1.0 or 1.0.x), else the -32009 error. */
-export function checkVersion (version: string): JsonRpcError | undefined {
-  return ONE_ZERO.test(version) ? undefined : versionNotSupported(version, SUPPORTED_A2A_VERSIONS)
+/**
+ * undefined when the version is 1.0 (or 1.0.x), else the -32009 error naming `supported` (what the binding answers:
+ * a 0.3 request reaches here only from a binding that does not translate 0.3).
+ */
+export function checkVersion (version: string, supported: readonly string[] = SUPPORTED_A2A_VERSIONS): JsonRpcError | undefined {
+  return ONE_ZERO.test(version) ? undefined : versionNotSupported(version, supported)
 }
 
 function firstNonEmpty (value: string | readonly string[] | undefined): string | undefined {

@@ -11,8 +11,8 @@
  * Responses are JSON (§11.1; the examples' `application/a2a+json` is accepted on requests): a `json` reply's media
  * type is the door's to write, `application/json; charset=utf-8`, as for the JSON-RPC binding's replies.
  */
-import type { A2AResult, A2AService, ServiceParameters, StreamItem } from '../../a2a/service.js'
-import type { Caller, ServiceLogger } from '../../protocol/backend.js'
+import type { A2AResult, A2AService, DoorRequest, StreamItem } from '../../a2a/service.js'
+import type { ServiceLogger } from '../../protocol/backend.js'
 import {
   contentTypeNotSupported, internalError, invalidParams, invalidRequest, parseError, type JsonRpcError
 } from '../../protocol/errors.js'
@@ -25,21 +25,15 @@ import { matchRoute } from './routes.js'
 export const HTTP_JSON_PATH = '/rest'
 
 /** One HTTP request under an agent's HTTP+JSON URL, as a door hands it over. */
-export interface HttpJsonRequest {
-  agentId: string
+/** An HTTP+JSON request as a door hands it down: the door's request (DoorRequest), the method, path and body. */
+export interface HttpJsonRequest extends DoorRequest {
   /** GET, POST, DELETE, … */
   httpMethod: string
   /** The path after the agent's HTTP+JSON URL, as sent (percent-encoded): `/tasks/t-1:cancel`. */
   path: string
-  headers: ServiceParameters
   query: Readonly<Record<string, unknown>>
   /** The body as the door read it (`absent` when the door reads none, as for GET). */
   body: RequestBody
-  signal: AbortSignal
-  caller?: Caller
-  log?: ServiceLogger
-  doorRequest?: unknown
-  clientAddress?: string
 }
 
 /** A JSON body (none for a 204; the door writes its media type), or SSE frames. */

@@ -8,9 +8,9 @@
  * cannot read, and the service's own (401, 429, 503).
  */
 import {
-  type A2AResult, type A2AService, type ServiceParameters, type StreamItem
+  type A2AResult, type A2AService, type DoorRequest, type StreamItem
 } from '../../a2a/service.js'
-import type { Caller, ServiceLogger } from '../../protocol/backend.js'
+import type { ServiceLogger } from '../../protocol/backend.js'
 import { checkEnvelope, envelopeTooDeep } from '../../protocol/check-request.js'
 import {
   contentTypeNotSupported, errorResponse, internalError, invalidRequest, parseError, successResponse,
@@ -32,22 +32,9 @@ export type RequestBody =
   | { kind: 'unsupported_media_type', contentType: string | undefined }
 
 /** One HTTP request to an agent's JSON-RPC endpoint, as a door hands it over. */
-export interface A2AServiceRequest {
-  agentId: string
-  /** Lower-case header names, as Node gives them. */
-  headers: ServiceParameters
-  /** The query string's parameters (only `A2A-Version` is read). */
-  query?: Readonly<Record<string, unknown>>
+/** A JSON-RPC request as a door hands it down: the door's request (DoorRequest) and the body it read. */
+export interface A2AServiceRequest extends DoorRequest {
   body: RequestBody
-  /** Aborted by the door when the client goes away or the server closes; streams end with it. */
-  signal: AbortSignal
-  /** The caller, when the door has authenticated the request itself (see A2ACall.caller). */
-  caller?: Caller
-  log?: ServiceLogger
-  /** The door's own request object (Fastify, Express), handed to user callbacks such as `extendedCard`. */
-  doorRequest?: unknown
-  /** The client's address as the door sees it (its trust-proxy rules): a walk-in's key for per-caller bounds. */
-  clientAddress?: string
 }
 
 export interface JsonReply {
@@ -80,7 +67,8 @@ export function unknownAgentBody (agentId: string): NotFoundBody {
 }
 
 /** Answers one JSON-RPC request through the service. Never rejects. */
-export async function answerJsonRpc (service: A2AService, request: A2AServiceRequest): Promise<A2AReply> {
+/** `versions`: what the endpoint answers, named by a -32009 (the bound service passes 0.3 and 1.0 when it translates 0.3). */
+export async function answerJsonRpc (service: A2AService, request: A2AServiceRequest, versions?: readonly string[]): Promise<A2AReply> {
   if (!service.serves(request.agentId)) return { kind: 'json', status: 404, headers: {}, body: unknownAgentBody(request.agentId) }
   const { id, method, params, rejected } = mapBody(request.body)
   const result = await service.call({
@@ -96,7 +84,8 @@ export async function answerJsonRpc (service: A2AService, request: A2AServiceReq
     caller: request.caller,
     log: request.log,
     doorRequest: request.doorRequest,
-    clientAddress: request.clientAddress
+    clientAddress: request.clientAddress,
+    versions
   })
   return toReply(id, result, request.log)
 }
