@@ -117,7 +117,8 @@ t.test('assertion mode needs SIGNING_KEY and PUBLIC_URL; its header is checked i
     'life.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', identity: { mode: 'assertion', lifetimeSec: 3600 } } }),
     'mode.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', identity: { mode: 'exchange' } } }),
     'none.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', headers: { authorization: 'Bearer k' }, identity: { mode: 'none' } } }),
-    'own.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', headers: { authorization: 'Bearer k' }, identity: { mode: 'assertion', header: 'X-Caller-Assertion' } } })
+    'own.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', headers: { authorization: 'Bearer k' }, identity: { mode: 'assertion', header: 'X-Caller-Assertion' } } }),
+    'bare.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', identity: { mode: 'assertion' } } })
   })
   const message = async (file: string) => await loadAgentDefinitions(join(dir, file)).then(() => '', (error: Error) => error.message)
   t.match(await message('reserved.json'), /agents\[0\]\.upstream\.identity\.header "a2a-version" is a header the gateway writes itself/)
@@ -127,4 +128,5 @@ t.test('assertion mode needs SIGNING_KEY and PUBLIC_URL; its header is checked i
   t.match(await message('mode.json'), /agents\[0\]\.upstream\.identity\.mode must be equal to one of the allowed values: "none", "assertion"/)
   t.equal(await message('none.json'), '', 'mode none: the configured headers as before')
   t.equal(await message('own.json'), '', 'an assertion in a header of its own, beside the configured ones')
+  t.equal(await message('bare.json'), '', 'an assertion in Authorization, no other header configured')
 })
