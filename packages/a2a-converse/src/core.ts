@@ -12,9 +12,7 @@ export {
 } from './core/envelope.js'
 export { normalizeEnvelope, type NormalizedEnvelope } from './core/normalize-envelope.js'
 export { stripResult, carriesEnvelopes, type EnvelopeLogger, type TurnContext } from './core/decorate.js'
-export {
-  normalizeMountPath, type CardUrls, type Negotiated, type ResolvedAgent, type ResultContext
-} from './core/converse-extension.js'
+export { type CardUrls, type Negotiated, type ResolvedAgent, type ResultContext } from './core/converse-extension.js'
 export { TOOL_NAME_PATTERN, type SlotDeclaration, type RoutineStepDeclaration } from './core/routine-declarations.js'
 export { routineInputSchema, type ToolInputSchema } from './core/tool-descriptors.js'
 export { converseSkills, ASK_AGENT_SKILL, type AgentExtensionEntry, type AgentSkillEntry, type CardLike } from './core/card.js'

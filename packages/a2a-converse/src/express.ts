@@ -8,7 +8,4 @@ export {
   type DecorateRouteOptions, type ExpressUrlOption
 } from './express/converse-router.js'
 export type { EndpointCapabilities } from './http/endpoint-options.js'
-export type { A2ABackend, ServiceLogger } from './protocol/backend.js'
-// What the `observer` option is told (metrics of one's own: docs/observability.md).
-export type { CallObserver, CallRecord } from './telemetry/observer.js'
-export type { AnswerSummary } from './telemetry/attributes.js'
+// A backend, a logger and what an `observer` is told are a2a-converse/service's names (each name lives in one entry).

@@ -6,7 +6,6 @@ export { createPostgresDatabase, type PostgresDatabase, type PostgresDatabaseOpt
 export { migrate, type MigrateOptions, type MigrationReport } from './stores/postgres/migrations.js'
 export { PostgresConversationStore, type PostgresConversationStoreOptions } from './stores/postgres/postgres-conversation-store.js'
 export { PostgresTaskEventHub, type PostgresTaskEventHubOptions } from './stores/postgres/postgres-task-event-hub.js'
-export { StoreUnavailableError } from './stores/errors.js'
 export { PostgresTaskStore, type PostgresTaskStoreOptions } from './stores/postgres/postgres-task-store.js'
 export { PostgresTaskTurnLock, DEFAULT_LEASE_MS, type PostgresTaskTurnLockOptions } from './stores/postgres/postgres-task-turn-lock.js'
 // For the gateway app and other integrators.

@@ -13,8 +13,6 @@ export {
   createRoutineEngine, RoutineStateError, UnknownRoutineError,
   type RoutineEngine, type RoutineEngineOptions, type RoutineProgress, type InvokeResult, type FillResult, type RoutineCall
 } from './runtime/routine-engine.js'
-export { parseSlotInput } from './runtime/slot-input.js'
-export { createTriggerMatcher } from './runtime/routine-triggers.js'
 export { conversationExecutor, type ConversationExecutorOptions } from './runtime/conversation-executor.js'
 export { createInbox, type Inbox, type InboxOptions, type ConversationView, type HumanReplyResult } from './runtime/inbox.js'
 export { ConversationFeedStore } from './runtime/conversation-feed.js'
@@ -41,6 +39,5 @@ export {
 } from './stores/agent-store.js'
 export { type TaskReservations } from './stores/task-reservations.js'
 export { withSaveSignals, type TaskSaveSignals } from './stores/task-save-signals.js'
-export { MemoryTaskTurnLock, type TaskTurnLock } from './stores/task-turn-lock.js'
 export { inAnswerLogSpan } from './stores/traced-conversations.js'
 export { type UpstreamOwnershipStore } from './stores/upstream-ownership-store.js'

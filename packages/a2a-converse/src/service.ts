@@ -57,5 +57,7 @@ export { JsonRpcErrorCode } from './protocol/errors.js'
 export { A2A_METHODS } from './protocol/methods.js'
 export { A2A_VERSIONS, type A2AVersion } from './protocol/version.js'
 export { endHttpServerSpan, startHttpServerSpan } from './telemetry/http-server-spans.js'
+// What a door's `observer` option is told (metrics of one's own: docs/observability.md).
 export { type CallObserver, type CallRecord } from './telemetry/observer.js'
+export type { AnswerSummary } from './telemetry/attributes.js'
 export { type Context } from './telemetry/tracing.js'
