@@ -95,7 +95,6 @@ export function createRoutineEngine (declarations: readonly RoutineDeclaration[]
   validateRoutineDeclarations(declarations)
   const now = options.now ?? (() => new Date())
   const otherRoutineActive = options.otherRoutineActive ?? 'abandon'
-  const refuse = options.refuse
   const owned: RoutineDeclaration[] = structuredClone([...declarations])
 
   const byName = compileRoutines(owned)
@@ -168,7 +167,7 @@ export function createRoutineEngine (declarations: readonly RoutineDeclaration[]
     },
     prompt: (progress) => promptOf(compiledOf(progress.routine), progress),
     invoke (toolName, args, active) {
-      return invokeRoutine(byTool.get(toolName), toolName, args, active, { start, fill, pendingInput, abandon }, { refuse, otherRoutineActive })
+      return invokeRoutine(byTool.get(toolName), toolName, args, active, { start, fill, pendingInput, abandon }, { refuse: options.refuse, otherRoutineActive })
     }
   }
 }
