@@ -15,7 +15,7 @@ import {
   conversationSummary, type ConversationListOptions, type ConversationState, type ConversationStore,
   type ConversationSummary, type ConversationUpdate, type ConversationUpdateOptions
 } from '../stores/conversation-store.js'
-import { inboxEntry } from './inbox.js'
+import { inboxEntry } from './inbox-views.js'
 
 export interface ConversationFeedLogger {
   warn (object: Record<string, unknown>, message: string): void

@@ -12,35 +12,24 @@
  * the inbox. Nothing a person wrote is lost or written twice.
  */
 import { randomUUID } from 'node:crypto'
-import { StreamResponse, TaskState, type Message, type Task } from '@a2a-js/sdk'
+import { StreamResponse, TaskState } from '@a2a-js/sdk'
 import type { TaskStore } from '@a2a-js/sdk/server'
-import { createTaskWriter, type TaskWriter } from '../events/task-writer.js'
-import { callerContext } from '../auth/sdk-user.js'
-import { TaskBusyError, type TaskTurnLock, type TaskTurnRelease } from '../stores/task-turn-lock.js'
-import { acquireTurn } from '../stores/traced-turn-lock.js'
+import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import { inConversationSpan, type ConversationOperation } from '../stores/traced-conversations.js'
-import { traceContextState, type Context } from '../telemetry/tracing.js'
-import type { ConverseEnvelope, OwnershipState, RoutineState } from '../core/envelope.js'
+import type { Context } from '../telemetry/tracing.js'
+import type { OwnershipState } from '../core/envelope.js'
 import type { TaskEventHub, TaskEventListener } from '../events/task-event-hub.js'
 import {
-  clientContextId, needsPersonReasons, type ConversationCaller, type ConversationListOptions, type ConversationState, type ConversationStore,
-  type ConversationSummary, type ConversationTurn, type HumanReply, type NeedsPersonReason, type TurnRole
+  clientContextId, type ConversationListOptions, type ConversationState, type ConversationStore, type HumanReply
 } from '../stores/conversation-store.js'
 import { lastTaskTurn } from './turn-plan.js'
 import { agentMessage, humanMessage, textPart } from './agent-messages.js'
 import type { RoutineEngine } from './routine-engine.js'
+import { heldForPerson, heldTaskWriter } from './held-tasks.js'
+import { addressReply, MOVED_RETRIES, REPLY_ATTEMPTS, type AddressedReply, type Addressing, type HeldTask } from './reply-addressing.js'
+import { conversationTrace, conversationView, inboxEntry, type ConversationTrace, type ConversationView, type InboxPage } from './inbox-views.js'
 
-export interface ConversationView {
-  agentId: string
-  /** How the operator API addresses the conversation (for a caller's: see conversationKey). */
-  contextId: string
-  /** The authenticated caller the conversation belongs to, and its contextId as that caller knows it. */
-  caller?: ConversationCaller
-  ownership: OwnershipState
-  routine?: RoutineState
-  /** The most recent turns, oldest first. */
-  turns: ConversationTurn[]
-}
+export type { ConversationTrace, ConversationView, InboxEntry, InboxPage, TraceTurn } from './inbox-views.js'
 
 export interface HumanReplyResult {
   contextId: string
@@ -50,48 +39,6 @@ export interface HumanReplyResult {
   delivered: boolean
   /** The reply as it travels on the wire (A2A 1.0 JSON). */
   message: Record<string, unknown>
-}
-
-/** A conversation in the inbox's list (and in its live events). */
-export interface InboxEntry {
-  contextId: string
-  caller?: ConversationCaller
-  ownership: OwnershipState
-  /** ISO 8601: the last turn, reply, takeover or release. */
-  lastActivityAt: string
-  /** Why it waits for a person; empty when it does not. */
-  needsPerson: NeedsPersonReason[]
-  /** The last turn, its text cut short. */
-  lastTurn?: { role: TurnRole, at: string, text: string }
-  /** Grows with every change: of two entries for one conversation, the higher is the newer. */
-  version: number
-}
-
-export interface InboxPage {
-  conversations: InboxEntry[]
-  /** Pass as `before` for the next page; absent on the last page. */
-  next?: number
-}
-
-/** One turn of the trace: who wrote it and, for the agent's turns, the envelope the client received. */
-export interface TraceTurn extends ConversationTurn {
-  /** `agent` or `human` for the answering side; absent for the caller's turns. */
-  author?: 'agent' | 'human'
-  envelope?: ConverseEnvelope
-}
-
-export interface ConversationTrace {
-  agentId: string
-  contextId: string
-  caller?: ConversationCaller
-  ownership: OwnershipState
-  ownershipChangedAt?: string
-  lastActivityAt: string
-  needsPerson: NeedsPersonReason[]
-  routine?: RoutineState
-  /** Every turn the store keeps (ConversationLimits.maxTurns), oldest first. */
-  turns: TraceTurn[]
-  version: number
 }
 
 /**
@@ -134,25 +81,10 @@ export interface InboxOptions {
   newId?: () => string
 }
 
-/** A listing's summary as the inbox shows it. */
-export function inboxEntry (
-  summary: Pick<ConversationSummary, 'contextId' | 'caller' | 'ownership' | 'updatedAt' | 'needsPerson' | 'lastTurn' | 'version'>
-): InboxEntry {
-  const entry: InboxEntry = {
-    contextId: summary.contextId,
-    ownership: summary.ownership,
-    lastActivityAt: summary.updatedAt,
-    needsPerson: summary.needsPerson,
-    version: summary.version
-  }
-  if (summary.caller !== undefined) entry.caller = summary.caller
-  if (summary.lastTurn !== undefined) entry.lastTurn = summary.lastTurn
-  return entry
-}
-
 export function createInbox (options: InboxOptions): Inbox {
   const { store, taskStores, events } = options
-  const writers = new Map([...taskStores].map(([agentId, taskStore]) => [agentId, createTaskWriter(taskStore, events)]))
+  const { heldTask, writeTask } = heldTaskWriter(taskStores, events, options.turnLocks)
+  const toView = (state: ConversationState): ConversationView => conversationView(state, recent, options.engines?.get(state.agentId))
   const newId = options.newId ?? randomUUID
   const recent = options.recentTurns ?? 20
 
@@ -162,64 +94,6 @@ export function createInbox (options: InboxOptions): Inbox {
    */
   const inStore = <T>(operation: ConversationOperation, agentId: string, trace: Context | undefined, work: () => Promise<T>): Promise<T> =>
     inConversationSpan(store, operation, agentId, undefined, trace, work)
-
-  function toView (state: ConversationState): ConversationView {
-    const view: ConversationView = {
-      agentId: state.agentId,
-      contextId: state.contextId,
-      ownership: state.ownership,
-      turns: state.turns.slice(-recent)
-    }
-    if (state.caller !== undefined) view.caller = state.caller
-    const engine = options.engines?.get(state.agentId)
-    if (state.routine !== undefined && engine !== undefined) view.routine = engine.routineState(state.routine)
-    return view
-  }
-
-  /** The task the conversation holds for a person: its last task, while that task is WORKING. */
-  async function heldTask (agentId: string, state: ConversationState, trace: Context | undefined): Promise<string | undefined> {
-    const taskId = lastTaskTurn(state)?.taskId
-    if (taskId === undefined) return undefined
-    // The task is in its caller's scope (a walk-in's without a caller).
-    const task = await (taskStores.get(agentId) as TaskStore).load(taskId, callerContext(state.caller?.id, traceContextState(trace)))
-    return task?.status?.state === TaskState.TASK_STATE_WORKING ? taskId : undefined
-  }
-
-  /**
-   * Writes a status to a task of the conversation after the conversation's change committed, under the task's turn
-   * lock (a client turn on the task runs before or after, never meanwhile), if the task is still in the state the
-   * change was decided on (`waiting`); through the task writer: stored, then published to open streams on every
-   * instance. `landed`: the task holds the message; `ended`: the task ended in between (nothing stored; a write that
-   * lost the race to the end by a hair was published to streams that end had already closed); `busy`: a client turn
-   * held the task past the lock's wait bound (nothing written).
-   */
-  async function writeTask (
-    conversation: ConversationState, taskId: string, state: TaskState, message: Message, waiting: (task: Task) => boolean,
-    trace: Context | undefined
-  ): Promise<'landed' | 'ended' | 'busy'> {
-    const agentId = conversation.agentId
-    const context = callerContext(conversation.caller?.id, traceContextState(trace))
-    const lock = options.turnLocks?.get(agentId)
-    let release: TaskTurnRelease | undefined
-    try {
-      release = lock === undefined ? undefined : await acquireTurn(lock, context, taskId)
-    } catch (error) {
-      if (error instanceof TaskBusyError) return 'busy'
-      throw error
-    }
-    try {
-      const taskStore = taskStores.get(agentId) as TaskStore
-      const task = await taskStore.load(taskId, context)
-      if (task === undefined || !waiting(task)) return 'ended'
-      const status = { state, message, timestamp: new Date().toISOString() }
-      await (writers.get(agentId) as TaskWriter).write({ taskId, contextId: clientContextId(conversation), status, metadata: undefined }, context)
-      // A write that lost to a task's end (a superseding turn's close, which takes no turn lock) is refused by the
-      // store: what it holds now says whether this one landed.
-      return (await taskStore.load(taskId, context))?.status?.message?.messageId === message.messageId ? 'landed' : 'ended'
-    } finally {
-      await release?.()
-    }
-  }
 
   async function setOwnership (agentId: string, contextId: string, ownership: OwnershipState, trace: Context | undefined) {
     if (!await inStore('exists', agentId, trace, async () => await store.exists(agentId, contextId))) return undefined
@@ -291,23 +165,6 @@ export function createInbox (options: InboxOptions): Inbox {
     }
   }
 
-  function toTrace (state: ConversationState): ConversationTrace {
-    const trace: ConversationTrace = {
-      agentId: state.agentId,
-      contextId: state.contextId,
-      ownership: state.ownership,
-      lastActivityAt: state.updatedAt,
-      needsPerson: needsPersonReasons(state),
-      turns: state.turns.map((turn) => turn.role === 'user' ? turn : { ...turn, author: turn.role }),
-      version: state.version
-    }
-    if (state.caller !== undefined) trace.caller = state.caller
-    if (state.ownershipChangedAt !== undefined) trace.ownershipChangedAt = state.ownershipChangedAt
-    const engine = options.engines?.get(state.agentId)
-    if (state.routine !== undefined && engine !== undefined) trace.routine = engine.routineState(state.routine)
-    return trace
-  }
-
   return {
     async view (agentId, contextId, trace) {
       const state = await inStore('get', agentId, trace, async () => await store.get(agentId, contextId))
@@ -323,7 +180,7 @@ export function createInbox (options: InboxOptions): Inbox {
     },
     async trace (agentId, contextId, trace) {
       const state = await inStore('get', agentId, trace, async () => await store.get(agentId, contextId))
-      return state === undefined ? undefined : toTrace(state)
+      return state === undefined ? undefined : conversationTrace(state, options.engines?.get(state.agentId))
     },
     follow: (agentId, listener) => events.subscribeConversations(agentId, listener),
     takeover: (agentId, contextId, trace) => setOwnership(agentId, contextId, 'human_owned', trace),
@@ -352,61 +209,4 @@ export function createInbox (options: InboxOptions): Inbox {
       /* c8 ignore next -- the end of the loop is never reached: the last attempt returns (it never addresses a task) */
     }
   }
-}
-
-/** The task a reply would go to, as looked up before the conversation's update (addressReply). */
-export interface HeldTask {
-  /** The conversation's last task when it was read. */
-  lastTaskId: string | undefined
-  /** That task, if it waits for a person. */
-  taskId: string | undefined
-}
-
-/** Where a reply was addressed: what the update decided and, when recorded for a task, that task. */
-export interface Addressing {
-  result: 'recorded' | 'not_human_owned' | 'inbox_full' | 'kept' | 'moved'
-  taskId?: string
-}
-
-/** A reply addressed: where, and the conversation to store (undefined: nothing to write). */
-interface AddressedReply { addressing: Addressing, next?: ConversationState }
-
-/**
- * Records a person's reply (attempt 0) or re-addresses it (later attempts, after its task ended before the reply
- * reached it): to the task the conversation holds for a person, else — and on the last attempt always — to the
- * inbox (at most `maxInbox` replies). Computes only: `state` is the update's private copy.
- */
-export function addressReply (state: ConversationState, reply: HumanReply, attempt: number, held: HeldTask, final: boolean, maxInbox: number): AddressedReply {
-  if (state.ownership !== 'human_owned') return { addressing: { result: 'not_human_owned' } }
-  // The held task was looked up for the conversation as it was read before this update; a turn in between that
-  // gave it a newer task makes that lookup stale: look again (at most MOVED_RETRIES times, then the inbox).
-  const moved = held.lastTaskId !== lastTaskTurn(state)?.taskId
-  if (moved && !final) return { addressing: { result: 'moved' } }
-  const taskId = attempt < REPLY_ATTEMPTS - 1 && !moved ? held.taskId : undefined
-  const recorded = attempt === 0 ? undefined : state.turns.find((turn) => turn.role === 'human' && turn.id === reply.id)
-  if (taskId === undefined && state.inbox.length >= maxInbox) {
-    // A new reply is refused; one already recorded stays in the turns, undelivered (it names no task).
-    const addressing: Addressing = { result: attempt === 0 ? 'inbox_full' : 'kept' }
-    if (recorded === undefined) return { addressing }
-    recorded.taskId = undefined
-    return { addressing, next: state }
-  }
-  if (recorded === undefined) state.turns.push({ ...reply, role: 'human', taskId })
-  else recorded.taskId = taskId
-  if (taskId === undefined) state.inbox.push(reply)
-  return { addressing: { result: 'recorded', taskId }, next: state }
-}
-
-/** How often a reply looks its held task up again when a turn gave the conversation a newer task meanwhile. */
-const MOVED_RETRIES = 3
-
-/**
- * How many times a reply is addressed: to the held task, again to the task held after that one ended in between,
- * then to the inbox.
- */
-const REPLY_ATTEMPTS = 3
-
-/** A task still waiting for a person: WORKING (the held task's state; a client turn on it moves it on). */
-function heldForPerson (task: Task): boolean {
-  return task.status?.state === TaskState.TASK_STATE_WORKING
 }
