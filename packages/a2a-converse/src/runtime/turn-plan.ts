@@ -5,19 +5,17 @@
  * does what it says once the store committed: the plan becomes events (packages/a2a-converse/src/runtime/turn-events.ts).
  */
 import { Message, TaskState, type Part } from '@a2a-js/sdk'
-import type { ConverseEnvelope, Invocation, OwnershipState } from '../core/envelope.js'
-import type { RoutineDeclaration } from '../core/routine-declarations.js'
+import type { ConverseEnvelope, OwnershipState } from '../core/envelope.js'
 import { readTypedCall, type TypedCall } from '../core/typed-call.js'
 import { messageContentDigest } from '../stores/message-replays.js'
-import type { ConversationRoutine, ConversationState, ConversationTurn, HumanReply } from '../stores/conversation-store.js'
+import type { ConversationState, ConversationTurn, HumanReply } from '../stores/conversation-store.js'
 import type { KnowledgeBase } from './knowledge-base.js'
 import { answerTurn } from './knowledge-executor.js'
 import { agentMessage, dataPart, textPart } from './agent-messages.js'
 import { isTerminal, type RoutineEngine } from './routine-engine.js'
 import { createTriggerMatcher } from './routine-triggers.js'
-import {
-  interpretRoutineMessage, messageText, parseSlotInput, readableParts, toWireParts, type WirePart
-} from './slot-input.js'
+import { messageText, readableParts, toWireParts, type WirePart } from './slot-input.js'
+import { routineTurns } from './routine-turns.js'
 
 /** A reply in a Message (no task): a knowledge answer, a refused typed call, or the note on a repeated messageId. */
 export interface MessagePlan {
@@ -129,121 +127,7 @@ export function envelopeBase (turnId: string, requestMessageId: string, ownershi
 export function createTurnPlanner (options: TurnPlannerOptions): TurnPlanner {
   const { engine, knowledgeBase, newId, maxReadChars } = options
   const recognise = createTriggerMatcher(engine.declarations)
-
-  /** The Message a message plan answers with. */
-  function messageOf (plan: MessagePlan, input: TurnInput): Message {
-    const message = agentMessage({ messageId: newId(), contextId: input.contextId, taskId: input.existingTaskId, parts: plan.parts, envelope: plan.envelope })
-    message.referenceTaskIds = plan.references ?? []
-    return message
-  }
-
-  /** The reply for a routine at `routine`'s status, with the invocation when the turn began from a call. */
-  function routinePlan (routine: ConversationRoutine, base: ConverseEnvelope, note?: string, invocation?: Invocation): TaskPlan {
-    const envelope: ConverseEnvelope = { ...base, routine: engine.routineState(routine) }
-    if (invocation !== undefined) envelope.invocation = invocation
-    const text = note === undefined ? engine.prompt(routine) : `${note}\n${engine.prompt(routine)}`
-    switch (routine.status) {
-      case 'completed': {
-        const declaration = engine.declaration(routine.routine) as RoutineDeclaration
-        const confirmation = { routine: routine.routine, toolName: declaration.toolName, confirmationId: newId(), values: routine.values }
-        return {
-          kind: 'task',
-          state: TaskState.TASK_STATE_COMPLETED,
-          parts: [textPart(text)],
-          envelope,
-          artifact: { name: `${routine.routine} confirmation`, parts: [dataPart(confirmation), textPart(text)] }
-        }
-      }
-      case 'abandoned':
-        return { kind: 'task', state: TaskState.TASK_STATE_CANCELED, parts: [textPart(text)], envelope }
-      default:
-        return { kind: 'task', state: TaskState.TASK_STATE_INPUT_REQUIRED, parts: [textPart(text)], envelope }
-    }
-  }
-
-  /**
-   * A message whose messageId the conversation already holds is a retry (a client that lost the reply): it must
-   * not run again (a second booking). The dispatcher answers most retries before they get here (replayOf); this is
-   * the copy that raced the first one, decided under the conversation's lock, so parallel copies and copies sent to
-   * other instances (PostgreSQL's row lock) see the first one. It gets the first reply: the kept Message, or the
-   * task holding the first reply. A turn an earlier version stored (no reply kept), or a copy with other content
-   * (refused at the dispatcher when it comes after the first; here it came at once), is answered with a Message
-   * that says so and names the task holding the first reply (referenceTaskIds), if any.
-   */
-  function repeatTurn (state: Readonly<ConversationState>, first: ConversationTurn, input: TurnInput): Turn {
-    const messageId = first.messageId as string
-    const same = first.content === undefined || first.content === messageContentDigest(input.message)
-    if (same && first.reply !== undefined) return { plan: { kind: 'replay', message: Message.fromJSON(JSON.parse(first.reply)) }, opensTask: false }
-    if (same && first.taskId !== undefined) return { plan: { kind: 'replay', task: { taskId: first.taskId, turnId: first.id } }, opensTask: false }
-    // (A same-content turn with a task was replayed above.)
-    const where = same ? 'answered' : 'answered; this copy has other content'
-    const plan: MessagePlan = {
-      kind: 'message',
-      repeat: true,
-      parts: [textPart(`Message ${messageId} was already received and ${where}.`)],
-      envelope: envelopeBase(first.id, messageId, state.ownership),
-      references: first.taskId === undefined ? [] : [first.taskId]
-    }
-    return { plan, reply: messageOf(plan, input), opensTask: false }
-  }
-
-  /** A turn held for a person: a person's replies written since the last turn (there was no task for them) go in. */
-  function heldTurn (next: ConversationState, base: ConverseEnvelope): TaskPlan {
-    const replies = next.inbox
-    next.inbox = []
-    return {
-      kind: 'task',
-      state: TaskState.TASK_STATE_WORKING,
-      // No generated text: a data part says the turn waits for a person (A2A needs at least one part).
-      parts: [dataPart({ ownership: 'human_owned', suppressed: true })],
-      envelope: { ...base, ownership: { state: 'human_owned', suppressed: true } },
-      replies
-    }
-  }
-
-  /** A typed routine call: the routine runs (a task), or the call is refused in a Message saying why. */
-  function callTurn (next: ConversationState, call: TypedCall, active: ConversationRoutine | undefined, base: ConverseEnvelope, input: TurnInput): MessagePlan | TaskPlan {
-    const result = engine.invoke(call.toolName, call.arguments, active)
-    const note = result.errors?.join('; ')
-    if (result.progress !== undefined) {
-      next.routine = { ...result.progress, taskId: input.taskId }
-      return routinePlan(next.routine, base, note, result.invocation)
-    }
-    // unknown_tool, declined, not_started: nothing runs, the conversation's routine stays as it was.
-    const envelope: ConverseEnvelope = { ...base, invocation: result.invocation }
-    const declaration = result.declaration
-    if (declaration === undefined) {
-      return { kind: 'message', parts: [textPart(`There is no routine called "${call.toolName}".`)], envelope }
-    }
-    if (result.pendingInput !== undefined) {
-      // not_started (only exposed routines can be called): `routine` says what a corrected call must supply.
-      envelope.routine = { toolName: declaration.toolName, name: declaration.name, status: 'waiting_for_input', pendingInput: result.pendingInput }
-    }
-    return { kind: 'message', parts: [textPart(`${declaration.name}: ${note as string}`)], envelope }
-  }
-
-  /** A message to the routine waiting for input or approval: values, an approval, or a cancel. */
-  function routineStep (next: ConversationState, active: ConversationRoutine, parts: WirePart[], base: ConverseEnvelope, input: TurnInput): TaskPlan {
-    const meaning = interpretRoutineMessage(parts, {
-      slots: (engine.declaration(active.routine) as RoutineDeclaration).slots,
-      pending: engine.pendingInput(active),
-      awaitingApproval: active.status === 'waiting_for_approval'
-    })
-    let progress: ConversationRoutine
-    let note: string | undefined
-    if (meaning.kind === 'cancel') {
-      progress = engine.abandon(active)
-    } else if (meaning.kind === 'approval') {
-      progress = meaning.approved ? engine.approve(active) : engine.decline(active)
-    } else {
-      const filled = engine.fill(active, meaning.values)
-      progress = filled.progress
-      if (filled.rejected.length > 0) note = filled.rejected.map((entry) => entry.reason).join('; ')
-      else if (filled.accepted.length === 0) note = "I couldn't read a value from that."
-    }
-    next.routine = { ...progress, taskId: input.taskId }
-    return routinePlan(next.routine, base, note)
-  }
+  const routines = routineTurns(engine, newId)
 
   /** What a new message gets; `next` (the conversation's copy) takes the routine and inbox changes. */
   function planOf (next: ConversationState, parts: WirePart[], input: TurnInput): MessagePlan | TaskPlan {
@@ -251,25 +135,18 @@ export function createTurnPlanner (options: TurnPlannerOptions): TurnPlanner {
     if (next.ownership === 'human_owned') return heldTurn(next, base)
     const active = next.routine !== undefined && !isTerminal(next.routine) ? next.routine : undefined
     const call = typedCallOf(input.message, input.activated)
-    if (call !== undefined) return callTurn(next, call, active, base, input)
-    if (active !== undefined) return routineStep(next, active, parts, base, input)
+    if (call !== undefined) return routines.call(next, call, active, base, input)
+    if (active !== undefined) return routines.step(next, active, parts, base, input)
     const text = messageText(parts)
     const declaration = recognise(text)
-    if (declaration !== undefined) {
-      // Pairs in the opening sentence ("book a table, date=…") fill slots at once; plain text does not.
-      const initial = parseSlotInput(parts, { slots: declaration.slots }).values
-      const started = engine.start(declaration.name, initial)
-      next.routine = { ...started.progress, taskId: input.taskId }
-      const note = started.rejected.length > 0 ? started.rejected.map((entry) => entry.reason).join('; ') : undefined
-      return routinePlan(next.routine, base, note)
-    }
+    if (declaration !== undefined) return routines.start(next, declaration, parts, base, input)
     const answered = answerTurn(text, { knowledgeBase, requestMessageId: input.message.messageId, turnId: input.turnId })
     return { kind: 'message', parts: answered.parts, envelope: answered.envelope }
   }
 
   return (state, input) => {
     const first = firstTurnOf(state, input.message.messageId)
-    if (first !== undefined) return repeatTurn(state, first, input)
+    if (first !== undefined) return repeatTurn(state, first, input, newId)
     const { message, turnId, at } = input
     // A shallow copy: the plan replaces the fields it changes, never mutates what it was given.
     const next: ConversationState = { ...state, turns: [...state.turns] }
@@ -283,7 +160,7 @@ export function createTurnPlanner (options: TurnPlannerOptions): TurnPlanner {
     }
     // A turn names its task only when its reply went into that task (a Message reply is in no task).
     const taskId = plan.kind === 'task' ? input.taskId : undefined
-    if (plan.kind === 'message') turn.reply = messageOf(plan, input)
+    if (plan.kind === 'message') turn.reply = messageOf(plan, input, newId)
     next.turns.push({
       id: turnId,
       at,
@@ -299,5 +176,52 @@ export function createTurnPlanner (options: TurnPlannerOptions): TurnPlanner {
       next.turns.push({ id: newId(), at, role: 'agent', text: messageText(toWireParts(plan.parts)), taskId, envelope: plan.envelope })
     }
     return turn
+  }
+}
+
+/** The Message a message plan answers with. */
+function messageOf (plan: MessagePlan, input: TurnInput, newId: () => string): Message {
+  const message = agentMessage({ messageId: newId(), contextId: input.contextId, taskId: input.existingTaskId, parts: plan.parts, envelope: plan.envelope })
+  message.referenceTaskIds = plan.references ?? []
+  return message
+}
+
+/**
+ * A message whose messageId the conversation already holds is a retry (a client that lost the reply): it must
+ * not run again (a second booking). The dispatcher answers most retries before they get here (replayOf); this is
+ * the copy that raced the first one, decided under the conversation's lock, so parallel copies and copies sent to
+ * other instances (PostgreSQL's row lock) see the first one. It gets the first reply: the kept Message, or the
+ * task holding the first reply. A turn an earlier version stored (no reply kept), or a copy with other content
+ * (refused at the dispatcher when it comes after the first; here it came at once), is answered with a Message
+ * that says so and names the task holding the first reply (referenceTaskIds), if any.
+ */
+function repeatTurn (state: Readonly<ConversationState>, first: ConversationTurn, input: TurnInput, newId: () => string): Turn {
+  const messageId = first.messageId as string
+  const same = first.content === undefined || first.content === messageContentDigest(input.message)
+  if (same && first.reply !== undefined) return { plan: { kind: 'replay', message: Message.fromJSON(JSON.parse(first.reply)) }, opensTask: false }
+  if (same && first.taskId !== undefined) return { plan: { kind: 'replay', task: { taskId: first.taskId, turnId: first.id } }, opensTask: false }
+  // (A same-content turn with a task was replayed above.)
+  const where = same ? 'answered' : 'answered; this copy has other content'
+  const plan: MessagePlan = {
+    kind: 'message',
+    repeat: true,
+    parts: [textPart(`Message ${messageId} was already received and ${where}.`)],
+    envelope: envelopeBase(first.id, messageId, state.ownership),
+    references: first.taskId === undefined ? [] : [first.taskId]
+  }
+  return { plan, reply: messageOf(plan, input, newId), opensTask: false }
+}
+
+/** A turn held for a person: a person's replies written since the last turn (there was no task for them) go in. */
+function heldTurn (next: ConversationState, base: ConverseEnvelope): TaskPlan {
+  const replies = next.inbox
+  next.inbox = []
+  return {
+    kind: 'task',
+    state: TaskState.TASK_STATE_WORKING,
+    // No generated text: a data part says the turn waits for a person (A2A needs at least one part).
+    parts: [dataPart({ ownership: 'human_owned', suppressed: true })],
+    envelope: { ...base, ownership: { state: 'human_owned', suppressed: true } },
+    replies
   }
 }
