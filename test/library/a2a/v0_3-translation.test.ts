@@ -4,7 +4,8 @@
  */
 import t from 'tap'
 import { requestToV1, v03EventToV1, v03ResultToV1 } from '../../../packages/a2a-converse/src/protocol/v0_3/request-to-v1.js'
-import { restResultToV03, resultToV03, streamEventToV03, taskStateToV03, v1CallToV03 } from '../../../packages/a2a-converse/src/protocol/v0_3/result-to-v0_3.js'
+import { resultToV03, streamEventToV03, taskStateToV03, v1CallToV03 } from '../../../packages/a2a-converse/src/protocol/v0_3/result-to-v0_3.js'
+import { restResultToV03 } from '../../../packages/a2a-converse/src/protocol/v0_3/rest-result-to-v0_3.js'
 import { isV03Method, V03_METHODS } from '../../../packages/a2a-converse/src/protocol/v0_3/types.js'
 
 const URI = 'https://docs.radioso.ai/reference/a2a-converse-extension/v1'

@@ -17,7 +17,6 @@ import { callerKeyOf } from '../stores/caller-key.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 export type { TypedCall } from '../core/typed-call.js'
-import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { ConverseError, ERROR_CODES, isConverseError, type ErrorCode } from '../core/errors.js'
 import {
   clientContextId, conversationKey, newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore
@@ -32,7 +31,7 @@ import { createRoutineEngine, isTerminal, type RoutineEngine, type RoutineEngine
 import { maxReadCharsOf } from './slot-input.js'
 import { supersededTaskCloser, taskOfTurn } from './superseded-task.js'
 import { taskTurnEvents } from './turn-events.js'
-import { createTurnPlanner, envelopeBase, firstTurnOf, type ReplayPlan, type Turn, type TurnInput } from './turn-plan.js'
+import { createTurnPlanner, envelopeBase, firstTurnOf, turnInput, type ReplayPlan, type Turn } from './turn-plan.js'
 
 export interface ConversationExecutorOptions {
   agentId: string
@@ -80,26 +79,6 @@ export class TurnFailedError extends ConverseError {
   constructor (cause: unknown) {
     super(ERROR_CODES.TURN_FAILED, 'the turn could not be completed')
     this.cause = cause
-  }
-}
-
-/** Whether the request that runs this turn activated the converse extension (the gateway always declares it). */
-function requestActivated (requestContext: RequestContext): boolean {
-  const requested = requestContext.context?.requestedExtensions as Iterable<string> | undefined
-  return requested !== undefined && [...requested].includes(CONVERSE_EXTENSION_URI)
-}
-
-/** What the planner reads of the request behind a turn. */
-function turnInput (requestContext: RequestContext, turnId: string): TurnInput {
-  return {
-    message: requestContext.userMessage,
-    contextId: requestContext.contextId,
-    taskId: requestContext.taskId,
-    existingTaskId: requestContext.task?.id,
-    callerId: callerIdOf(requestContext.context),
-    activated: requestActivated(requestContext),
-    turnId,
-    at: new Date().toISOString()
   }
 }
 

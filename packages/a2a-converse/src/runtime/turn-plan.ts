@@ -5,6 +5,9 @@
  * does what it says once the store committed: the plan becomes events (packages/a2a-converse/src/runtime/turn-events.ts).
  */
 import { Message, TaskState, type Part } from '@a2a-js/sdk'
+import type { RequestContext } from '@a2a-js/sdk/server'
+import { callerIdOf } from '../auth/sdk-user.js'
+import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { ConverseEnvelope, OwnershipState } from '../core/envelope.js'
 import { readTypedCall, type TypedCall } from '../core/typed-call.js'
 import { messageContentDigest } from '../stores/message-replays.js'
@@ -73,6 +76,26 @@ export interface Turn {
   supersedes?: { taskId: string, turnId: string }
   /** The turn creates its task: its slot under the caller's cap is taken before the turn is recorded. */
   opensTask: boolean
+}
+
+/** Whether the request that runs this turn activated the converse extension (the gateway always declares it). */
+function requestActivated (requestContext: RequestContext): boolean {
+  const requested = requestContext.context?.requestedExtensions as Iterable<string> | undefined
+  return requested !== undefined && [...requested].includes(CONVERSE_EXTENSION_URI)
+}
+
+/** What the planner reads of the request behind a turn. */
+export function turnInput (requestContext: RequestContext, turnId: string): TurnInput {
+  return {
+    message: requestContext.userMessage,
+    contextId: requestContext.contextId,
+    taskId: requestContext.taskId,
+    existingTaskId: requestContext.task?.id,
+    callerId: callerIdOf(requestContext.context),
+    activated: requestActivated(requestContext),
+    turnId,
+    at: new Date().toISOString()
+  }
 }
 
 export interface TurnPlannerOptions {

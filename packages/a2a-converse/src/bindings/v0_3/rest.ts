@@ -14,7 +14,7 @@ import { restStatusOf } from '../http-json/errors.js'
 import { SSE_HEADERS } from '../jsonrpc/sse.js'
 import { echoHeaders, v1Headers } from './jsonrpc.js'
 import { restPushConfigToV1, restSendToV1 } from '../../protocol/v0_3/request-to-v1.js'
-import { restEventToV03, restResultToV03 } from '../../protocol/v0_3/result-to-v0_3.js'
+import { restEventToV03, restResultToV03 } from '../../protocol/v0_3/rest-result-to-v0_3.js'
 import type { V1MethodOf03 } from '../../protocol/v0_3/types.js'
 
 /** The path prefix of every 0.3 HTTP+JSON route (after the agent's HTTP+JSON URL). */

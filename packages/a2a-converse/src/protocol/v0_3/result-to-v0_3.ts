@@ -4,6 +4,7 @@
  * 0.3 card fields. Metadata, extensions and ids are copied as they are, so the converse envelope travels under
  * the same URI key on 0.3 Messages, status messages and artifacts. Errors are not translated: 0.3 and 1.0 share
  * -32001…-32007 and the JSON-RPC codes, and 0.3's `data` takes any value (1.0's ErrorInfo list included).
+ * The 0.3 HTTP+JSON binding's proto JSON is rest-result-to-v0_3.ts.
  */
 import { TASK_STATES } from '../params.js'
 import { withV03Fields } from '../../core/card.js'
@@ -18,7 +19,7 @@ type Json = Record<string, unknown>
  * States after which a 1.0 stream of the task ends (terminal, or waiting for the client): 0.3's `final: true`,
  * which 0.3 clients read as the stream's last event.
  */
-const FINAL_STATES: ReadonlySet<string> = new Set(['completed', 'canceled', 'failed', 'rejected', 'input-required', 'auth-required'])
+export const FINAL_STATES: ReadonlySet<string> = new Set(['completed', 'canceled', 'failed', 'rejected', 'input-required', 'auth-required'])
 
 /** A unary method's 1.0 response message → its 0.3 result. */
 export function resultToV03 (method: V1MethodOf03, value: unknown): unknown {
@@ -114,7 +115,7 @@ export function partToV03 (part: Json): V03Part {
 }
 
 /** 1.0 TaskPushNotificationConfig (flat) → 0.3 (the config nested, `schemes` a list). */
-function pushConfigToV03 (config: Json): V03TaskPushConfig {
+export function pushConfigToV03 (config: Json): V03TaskPushConfig {
   const auth = config.authentication === undefined ? undefined : asObject(config.authentication)
   const authentication = auth === undefined
     ? undefined
@@ -123,11 +124,11 @@ function pushConfigToV03 (config: Json): V03TaskPushConfig {
   return { taskId: config.taskId as string, pushNotificationConfig }
 }
 
-function asObject (value: unknown): Json {
+export function asObject (value: unknown): Json {
   return typeof value === 'object' && value !== null ? value as Json : {}
 }
 
-function nonEmpty (value: unknown): unknown[] | undefined {
+export function nonEmpty (value: unknown): unknown[] | undefined {
   return Array.isArray(value) && value.length > 0 ? value : undefined
 }
 
@@ -136,101 +137,10 @@ function nonEmptyString (value: unknown): string | undefined {
 }
 
 /** `required` with the optional members that are set. */
-function withOptional<T extends object> (required: T, optional: Json): T {
+export function withOptional<T extends object> (required: T, optional: Json): T {
   const out: Json = { ...required as Json }
   for (const [key, value] of Object.entries(optional)) if (value !== undefined) out[key] = value
   return out as T
-}
-
-/**
- * 1.0 ProtoJSON → 0.3 proto JSON, for the 0.3 HTTP+JSON binding (see request-to-v1.ts `restSendToV1`): a
- * Message's parts are `content`, parts are `{text}` / `{file: {fileWithUri | fileWithBytes, mimeType}}` /
- * `{data: {data}}`, the canceled state is spelled `TASK_STATE_CANCELLED`, status updates carry `final`, a push
- * config is `{name: "tasks/{id}/pushNotificationConfigs/{configId}", pushNotificationConfig}`.
- */
-export function restResultToV03 (method: V1MethodOf03, value: unknown): unknown {
-  const result = asObject(value)
-  switch (method) {
-    case 'SendMessage':
-      return result.task !== undefined ? { task: restTask(asObject(result.task)) } : { message: restMessage(asObject(result.message)) }
-    case 'GetTask':
-    case 'CancelTask':
-      return restTask(result)
-    case 'CreateTaskPushNotificationConfig':
-    case 'GetTaskPushNotificationConfig':
-      return restPushConfig(result)
-    case 'ListTaskPushNotificationConfigs':
-      return { configs: (Array.isArray(result.configs) ? result.configs : []).map((config) => restPushConfig(asObject(config))) }
-    case 'GetExtendedAgentCard':
-      return withV03Fields(result)
-    default:
-      // DeleteTaskPushNotificationConfig answers no body; streaming methods answer with events.
-      return value
-  }
-}
-
-/** One 1.0 StreamResponse → the 0.3 proto-JSON StreamResponse. */
-export function restEventToV03 (value: unknown): unknown {
-  const event = asObject(value)
-  if (event.task !== undefined) return { task: restTask(asObject(event.task)) }
-  if (event.message !== undefined) return { message: restMessage(asObject(event.message)) }
-  if (event.statusUpdate !== undefined) {
-    const update = asObject(event.statusUpdate)
-    const status = restStatus(asObject(update.status))
-    return { statusUpdate: withOptional({ taskId: update.taskId, contextId: update.contextId, status, final: FINAL_STATES.has(taskStateToV03(asObject(update.status).state)) }, { metadata: update.metadata }) }
-  }
-  const update = asObject(event.artifactUpdate)
-  return { artifactUpdate: withOptional({ taskId: update.taskId, contextId: update.contextId, artifact: restArtifact(asObject(update.artifact)) }, { append: update.append, lastChunk: update.lastChunk, metadata: update.metadata }) }
-}
-
-function restTask (task: Json): Json {
-  return withOptional(
-    { id: task.id, contextId: task.contextId, status: restStatus(asObject(task.status)) },
-    { artifacts: nonEmpty(task.artifacts)?.map((a) => restArtifact(asObject(a))), history: nonEmpty(task.history)?.map((m) => restMessage(asObject(m))), metadata: task.metadata }
-  )
-}
-
-function restStatus (status: Json): Json {
-  const state = typeof status.state === 'number' ? TASK_STATES[status.state] : status.state
-  return withOptional(
-    { state: state === 'TASK_STATE_CANCELED' ? 'TASK_STATE_CANCELLED' : state ?? 'TASK_STATE_UNSPECIFIED' },
-    { message: status.message === undefined ? undefined : restMessage(asObject(status.message)), timestamp: status.timestamp }
-  )
-}
-
-function restMessage (message: Json): Json {
-  return withOptional(
-    { messageId: message.messageId, role: message.role, content: restParts(message.parts) },
-    { contextId: message.contextId, taskId: message.taskId, metadata: message.metadata, extensions: nonEmpty(message.extensions) }
-  )
-}
-
-function restArtifact (artifact: Json): Json {
-  return withOptional(
-    { artifactId: artifact.artifactId, parts: restParts(artifact.parts) },
-    { name: artifact.name, description: artifact.description, metadata: artifact.metadata, extensions: nonEmpty(artifact.extensions) }
-  )
-}
-
-/** 0.3 proto parts have no `filename`; a file's name does not travel. */
-function restParts (parts: unknown): Json[] {
-  return (Array.isArray(parts) ? parts : []).map((value) => {
-    const part = partToV03(asObject(value))
-    const metadata = part.metadata
-    switch (part.kind) {
-      case 'text':
-        return withOptional({ text: part.text }, { metadata })
-      case 'file':
-        return withOptional({ file: withOptional('bytes' in part.file ? { fileWithBytes: part.file.bytes } : { fileWithUri: part.file.uri }, { mimeType: part.file.mimeType }) }, { metadata })
-      default:
-        return withOptional({ data: { data: part.data } }, { metadata })
-    }
-  })
-}
-
-function restPushConfig (config: Json): Json {
-  const { taskId, pushNotificationConfig } = pushConfigToV03(config)
-  return { name: `tasks/${taskId}/pushNotificationConfigs/${pushNotificationConfig.id ?? ''}`, pushNotificationConfig }
 }
 
 /** The 0.3 JSON-RPC methods by their 1.0 names (the ones with a 0.3 counterpart). */
