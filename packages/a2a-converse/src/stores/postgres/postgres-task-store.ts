@@ -22,7 +22,7 @@ import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations } from '..
 import { TASK_RESERVATIONS_TABLE } from './migrations.js'
 import { taskUpdates } from '../../push/task-updates.js'
 import { dropPushConfigs, pushConfigsIn } from './postgres-push-config-store.js'
-import { recordNotifications } from './push-outbox.js'
+import { recordNotifications } from './push-outbox-rows.js'
 import type { SecretBox } from '../secret-box.js'
 import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
 

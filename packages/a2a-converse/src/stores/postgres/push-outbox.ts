@@ -10,55 +10,24 @@
  * attempt's time is written and the lease dropped. An instance killed mid-attempt leaves a lease that runs out; then
  * any instance claims the row again (at least once: the receiver drops a duplicate by its A2A-Notification-Id).
  *
+ * The rows are written by push-outbox-rows.ts's `recordNotifications`, in the task save's transaction.
+ *
  * Waking: the instance that committed a save wakes its own deliverer at once (`wake`), and on PostgreSQL tells the
  * others over the task event hub's LISTEN/NOTIFY (src/gateway/postgres-state.ts), which wake theirs; every instance
  * also polls every `pollMs` (PUSH_POLL_MS: a NOTIFY missed while its LISTEN connection was down) and when a retry
  * falls due.
  */
-import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { sql } from '../../peers/postgres.js'
 import { TaskPushNotificationConfig } from '@a2a-js/sdk'
 import { deliverOnce, logGiveUp, type Notification, type PresentNotification, type PushLogger, type PushStats } from '../../push/push-deliverer.js'
-import type { StoredPushConfig } from '../../push/push-config-store.js'
 import { DEFAULT_RETRY_SETTINGS, nextStep, type RetrySettings } from '../../push/retry-schedule.js'
 import type { PostOutcome, WebhookPoster } from '../../push/webhook-post.js'
 import { PUSH_OUTBOX_TABLE } from './migrations.js'
-import { extractTraceContext, type TraceHeaders } from '../../telemetry/tracing.js'
-import { openWith, sealWith, type SecretBox } from '../secret-box.js'
+import { extractTraceContext } from '../../telemetry/tracing.js'
+import { openWith, type SecretBox } from '../secret-box.js'
 
 type Json = Record<string, unknown>
-
-export interface RecordedNotifications {
-  agentId: string
-  tenant: string
-  owner: string
-  taskId: string
-  configs: readonly StoredPushConfig[]
-  updates: readonly Json[]
-  /** The recording turn's trace context as W3C headers (none without a trace), which the deliveries continue. */
-  trace?: TraceHeaders
-  /** Seals each row's target (the config: URL, token, credentials), as the config store seals it. Absent: in clear. */
-  secrets?: SecretBox
-}
-
-/** Writes one outbox row per config and update, in order (in the caller's transaction). */
-export async function recordNotifications (trx: Kysely<any>, recorded: RecordedNotifications): Promise<void> {
-  const rows = recorded.configs.flatMap(({ config, converse }) => recorded.updates.map((event) => ({
-    agent_id: recorded.agentId,
-    tenant: recorded.tenant,
-    owner: recorded.owner,
-    task_id: recorded.taskId,
-    config_id: config.id,
-    target: sealWith(recorded.secrets, JSON.stringify(TaskPushNotificationConfig.toJSON(config))),
-    converse,
-    event: JSON.stringify(event),
-    notification_id: randomUUID(),
-    traceparent: recorded.trace?.traceparent ?? null,
-    tracestate: recorded.trace?.tracestate ?? null
-  })))
-  await trx.insertInto(PUSH_OUTBOX_TABLE).values(rows).execute()
-}
 
 export interface PostgresPushOutboxOptions {
   poster: WebhookPoster
