@@ -37,7 +37,7 @@ function servedText (served: AgentEntry['served']): string {
   return served === 'file' ? 'from AGENTS_FILE' : `version ${served}`
 }
 
-export function agentsView (options: AgentsViewOptions): { show: () => void } {
+export function agentsView (options: AgentsViewOptions): { show: () => void, reset: () => void } {
   const ui = {
     title: element('agents-title'),
     summary: element('agents-summary'),
@@ -311,6 +311,17 @@ export function agentsView (options: AgentsViewOptions): { show: () => void } {
     show: () => {
       said('')
       load()
+    },
+    /** Signed out: nothing of the session stays on the page (a definition being written included). */
+    reset: () => {
+      state.agents = []
+      state.selected = undefined
+      ui.list.replaceChildren()
+      ui.agent.hidden = true
+      ui.definition.value = ''
+      ui.documentForm.reset()
+      startPublish()
+      said('')
     }
   }
 }

@@ -219,6 +219,7 @@ function signOut (message = ''): void {
   ui.workspace.hidden = true
   ui.gaps.hidden = true
   ui.agents.hidden = true
+  agents.reset()
   ui.views.hidden = true
   ui.signOut.hidden = true
   ui.signIn.hidden = false

@@ -1,6 +1,6 @@
 /**
  * The inbox's Agents view in headless Chromium (Debian's `chromium` through playwright-core, as inbox.test.ts)
- * against a real gateway on a real port (memory state, or PostgreSQL with TEST_DATABASE_URL): AGENTS_FILE's agent
+ * against a real gateway on a real port (memory state, as the other browser tests): AGENTS_FILE's agent
  * listed read-only; publish from JSON and from YAML (each sent with its own Content-Type); a bad definition shows
  * the API's 400 naming the field, a duplicate its 409; an edit over a stale version shows the 412 as "changed since
  * you loaded it — reload", and saves after a reload; close and open walk-ins (the API agrees); add and remove a
@@ -73,7 +73,8 @@ if (!existsSync(chromiumPath)) {
       AGENTS_FILE: join(ROOT, 'examples/demo/agent.json'),
       // Credentials, so an agent can be closed to walk-ins; walk-in stays the default.
       A2A_API_KEYS: 'key-a:secret-key-a-0123456789',
-      A2A_AUTH: 'walk-in'
+      A2A_AUTH: 'walk-in',
+      MAX_AGENT_BYTES: '4096'
     })
     const agentApi = async (method: string, path: string): Promise<{ status: number, body: Json }> => {
       const response = await fetch(`${base}/api/v1/agents${path}`, { method, headers: AUTH })
@@ -153,6 +154,9 @@ if (!existsSync(chromiumPath)) {
     await page.getByLabel('Definition (JSON or YAML)').fill(JSON.stringify(SHOP))
     await page.getByRole('button', { name: 'Publish', exact: true }).click()
     await untilText(page, 'editor-error', /^Conflict \(409\): .*shop/)
+    await page.getByLabel('Definition (JSON or YAML)').fill(JSON.stringify({ ...SHOP, id: 'big', documents: [{ id: 'long', title: 'Long', body: 'x'.repeat(5000) }] }))
+    await page.getByRole('button', { name: 'Publish', exact: true }).click()
+    await untilText(page, 'editor-error', /^Too large \(413\): agent is \d+ bytes of JSON; MAX_AGENT_BYTES is 4096$/)
     t.same(await listed(page), ['demo', 'faq', 'shop'], 'nothing published by a refusal')
 
     // Edit: the definition loaded with its ETag; a change made meanwhile makes the save a 412; reload, save.
@@ -216,6 +220,13 @@ if (!existsSync(chromiumPath)) {
     await page.setViewportSize({ width: 1200, height: 1000 })
     if (process.env.AGENTS_VIEW_SCREENSHOT !== undefined) await page.screenshot({ path: process.env.AGENTS_VIEW_SCREENSHOT, fullPage: true })
 
+    // An edit given up: the editor publishes again, empty.
+    await page.getByRole('button', { name: 'Edit the definition' }).click()
+    await untilText(page, 'editor-title', 'Edit shop (version 7)')
+    await page.getByRole('button', { name: 'Cancel' }).click()
+    t.equal(await page.locator('#editor-title').textContent(), 'Publish an agent')
+    t.equal(await page.locator('#definition').inputValue(), '')
+
     // Unpublish: a confirm inside the page; "Keep it" keeps it.
     await page.getByRole('button', { name: 'Unpublish…' }).click()
     await untilText(page, 'unpublish-question', 'Unpublish shop? Its card and endpoints answer 404 from then on; its conversations are kept.')
@@ -231,8 +242,15 @@ if (!existsSync(chromiumPath)) {
     t.equal(await page.isHidden('#agent-detail'), true, 'its details closed')
     t.equal((await agentApi('GET', '/shop')).status, 404, 'the API agrees')
 
+    // Signed out, nothing of the session stays: not even a definition being written.
+    await page.getByLabel('Definition (JSON or YAML)').fill('id: draft')
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    t.equal(await page.isHidden('#agents'), true)
+    t.equal(await page.locator('#definition').inputValue(), '', 'the editor emptied')
+    t.equal(await page.locator('#agents-list li').count(), 0, 'the list emptied')
+
     t.same(await page.evaluate(() => (globalThis as any).violations), [], 'no CSP violation reported by the page')
     t.same(problems.filter((problem) => !problem.startsWith('Failed to load resource')), [], 'no script error or CSP violation')
-    t.same(failed, ['400 POST /api/v1/agents', '400 POST /api/v1/agents', '409 POST /api/v1/agents', '412 PUT /api/v1/agents/shop'], 'only the refusals asked for')
+    t.same(failed, ['400 POST /api/v1/agents', '400 POST /api/v1/agents', '409 POST /api/v1/agents', '413 POST /api/v1/agents', '412 PUT /api/v1/agents/shop'], 'only the refusals asked for')
   })
 }
