@@ -133,16 +133,16 @@ function select (id: string): void {
 async function loadAgent (id: string): Promise<void> {
   try {
     const { agent } = await api.get(id)
-    if (id !== state.selected) return
+    // The audit is the store's: AGENTS_FILE's agents have none (the API answers 409).
     const versions = agent.source === 'store' ? await api.versions(id) : []
-    renderAgent(agent, versions)
+    if (id === state.selected) renderAgent(agent, versions)
   } catch (error) {
-    if (error instanceof RequestFailed && error.status === 404) {
-      state.selected = undefined
-      ui.agent.hidden = true
-      return
-    }
-    failed(error, ui.agentError)
+    if (!(error instanceof RequestFailed && error.status === 404)) return failed(error, ui.agentError)
+    // Unpublished meanwhile (another operator, another tab): the list says so.
+    state.selected = undefined
+    ui.agent.hidden = true
+    said(`${id} is not published any more.`)
+    await load()
   }
 }
 
@@ -219,6 +219,8 @@ async function unpublish (id: string): Promise<void> {
     ui.title.focus()
   } catch (error) {
     failed(error, ui.agentError)
+    // Changed since listed: list it again, so what the operator confirms next is the current version.
+    if (error instanceof RequestFailed && error.status === 412) await load()
   }
 }
 

@@ -4,8 +4,9 @@
  * listed read-only; publish from JSON and from YAML (each sent with its own Content-Type); a bad definition shows
  * the API's 400 naming the field, a duplicate its 409; an edit over a stale version shows the 412 as "changed since
  * you loaded it — reload", and saves after a reload; close and open walk-ins (the API agrees); add and remove a
- * document; the versions; unpublish after a confirm inside the page. Markup in a name stays text, and the page
- * reports no CSP violation. Without a browser the test reports a skip with the reason.
+ * document; the versions; unpublish after a confirm inside the page (a 412 when changed since listed); an agent
+ * unpublished elsewhere; a sign-out leaves nothing. Markup in a name stays text, and the page reports no CSP
+ * violation. Without a browser the test reports a skip with the reason.
  *
  * AGENTS_VIEW_SCREENSHOT=<file> saves a screenshot of the view (docs/agents-view.png was made so).
  */
@@ -234,13 +235,27 @@ if (!existsSync(chromiumPath)) {
     await page.keyboard.press('Enter')
     t.equal(await page.isHidden('#unpublish-confirm'), true)
     t.equal((await agentApi('GET', '/shop')).status, 200, 'kept')
+    // Changed since listed (another operator opened it): the unpublish is a 412, the list is read again, and the
+    // next confirm unpublishes the current version.
+    t.equal((await agentApi('POST', '/shop/open')).status, 200)
     await page.getByRole('button', { name: 'Unpublish…' }).click()
+    await page.getByRole('button', { name: 'Yes, unpublish it' }).click()
+    await untilText(page, 'agent-error', 'Changed since you loaded it — reload. (agent "shop" is at version 8 (ETag "8"))')
+    await untilText(page, 'agent-facts', /^SourcePublished|Version8/)
+    t.equal((await agentApi('GET', '/shop')).status, 200, 'not unpublished unseen')
     await page.getByRole('button', { name: 'Yes, unpublish it' }).click()
     await untilText(page, 'agents-status', 'Unpublished shop.')
     await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#agents-list li').length === 2)
     t.same(await listed(page), ['demo', 'faq'], 'gone from the list')
     t.equal(await page.isHidden('#agent-detail'), true, 'its details closed')
     t.equal((await agentApi('GET', '/shop')).status, 404, 'the API agrees')
+
+    // Unpublished by another operator while listed here: picking it says so and lists again.
+    t.equal((await agentApi('DELETE', '/faq')).status, 204)
+    await page.locator('#agents-list button[data-agent-id="faq"]').click()
+    await untilText(page, 'agents-status', 'faq is not published any more.')
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#agents-list li').length === 1)
+    t.equal(await page.isHidden('#agent-detail'), true)
 
     // Signed out, nothing of the session stays: not even a definition being written.
     await page.getByLabel('Definition (JSON or YAML)').fill('id: draft')
@@ -251,6 +266,7 @@ if (!existsSync(chromiumPath)) {
 
     t.same(await page.evaluate(() => (globalThis as any).violations), [], 'no CSP violation reported by the page')
     t.same(problems.filter((problem) => !problem.startsWith('Failed to load resource')), [], 'no script error or CSP violation')
-    t.same(failed, ['400 POST /api/v1/agents', '400 POST /api/v1/agents', '409 POST /api/v1/agents', '413 POST /api/v1/agents', '412 PUT /api/v1/agents/shop'], 'only the refusals asked for')
+    t.same(failed, ['400 POST /api/v1/agents', '400 POST /api/v1/agents', '409 POST /api/v1/agents', '413 POST /api/v1/agents', '412 PUT /api/v1/agents/shop', '412 DELETE /api/v1/agents/shop',
+      '404 GET /api/v1/agents/faq'], 'only the refusals asked for, and the agent unpublished elsewhere')
   })
 }
