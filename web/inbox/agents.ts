@@ -31,10 +31,14 @@ function when (iso: string | undefined): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString()
 }
 
-/** `served` as the API reports it: a store version, "file", or null (this instance does not serve it yet). */
+/**
+ * `served` as the API reports it: a store version, "file", or null (this instance does not serve it yet); anything
+ * else as the API wrote it (the field is the API's to evolve).
+ */
 function servedText (served: AgentEntry['served']): string {
   if (served === null) return 'not yet'
-  return served === 'file' ? 'from AGENTS_FILE' : `version ${served}`
+  if (served === 'file') return 'from AGENTS_FILE'
+  return typeof served === 'number' ? `version ${served}` : JSON.stringify(served)
 }
 
 const ui = {
@@ -239,7 +243,8 @@ async function startEdit (id: string): Promise<void> {
   ui.editorError.textContent = ''
   try {
     const { agent, etag } = await api.get(id)
-    state.editing = { id, etag: etag ?? '*' }
+    // The ETag names the version loaded (a replace over any other is a 412); the version is the same tag.
+    state.editing = { id, etag: etag ?? `"${agent.version ?? ''}"` }
     ui.definition.value = JSON.stringify(agent.definition, null, 2)
     ui.editorTitle.textContent = `Edit ${id} (version ${agent.version ?? ''})`
     ui.submit.textContent = 'Save a new version'
