@@ -253,7 +253,7 @@ t.test('a conversation event that cannot be published is logged; the write stand
   await store.close()
 })
 
-t.test('the page: three fixed files with a strict CSP; nothing else under /inbox', async (t) => {
+t.test('the page: a few fixed files with a strict CSP; nothing else under /inbox', async (t) => {
   const app = await gateway(t)
   for (const url of ['/inbox', '/inbox/']) {
     const page = await app.inject(url)
@@ -270,7 +270,9 @@ t.test('the page: three fixed files with a strict CSP; nothing else under /inbox
   t.equal(css.statusCode, 200)
   t.equal(css.headers['content-type'], 'text/css; charset=utf-8')
   t.equal(css.headers['content-security-policy'], INBOX_CSP)
-  for (const url of ['/inbox/inbox.ts', '/inbox/../package.json', '/inbox/tsconfig.json', '/inbox/index.html']) {
+  // The modules inbox.js imports are the page's routes too (built or not: a missing one is the page's 404).
+  for (const url of ['/inbox/agents.js', '/inbox/agents-api.js']) t.equal((await app.inject(url)).headers['content-security-policy'], INBOX_CSP, url)
+  for (const url of ['/inbox/inbox.ts', '/inbox/agents.ts', '/inbox/../package.json', '/inbox/tsconfig.json', '/inbox/index.html']) {
     t.equal((await app.inject(url)).statusCode, 404, url)
   }
   t.equal((await app.inject('/health/live')).headers['content-security-policy'], undefined, 'the CSP is the page\'s only')

@@ -4,10 +4,12 @@
  * is put on the page as text (textContent), never as HTML. The live list follows GET /api/v1/agents/:id/events,
  * read with fetch (EventSource cannot send an Authorization header). The knowledge-gaps view (docs/knowledge-gaps.md)
  * reads GET …/answers and …/answers/unanswered and draws its chart itself, as SVG elements (no library, no inline
- * style: colours are classes of inbox.css).
+ * style: colours are classes of inbox.css). The Agents view is agents.ts.
  */
+import { agentsView } from './agents.js'
 
 type Owner = 'ai_owned' | 'human_owned'
+type View = 'conversations' | 'gaps' | 'agents'
 
 interface Entry {
   contextId: string
@@ -123,6 +125,8 @@ const ui = {
   views: element('views'),
   showConversations: element<HTMLButtonElement>('show-conversations'),
   showGaps: element<HTMLButtonElement>('show-gaps'),
+  showAgents: element<HTMLButtonElement>('show-agents'),
+  agents: element('agents'),
   gaps: element('gaps'),
   gapsTitle: element('gaps-title'),
   gapsAgent: element<HTMLSelectElement>('gaps-agent'),
@@ -154,6 +158,8 @@ const state = {
 }
 
 class Refused extends Error {}
+
+const agents = agentsView({ key: () => state.key, refused: () => { signOut('The key was refused.') } })
 
 async function api (path: string, init: RequestInit = {}): Promise<any> {
   const headers: Record<string, string> = { authorization: `Bearer ${state.key}` }
@@ -200,7 +206,7 @@ async function signIn (key: string): Promise<void> {
   }
   ui.signIn.hidden = true
   ui.views.hidden = false
-  showView(false)
+  showView('conversations')
   ui.signOut.hidden = false
   ui.key.value = ''
   selectAgent(ui.agent.value)
@@ -212,6 +218,8 @@ function signOut (message = ''): void {
   sessionStorage.removeItem(KEY_STORAGE)
   ui.workspace.hidden = true
   ui.gaps.hidden = true
+  ui.agents.hidden = true
+  agents.reset()
   ui.views.hidden = true
   ui.signOut.hidden = true
   ui.signIn.hidden = false
@@ -482,14 +490,17 @@ async function act (suffix: string, body?: unknown): Promise<boolean> {
 
 // ---- where the knowledge falls short -------------------------------------------------------------------------
 
-/** Shows the knowledge-gaps view or the conversations (the live list keeps following either way). */
-function showView (gaps: boolean): void {
-  state.gapsShown = gaps
-  ui.workspace.hidden = gaps
-  ui.gaps.hidden = !gaps
-  ui.showConversations.setAttribute('aria-pressed', String(!gaps))
-  ui.showGaps.setAttribute('aria-pressed', String(gaps))
-  if (gaps) loadGaps()
+/** Shows one view: the conversations, the knowledge gaps or the agents (the live list keeps following). */
+function showView (view: View): void {
+  state.gapsShown = view === 'gaps'
+  ui.workspace.hidden = view !== 'conversations'
+  ui.gaps.hidden = view !== 'gaps'
+  ui.agents.hidden = view !== 'agents'
+  ui.showConversations.setAttribute('aria-pressed', String(view === 'conversations'))
+  ui.showGaps.setAttribute('aria-pressed', String(view === 'gaps'))
+  ui.showAgents.setAttribute('aria-pressed', String(view === 'agents'))
+  if (view === 'gaps') loadGaps()
+  if (view === 'agents') agents.show()
 }
 
 function refreshGapsSoon (): void {
@@ -599,7 +610,7 @@ function renderChart (series: Series): void {
 
 /** Opens a conversation a question was asked in, in the conversations view. */
 function openFromGaps (contextId: string): void {
-  showView(false)
+  showView('conversations')
   openConversation(contextId)
 }
 
@@ -649,8 +660,9 @@ ui.signInForm.addEventListener('submit', (event) => {
 ui.signOut.addEventListener('click', () => { signOut() })
 ui.agent.addEventListener('change', () => { selectAgent(ui.agent.value) })
 ui.gapsAgent.addEventListener('change', () => { selectAgent(ui.gapsAgent.value) })
-ui.showConversations.addEventListener('click', () => { showView(false) })
-ui.showGaps.addEventListener('click', () => { showView(true) })
+ui.showConversations.addEventListener('click', () => { showView('conversations') })
+ui.showGaps.addEventListener('click', () => { showView('gaps') })
+ui.showAgents.addEventListener('click', () => { showView('agents') })
 ui.gapsWindow.addEventListener('change', () => { loadGaps() })
 ui.gapsRefresh.addEventListener('click', () => { loadGaps() })
 ui.questionsMore.addEventListener('click', () => { loadMoreQuestions() })

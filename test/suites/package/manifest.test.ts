@@ -58,7 +58,7 @@ t.test('the gateway app is a package of its own on the library, with every peer 
   // Packed (the Docker image and `npm pack` of the app): built first, the built app, the inbox page and the demo agent.
   t.equal(app.scripts.prepack, 'npm run clean && npm run build')
   t.same(app.files, ['dist/src/**/*.js', 'dist/src/**/*.d.ts', 'dist/plugins/**/*.js', 'dist/plugins/**/*.d.ts',
-    'dist/web/inbox/inbox.js', 'web/inbox/index.html', 'web/inbox/inbox.css', 'examples/demo/'])
+    'dist/web/inbox/*.js', 'web/inbox/index.html', 'web/inbox/inbox.css', 'examples/demo/'])
   t.equal(app.main, './dist/src/gateway.js')
 })
 
