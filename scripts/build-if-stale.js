@@ -1,18 +1,23 @@
 // `npm start`'s prestart: compile to dist/ only when a source changed since the last build, so a restart is quick
 // while `npm ci && npm start` on a fresh clone (no dist/ yet) still builds. Run from the package root.
 import { spawnSync } from 'node:child_process'
-import { lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** What the build reads: tsconfig.build.json's folders and the library it references, the compiler settings and the installed versions. */
+/**
+ * What the build reads: tsconfig.build.json's folders and the library it references, the inbox page's script (web/),
+ * the compiler settings and the installed versions.
+ */
 export const INPUTS = Object.freeze([
-  'src', 'plugins', 'examples', 'bench', 'packages/a2a-converse/src', 'packages/a2a-converse/package.json',
+  'src', 'plugins', 'examples', 'bench', 'web', 'packages/a2a-converse/src', 'packages/a2a-converse/package.json',
   'packages/a2a-converse/tsconfig.json', 'tsconfig.json', 'tsconfig.base.json', 'tsconfig.build.json', 'package-lock.json'
 ])
 /** Holds the newest input time the last successful build saw (a number: mtimes have sub-millisecond parts). */
 export const STAMP = join('dist', '.build-stamp')
+/** The inbox page's own project (DOM types, a browser module): compiled after the gateway when present. */
+const INBOX_TSCONFIG = join('web', 'inbox', 'tsconfig.json')
 
 /** The newest modification time under `path` (the repository's own folders: no links are followed), or 0. */
 function newest (path) {
@@ -56,6 +61,11 @@ export function buildIfStale (root, log = (line) => process.stdout.write(`${line
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
   const result = spawnSync(process.execPath, [tsc, '-b', '--force', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' })
   if (result.status !== 0) return 1
+  // The inbox page's script (a browser build of its own: `npm run build` does the same).
+  if (existsSync(join(root, INBOX_TSCONFIG))) {
+    const page = spawnSync(process.execPath, [tsc, '-p', INBOX_TSCONFIG], { cwd: root, stdio: 'inherit' })
+    if (page.status !== 0) return 1
+  }
   writeFileSync(join(root, STAMP), String(inputs))
   return 0
 }

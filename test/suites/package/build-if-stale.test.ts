@@ -37,6 +37,29 @@ t.test('no dist/: the command line builds; unchanged sources: it does not', asyn
   t.equal(second.stdout, 'build: dist/ is up to date\n')
 })
 
+t.test('the inbox page\'s script is built too (its own project), and a change under web/ rebuilds', async (t) => {
+  const dir = t.testdir({
+    'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', target: 'ES2022', strict: true, outDir: 'dist', rootDir: '.', types: [] } }),
+    'tsconfig.build.json': JSON.stringify({ extends: './tsconfig.json', include: ['src'] }),
+    src: { 'a.ts': 'export const a: number = 1\n' },
+    web: {
+      inbox: {
+        'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'ES2022', target: 'ES2022', strict: true, rootDir: '.', outDir: '../../dist/web/inbox', types: [] }, include: ['page.ts'] }),
+        'page.ts': 'export const page: string = "inbox"\n'
+      }
+    }
+  })
+  t.equal(buildIfStale(dir, () => {}), 0)
+  t.ok(existsSync(join(dir, 'dist', 'web', 'inbox', 'page.js')), 'what `npm start` serves at /inbox/ is built')
+  t.notOk(isStale(dir))
+  const later = new Date(statSync(join(dir, 'web', 'inbox', 'page.ts')).mtimeMs + 5_000)
+  writeFileSync(join(dir, 'web', 'inbox', 'page.ts'), 'export const page: number = "x"\n')
+  utimesSync(join(dir, 'web', 'inbox', 'page.ts'), later, later)
+  t.ok(isStale(dir), 'an edited page script')
+  t.equal(buildIfStale(dir, () => {}), 1, 'the page\'s compile failed: no stamp')
+  t.ok(isStale(dir))
+})
+
 t.test('a changed source rebuilds; a failed build leaves it stale', async (t) => {
   const dir = project(t)
   const lines: string[] = []
