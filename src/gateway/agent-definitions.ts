@@ -5,10 +5,14 @@ import { parse as parseYaml } from 'yaml'
 import { validateRoutineDeclarations, type RoutineDeclaration } from 'a2a-converse'
 import type { KnowledgeDocument, OutOfScopeTopic } from 'a2a-converse/runtime'
 import { UPSTREAM_ERROR_DETAILS } from 'a2a-converse/service'
-import type { UpstreamDefinition } from 'a2a-converse/service'
+import type { UpstreamDefinition as LibraryUpstreamDefinition } from 'a2a-converse/service'
 import { packageRoot } from './package-root.js'
 
-export type { UpstreamDefinition }
+/**
+ * A proxied agent's `upstream` as the agents file declares it: the library's, except that `exchange`'s client secret
+ * is named by the environment variable holding it (`identity.clientSecretEnv`), never written in the file.
+ */
+export type UpstreamDefinition = LibraryUpstreamDefinition & { identity?: LibraryUpstreamDefinition['identity'] & { clientSecretEnv?: string } }
 
 /** An HTTP envelope provider (httpEnvelopeProvider): where envelopes come from when the agent attaches none. */
 export interface EnvelopeProviderDefinition {
@@ -93,11 +97,18 @@ const agentSchema = {
           required: ['mode'],
           additionalProperties: false,
           properties: {
-            mode: { enum: ['none', 'assertion'] },
+            mode: { enum: ['none', 'assertion', 'passthrough', 'exchange'] },
             // An HTTP field name (RFC 9110 token).
             header: { type: 'string', pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]{1,64}$' },
             audience: { type: 'string', minLength: 1, maxLength: 1024 },
-            lifetimeSec: { type: 'integer', minimum: 60, maximum: 300 }
+            lifetimeSec: { type: 'integer', minimum: 60, maximum: 300 },
+            // exchange only (checked below).
+            tokenEndpoint: { type: 'string', pattern: '^https?://[^/]' },
+            clientId: { type: 'string', minLength: 1, maxLength: 256 },
+            clientSecretEnv: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' },
+            resource: { type: 'string', minLength: 1, maxLength: 1024 },
+            scope: { type: 'string', minLength: 1, maxLength: 1024 },
+            subjectTokenType: { enum: ['access_token', 'jwt'] }
           }
         }
       }
@@ -152,16 +163,26 @@ const agentSchema = {
 
 const validateAgent = new Ajv({ allErrors: false }).compile(agentSchema)
 
-/** Headers the gateway itself writes on every upstream request: an assertion cannot go in one of them. */
+/** Headers the gateway itself writes on every upstream request: the caller's token cannot go in one of them. */
 const GATEWAY_HEADERS = ['content-type', 'accept', 'a2a-version', 'a2a-extensions', 'x-a2a-extensions', 'traceparent', 'tracestate', 'baggage', 'host', 'content-length']
 
-/** Why the assertion's header cannot be the one named, or undefined. */
-function identityHeaderProblem (upstream: UpstreamDefinition): string | undefined {
-  if (upstream.identity?.mode !== 'assertion') return undefined
-  const header = (upstream.identity.header ?? 'authorization').toLowerCase()
-  if (GATEWAY_HEADERS.includes(header)) return `"${header}" is a header the gateway writes itself`
+const EXCHANGE_REQUIRED = ['tokenEndpoint', 'clientId', 'clientSecretEnv'] as const
+const EXCHANGE_ONLY = [...EXCHANGE_REQUIRED, 'resource', 'scope', 'subjectTokenType'] as const
+
+/** What is wrong with `upstream.identity` (`<field> <problem>`, under `upstream.identity.`), or undefined. */
+function identityProblem (upstream: UpstreamDefinition): string | undefined {
+  const identity = upstream.identity
+  if (identity === undefined || identity.mode === 'none') return undefined
+  const exchange = identity.mode === 'exchange'
+  const missing = exchange ? EXCHANGE_REQUIRED.find((field) => identity[field] === undefined) : undefined
+  if (missing !== undefined) return `${missing} is required with mode "exchange"`
+  const misplaced = exchange ? undefined : EXCHANGE_ONLY.find((field) => identity[field] !== undefined)
+  if (misplaced !== undefined) return `${misplaced} applies to mode "exchange" only`
+  if (identity.lifetimeSec !== undefined && identity.mode !== 'assertion') return 'lifetimeSec applies to mode "assertion" only'
+  const header = (identity.header ?? 'authorization').toLowerCase()
+  if (GATEWAY_HEADERS.includes(header)) return `header "${header}" is a header the gateway writes itself`
   if (Object.keys(upstream.headers ?? {}).some((name) => name.toLowerCase() === header)) {
-    return `"${header}" is in upstream.headers too: the assertion would replace it (name another header for one of them)`
+    return `header "${header}" is in upstream.headers too: the caller's token would replace it (name another header for one of them)`
   }
   return undefined
 }
@@ -229,8 +250,8 @@ export function checkAgentDefinition (agent: unknown, where: string): AgentDefin
   if (definition.upstream !== undefined) {
     const local = (['executor', 'documents', 'outOfScope'] as const).find((key) => definition[key] !== undefined)
     if (local !== undefined) throw new AgentDefinitionError(`${where}.${local} does not apply to an upstream agent (proxy mode)`)
-    const problem = identityHeaderProblem(definition.upstream)
-    if (problem !== undefined) throw new AgentDefinitionError(`${where}.upstream.identity.header ${problem}`)
+    const problem = identityProblem(definition.upstream)
+    if (problem !== undefined) throw new AgentDefinitionError(`${where}.upstream.identity.${problem}`)
     const keys = definition.upstream.cardKeys
     if (keys !== undefined && (keys.jwks === undefined) === (keys.jwksUrl === undefined)) {
       throw new AgentDefinitionError(`${where}.upstream.cardKeys must have one of jwks (a JWKS) and jwksUrl (where to read one), not both`)
