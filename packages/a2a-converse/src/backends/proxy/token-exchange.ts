@@ -147,10 +147,10 @@ export function createTokenExchange (options: TokenExchangeOptions): TokenExchan
       // Concurrent calls of the caller share the exchange; once done it is kept until a fifth of its life is left,
       // unless it failed or stated no life (then the next call exchanges again).
       const drop = (): void => { if (kept.get(caller.id) === pending) kept.delete(caller.id) }
-      void exchanged.then(({ lifeSec }) => {
+      exchanged.then(({ lifeSec }) => {
         if (lifeSec === undefined) drop()
         else pending.renewAt = at + lifeSec * 800
-      }, drop)
+      }).catch(drop)
       return await pending.token
     }
   }
