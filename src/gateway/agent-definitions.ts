@@ -44,6 +44,8 @@ export interface AgentDefinition {
   routines?: RoutineDeclaration[]
   /** Overrides A2A_AUTH for this agent: `walk-in` (anyone) or `required` (a credential). */
   auth?: 'walk-in' | 'required'
+  /** Overrides WELL_KNOWN_CARD for this agent: `v1` or `compat` (docs/protocol-versions.md, "The card"). */
+  wellKnownCard?: 'v1' | 'compat'
 }
 
 /** An invalid agent definition; the message names the field (`<where>.<path>`). */
@@ -157,7 +159,8 @@ const agentSchema = {
       }
     },
     routines: { type: 'array' },
-    auth: { type: 'string', enum: ['walk-in', 'required'] }
+    auth: { type: 'string', enum: ['walk-in', 'required'] },
+    wellKnownCard: { enum: ['v1', 'compat'] }
   }
 } as const
 

@@ -256,10 +256,11 @@ async function registerAll (
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
   // An agent that requires a credential names the gateway's schemes on its card (a proxied agent's too: the
   // caller authenticates to the gateway, never to the upstream).
+  const wellKnown = new Map(definitions.map((definition) => [definition.id, definition.wellKnownCard]))
   const secured = <T extends object>(id: string, card: T): T =>
     required.has(id) ? { ...card, ...cardSecurity((authenticator as Authenticator).accepts) } : card
   await app.register(converse, {
-    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: secured(id, card), routines })),
+    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: secured(id, card), routines, wellKnownCard: wellKnown.get(id) ?? config.wellKnownCard })),
     publicUrl: config.publicUrl,
     mcpPublicUrl: config.mcpPublicUrl,
     publicHosts: config.publicHosts,

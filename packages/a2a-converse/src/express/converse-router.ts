@@ -30,7 +30,7 @@ import { cardReply, JWKS_HEADERS, notServed03Body } from '../http/card-cache.js'
 import { createCardSigner, JWKS_PATH, type CardSigner } from '../auth/card-signer.js'
 import { isSigningKey, type SigningKey } from '../auth/signing-key.js'
 import { publicHostList, requestHostErrorBody, requestOrigin, RequestHostError } from '../http/request-origin.js'
-import { cardAsServed, requestedCardVersion, V03_CARD_PATH } from '../core/card.js'
+import { cardAsServed, requestedCardVersion, V03_CARD_PATH, wellKnownCardVersion } from '../core/card.js'
 import { endpointAuthentication, endpointBackends, resolveEndpointOptions, type EndpointAgentOptions } from '../http/endpoint-options.js'
 import { readRequestBody } from '../http/request-body.js'
 import { createMcpService } from '../mcp/mcp-service.js'
@@ -299,11 +299,14 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     router.use(`/a2a/:agentId${HTTP_JSON_PATH}`, httpJson)
     mcpRoutes(router)
   }
-  /** The well-known card routes: the version by the request's header; the `/v0.3/` ones: 0.3's card, for 0.3 clients that send none. */
+  /**
+   * The well-known card routes: the version by the request's header (none: 1.0's, or 0.3's for a `compat` agent); the
+   * `/v0.3/` ones: 0.3's card, for 0.3 clients that send none.
+   */
   function cardRoute (version?: '0.3') {
     return guarded(async (request, response) => {
       const agentId = (request.params.agentId as string | undefined) ?? defaultAgentId
-      const card = cardFor(agentId, request, version)
+      const card = cardFor(agentId, request, version ?? wellKnownCardVersion(request.headers['a2a-version'], agents.get(agentId)?.wellKnownCard === 'compat'))
       if (card === undefined) response.status(404).json(unknownAgentBody(agentId))
       else if (version !== undefined && !served03(agentId)) response.status(404).json(notServed03Body(agentId))
       else sendCard(request, response, await signed(signer, card, `${publicUrl(request)}${request.baseUrl}${JWKS_PATH}`), served03(agentId), cardsFromRequest)
