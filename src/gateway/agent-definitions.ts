@@ -85,13 +85,15 @@ const agentSchema = {
         cardTtlMs: positiveMs,
         maxResponseBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 },
         errorDetails: { enum: UPSTREAM_ERROR_DETAILS },
-        // Exactly one of them (checked below): an inline JWKS, or where to read one.
+        // Exactly one of them (checked below): an inline JWKS, where to read one, or the host the card's jku must be on.
         cardKeys: {
           type: 'object',
           additionalProperties: false,
           properties: {
             jwks: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', minItems: 1, items: { type: 'object', required: ['kid'] } } } },
-            jwksUrl: { type: 'string', pattern: '^https?://[^/]' }
+            jwksUrl: { type: 'string', pattern: '^https?://[^/]' },
+            // A URL's host: a name or an IPv4/[IPv6] address, and a port off the default.
+            jkuHost: { type: 'string', pattern: '^(?:[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?$', maxLength: 260 }
           }
         },
         identity: {
@@ -256,8 +258,8 @@ export function checkAgentDefinition (agent: unknown, where: string): AgentDefin
     const problem = identityProblem(definition.upstream)
     if (problem !== undefined) throw new AgentDefinitionError(`${where}.upstream.identity.${problem}`)
     const keys = definition.upstream.cardKeys
-    if (keys !== undefined && (keys.jwks === undefined) === (keys.jwksUrl === undefined)) {
-      throw new AgentDefinitionError(`${where}.upstream.cardKeys must have one of jwks (a JWKS) and jwksUrl (where to read one), not both`)
+    if (keys !== undefined && [keys.jwks, keys.jwksUrl, keys.jkuHost].filter((value) => value !== undefined).length !== 1) {
+      throw new AgentDefinitionError(`${where}.upstream.cardKeys must have one of jwks (a JWKS), jwksUrl (where to read one) and jkuHost (the host the card's jku must be on), not two`)
     }
   }
   if (Array.isArray(definition.documents)) {
