@@ -138,6 +138,8 @@ export interface ConverseRouter extends ExpressRouter {
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024
 const NOT_ACTIVE = Object.freeze({ requested: Object.freeze([]), activated: Object.freeze([]), active: false })
+/** The tail of an HTTP+JSON request's baseUrl (the sub-router at <mount>/a2a/<id>/rest): what is left is the mount. */
+const HTTP_JSON_MOUNT = new RegExp(`/a2a/[^/]+${HTTP_JSON_PATH}$`)
 const STDERR_LOGGER: ServiceLogger = Object.freeze({
   error: (object: object, message: string) => console.error(message, object),
   warn: (object: object, message: string) => console.warn(message, object),
@@ -194,7 +196,15 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
       extension,
       (index) => `agents[${servedIndexes[index]}]`
     )
-  const backends = resolved === undefined ? new Map() : endpointBackends(resolved)
+  // The extended card signed as the well-known cards are, its jku under the router's mount (an HTTP+JSON request is
+  // in the sub-router at <mount>/a2a/<id>/rest, whose baseUrl says so).
+  const signExtended = signer === undefined
+    ? undefined
+    : async (card: Record<string, unknown>, request: Request) => {
+      const mount = request.baseUrl.replace(HTTP_JSON_MOUNT, '')
+      return await signer.sign(card, `${publicUrl(request)}${mount}${JWKS_PATH}`)
+    }
+  const backends = resolved === undefined ? new Map() : endpointBackends(resolved, signExtended)
   const rootAgentId = resolved?.rootAgentId
   const service = createBoundA2AService({
     extension,

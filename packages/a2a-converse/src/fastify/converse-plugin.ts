@@ -88,6 +88,11 @@ export interface ConverseApi {
    * agent wins); the MCP door (`mcpEndpoint`) sends its tool calls there.
    */
   a2aServices: Map<string, BoundA2AService>
+  /**
+   * With `cardSigning`: a card (the extended card an endpoint answers) signed for this request's base URL, as the
+   * well-known cards are; undefined without a key.
+   */
+  signCard?: (card: Record<string, unknown>, request: FastifyRequest) => Promise<Record<string, unknown>>
 }
 
 declare module 'fastify' {
@@ -142,7 +147,10 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     return extension.transform(method, result, { agentId: state.agentId, negotiated: state, body: request.body, log: request.log })
   }
 
-  fastify.decorate('converse', { agents, defaultAgentId, cardFor, hostRefusal, cardsFromRequest, transformResult, decorator, extension, mountPath, a2aServices: new Map() })
+  const signCard = signer === undefined
+    ? undefined
+    : async (card: Record<string, unknown>, request: FastifyRequest) => await signer.sign(card, `${publicUrl(request)}${mountPath}${JWKS_PATH}`)
+  fastify.decorate('converse', { agents, defaultAgentId, cardFor, hostRefusal, cardsFromRequest, transformResult, decorator, extension, mountPath, a2aServices: new Map(), signCard })
   fastify.decorateRequest('converse', null)
 
   /** The onRequest hook of one marked route: its config is read once, here, not per request. */
