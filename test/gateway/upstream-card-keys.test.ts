@@ -65,6 +65,7 @@ t.test('a card signed with the configured keys is served, re-signed by the gatew
     t.equal(card.name, 'Shop upstream', `${id}: the upstream's card`)
     t.equal(card.supportedInterfaces[0].url, `${base}/a2a/${id}`, 'as rewritten')
     await verifyCard(card)
+    await t.rejects(verifyCard({ ...card, name: `${card.name as string}!` }), /No valid signatures/, `${id}: one byte more fails`)
   }
   const ready = await fetch(`${base}/health/ready`)
   t.equal(ready.status, 503)

@@ -38,6 +38,10 @@ for (const name of DOORS) {
     }, '0.3\'s fields beside the 1.0 interfaces')
     t.equal(compat.headers.get('vary'), 'A2A-Version')
     await verifyCard(compat.json)
+    await t.rejects(verifyCard({ ...compat.json, name: 'Echo!' }), /No valid signatures/, 'one byte more fails')
+    // The SDK's canonical form (canonicalizeAgentCard: through 1.0's AgentCard) leaves out members 1.0 does not know:
+    // 0.3's fields are not covered by the signature (docs/signing.md, "What a signature covers").
+    await verifyCard({ ...compat.json, url: 'https://elsewhere.example/' })
     t.match(await get(door, '/a2a/echo/v0.3/.well-known/agent-card.json'), { json: { url: rpc, protocolVersion: '0.3.0' } }, 'the same card the /v0.3/ path serves')
 
     const strict = await get(door, '/a2a/echo/.well-known/agent-card.json', { 'a2a-version': '1.0' })
