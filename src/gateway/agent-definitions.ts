@@ -5,10 +5,14 @@ import { parse as parseYaml } from 'yaml'
 import { validateRoutineDeclarations, type RoutineDeclaration } from 'a2a-converse'
 import type { KnowledgeDocument, OutOfScopeTopic } from 'a2a-converse/runtime'
 import { UPSTREAM_ERROR_DETAILS } from 'a2a-converse/service'
-import type { UpstreamDefinition } from 'a2a-converse/service'
+import type { UpstreamDefinition as LibraryUpstreamDefinition } from 'a2a-converse/service'
 import { packageRoot } from './package-root.js'
 
-export type { UpstreamDefinition }
+/**
+ * A proxied agent's `upstream` as the agents file declares it: the library's, except that `exchange`'s client secret
+ * is named by the environment variable holding it (`identity.clientSecretEnv`), never written in the file.
+ */
+export type UpstreamDefinition = LibraryUpstreamDefinition & { identity?: LibraryUpstreamDefinition['identity'] & { clientSecretEnv?: string } }
 
 /** An HTTP envelope provider (httpEnvelopeProvider): where envelopes come from when the agent attaches none. */
 export interface EnvelopeProviderDefinition {
@@ -40,6 +44,8 @@ export interface AgentDefinition {
   routines?: RoutineDeclaration[]
   /** Overrides A2A_AUTH for this agent: `walk-in` (anyone) or `required` (a credential). */
   auth?: 'walk-in' | 'required'
+  /** Overrides WELL_KNOWN_CARD for this agent: `v1` or `compat` (docs/protocol-versions.md, "The card"). */
+  wellKnownCard?: 'v1' | 'compat'
 }
 
 /** An invalid agent definition; the message names the field (`<where>.<path>`). */
@@ -79,13 +85,15 @@ const agentSchema = {
         cardTtlMs: positiveMs,
         maxResponseBytes: { type: 'integer', minimum: 1024, maximum: 268_435_456 },
         errorDetails: { enum: UPSTREAM_ERROR_DETAILS },
-        // Exactly one of them (checked below): an inline JWKS, or where to read one.
+        // Exactly one of them (checked below): an inline JWKS, where to read one, or the host the card's jku must be on.
         cardKeys: {
           type: 'object',
           additionalProperties: false,
           properties: {
             jwks: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', minItems: 1, items: { type: 'object', required: ['kid'] } } } },
-            jwksUrl: { type: 'string', pattern: '^https?://[^/]' }
+            jwksUrl: { type: 'string', pattern: '^https?://[^/]' },
+            // A URL's host: a name or an IPv4/[IPv6] address, and a port off the default.
+            jkuHost: { type: 'string', pattern: '^(?:[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?$', maxLength: 260 }
           }
         },
         identity: {
@@ -93,11 +101,18 @@ const agentSchema = {
           required: ['mode'],
           additionalProperties: false,
           properties: {
-            mode: { enum: ['none', 'assertion'] },
+            mode: { enum: ['none', 'assertion', 'passthrough', 'exchange'] },
             // An HTTP field name (RFC 9110 token).
             header: { type: 'string', pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]{1,64}$' },
             audience: { type: 'string', minLength: 1, maxLength: 1024 },
-            lifetimeSec: { type: 'integer', minimum: 60, maximum: 300 }
+            lifetimeSec: { type: 'integer', minimum: 60, maximum: 300 },
+            // exchange only (checked below).
+            tokenEndpoint: { type: 'string', pattern: '^https?://[^/]' },
+            clientId: { type: 'string', minLength: 1, maxLength: 256 },
+            clientSecretEnv: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' },
+            resource: { type: 'string', minLength: 1, maxLength: 1024 },
+            scope: { type: 'string', minLength: 1, maxLength: 1024 },
+            subjectTokenType: { enum: ['access_token', 'jwt'] }
           }
         }
       }
@@ -146,22 +161,33 @@ const agentSchema = {
       }
     },
     routines: { type: 'array' },
-    auth: { type: 'string', enum: ['walk-in', 'required'] }
+    auth: { type: 'string', enum: ['walk-in', 'required'] },
+    wellKnownCard: { enum: ['v1', 'compat'] }
   }
 } as const
 
 const validateAgent = new Ajv({ allErrors: false }).compile(agentSchema)
 
-/** Headers the gateway itself writes on every upstream request: an assertion cannot go in one of them. */
+/** Headers the gateway itself writes on every upstream request: the caller's token cannot go in one of them. */
 const GATEWAY_HEADERS = ['content-type', 'accept', 'a2a-version', 'a2a-extensions', 'x-a2a-extensions', 'traceparent', 'tracestate', 'baggage', 'host', 'content-length']
 
-/** Why the assertion's header cannot be the one named, or undefined. */
-function identityHeaderProblem (upstream: UpstreamDefinition): string | undefined {
-  if (upstream.identity?.mode !== 'assertion') return undefined
-  const header = (upstream.identity.header ?? 'authorization').toLowerCase()
-  if (GATEWAY_HEADERS.includes(header)) return `"${header}" is a header the gateway writes itself`
+const EXCHANGE_REQUIRED = ['tokenEndpoint', 'clientId', 'clientSecretEnv'] as const
+const EXCHANGE_ONLY = [...EXCHANGE_REQUIRED, 'resource', 'scope', 'subjectTokenType'] as const
+
+/** What is wrong with `upstream.identity` (`<field> <problem>`, under `upstream.identity.`), or undefined. */
+function identityProblem (upstream: UpstreamDefinition): string | undefined {
+  const identity = upstream.identity
+  if (identity === undefined || identity.mode === 'none') return undefined
+  const exchange = identity.mode === 'exchange'
+  const missing = exchange ? EXCHANGE_REQUIRED.find((field) => identity[field] === undefined) : undefined
+  if (missing !== undefined) return `${missing} is required with mode "exchange"`
+  const misplaced = exchange ? undefined : EXCHANGE_ONLY.find((field) => identity[field] !== undefined)
+  if (misplaced !== undefined) return `${misplaced} applies to mode "exchange" only`
+  if (identity.lifetimeSec !== undefined && identity.mode !== 'assertion') return 'lifetimeSec applies to mode "assertion" only'
+  const header = (identity.header ?? 'authorization').toLowerCase()
+  if (GATEWAY_HEADERS.includes(header)) return `header "${header}" is a header the gateway writes itself`
   if (Object.keys(upstream.headers ?? {}).some((name) => name.toLowerCase() === header)) {
-    return `"${header}" is in upstream.headers too: the assertion would replace it (name another header for one of them)`
+    return `header "${header}" is in upstream.headers too: the caller's token would replace it (name another header for one of them)`
   }
   return undefined
 }
@@ -229,11 +255,11 @@ export function checkAgentDefinition (agent: unknown, where: string): AgentDefin
   if (definition.upstream !== undefined) {
     const local = (['executor', 'documents', 'outOfScope'] as const).find((key) => definition[key] !== undefined)
     if (local !== undefined) throw new AgentDefinitionError(`${where}.${local} does not apply to an upstream agent (proxy mode)`)
-    const problem = identityHeaderProblem(definition.upstream)
-    if (problem !== undefined) throw new AgentDefinitionError(`${where}.upstream.identity.header ${problem}`)
+    const problem = identityProblem(definition.upstream)
+    if (problem !== undefined) throw new AgentDefinitionError(`${where}.upstream.identity.${problem}`)
     const keys = definition.upstream.cardKeys
-    if (keys !== undefined && (keys.jwks === undefined) === (keys.jwksUrl === undefined)) {
-      throw new AgentDefinitionError(`${where}.upstream.cardKeys must have one of jwks (a JWKS) and jwksUrl (where to read one), not both`)
+    if (keys !== undefined && [keys.jwks, keys.jwksUrl, keys.jkuHost].filter((value) => value !== undefined).length !== 1) {
+      throw new AgentDefinitionError(`${where}.upstream.cardKeys must have one of jwks (a JWKS), jwksUrl (where to read one) and jkuHost (the host the card's jku must be on), not two`)
     }
   }
   if (Array.isArray(definition.documents)) {

@@ -18,7 +18,7 @@ import type { TaskTurnLock } from 'a2a-converse/service'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
-import { checkAgentDefinition, defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
+import { checkAgentDefinition, defaultAgentsFile, loadAgentDefinitions, type AgentDefinition, type UpstreamDefinition } from './agent-definitions.js'
 import type { AgentAdminOptions } from '../../plugins/operator-agents.js'
 import { builtInExecutors } from './executors.js'
 import { ConfigError, type GatewayConfig } from './config.js'
@@ -184,6 +184,8 @@ async function registerAll (
   const { config } = options
   const { authenticator, required } = gatewayAccess(config, definitions)
   const assertions = upstreamAssertions(config, definitions)
+  // The runtime's definitions only: the secret goes to the upstream agent, nowhere else (the operator API, logs).
+  const running = definitions.map((definition) => withClientSecret(definition, process.env))
   const walkIns = definitions.filter((definition) => !required.has(definition.id)).map((definition) => definition.id)
   if (config.trustProxy === true && walkIns.length > 0) {
     app.log.warn({ walkIns }, 'TRUST_PROXY=true believes any client\'s X-Forwarded-For: a walk-in picks its own address, ' +
@@ -213,7 +215,7 @@ async function registerAll (
   })
   app.addHook('onClose', async () => { await push.close() })
   const runtime = await buildAgentRuntime({
-    definitions,
+    definitions: running,
     executors: options.executors,
     maxReadChars: config.maxReadChars,
     conversations,
@@ -254,10 +256,11 @@ async function registerAll (
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
   // An agent that requires a credential names the gateway's schemes on its card (a proxied agent's too: the
   // caller authenticates to the gateway, never to the upstream).
+  const wellKnown = new Map(definitions.map((definition) => [definition.id, definition.wellKnownCard]))
   const secured = <T extends object>(id: string, card: T): T =>
     required.has(id) ? { ...card, ...cardSecurity((authenticator as Authenticator).accepts) } : card
   await app.register(converse, {
-    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: secured(id, card), routines })),
+    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: secured(id, card), routines, wellKnownCard: wellKnown.get(id) ?? config.wellKnownCard })),
     publicUrl: config.publicUrl,
     mcpPublicUrl: config.mcpPublicUrl,
     publicHosts: config.publicHosts,
@@ -465,6 +468,21 @@ function upstreamAssertions (config: GatewayConfig, definitions: AgentDefinition
   if (config.signing === undefined) throw new ConfigError('SIGNING_KEY', `must be set: ${why}, signed with it`)
   if (config.publicUrl === undefined) throw new ConfigError('PUBLIC_URL', `must be set: ${why}, issued by it`)
   return { key: config.signing, issuer: config.publicUrl }
+}
+
+/**
+ * A proxied agent with `upstream.identity.mode: exchange` with its client secret, read from the environment variable
+ * the agents file names (never from the file itself); a variable unset or empty stops the start, naming it.
+ */
+function withClientSecret (definition: AgentDefinition, env: Readonly<Record<string, string | undefined>>): AgentDefinition {
+  const identity = definition.upstream?.identity
+  if (identity?.mode !== 'exchange') return definition
+  const name = identity.clientSecretEnv as string
+  const secret = env[name]
+  if (secret === undefined || secret === '') {
+    throw new ConfigError(name, `must be set: agent "${definition.id}" exchanges its callers' tokens with it as client secret (upstream.identity.clientSecretEnv; docs/trust.md)`)
+  }
+  return { ...definition, upstream: { ...definition.upstream as UpstreamDefinition, identity: { ...identity, clientSecret: secret } } }
 }
 
 /** Without OPERATOR_API_KEY the operator paths say so (404, JSON), rather than a bare route-not-found. */

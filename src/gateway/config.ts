@@ -78,6 +78,8 @@ export interface GatewayConfig {
   maxBytesInFlightPerCaller: number
   /** The A2A protocol versions the JSON-RPC endpoint answers: 1.0, and 0.3 through translation unless left out. */
   a2aVersions: A2AVersion[]
+  /** What the well-known card path answers a request without A2A-Version (WELL_KNOWN_CARD; an agent's `wellKnownCard` wins). */
+  wellKnownCard: 'v1' | 'compat'
   /** How long a turn naming a task waits for the task's earlier turns (its turn lock) before -32603. */
   turnWaitTimeoutMs: number
   /** Who may call the agents (docs/identities.md). */
@@ -193,6 +195,7 @@ export const configSchema = {
     MAX_READ_CHARS: { type: 'integer', minimum: 1, maximum: 104857600, default: 4096 },
     MAX_BYTES_IN_FLIGHT_PER_CALLER: { type: 'integer', minimum: 0, maximum: 1099511627776, default: 2097152 },
     A2A_VERSIONS: { type: 'string', default: '0.3,1.0' },
+    WELL_KNOWN_CARD: { type: 'string', enum: ['v1', 'compat'], default: 'v1' },
     TURN_WAIT_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 3600000, default: 30000 },
     A2A_AUTH: { type: 'string', enum: ['walk-in', 'required'] },
     A2A_API_KEYS: { type: 'string' },
@@ -266,6 +269,7 @@ interface RawConfig {
   MAX_READ_CHARS: number
   MAX_BYTES_IN_FLIGHT_PER_CALLER: number
   A2A_VERSIONS: string
+  WELL_KNOWN_CARD: 'v1' | 'compat'
   TURN_WAIT_TIMEOUT_MS: number
   A2A_AUTH?: AuthMode
   A2A_API_KEYS?: string
@@ -372,6 +376,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     maxReadChars: raw.MAX_READ_CHARS,
     maxBytesInFlightPerCaller: raw.MAX_BYTES_IN_FLIGHT_PER_CALLER,
     a2aVersions: parseA2AVersions(raw.A2A_VERSIONS),
+    wellKnownCard: raw.WELL_KNOWN_CARD,
     turnWaitTimeoutMs: raw.TURN_WAIT_TIMEOUT_MS,
     auth: authConfig(raw),
     rateLimit: {

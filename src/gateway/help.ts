@@ -49,6 +49,7 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   MAX_READ_CHARS: 'characters of a message\'s text the built-in agents read (search, routine triggers and slots, the conversation); the rest is not read',
   MAX_STREAMS_PER_CALLER: 'open SSE streams per caller (walk-ins: per client address) at most; a further one is HTTP 429 with Retry-After; 0: no limit',
   A2A_VERSIONS: 'A2A versions the JSON-RPC endpoint answers: 0.3,1.0 (a request without A2A-Version is A2A 0.3, translated) or 1.0 (-32009)',
+  WELL_KNOWN_CARD: 'what the well-known card path answers a request without A2A-Version: v1 (1.0\'s strict card) or compat (0.3\'s fields beside the 1.0 interfaces, for 0.3 clients)',
   TURN_WAIT_TIMEOUT_MS: "a turn naming a task waits at most this for the task's earlier turns, in ms (then -32603, task busy)",
   A2A_AUTH: 'walk-in (anyone; a walk-in reaches only the task ids and UUID contextIds it holds) or required (a credential; each caller sees its own tasks); default: required when credentials are configured, else walk-in',
   A2A_API_KEYS: 'comma list of callerId:key (keys at least 16 characters), sent as Authorization: Bearer <key>',

@@ -37,6 +37,7 @@ t.test('defaults with no configuration at all', async (t) => {
     maxReadChars: 4096,
     maxBytesInFlightPerCaller: 2097152,
     a2aVersions: ['0.3', '1.0'],
+    wellKnownCard: 'v1',
     turnWaitTimeoutMs: 30000,
     auth: { mode: 'walk-in', apiKeys: [], jwt: undefined },
     rateLimit: { max: 6000, operatorMax: 600, windowMs: 60000, redisUrl: undefined, redisKeyPrefix: 'a2a-converse:' },

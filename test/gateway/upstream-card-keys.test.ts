@@ -22,8 +22,8 @@ function keyPair (kid: string): { privateKey: KeyObject, jwk: Json } {
   return { privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'ES256' } }
 }
 
-function signer (privateKey: KeyObject, kid: string) {
-  const sign = generateAgentCardSignature(privateKey, { alg: 'ES256', kid, typ: 'JOSE' })
+function signer (privateKey: KeyObject, kid: string, jku?: string) {
+  const sign = generateAgentCardSignature(privateKey, { alg: 'ES256', kid, typ: 'JOSE', ...(jku === undefined ? {} : { jku }) })
   return async (card: Record<string, unknown>) => await sign(card as unknown as AgentCard) as unknown as Record<string, unknown>
 }
 
@@ -65,6 +65,7 @@ t.test('a card signed with the configured keys is served, re-signed by the gatew
     t.equal(card.name, 'Shop upstream', `${id}: the upstream's card`)
     t.equal(card.supportedInterfaces[0].url, `${base}/a2a/${id}`, 'as rewritten')
     await verifyCard(card)
+    await t.rejects(verifyCard({ ...card, name: `${card.name as string}!` }), /No valid signatures/, `${id}: one byte more fails`)
   }
   const ready = await fetch(`${base}/health/ready`)
   t.equal(ready.status, 503)
@@ -108,17 +109,53 @@ t.test('a JWKS URL that answers badly: the reason says so', async (t) => {
   }
 })
 
+t.test('jkuHost: the keys the signature\'s jku names, read only from the configured host (https unless loopback)', async (t) => {
+  const upstreamKey = keyPair('upstream-1')
+  const ghost = keyPair('ghost')
+  const remote = await jwksServer(t, { keys: [upstreamKey.jwk] })
+  const host = new URL(remote.url).host
+  const sign = signer(upstreamKey.privateKey, 'upstream-1', remote.url)
+  const ghostFirst = signer(ghost.privateKey, 'ghost', remote.url)
+  // Two signatures naming one jku (the first by a key the JWKS lacks): the JWKS read once, the second verifies.
+  const twice = await startUpstream({ signCard: async (card) => await sign(await ghostFirst(card)) })
+  const noJku = await startUpstream({ signCard: signer(upstreamKey.privateKey, 'upstream-1') })
+  const plainHttp = await startUpstream({ signCard: signer(upstreamKey.privateKey, 'upstream-1', 'http://keys.example.test/jwks.json') })
+  for (const upstream of [twice, noJku, plainHttp]) t.teardown(() => upstream.close())
+  const { base } = await startGateway(t, { SIGNING_KEY: privatePem('EdDSA') }, {
+    agents: [
+      { id: 'shop', upstream: { url: `${twice.base}/`, cardKeys: { jkuHost: host } } },
+      { id: 'elsewhere', upstream: { url: `${twice.base}/`, cardKeys: { jkuHost: 'keys.example.test' } } },
+      { id: 'nojku', upstream: { url: `${noJku.base}/`, cardKeys: { jkuHost: host } } },
+      { id: 'http', upstream: { url: `${plainHttp.base}/`, cardKeys: { jkuHost: 'KEYS.example.test' } } }
+    ]
+  })
+  const card = await (await fetch(`${base}/a2a/shop/.well-known/agent-card.json`)).json() as Json
+  t.equal(card.name, 'Shop upstream', 'verified with the keys at its jku')
+  await verifyCard(card)
+  t.strictSame((await (await fetch(`${base}/health/ready`)).json() as Json).reasons, {
+    'upstream:elsewhere': 'card keys not read: a signature\'s jku is not on the configured host',
+    'upstream:nojku': 'card keys not read: a signature names no jku URL',
+    'upstream:http': 'card keys not read: a signature\'s jku is not https'
+  })
+})
+
 t.test('cardKeys in the agents file: exactly one of jwks and jwksUrl, keys with a kid', async (t) => {
   const files: Record<string, unknown> = {
     'both.json': { id: 'a', upstream: { url: 'http://a/', cardKeys: { jwks: { keys: [{ kid: 'k' }] }, jwksUrl: 'http://a/jwks' } } },
     'none.json': { id: 'a', upstream: { url: 'http://a/', cardKeys: {} } },
     'nokid.json': { id: 'a', upstream: { url: 'http://a/', cardKeys: { jwks: { keys: [{ kty: 'EC' }] } } } },
     'url.json': { id: 'a', upstream: { url: 'http://a/', cardKeys: { jwksUrl: 'jwks.json' } } },
-    'good.json': { id: 'a', upstream: { url: 'http://a/', cardKeys: { jwksUrl: 'https://a.example/jwks.json' } } }
+    'good.json': { id: 'a', upstream: { url: 'http://a/', cardKeys: { jwksUrl: 'https://a.example/jwks.json' } } },
+    'host-and-url.json': { id: 'a', upstream: { url: 'http://a/', cardKeys: { jkuHost: 'a.example', jwksUrl: 'https://a.example/jwks.json' } } },
+    'badhost.json': { id: 'a', upstream: { url: 'http://a/', cardKeys: { jkuHost: 'https://a.example/' } } },
+    'host.json': { id: 'a', upstream: { url: 'http://a/', cardKeys: { jkuHost: 'keys.a.example:8443' } } }
   }
   const dir = t.testdir(Object.fromEntries(Object.entries(files).map(([name, value]) => [name, JSON.stringify(value)])))
   const message = async (file: string) => await loadAgentDefinitions(join(dir, file)).then(() => '', (error: Error) => error.message)
-  t.match(await message('both.json'), /agents\[0\]\.upstream\.cardKeys must have one of jwks \(a JWKS\) and jwksUrl \(where to read one\), not both/)
+  t.match(await message('both.json'), /agents\[0\]\.upstream\.cardKeys must have one of jwks \(a JWKS\), jwksUrl \(where to read one\) and jkuHost \(the host the card's jku must be on\), not two/)
+  t.match(await message('host-and-url.json'), /agents\[0\]\.upstream\.cardKeys must have one of jwks/)
+  t.match(await message('badhost.json'), /agents\[0\]\.upstream\.cardKeys\.jkuHost must match pattern/)
+  t.equal(await message('host.json'), '')
   t.match(await message('none.json'), /agents\[0\]\.upstream\.cardKeys must have one of jwks/)
   t.match(await message('nokid.json'), /agents\[0\]\.upstream\.cardKeys\.jwks\.keys\.0 must have required property 'kid'/)
   t.match(await message('url.json'), /agents\[0\]\.upstream\.cardKeys\.jwksUrl must match pattern/)

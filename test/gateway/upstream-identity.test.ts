@@ -115,7 +115,7 @@ t.test('assertion mode needs SIGNING_KEY and PUBLIC_URL; its header is checked i
     'twice.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', headers: { Authorization: 'Bearer k' }, identity: { mode: 'assertion' } } }),
     'badname.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', identity: { mode: 'assertion', header: 'x caller' } } }),
     'life.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', identity: { mode: 'assertion', lifetimeSec: 3600 } } }),
-    'mode.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', identity: { mode: 'exchange' } } }),
+    'mode.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', identity: { mode: 'delegate' } } }),
     'none.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', headers: { authorization: 'Bearer k' }, identity: { mode: 'none' } } }),
     'own.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', headers: { authorization: 'Bearer k' }, identity: { mode: 'assertion', header: 'X-Caller-Assertion' } } }),
     'bare.json': JSON.stringify({ id: 'a', upstream: { url: 'http://a/', identity: { mode: 'assertion' } } })
@@ -125,7 +125,7 @@ t.test('assertion mode needs SIGNING_KEY and PUBLIC_URL; its header is checked i
   t.match(await message('twice.json'), /agents\[0\]\.upstream\.identity\.header "authorization" is in upstream\.headers too/)
   t.match(await message('badname.json'), /agents\[0\]\.upstream\.identity\.header must match pattern/)
   t.match(await message('life.json'), /agents\[0\]\.upstream\.identity\.lifetimeSec must be <= 300/)
-  t.match(await message('mode.json'), /agents\[0\]\.upstream\.identity\.mode must be equal to one of the allowed values: "none", "assertion"/)
+  t.match(await message('mode.json'), /agents\[0\]\.upstream\.identity\.mode must be equal to one of the allowed values: "none", "assertion", "passthrough", "exchange"/)
   t.equal(await message('none.json'), '', 'mode none: the configured headers as before')
   t.equal(await message('own.json'), '', 'an assertion in a header of its own, beside the configured ones')
   t.equal(await message('bare.json'), '', 'an assertion in Authorization, no other header configured')

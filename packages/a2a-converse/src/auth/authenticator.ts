@@ -12,6 +12,9 @@
  *   within that age and not be minted to live longer (`exp - iat`), so a long-lived token is refused from its first
  *   use, not only once it is old. The caller id is the `sub` claim, or another string claim.
  *
+ * Which scheme accepted the caller (and a JWT caller's token) is recorded beside the Caller (caller-credential.ts),
+ * for the upstream identity modes that forward the caller's own token; an API key is never kept.
+ *
  * A request without an Authorization header is a walk-in (undefined): whether that is allowed is the caller's
  * decision (per agent). A header that carries no valid credential rejects with AuthenticationError, whose
  * message never says which part failed, and nothing of the credential is kept on it.
@@ -21,6 +24,7 @@ import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetK
 import type { Caller } from '../protocol/backend.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { AuthenticationError, AuthenticationUnavailableError } from './errors.js'
+import { recordCredential } from './caller-credential.js'
 
 export { AuthenticationError, AuthenticationUnavailableError }
 
@@ -173,7 +177,10 @@ export function createAuthenticator (options: AuthenticatorOptions): Authenticat
     for (const key of keys) {
       if (timingSafeEqual(presented, key.digest) && found === undefined) found = key.callerId
     }
-    return found === undefined ? undefined : { id: found }
+    if (found === undefined) return undefined
+    const caller = { id: found }
+    recordCredential(caller, 'api-key')
+    return caller
   }
 
   async function tokenCaller (token: string, settings: NonNullable<typeof jwt>, keySet: JWTVerifyGetKey): Promise<Caller> {
@@ -200,7 +207,10 @@ export function createAuthenticator (options: AuthenticatorOptions): Authenticat
     }
     const id = payload[settings.callerClaim]
     if (!isCallerId(id)) throw new AuthenticationError()
-    return { id }
+    const caller = { id }
+    // Kept beside the caller (caller-credential.ts) for an upstream that takes the caller's own token.
+    recordCredential(caller, 'jwt', token)
+    return caller
   }
 
   async function authenticateHeaders (headers: Parameters<Authenticator['authenticate']>[0]): Promise<Caller | undefined> {

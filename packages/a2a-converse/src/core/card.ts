@@ -142,6 +142,14 @@ export function requestedCardVersion (a2aVersion: string | string[] | undefined)
   return value !== undefined && /^\s*0\.3(?:\.\d+)?\s*$/.test(value) ? '0.3' : '1.0'
 }
 
+/**
+ * Which card the well-known path answers: as requestedCardVersion, except that with `compat` (the agent's
+ * `wellKnownCard: 'compat'`) a request without `A2A-Version` — what every 0.3 client sends — gets 0.3's card.
+ */
+export function wellKnownCardVersion (a2aVersion: string | string[] | undefined, compat: boolean): '0.3' | '1.0' {
+  return compat && a2aVersion === undefined ? '0.3' : requestedCardVersion(a2aVersion)
+}
+
 /** An agent's card as served for `version`: unchanged when the agent serves 1.0 only. */
 export function cardAsServed (card: Record<string, unknown>, serves03: boolean, version: '0.3' | '1.0'): Record<string, unknown> {
   if (!serves03) return card

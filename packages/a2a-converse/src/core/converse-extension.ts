@@ -28,7 +28,16 @@ export interface ConverseAgentOptions {
   id: string
   card: AgentCardInput
   routines?: RoutineDeclaration[]
+  /**
+   * What the well-known card path answers a request without `A2A-Version`, for an agent that also serves 0.3:
+   * `v1` (default) 1.0's strict card; `compat` the compatible card (0.3's fields beside 1.0's interfaces: what 0.3
+   * clients read). docs/protocol-versions.md, "The card".
+   */
+  wellKnownCard?: WellKnownCard
 }
+
+/** See ConverseAgentOptions.wellKnownCard. */
+export type WellKnownCard = 'v1' | 'compat'
 
 export interface ConverseExtensionOptions {
   agents: ConverseAgentOptions[]
@@ -66,6 +75,8 @@ export interface ResolvedAgent {
   tools: readonly ToolDescriptor[]
   /** Extension URIs the agent declares (the card's, plus converse). */
   declared: ReadonlySet<string>
+  /** What its well-known card path answers a request without `A2A-Version` (ConverseAgentOptions.wellKnownCard). */
+  wellKnownCard: WellKnownCard
   /** The augmented card for these URLs (cached per distinct combination, bounded). */
   cardFor (urls: CardUrls): Record<string, unknown>
 }
@@ -159,7 +170,7 @@ export function createConverseExtension (options: ConverseExtensionOptions): Con
     const agent = agents.get(agentId)
     if (agent === undefined) throw new InvalidOptionError('agentId', `"${agentId}" is not a declared agent`)
     checkCard(`agents["${agentId}"].card`, card)
-    agents.set(agentId, resolveAgent(agentId, card, agent.routines as RoutineDeclaration[]))
+    agents.set(agentId, resolveAgent(agentId, card, agent.routines as RoutineDeclaration[], agent.wellKnownCard))
     negotiations.get(agentId)?.clear()
   }
 
@@ -217,12 +228,14 @@ function resolveAgents (options: ConverseExtensionOptions): Map<string, Resolved
     checkCard(`${where}.card`, card)
     const routines = agent.routines ?? []
     validateRoutineDeclarations(routines)
-    agents.set(agent.id, resolveAgent(agent.id, card, routines))
+    const wellKnownCard = agent.wellKnownCard ?? 'v1'
+    if (wellKnownCard !== 'v1' && wellKnownCard !== 'compat') throw new InvalidOptionError(`${where}.wellKnownCard`, 'must be "v1" or "compat"')
+    agents.set(agent.id, resolveAgent(agent.id, card, routines, wellKnownCard))
   })
   return agents
 }
 
-function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclaration[]): ResolvedAgent {
+function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclaration[], wellKnownCard: WellKnownCard): ResolvedAgent {
   const tools = buildToolDescriptors(routines)
   const others: AgentExtensionEntry[] = card.capabilities?.extensions ?? []
   const declared = new Set([...others.map((entry) => entry.uri), CONVERSE_EXTENSION_URI])
@@ -232,6 +245,7 @@ function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclar
     routines,
     tools,
     declared,
+    wellKnownCard,
     cardFor ({ publicUrl, mcpPublicUrl = publicUrl, mountPath = '', grpcUrl }) {
       const key = `${publicUrl} ${mcpPublicUrl} ${mountPath} ${grpcUrl ?? ''}`
       const cached = cache.get(key)

@@ -27,7 +27,7 @@ import { JWKS_HEADERS, notServed03Body } from '../http/card-cache.js'
 import { createCardSigner, JWKS_PATH } from '../auth/card-signer.js'
 import { isSigningKey, type SigningKey } from '../auth/signing-key.js'
 import { publicHostList, requestOrigin } from '../http/request-origin.js'
-import { cardAsServed, requestedCardVersion, V03_CARD_PATH } from '../core/card.js'
+import { cardAsServed, requestedCardVersion, V03_CARD_PATH, wellKnownCardVersion } from '../core/card.js'
 import {
   endpointAuthentication, endpointBackends, resolveEndpointOptions, type EndpointAgentOptions, type ResolvedEndpointOptions
 } from '../http/endpoint-options.js'
@@ -37,7 +37,7 @@ import type { A2AVersion } from '../protocol/version.js'
 import type { CallObserver } from '../telemetry/observer.js'
 import { a2aRoutes } from './a2a-routes.js'
 import { routeDecorator, type DecorateRouteOptions } from './decorate-route.js'
-import { guarded, loggerOf, routerLogger, sendCard, signed, unknownAgent, type RouterContext } from './route-kit.js'
+import { extendedCardSigner, guarded, loggerOf, routerLogger, sendCard, signed, unknownAgent, type RouterContext } from './route-kit.js'
 
 export type { ConverseLocals, DecorateRouteOptions } from './decorate-route.js'
 
@@ -138,7 +138,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
   const signer = options.cardSigning === undefined ? undefined : createCardSigner(options.cardSigning)
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   const resolved = servedAgents(options, extension)
-  const backends = resolved === undefined ? new Map() : endpointBackends(resolved)
+  const backends = resolved === undefined ? new Map() : endpointBackends(resolved, extendedCardSigner(signer, publicUrl))
   const service = createBoundA2AService({
     extension,
     backends,
@@ -174,11 +174,14 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
       }
     })
 
-  /** The well-known card routes: the version by the request's header; the `/v0.3/` ones: 0.3's card, for 0.3 clients that send none. */
+  /**
+   * The well-known card routes: the version by the request's header (none: 1.0's, or 0.3's for a `compat` agent); the
+   * `/v0.3/` ones: 0.3's card, for 0.3 clients that send none.
+   */
   function cardRoute (version?: '0.3') {
     return guarded(async (request, response) => {
       const agentId = (request.params.agentId as string | undefined) ?? extension.defaultAgentId
-      const card = cardFor(agentId, request, version)
+      const card = cardFor(agentId, request, version ?? wellKnownCardVersion(request.headers['a2a-version'], extension.agents.get(agentId)?.wellKnownCard === 'compat'))
       if (card === undefined) unknownAgent(response, agentId)
       else if (version !== undefined && !served03(agentId)) response.status(404).json(notServed03Body(agentId))
       else sendCard(request, response, await signed(signer, card, `${publicUrl(request)}${request.baseUrl}${JWKS_PATH}`), served03(agentId), cardsFromRequest)

@@ -13,7 +13,8 @@ import { unknownAgentBody } from '../bindings/jsonrpc/binding.js'
 import { readRequestBody } from '../http/request-body.js'
 import { requestHostErrorBody, RequestHostError } from '../http/request-origin.js'
 import { cardReply } from '../http/card-cache.js'
-import type { CardSigner } from '../auth/card-signer.js'
+import { JWKS_PATH, type CardSigner } from '../auth/card-signer.js'
+import { HTTP_JSON_PATH } from '../bindings/http-json/binding.js'
 
 /** What the router's routes are built from (converse-router.ts makes it once per router). */
 export interface RouterContext {
@@ -102,4 +103,19 @@ export function sendCard (request: Request, response: Response, card: Record<str
   response.status(status).set(headers)
   if (body === undefined) response.end()
   else response.send(body)
+}
+
+/** The tail of an HTTP+JSON request's baseUrl (the sub-router at <mount>/a2a/<id>/rest): what is left is the mount. */
+const HTTP_JSON_MOUNT = new RegExp(`/a2a/[^/]+${HTTP_JSON_PATH}$`)
+
+/**
+ * The extended card signed as the well-known cards are, its jku under the router's mount (an HTTP+JSON request is in
+ * the sub-router at <mount>/a2a/<id>/rest, whose baseUrl says so); undefined when the router does not sign.
+ */
+export function extendedCardSigner (signer: CardSigner | undefined, publicUrl: (request: Request) => string) {
+  if (signer === undefined) return undefined
+  return async (card: Record<string, unknown>, request: Request) => {
+    const mount = request.baseUrl.replace(HTTP_JSON_MOUNT, '')
+    return await signer.sign(card, `${publicUrl(request)}${mount}${JWKS_PATH}`)
+  }
 }

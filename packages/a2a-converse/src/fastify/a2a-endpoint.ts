@@ -34,7 +34,7 @@ type RouteRequest = FastifyRequest<{ Params: { agentId?: string } }>
 async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpointOptions): Promise<void> {
   // fastify-plugin's dependency check has made sure the converse plugin is there.
   const resolved = resolveEndpointOptions<FastifyRequest>(options, fastify.converse)
-  const backends = endpointBackends(resolved)
+  const backends = endpointBackends(resolved, fastify.converse.signCard)
   const service = createBoundA2AService({
     extension: fastify.converse.extension,
     backends,

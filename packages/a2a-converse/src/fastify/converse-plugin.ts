@@ -12,7 +12,7 @@ import { isSigningKey, type SigningKey } from '../auth/signing-key.js'
 import { publicHostList, requestHostErrorBody, requestOrigin, RequestHostError } from '../http/request-origin.js'
 import { EXTENSIONS_HEADER } from '../core/uri.js'
 import type { BoundA2AService } from '../bindings/index.js'
-import { cardAsServed, requestedCardVersion, V03_CARD_PATH } from '../core/card.js'
+import { cardAsServed, requestedCardVersion, V03_CARD_PATH, wellKnownCardVersion } from '../core/card.js'
 import { unknownAgentBody } from '../bindings/jsonrpc/binding.js'
 
 export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
@@ -88,6 +88,11 @@ export interface ConverseApi {
    * agent wins); the MCP door (`mcpEndpoint`) sends its tool calls there.
    */
   a2aServices: Map<string, BoundA2AService>
+  /**
+   * With `cardSigning`: a card (the extended card an endpoint answers) signed for this request's base URL, as the
+   * well-known cards are; undefined without a key.
+   */
+  signCard?: (card: Record<string, unknown>, request: FastifyRequest) => Promise<Record<string, unknown>>
 }
 
 declare module 'fastify' {
@@ -142,7 +147,10 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     return extension.transform(method, result, { agentId: state.agentId, negotiated: state, body: request.body, log: request.log })
   }
 
-  fastify.decorate('converse', { agents, defaultAgentId, cardFor, hostRefusal, cardsFromRequest, transformResult, decorator, extension, mountPath, a2aServices: new Map() })
+  const signCard = signer === undefined
+    ? undefined
+    : async (card: Record<string, unknown>, request: FastifyRequest) => await signer.sign(card, `${publicUrl(request)}${mountPath}${JWKS_PATH}`)
+  fastify.decorate('converse', { agents, defaultAgentId, cardFor, hostRefusal, cardsFromRequest, transformResult, decorator, extension, mountPath, a2aServices: new Map(), signCard })
   fastify.decorateRequest('converse', null)
 
   /** The onRequest hook of one marked route: its config is read once, here, not per request. */
@@ -202,13 +210,16 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     return reply.code(status).headers(headers).send(body)
   }
 
-  /** The well-known card routes: the version by the request's header; the `/v0.3/` ones: 0.3's card, for 0.3 clients that send none. */
+  /**
+   * The well-known card routes: the version by the request's header (none: 1.0's, or 0.3's for a `compat` agent); the
+   * `/v0.3/` ones: 0.3's card, for 0.3 clients that send none.
+   */
   function cardRoute (version?: '0.3') {
     return async (request: FastifyRequest<{ Params: { agentId?: string } }>, reply: FastifyReply) => {
       const agentId = request.params.agentId ?? defaultAgentId
       const refused = hostRefusal(request)
       if (refused !== undefined) return reply.code(400).send(requestHostErrorBody(refused))
-      const card = cardFor(agentId, request, version)
+      const card = cardFor(agentId, request, version ?? wellKnownCardVersion(request.headers['a2a-version'], agents.get(agentId)?.wellKnownCard === 'compat'))
       if (card === undefined) return reply.code(404).send(unknownAgentBody(agentId))
       if (version !== undefined && !serves03(agentId)) return reply.code(404).send(notServed03Body(agentId))
       return await sendCard(request, reply, agentId, card)

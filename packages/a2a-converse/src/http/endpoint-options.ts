@@ -249,8 +249,13 @@ function capability (where: string, name: string, option: unknown, onCard: unkno
   return option ?? (typeof onCard === 'boolean' ? onCard : fallback)
 }
 
-/** Each served agent's backend: its own, or the local SDK backend over its executor. */
-export function endpointBackends<R> (resolved: ResolvedEndpointOptions<R>): Map<string, A2ABackend> {
+/**
+ * Each served agent's backend: its own, or the local SDK backend over its executor. With `signCard` (the door's
+ * card key) the extended card is signed last, as every card the door serves.
+ */
+export function endpointBackends<R> (
+  resolved: ResolvedEndpointOptions<R>, signCard?: (card: Record<string, unknown>, request: R) => Promise<Record<string, unknown>>
+): Map<string, A2ABackend> {
   return new Map(resolved.agents.map((agent) => {
     const extendedCard = agent.extendedCard
     return [agent.id, agent.backend ?? localBackend({
@@ -260,7 +265,12 @@ export function endpointBackends<R> (resolved: ResolvedEndpointOptions<R>): Map<
       turnLock: agent.turnLock,
       events: resolved.events,
       push: agent.push,
-      extendedCard: extendedCard === undefined ? undefined : (context) => extendedCard(context.doorRequest as R)
+      extendedCard: extendedCard === undefined
+        ? undefined
+        : async (context) => {
+          const card = await extendedCard(context.doorRequest as R)
+          return signCard === undefined ? card : await signCard(card, context.doorRequest as R)
+        }
     })]
   }))
 }

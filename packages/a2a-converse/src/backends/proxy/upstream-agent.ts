@@ -8,10 +8,11 @@ import type { A2ABackend, ServiceLogger } from '../../protocol/backend.js'
 import { upstreamBackend } from './upstream-backend.js'
 import { upstreamCardSource, type UpstreamCard, type UpstreamCardSource, type UpstreamCardSourceOptions } from './upstream-card.js'
 import type { UpstreamErrorDetails } from './upstream-errors.js'
-import { createAssertionMinter } from '../../auth/upstream-assertion.js'
 import { upstreamCardVerifier, type UpstreamCardKeys } from './upstream-card-keys.js'
 import type { SigningKey } from '../../auth/signing-key.js'
-import { InvalidOptionError } from '../../core/errors.js'
+import { upstreamIdentity, type UpstreamIdentityDefinition } from './upstream-identity.js'
+
+export type { UpstreamIdentityDefinition }
 
 /** Where a proxied agent runs (proxy mode): another A2A 1.0 agent the gateway stands in front of. */
 export interface UpstreamDefinition {
@@ -41,21 +42,6 @@ export interface UpstreamDefinition {
    * does not verify is not used, the agent not ready until one does (docs/trust.md). Default: cards used unchecked.
    */
   cardKeys?: UpstreamCardKeys
-}
-
-/**
- * `none`: the upstream sees the gateway only (its configured `headers`). `assertion`: every request made for a caller
- * carries a JWT the gateway signs (auth/upstream-assertion.ts): `sub` the caller (none for a walk-in), `act` the
- * gateway, `aud` the upstream.
- */
-export interface UpstreamIdentityDefinition {
-  mode: 'none' | 'assertion'
-  /** The header it goes in (`authorization`: `Bearer <jwt>`; another: the bare JWT). Default `authorization`. */
-  header?: string
-  /** The assertion's `aud`. Default: the upstream's `url`. */
-  audience?: string
-  /** Seconds, 60–300. Default 300. */
-  lifetimeSec?: number
 }
 
 export const UPSTREAM_DEFAULTS = Object.freeze({
@@ -98,7 +84,6 @@ export interface UpstreamAgentOptions {
 export async function startUpstreamAgent (options: UpstreamAgentOptions): Promise<UpstreamAgent> {
   const { agentId, upstream } = options
   const settings = { ...UPSTREAM_DEFAULTS, ...upstream }
-  const identity = upstream.identity?.mode === 'assertion' ? assertionIdentity(options) : undefined
   const owned = options.dispatcher === undefined
   const dispatcher = options.dispatcher ?? new Agent({
     connect: { timeout: settings.connectTimeoutMs },
@@ -107,6 +92,15 @@ export async function startUpstreamAgent (options: UpstreamAgentOptions): Promis
     headersTimeout: settings.timeoutMs,
     bodyTimeout: settings.streamIdleTimeoutMs
   })
+  // Open requests were aborted by their callers when the gateway began closing; nothing is left to finish.
+  const release = async (): Promise<void> => { if (owned) await dispatcher.destroy() }
+  let identity
+  try {
+    identity = upstreamIdentity(upstream.identity, { agentId, url: upstream.url, dispatcher, timeoutMs: settings.timeoutMs, assertions: options.assertions })
+  } catch (error) {
+    await release()
+    throw error
+  }
   const cards = upstreamCardSource({
     agentId,
     url: upstream.url,
@@ -121,8 +115,7 @@ export async function startUpstreamAgent (options: UpstreamAgentOptions): Promis
   })
   const close = async (): Promise<void> => {
     cards.close()
-    // Open requests were aborted by their callers when the gateway began closing; nothing is left to finish.
-    if (owned) await dispatcher.destroy()
+    await release()
   }
   let initialCard: UpstreamCard | undefined
   try {
@@ -143,12 +136,4 @@ export async function startUpstreamAgent (options: UpstreamAgentOptions): Promis
     identity
   })
   return { agentId, backend, cards, initialCard, close }
-}
-
-/** `identity: assertion`: each caller's JWT, in the header named (lower case). */
-function assertionIdentity ({ agentId, upstream, assertions }: UpstreamAgentOptions): { header: string, tokenFor: ReturnType<typeof createAssertionMinter>['tokenFor'] } {
-  const definition = upstream.identity as UpstreamIdentityDefinition
-  if (assertions === undefined) throw new InvalidOptionError('assertions', `must be given: agent "${agentId}" sends assertions (upstream.identity.mode "assertion")`)
-  const minter = createAssertionMinter({ key: assertions.key, issuer: assertions.issuer, audience: definition.audience ?? upstream.url, lifetimeSec: definition.lifetimeSec })
-  return { header: (definition.header ?? 'authorization').toLowerCase(), tokenFor: minter.tokenFor }
 }

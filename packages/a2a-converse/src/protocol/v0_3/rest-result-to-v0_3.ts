@@ -3,9 +3,8 @@
  * whose helpers this builds on).
  */
 import { TASK_STATES } from '../params.js'
-import { withV03Fields } from '../../core/card.js'
 import type { V1MethodOf03 } from './types.js'
-import { asObject, FINAL_STATES, nonEmpty, partToV03, pushConfigToV03, taskStateToV03, withOptional } from './result-to-v0_3.js'
+import { asObject, FINAL_STATES, nonEmpty, partToV03, pushConfigToV03, taskStateToV03, v03ExtendedCard, withOptional } from './result-to-v0_3.js'
 
 type Json = Record<string, unknown>
 
@@ -29,7 +28,7 @@ export function restResultToV03 (method: V1MethodOf03, value: unknown): unknown 
     case 'ListTaskPushNotificationConfigs':
       return { configs: (Array.isArray(result.configs) ? result.configs : []).map((config) => restPushConfig(asObject(config))) }
     case 'GetExtendedAgentCard':
-      return withV03Fields(result)
+      return v03ExtendedCard(result)
     default:
       // DeleteTaskPushNotificationConfig answers no body; streaming methods answer with events.
       return value

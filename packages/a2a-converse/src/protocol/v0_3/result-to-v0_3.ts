@@ -38,7 +38,7 @@ export function resultToV03 (method: V1MethodOf03, value: unknown): unknown {
     case 'DeleteTaskPushNotificationConfig':
       return null
     case 'GetExtendedAgentCard':
-      return withV03Fields(result)
+      return v03ExtendedCard(result)
     default:
       // Streaming methods answer with events (streamEventToV03).
       return value
@@ -169,4 +169,13 @@ export function v1CallToV03 (method: string, params: unknown): { method: string,
       metadata: value.metadata
     })
   }
+}
+
+/**
+ * The extended card for a 0.3 reader: 0.3's fields added, and its signatures dropped — they signed the card without
+ * those fields and would not verify (a 0.3 extended card is served unsigned; docs/signing.md).
+ */
+export function v03ExtendedCard (card: Record<string, unknown>): Record<string, unknown> {
+  const { signatures: _stale, ...unsigned } = card
+  return withV03Fields(unsigned)
 }
