@@ -20,6 +20,7 @@ import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
 import { checkAgentDefinition, defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
 import type { AgentAdminOptions } from '../../plugins/operator-agents.js'
+import type { StoredAgent } from 'a2a-converse/runtime'
 import { builtInExecutors } from './executors.js'
 import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
@@ -27,6 +28,8 @@ import { packageRoot } from './package-root.js'
 import { openRateLimits, type RateLimit } from './rate-limits.js'
 import { callerShare, requestBytes } from './caller-share.js'
 import { buildAgentRuntime } from './runtime.js'
+import { liveAgents } from './live-agents.js'
+import type { UpstreamAgent } from 'a2a-converse/service'
 import { openGatewayState, type GatewayState } from './state.js'
 import { createPushNotifications } from 'a2a-converse/push'
 import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
@@ -121,7 +124,7 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
   })
   try {
     const agents = await servedAgents(options, fileAgents, state, app.log)
-    await registerAll(app, options, agents.definitions, { conversations, events, state, admin: agents.admin })
+    await registerAll(app, options, agents.definitions, { conversations, events, state, ...agents })
   } catch (error) {
     await app.close()
     throw error
@@ -140,6 +143,7 @@ async function servedAgents (options: GatewayOptions, fileAgents: AgentDefinitio
   const executors = Object.keys({ ...builtInExecutors, ...options.executors })
   const authenticates = config.auth.apiKeys.length > 0 || config.auth.jwt !== undefined
   const fileIds = new Set(fileAgents.map((definition) => definition.id))
+  const check = servableCheck(executors, authenticates, config.auth.mode)
   const published: AgentDefinition[] = []
   const served = new Map<string, number | 'file'>()
   for (const agent of await state.agents.list()) {
@@ -149,9 +153,7 @@ async function servedAgents (options: GatewayOptions, fileAgents: AgentDefinitio
     }
     let definition: AgentDefinition
     try {
-      definition = checkAgentDefinition(agent.definition, `agent "${agent.id}"`)
-      if (definition.executor !== undefined && !executors.includes(definition.executor)) throw new Error(`executor "${definition.executor}" is not one of this gateway's (${executors.join(', ')})`)
-      if ((definition.auth ?? config.auth.mode) === 'required' && !authenticates) throw new Error('requires a credential, and this gateway has none to check (A2A_API_KEYS or A2A_JWT_*)')
+      definition = check(agent)
     } catch (error) {
       log.warn({ agentId: agent.id, version: agent.version }, `agent "${agent.id}" version ${agent.version} in the state store is not served: ${(error as Error).message}`)
       continue
@@ -172,25 +174,42 @@ async function servedAgents (options: GatewayOptions, fileAgents: AgentDefinitio
     maxAgentBytes: config.maxAgentBytes,
     maxAgentDocuments: config.maxAgentDocuments
   }
-  return { definitions: [...file, ...published], admin }
+  return { definitions: [...file, ...published], admin, check, served }
+}
+
+/** A stored agent's definition as this gateway can serve it; throws why not (docs/agents.md). */
+function servableCheck (executors: readonly string[], authenticates: boolean, mode: 'walk-in' | 'required') {
+  return (agent: StoredAgent): AgentDefinition => {
+    const definition = checkAgentDefinition(agent.definition, `agent "${agent.id}"`)
+    if (definition.executor !== undefined && !executors.includes(definition.executor)) throw new Error(`executor "${definition.executor}" is not one of this gateway's (${executors.join(', ')})`)
+    if ((definition.auth ?? mode) === 'required' && !authenticates) throw new Error('requires a credential, and this gateway has none to check (A2A_API_KEYS or A2A_JWT_*)')
+    return definition
+  }
 }
 
 async function registerAll (
   app: FastifyInstance,
   options: GatewayOptions,
   definitions: AgentDefinition[],
-  { conversations, events, state, admin }: { conversations: ConversationStore, events: TaskEventHub, state: GatewayState, admin: AgentAdminOptions }
+  { conversations, events, state, admin, check, served }: {
+    conversations: ConversationStore, events: TaskEventHub, state: GatewayState, admin: AgentAdminOptions
+    check: (agent: StoredAgent) => AgentDefinition, served: Map<string, number | 'file'>
+  }
 ): Promise<void> {
   const { config } = options
   const { authenticator, required } = gatewayAccess(config, definitions)
-  const assertions = upstreamAssertions(config, definitions)
+  // What proxied agents sign assertions with: checked for the agents served at start, kept for those published later.
+  const assertions = upstreamAssertions(config, definitions) ??
+    (config.signing !== undefined && config.publicUrl !== undefined ? { key: config.signing, issuer: config.publicUrl } : undefined)
+  // The agents served now (live: src/gateway/live-agents.ts changes it): the metrics' agent labels, the inbox's agents.
+  const agentIds = new Set(definitions.map((definition) => definition.id))
   const walkIns = definitions.filter((definition) => !required.has(definition.id)).map((definition) => definition.id)
   if (config.trustProxy === true && walkIns.length > 0) {
     app.log.warn({ walkIns }, 'TRUST_PROXY=true believes any client\'s X-Forwarded-For: a walk-in picks its own address, ' +
       'and with it its per-address limits (rate, streams, open tasks). Set TRUST_PROXY to the load balancer\'s addresses or CIDRs')
   }
   // Metrics exist only with METRICS_TOKEN: without it nothing is counted (no registry, no observer).
-  const metrics = config.metricsToken === undefined ? undefined : createGatewayMetrics(definitions.map((definition) => definition.id))
+  const metrics = config.metricsToken === undefined ? undefined : createGatewayMetrics(agentIds)
   // One turn lock per agent, shared by its A2A endpoint and the inbox's task writes.
   const turnLocks = new Map<string, TaskTurnLock>()
   const turnLock = (agentId: string): TaskTurnLock => {
@@ -267,10 +286,16 @@ async function registerAll (
     // Every card signed last, after each rewrite (a proxied agent's included), and the JWKS published (docs/signing.md).
     cardSigning: config.signing
   })
-  // A proxied agent's card as read now (it may have been read since the runtime started), then every change.
-  for (const upstream of runtime.upstreams) {
-    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, secured(upstream.agentId, card.served)))
+  // A proxied agent's card as read now (it may have been read since the runtime started), then every change, while
+  // that upstream is the agent's (a replaced one's refreshes stop counting at the switch).
+  const upstreams = new Map<string, UpstreamAgent>()
+  const followCard = (upstream: UpstreamAgent): void => {
+    upstreams.set(upstream.agentId, upstream)
+    upstream.cards.onChange((card) => {
+      if (upstreams.get(upstream.agentId) === upstream) app.converse.extension.setCard(upstream.agentId, secured(upstream.agentId, card.served))
+    })
   }
+  for (const upstream of runtime.upstreams) followCard(upstream)
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
   const limits = openRateLimits(config.rateLimit, app.log, metrics?.rateLimited ?? noRefusalCount)
   app.addHook('onClose', async () => await limits.close())
@@ -377,13 +402,58 @@ async function registerAll (
     app.addHook('preClose', async () => { await Promise.all(doors.map(async (door) => await door.close())) })
   }
   await serveMetrics(app, config, metrics, limits.limit('metrics', config.rateLimit.operatorMax))
+  // Agent changes in the state store, served live on every door (docs/agents.md).
+  const live = liveAgents({
+    store: state.agents,
+    events,
+    fileIds: new Set([...served].filter(([, version]) => version === 'file').map(([id]) => id)),
+    served,
+    check,
+    syncMs: config.agentsSyncMs,
+    log: app.log,
+    put: async (definition) => {
+      const { id } = definition
+      // check() made sure an agent that requires a caller has an authenticator here.
+      const requires = (definition.auth ?? config.auth.mode) === 'required'
+      // Built (a knowledge index, an upstream's first card read) while the version before serves every call. A proxied
+      // agent that sends assertions without SIGNING_KEY and PUBLIC_URL fails here (not served, logged).
+      const { agent, upstream, switched } = await runtime.build(definition)
+      app.converse.putAgent({
+        id,
+        card: requires ? { ...agent.card, ...cardSecurity((authenticator as Authenticator).accepts) } : agent.card,
+        routines: agent.routines,
+        executor: agent.executor,
+        backend: agent.backend,
+        taskStore: agent.taskStore,
+        push: agent.push,
+        turnLock: turnLock(id),
+        access: requires ? 'authenticated' : 'walk-in'
+      })
+      if (requires) required.add(id)
+      else required.delete(id)
+      switched()
+      agentIds.add(id)
+      if (upstream === undefined) upstreams.delete(id)
+      else followCard(upstream)
+    },
+    remove: (agentId) => {
+      app.converse.removeAgent(agentId)
+      runtime.remove(agentId)
+      required.delete(agentId)
+      agentIds.delete(agentId)
+      upstreams.delete(agentId)
+    }
+  })
+  // Before the runtime closes: a switch in progress finishes first.
+  app.addHook('preClose', async () => { await live.close() })
+  admin.changed = live.changed
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {
     await app.register(async (scope) => {
       limits.apply(scope, { door: 'operator', limit: limits.limit('operator', config.rateLimit.operatorMax), key: (request) => `address:${request.ip}` })
       await scope.register(operatorApi, {
         apiKey: config.operatorApiKey as string,
-        agentIds: runtime.agents.map((agent) => agent.id),
+        agentIds,
         inbox: metrics === undefined ? runtime.inbox : metrics.countedInbox(runtime.inbox),
         answers: conversations.answers,
         agentAdmin: admin

@@ -138,7 +138,12 @@ export interface McpService {
   handle (request: McpRequest): Promise<void>
 }
 
-/** The tools of one agent, built once: ask_agent, then the routine tools in declaration order. */
+/** Whether a routine of the agent takes the MCP door's own tool name. */
+function ownsAskAgent (agent: ResolvedAgent): boolean {
+  return agent.tools.some((tool) => tool.toolName === ASK_AGENT)
+}
+
+/** The tools of one agent: ask_agent, then the routine tools in declaration order. */
 function toolsOf (agent: ResolvedAgent): Tool[] {
   return [
     {
@@ -169,12 +174,24 @@ export function createMcpService (options: McpServiceOptions): McpService {
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
   const maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH
   if (!Number.isSafeInteger(maxBatch) || maxBatch < 1 || maxBatch > SDK_MAX_BATCH) throw new InvalidOptionError('maxBatch', `must be an integer from 1 to ${SDK_MAX_BATCH}`)
-  const tools = new Map<string, Tool[]>()
   for (const [agentId, agent] of extension.agents) {
-    if (!services.has(agentId)) continue
-    const index = agent.tools.findIndex((tool) => tool.toolName === ASK_AGENT)
-    if (index !== -1) throw new InvalidOptionError(`agents "${agentId}" routines`, `toolName "${ASK_AGENT}" is the MCP door's own tool: rename the routine's toolName`)
-    tools.set(agentId, toolsOf(agent))
+    if (services.has(agentId) && ownsAskAgent(agent)) {
+      throw new InvalidOptionError(`agents "${agentId}" routines`, `toolName "${ASK_AGENT}" is the MCP door's own tool: rename the routine's toolName`)
+    }
+  }
+  // An agent's tools, built once per declaration: an agent put or replaced at runtime (the extension's putAgent) is a
+  // new declaration, so its tools follow at once, and a removed one's go with it (nothing here keeps it alive).
+  const built = new WeakMap<ResolvedAgent, Tool[]>()
+  /** The tools of an agent served here now; undefined: not served (one put at runtime whose routine takes ask_agent's name is not). */
+  function toolsFor (agentId: string): Tool[] | undefined {
+    const agent = extension.agents.get(agentId)
+    if (agent === undefined || !services.has(agentId)) return undefined
+    let tools = built.get(agent)
+    if (tools === undefined) {
+      if (ownsAskAgent(agent)) return undefined
+      built.set(agent, tools = toolsOf(agent))
+    }
+    return tools
   }
 
   /** Runs one A2A method through the A2A service, as an A2A caller activating the extension would send it. */
@@ -256,11 +273,11 @@ export function createMcpService (options: McpServiceOptions): McpService {
     const server = new Server(identity, {
       capabilities: { tools: {} }, jsonSchemaValidator, requestState: { verify: verifyRequestState }
     })
-    const agentTools = tools.get(agentId) as Tool[]
-    server.setRequestHandler('tools/list', () => ({ tools: agentTools }))
+    // Read per request: a long-lived Server of the fast path answers with the agent's tools as they are now.
+    server.setRequestHandler('tools/list', () => ({ tools: toolsFor(agentId) ?? [] }))
     server.setRequestHandler('tools/call', async (call, context) => {
       const { name } = call.params
-      const tool = agentTools.find((candidate) => candidate.name === name)
+      const tool = toolsFor(agentId)?.find((candidate) => candidate.name === name)
       const request = requestOf(context)
       countToolCall(request, agentId, tool === undefined ? 'unknown' : name)
       if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
@@ -396,7 +413,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
     /* c8 ignore stop */
   }
 
-  return { serves: (agentId) => tools.has(agentId), handle }
+  return { serves: (agentId) => toolsFor(agentId) !== undefined, handle }
 }
 
 /** GetTask's reply (the task itself) as SendMessage's (`{ task }`), which the tool result reads. */

@@ -152,7 +152,13 @@ export function inboxEntry (
 
 export function createInbox (options: InboxOptions): Inbox {
   const { store, taskStores, events } = options
-  const writers = new Map([...taskStores].map(([agentId, taskStore]) => [agentId, createTaskWriter(taskStore, events)]))
+  // One writer per task store, made on first use (an agent served from a later change brings a store of its own).
+  const writers = new WeakMap<TaskStore, TaskWriter>()
+  const writerOf = (taskStore: TaskStore): TaskWriter => {
+    let writer = writers.get(taskStore)
+    if (writer === undefined) writers.set(taskStore, writer = createTaskWriter(taskStore, events))
+    return writer
+  }
   const newId = options.newId ?? randomUUID
   const recent = options.recentTurns ?? 20
 
@@ -212,7 +218,7 @@ export function createInbox (options: InboxOptions): Inbox {
       const task = await taskStore.load(taskId, context)
       if (task === undefined || !waiting(task)) return 'ended'
       const status = { state, message, timestamp: new Date().toISOString() }
-      await (writers.get(agentId) as TaskWriter).write({ taskId, contextId: clientContextId(conversation), status, metadata: undefined }, context)
+      await writerOf(taskStore).write({ taskId, contextId: clientContextId(conversation), status, metadata: undefined }, context)
       // A write that lost to a task's end (a superseding turn's close, which takes no turn lock) is refused by the
       // store: what it holds now says whether this one landed.
       return (await taskStore.load(taskId, context))?.status?.message?.messageId === message.messageId ? 'landed' : 'ended'
