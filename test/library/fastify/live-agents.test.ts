@@ -150,6 +150,10 @@ t.test('bad options throw and change nothing; an agent whose routine takes ask_a
   t.equal((await app.inject('/a2a/fresh/.well-known/agent-card.json')).statusCode, 404, 'a new one is not declared')
   t.throws(() => { app.converse.putAgent({ id: 'bad id', card: { name: 'x', description: 'd' }, executor: labelled('x'), access: 'walk-in' }) }, InvalidOptionError)
   t.throws(() => { app.converse.extension.putAgent(null as never) }, InvalidOptionError)
+  const service = app.converse.a2aServices.get('demo') as NonNullable<ReturnType<typeof app.converse.a2aServices.get>>
+  t.throws(() => { service.putAgent('undeclared', {} as never) }, { name: 'InvalidOptionError', message: /not an agent declared/ })
+  t.throws(() => { service.putAgent('live', {} as never, {} as never) }, { name: 'InvalidOptionError', message: /authenticator/ })
+  t.equal(service.removeAgent('undeclared'), false)
 
   app.converse.putAgent({ id: 'clash', card: { name: 'Clash', description: 'd' }, routines: [routine('ask_agent')], executor: labelled('c'), access: 'walk-in' })
   t.equal((await send(app, 'clash', 'x')).statusCode, 200, 'served over A2A')

@@ -121,11 +121,11 @@ export class MemoryAgentStore implements AgentStore {
   }
 
   async list (): Promise<StoredAgent[]> {
-    return [...this.#agents.values()].sort((a, b) => a.id < b.id ? -1 : 1).map(copy)
+    return this.#sorted().map(copy)
   }
 
   async heads (): Promise<AgentHead[]> {
-    return [...this.#agents.values()].sort((a, b) => a.id < b.id ? -1 : 1).map(({ id, version }) => ({ id, version }))
+    return this.#sorted().map(({ id, version }) => ({ id, version }))
   }
 
   async get (id: string): Promise<StoredAgent | undefined> {
@@ -168,6 +168,10 @@ export class MemoryAgentStore implements AgentStore {
   }
 
   async close (): Promise<void> {}
+
+  #sorted (): StoredAgent[] {
+    return [...this.#agents.values()].sort((a, b) => a.id < b.id ? -1 : 1)
+  }
 
   #write (id: string, definition: AgentDocument, audit: AgentAudit): StoredAgent {
     const entry = this.#record(id, audit)
