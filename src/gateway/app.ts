@@ -29,6 +29,8 @@ import { openRateLimits, type RateLimit } from './rate-limits.js'
 import { callerShare, requestBytes } from './caller-share.js'
 import { buildAgentRuntime } from './runtime.js'
 import { liveAgents } from './live-agents.js'
+import { perAgent } from './per-agent.js'
+import type { AgentPush } from 'a2a-converse/push'
 import type { UpstreamAgent } from 'a2a-converse/service'
 import { openGatewayState, type GatewayState } from './state.js'
 import { createPushNotifications } from 'a2a-converse/push'
@@ -231,6 +233,26 @@ async function registerAll (
     }) as Record<string, unknown>
   })
   app.addHook('onClose', async () => { await push.close() })
+  // Per agent id while served (per-agent.ts): a new version of an agent keeps its tasks and push configs.
+  // A given store without save signals gets them for the saves made here (the supersede close waits on them).
+  const taskStoreFor = perAgent((agentId) => {
+    const given = options.taskStores?.[agentId]
+    // Loads and saves are spans of their own (no-ops without an OpenTelemetry SDK).
+    return tracedTaskStore(given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given), agentId)
+  })
+  // On PostgreSQL and embedded, the state's own task stores record notifications in an outbox (the save's
+  // transaction); any other store reports to this process's deliverer.
+  const agentPush = perAgent((agentId, taskStore: TaskStore) => state.pushConfigsFor !== undefined && options.taskStores?.[agentId] === undefined
+    ? { push: { configs: state.pushConfigsFor(agentId), policy: push.policy }, taskStore }
+    : push.forAgent(agentId, taskStore))
+  // A proxied agent's upstream tasks: copies of the configured ones (relayed-push-backend.ts), their configs in the
+  // copies' scope on PostgreSQL and embedded (the outbox), else in the held turns' config store (one cap).
+  const upstreamPush = perAgent((agentId, held: AgentPush) => {
+    const copies = state.upstreamCopiesFor(agentId)
+    return copies.configs !== undefined
+      ? { push: { configs: copies.configs, policy: push.policy }, taskStore: copies.taskStore }
+      : push.forAgent(agentId, copies.taskStore, held.configs)
+  })
   const runtime = await buildAgentRuntime({
     definitions,
     executors: options.executors,
@@ -238,26 +260,10 @@ async function registerAll (
     conversations,
     events,
     upstreamOwnership: state.upstreamOwnership,
-    // A given store without save signals gets them for the saves made here (the supersede close waits on them).
-    taskStoreFor: (agentId) => {
-      const given = options.taskStores?.[agentId]
-      // Loads and saves are spans of their own (no-ops without an OpenTelemetry SDK).
-      return tracedTaskStore(given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given), agentId)
-    },
+    taskStoreFor,
     turnLockFor: (agentId) => turnLock(agentId),
-    // On PostgreSQL and embedded, the state's own task stores record notifications in an outbox (the save's
-    // transaction); any other store reports to this process's deliverer.
-    push: (agentId, taskStore) => state.pushConfigsFor !== undefined && options.taskStores?.[agentId] === undefined
-      ? { push: { configs: state.pushConfigsFor(agentId), policy: push.policy }, taskStore }
-      : push.forAgent(agentId, taskStore),
-    // A proxied agent's upstream tasks: copies of the configured ones (relayed-push-backend.ts), their configs in the
-    // copies' scope on PostgreSQL and embedded (the outbox), else in the held turns' config store (one cap).
-    upstreamPush: (agentId, held) => {
-      const copies = state.upstreamCopiesFor(agentId)
-      return copies.configs !== undefined
-        ? { push: { configs: copies.configs, policy: push.policy }, taskStore: copies.taskStore }
-        : push.forAgent(agentId, copies.taskStore, held.configs)
-    },
+    push: agentPush,
+    upstreamPush,
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,
@@ -437,6 +443,8 @@ async function registerAll (
       else followCard(upstream)
     },
     remove: (agentId) => {
+      for (const made of [taskStoreFor, agentPush, upstreamPush]) made.forget(agentId)
+      turnLocks.delete(agentId)
       app.converse.removeAgent(agentId)
       runtime.remove(agentId)
       required.delete(agentId)

@@ -123,7 +123,7 @@ export interface InboxOptions {
   /** The task store of every agent whose conversations it serves (the same one its A2A endpoint uses). */
   taskStores: ReadonlyMap<string, TaskStore>
   events: TaskEventHub
-  /** Routine engines by agent id, to show the routine in the view. */
+  /** Routine engines by agent id, to show the routine in the view (one its agent no longer declares is not shown). */
   engines?: ReadonlyMap<string, RoutineEngine>
   /**
    * The task turn lock of every agent (the one its A2A endpoint takes for turns that name a task): a person's reply
@@ -178,7 +178,7 @@ export function createInbox (options: InboxOptions): Inbox {
     }
     if (state.caller !== undefined) view.caller = state.caller
     const engine = options.engines?.get(state.agentId)
-    if (state.routine !== undefined && engine !== undefined) view.routine = engine.routineState(state.routine)
+    if (state.routine !== undefined && engine?.declaration(state.routine.routine) !== undefined) view.routine = engine.routineState(state.routine)
     return view
   }
 
@@ -310,7 +310,7 @@ export function createInbox (options: InboxOptions): Inbox {
     if (state.caller !== undefined) trace.caller = state.caller
     if (state.ownershipChangedAt !== undefined) trace.ownershipChangedAt = state.ownershipChangedAt
     const engine = options.engines?.get(state.agentId)
-    if (state.routine !== undefined && engine !== undefined) trace.routine = engine.routineState(state.routine)
+    if (state.routine !== undefined && engine?.declaration(state.routine.routine) !== undefined) trace.routine = engine.routineState(state.routine)
     return trace
   }
 

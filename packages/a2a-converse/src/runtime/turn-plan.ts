@@ -222,6 +222,17 @@ export function createTurnPlanner (options: TurnPlannerOptions): TurnPlanner {
     return { kind: 'message', parts: [textPart(`${declaration.name}: ${note as string}`)], envelope }
   }
 
+  /**
+   * The routine this conversation was in is no longer declared (the agent was changed while it waited: docs/routines.md):
+   * the task ends (CANCELED) saying so, and the conversation is out of it; the next message starts afresh.
+   */
+  function droppedRoutine (next: ConversationState, dropped: ConversationRoutine, base: ConverseEnvelope): TaskPlan {
+    next.routine = undefined
+    const text = `Sorry, I can no longer finish "${dropped.routine}": this agent has changed since we started and no longer offers it. ` +
+      'Nothing was done. You are welcome to ask me something else.'
+    return { kind: 'task', state: TaskState.TASK_STATE_CANCELED, parts: [textPart(text)], envelope: base }
+  }
+
   /** A message to the routine waiting for input or approval: values, an approval, or a cancel. */
   function routineStep (next: ConversationState, active: ConversationRoutine, parts: WirePart[], base: ConverseEnvelope, input: TurnInput): TaskPlan {
     const meaning = interpretRoutineMessage(parts, {
@@ -250,6 +261,7 @@ export function createTurnPlanner (options: TurnPlannerOptions): TurnPlanner {
     const base = envelopeBase(input.turnId, input.message.messageId)
     if (next.ownership === 'human_owned') return heldTurn(next, base)
     const active = next.routine !== undefined && !isTerminal(next.routine) ? next.routine : undefined
+    if (active !== undefined && engine.declaration(active.routine) === undefined) return droppedRoutine(next, active, base)
     const call = typedCallOf(input.message, input.activated)
     if (call !== undefined) return callTurn(next, call, active, base, input)
     if (active !== undefined) return routineStep(next, active, parts, base, input)
