@@ -194,8 +194,12 @@ async function registerAll (
   options: GatewayOptions,
   definitions: AgentDefinition[],
   { conversations, events, state, admin, check, served }: {
-    conversations: ConversationStore, events: TaskEventHub, state: GatewayState, admin: AgentAdminOptions
-    check: (agent: StoredAgent) => AgentDefinition, served: Map<string, number | 'file'>
+    conversations: ConversationStore,
+    events: TaskEventHub,
+    state: GatewayState,
+    admin: AgentAdminOptions
+    check: (agent: StoredAgent) => AgentDefinition,
+    served: Map<string, number | 'file'>
   }
 ): Promise<void> {
   const { config } = options

@@ -121,9 +121,9 @@ export function liveAgents (options: LiveAgentsOptions): LiveAgents {
 
   const unsubscribe = events.subscribeConversations(AGENT_CHANGES, (event) => {
     const agentId = event.agentId
-    if (typeof agentId === 'string' && AGENT_ID.test(agentId)) void run(agentId)
+    if (typeof agentId === 'string' && AGENT_ID.test(agentId)) run(agentId)
   })
-  const timer = setInterval(() => { void check() }, options.syncMs)
+  const timer = setInterval(() => { check() }, options.syncMs)
   timer.unref()
 
   async function close (): Promise<void> {

@@ -160,7 +160,7 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
     if (old === undefined || (old.upstream === undefined && old.provider === undefined)) return
     const timer = setTimeout(() => {
       retiring.delete(old)
-      void closeHeld(old)
+      closeHeld(old)
     }, retireAfterMs)
     timer.unref()
     retiring.set(old, timer)
