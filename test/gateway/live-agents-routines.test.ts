@@ -2,6 +2,7 @@
  * A routine waiting for input when its agent changes at runtime (docs/routines.md, "When the agent changes"): a new
  * version that still declares the routine continues it; one that drops it ends the waiting task (CANCELED) with a
  * clear, kind reply, and the conversation starts afresh; the inbox shows such a conversation without the routine.
+ * And the metrics label a published agent's requests with its id (the agents served now), not `unknown`.
  */
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
@@ -27,7 +28,7 @@ async function replace (app: Awaited<ReturnType<typeof gateway>>, definition: Js
 }
 
 t.test('the new version keeps the routine: it continues; drops it: the task ends, kindly, and the inbox still shows the conversation', async (t) => {
-  const app = await gateway(t)
+  const app = await gateway(t, { env: { METRICS_TOKEN: 'metrics-token-0123456789' } })
   const definition = await diner()
   t.equal((await app.inject({ method: 'POST', url: '/api/v1/agents', headers: { ...AUTH, 'content-type': 'application/json' }, payload: JSON.stringify(definition) })).statusCode, 201)
   const client = new Client(t, app, { agent: 'diner' })
@@ -49,4 +50,6 @@ t.test('the new version keeps the routine: it continues; drops it: the task ends
   t.match(textOf(ended.status.message), /^Sorry, I can no longer finish "Book a table": this agent has changed .* Nothing was done\./)
   const next = await client.send('hello again', { contextId: waiting.contextId })
   t.ok(next.message ?? next.task, 'the conversation goes on afresh')
+  const metrics = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-token-0123456789' } })
+  t.match(metrics.body, /a2a_converse_requests_total\{[^}]*agent="diner"[^}]*method="SendMessage"[^}]*\} \d+/, 'labelled with its id')
 })
