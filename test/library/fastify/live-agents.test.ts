@@ -169,3 +169,22 @@ t.test('putAgent needs an a2aEndpoint', async (t) => {
   t.equal(app.converse.agents.has('x'), false)
   t.equal(app.converse.removeAgent('x'), false)
 })
+
+t.test('an agent removed while its MCP request was on its way (after the door looked): 404 as for any unknown agent', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(converse, { agents: [{ id: 'demo', card: { name: 'Demo', description: 'd' } }] })
+  await app.register(a2aEndpoint, { agents: [{ id: 'demo', executor: messageExecutor() }] })
+  // Runs after the MCP door's own check (onRequest), before its handler.
+  app.addHook('preHandler', async (request) => { if (request.url === '/mcp/a/brief') app.converse.removeAgent('brief') })
+  await app.register(mcpEndpoint)
+  app.converse.putAgent({ id: 'brief', card: { name: 'Brief', description: 'd' }, executor: labelled('b') })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/mcp/a/brief',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    payload: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }
+  })
+  t.equal(response.statusCode, 404)
+  t.same(response.json(), { statusCode: 404, error: 'Not Found', message: 'unknown agent "brief"' })
+})

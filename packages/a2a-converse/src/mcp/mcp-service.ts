@@ -25,7 +25,7 @@ import type { CallToolResult, JSONRPCRequest, ServerContext, Tool } from '@model
 import { AjvJsonSchemaValidator, createMcpHandler, ProtocolError, ProtocolErrorCode, Server } from '../peers/mcp.js'
 import type { Caller, ServiceLogger } from '../protocol/backend.js'
 import type { A2AService } from '../a2a/service.js'
-import type { RequestBody } from '../bindings/jsonrpc/binding.js'
+import { unknownAgentBody, type RequestBody } from '../bindings/jsonrpc/binding.js'
 import type { ConverseExtension, ResolvedAgent } from '../core/converse-extension.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { InvalidOptionError } from '../core/errors.js'
@@ -199,7 +199,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
     // The trace the request's `_meta` names, else the one its HTTP headers name.
     const fromMeta = traceHeadersOf(context.mcpReq._meta)
     const trace = fromMeta.traceparent === undefined ? httpTraceHeadersOf(request.request.headers) : fromMeta
-    const result = await (services.get(request.agentId) as A2AService).call({
+    const result = await heldBy(request).service.call({
       agentId: request.agentId,
       binding: 'mcp',
       headers: {
@@ -274,11 +274,12 @@ export function createMcpService (options: McpServiceOptions): McpService {
       capabilities: { tools: {} }, jsonSchemaValidator, requestState: { verify: verifyRequestState }
     })
     // Read per request: a long-lived Server of the fast path answers with the agent's tools as they are now.
-    server.setRequestHandler('tools/list', () => ({ tools: toolsFor(agentId) ?? [] }))
+    // The tools the HTTP request found when it came (a long-lived Server of the fast path serves many requests).
+    server.setRequestHandler('tools/list', (_list, context) => ({ tools: heldBy(requestOf(context)).tools }))
     server.setRequestHandler('tools/call', async (call, context) => {
       const { name } = call.params
-      const tool = toolsFor(agentId)?.find((candidate) => candidate.name === name)
       const request = requestOf(context)
+      const tool = heldBy(request).tools.find((candidate) => candidate.name === name)
       countToolCall(request, agentId, tool === undefined ? 'unknown' : name)
       if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
       const continuation = modern ? continuationOf(context) : undefined
@@ -369,12 +370,25 @@ export function createMcpService (options: McpServiceOptions): McpService {
     return true
   }
 
-  async function handle (request: McpRequest): Promise<void> {
-    const { response } = request
+  /**
+   * What an HTTP request holds from its start to its end: the agent's A2A service, tools and card as they were when
+   * it came (an agent changed or removed at runtime meanwhile: the next request sees it).
+   */
+  const held = new WeakMap<McpRequest, { service: A2AService, tools: Tool[] }>()
+  const heldBy = (request: McpRequest): { service: A2AService, tools: Tool[] } => held.get(request) as { service: A2AService, tools: Tool[] }
+
+  async function handle (given: McpRequest): Promise<void> {
+    const { response } = given
+    const tools = toolsFor(given.agentId)
+    // Removed since the door looked (an agent changed at runtime): what the door answers an unknown agent.
+    if (tools === undefined) return notFound(response, given.agentId)
+    const service = services.get(given.agentId) as A2AService
+    const card = given.cardOf()
+    let request: McpRequest = { ...given, cardOf: () => card }
     // Authenticated once per HTTP request, as the A2A door would (a door that knows the caller passes it instead).
     // GET and DELETE are answered 405 by the SDK whoever asks (no sessions, no standalone stream).
     if (request.caller === undefined && request.request.method === 'POST') {
-      const access = await (services.get(request.agentId) as A2AService).authenticate(request.agentId, request.request.headers, request.log)
+      const access = await service.authenticate(request.agentId, request.request.headers, request.log)
       if (access.kind === 'refused') {
         response.writeHead(access.status, { 'content-type': 'application/json; charset=utf-8', ...access.headers })
         // 401 / 503 (the door answered an unknown agent before): the A2A door's JSON-RPC body.
@@ -383,6 +397,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
       }
       request = { ...request, caller: access.caller }
     }
+    held.set(request, { service, tools })
     const body = request.body
     if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, `Payload Too Large: Request body must not exceed ${body.limit} bytes`)
     if (body?.kind === 'invalid_json') return jsonRpcError(response, 400, -32700, 'Parse error: Invalid JSON')
@@ -419,6 +434,12 @@ export function createMcpService (options: McpServiceOptions): McpService {
 /** GetTask's reply (the task itself) as SendMessage's (`{ task }`), which the tool result reads. */
 function wrapTask (response: JsonRpcResponse): JsonRpcResponse {
   return 'error' in response ? response : { ...response, result: { task: response.result } }
+}
+
+/** 404 with the body the doors answer an unknown agent with. */
+function notFound (response: ServerResponse, agentId: string): void {
+  response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
+  response.end(JSON.stringify(unknownAgentBody(agentId)))
 }
 
 /** An HTTP error with a JSON-RPC error body of id null, the shape (and, for body errors, the text) of the SDK's. */
