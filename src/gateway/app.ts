@@ -296,14 +296,10 @@ async function registerAll (
     // Every card signed last, after each rewrite (a proxied agent's included), and the JWKS published (docs/signing.md).
     cardSigning: config.signing
   })
-  // A proxied agent's card as read now (it may have been read since the runtime started), then every change, while
-  // that upstream is the agent's (a replaced one's refreshes stop counting at the switch).
-  const upstreams = new Map<string, UpstreamAgent>()
+  // A proxied agent's card as read now (it may have been read since the runtime started), then every change (until
+  // a change of the agent retires that upstream: runtime.ts stops its card).
   const followCard = (upstream: UpstreamAgent): void => {
-    upstreams.set(upstream.agentId, upstream)
-    upstream.cards.onChange((card) => {
-      if (upstreams.get(upstream.agentId) === upstream) app.converse.extension.setCard(upstream.agentId, secured(upstream.agentId, card.served))
-    })
+    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, secured(upstream.agentId, card.served)))
   }
   for (const upstream of runtime.upstreams) followCard(upstream)
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
@@ -443,8 +439,7 @@ async function registerAll (
       else required.delete(id)
       switched()
       agentIds.add(id)
-      if (upstream === undefined) upstreams.delete(id)
-      else followCard(upstream)
+      if (upstream !== undefined) followCard(upstream)
     },
     remove: (agentId) => {
       for (const made of [taskStoreFor, agentPush, upstreamPush]) made.forget(agentId)
@@ -453,7 +448,6 @@ async function registerAll (
       runtime.remove(agentId)
       required.delete(agentId)
       agentIds.delete(agentId)
-      upstreams.delete(agentId)
     }
   })
   // Before the runtime closes: a switch in progress finishes first.

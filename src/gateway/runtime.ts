@@ -157,7 +157,11 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
   const retire = (agentId: string): void => {
     const old = held.get(agentId)
     held.delete(agentId)
-    if (old === undefined || (old.upstream === undefined && old.provider === undefined)) return
+    if (old === undefined) return
+    // A proxied agent's card stops refreshing at once (the doors serve the next version's, or none); its connections
+    // stay for the calls still on them.
+    old.upstream?.cards.close()
+    if (old.upstream === undefined && old.provider === undefined) return
     const timer = setTimeout(() => {
       retiring.delete(old)
       closeHeld(old)
