@@ -18,10 +18,9 @@ import type { TaskTurnLock } from 'a2a-converse/runtime'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
-import { checkAgentDefinition, defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
+import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
 import type { AgentAdminOptions } from '../../plugins/operator-agents.js'
 import type { StoredAgent } from 'a2a-converse/runtime'
-import { builtInExecutors } from './executors.js'
 import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
@@ -29,6 +28,7 @@ import { openRateLimits, type RateLimit } from './rate-limits.js'
 import { callerShare, requestBytes } from './caller-share.js'
 import { buildAgentRuntime } from './runtime.js'
 import { liveAgents } from './live-agents.js'
+import { servedAgents } from './served-agents.js'
 import { perAgent } from './per-agent.js'
 import type { AgentPush } from 'a2a-converse/push'
 import type { UpstreamAgent } from 'a2a-converse/service'
@@ -125,68 +125,13 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
     await state.close()
   })
   try {
-    const agents = await servedAgents(options, fileAgents, state, app.log)
+    const agents = await servedAgents(options, fileAgents, state.agents, app.log)
     await registerAll(app, options, agents.definitions, { conversations, events, state, ...agents })
   } catch (error) {
     await app.close()
     throw error
   }
   return app
-}
-
-/**
- * The agents this instance serves (docs/agents.md): AGENTS_FILE's (read-only), then the state store's in id order. An id
- * in both is the file's (a warning); a stored agent this gateway cannot serve (its definition no longer valid, an
- * executor or credentials it lacks) is left out with a warning, never a failed start. Without AGENTS_FILE the demo
- * agent is served only while the store holds no agent.
- */
-async function servedAgents (options: GatewayOptions, fileAgents: AgentDefinition[], state: GatewayState, log: FastifyInstance['log']) {
-  const { config } = options
-  const executors = Object.keys({ ...builtInExecutors, ...options.executors })
-  const authenticates = config.auth.apiKeys.length > 0 || config.auth.jwt !== undefined
-  const fileIds = new Set(fileAgents.map((definition) => definition.id))
-  const check = servableCheck(executors, authenticates, config.auth.mode)
-  const published: AgentDefinition[] = []
-  const served = new Map<string, number | 'file'>()
-  for (const agent of await state.agents.list()) {
-    if (fileIds.has(agent.id)) {
-      log.warn({ agentId: agent.id, version: agent.version }, `agent "${agent.id}" is in the state store and in AGENTS_FILE: the file's is served`)
-      continue
-    }
-    let definition: AgentDefinition
-    try {
-      definition = check(agent)
-    } catch (error) {
-      log.warn({ agentId: agent.id, version: agent.version }, `agent "${agent.id}" version ${agent.version} in the state store is not served: ${(error as Error).message}`)
-      continue
-    }
-    published.push(definition)
-    served.set(agent.id, agent.version)
-  }
-  const demoOnly = options.agents === undefined && config.agentsFile === undefined
-  const file = demoOnly && published.length > 0 ? [] : fileAgents
-  for (const definition of file) served.set(definition.id, 'file')
-  const admin: AgentAdminOptions = {
-    store: state.agents,
-    fileAgents: file,
-    served,
-    executors,
-    authenticates,
-    defaultAuth: config.auth.mode,
-    maxAgentBytes: config.maxAgentBytes,
-    maxAgentDocuments: config.maxAgentDocuments
-  }
-  return { definitions: [...file, ...published], admin, check, served }
-}
-
-/** A stored agent's definition as this gateway can serve it; throws why not (docs/agents.md). */
-function servableCheck (executors: readonly string[], authenticates: boolean, mode: 'walk-in' | 'required') {
-  return (agent: StoredAgent): AgentDefinition => {
-    const definition = checkAgentDefinition(agent.definition, `agent "${agent.id}"`)
-    if (definition.executor !== undefined && !executors.includes(definition.executor)) throw new Error(`executor "${definition.executor}" is not one of this gateway's (${executors.join(', ')})`)
-    if ((definition.auth ?? mode) === 'required' && !authenticates) throw new Error('requires a credential, and this gateway has none to check (A2A_API_KEYS or A2A_JWT_*)')
-    return definition
-  }
 }
 
 async function registerAll (
