@@ -91,6 +91,8 @@ t.test('a new agent is served on every door; replaced, the next call gets the ne
   t.not(replaced.headers.etag, card.headers.etag, 'a new card, a new ETag')
   const rest = await app.inject({ method: 'POST', url: '/a2a/live/rest/message:send', headers: { 'content-type': 'application/json', ...V1 }, payload: { message: { messageId: 'r1', role: 'ROLE_USER', parts: [{ text: 'rest' }] } } })
   t.match(JSON.stringify(rest.json()), /v2: rest/, 'HTTP+JSON')
+  const v03 = await app.inject({ method: 'POST', url: '/a2a/live', headers: { 'content-type': 'application/json' }, payload: { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', messageId: 'o1', role: 'user', parts: [{ kind: 'text', text: 'old' }] } } } })
+  t.match(JSON.stringify(v03.json()), /v2: old/, 'A2A 0.3 (no A2A-Version), translated')
 
   const door = await serveGrpc({ service: app.converse.a2aServices.get('demo') as never, port: 0, host: '127.0.0.1' })
   t.teardown(() => door.close())
