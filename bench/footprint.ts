@@ -22,7 +22,7 @@ export const BUDGET_MB = 250
 const MB = 1024 * 1024
 
 /** VmRSS and VmHWM (its peak so far) of a process, in bytes; undefined once it is gone. */
-function residentSet (pid: number): { now: number, peak: number } | undefined {
+export function residentSet (pid: number): { now: number, peak: number } | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
     const field = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1]) * 1024
@@ -40,7 +40,7 @@ function childrenOf (pid: number): number[] {
   }
 }
 
-interface Gateway {
+export interface Gateway {
   url: string
   process: ChildProcess
   /** The highest resident set a child of the gateway reached while it started. */
@@ -48,7 +48,7 @@ interface Gateway {
   readyMs: number
 }
 
-async function startGateway (env: Record<string, string>): Promise<Gateway> {
+export async function startGateway (env: Record<string, string>): Promise<Gateway> {
   const port = await freePort()
   const gateway = spawn(process.execPath, [join(packageRoot(), 'dist/src/gateway/main.js')], {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' },
@@ -67,14 +67,14 @@ async function startGateway (env: Record<string, string>): Promise<Gateway> {
   return { url, process: gateway, childrenPeak, readyMs: Date.now() - started }
 }
 
-async function stop (gateway: Gateway): Promise<void> {
+export async function stop (gateway: Gateway): Promise<void> {
   const exited = new Promise((resolve) => gateway.process.once('exit', resolve))
   gateway.process.kill('SIGTERM')
   await exited
 }
 
 /** After the start's work has settled (a second), the resident set now and its peak so far. */
-async function settled (gateway: Gateway): Promise<{ now: number, peak: number }> {
+export async function settled (gateway: Gateway): Promise<{ now: number, peak: number }> {
   await new Promise((resolve) => setTimeout(resolve, 1000))
   return residentSet(gateway.process.pid as number) as { now: number, peak: number }
 }

@@ -20,10 +20,11 @@ import * as protocolVersions from './protocol-versions.js'
 import * as push from './push.js'
 import * as observability from './observability.js'
 import * as bigBodies from './big-bodies.js'
+import * as liveAgents from './live-agents.js'
 
 interface Scenario { name: string, run (): Promise<ScenarioResult> }
 
-const all: Scenario[] = [pluginOverhead, gateway, bindings, protocolVersions, expressDoor, mcp, proxy, proxyIdentity, postgres, embedded, footprint, push, fastPaths, identities, observability, bigBodies]
+const all: Scenario[] = [pluginOverhead, gateway, bindings, protocolVersions, expressDoor, mcp, proxy, proxyIdentity, postgres, embedded, footprint, push, fastPaths, identities, observability, bigBodies, liveAgents]
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim()).filter((name) => name !== '')
 const scenarios = only === undefined || only.length === 0 ? all : all.filter((scenario) => only.includes(scenario.name))
 if (scenarios.length === 0) throw new Error(`BENCH_ONLY names no scenario (known: ${all.map((scenario) => scenario.name).join(', ')})`)

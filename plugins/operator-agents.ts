@@ -26,6 +26,11 @@ export interface AgentAdminOptions {
   maxAgentBytes: number
   /** MAX_AGENT_DOCUMENTS: inline documents per agent at most. */
   maxAgentDocuments: number
+  /**
+   * Told of every change written, before the reply: switches it onto this instance's doors and tells the others
+   * (src/gateway/live-agents.ts). Never rejects. Without it a change is served from the next start.
+   */
+  changed?: (agentId: string) => Promise<void>
 }
 
 interface AgentParams { agentId: string }
@@ -138,7 +143,7 @@ export function agentRoutes (fastify: FastifyInstance, options: AgentAdminOption
       id,
       source: agent === undefined ? 'file' : 'store',
       ...(agent !== undefined ? { version: agent.version, updatedAt: new Date(agent.updatedAt).toISOString(), updatedBy: agent.updatedBy } : {}),
-      // What this instance serves: the version (a change is served from the next start), 'file', or null (not yet).
+      // What this instance serves: the version, 'file', or null (not served here: see the log for why).
       served: servedVersion ?? null,
       name: definition.name ?? null,
       walkIn: walkInOf(definition, defaultAuth),
@@ -181,6 +186,7 @@ export function agentRoutes (fastify: FastifyInstance, options: AgentAdminOption
       if (written === 'again') continue
       if (written === undefined) throw new Refusal(404, `unknown agent "${agentId}"`)
       log(request, written, written.version, name, detail)
+      await options.changed?.(agentId)
       return written
     }
   }
@@ -221,6 +227,7 @@ export function agentRoutes (fastify: FastifyInstance, options: AgentAdminOption
     if (fileAgents.has(definition.id)) throw fileOnly(definition.id)
     const agent = await store.create(definition.id, definition as unknown as AgentDocument, { by: OPERATOR, change: 'publish' })
     log(request, agent, agent.version, 'publish')
+    await options.changed?.(agent.id)
     reply.header('location', `/api/v1/agents/${agent.id}`)
     return sendAgent(reply, agent, 201)
   }))
@@ -285,6 +292,7 @@ export function agentRoutes (fastify: FastifyInstance, options: AgentAdminOption
       if (error instanceof AgentVersionConflictError) throw new Refusal(412, `agent "${agentId}" is at version ${error.current} (ETag ${etagOf(error.current)})`)
       throw error
     }
+    await options.changed?.(agentId)
     return reply.code(204).send()
   }))
 

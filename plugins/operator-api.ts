@@ -17,8 +17,8 @@ import {
 export interface OperatorApiOptions {
   /** Bearer token operators send; compared in constant time. */
   apiKey: string
-  /** Agent ids served by this gateway (unknown ids answer 404). */
-  agentIds: readonly string[]
+  /** Agent ids served by this gateway (unknown ids answer 404); a Set is read live, as it is at each request. */
+  agentIds: readonly string[] | ReadonlySet<string>
   inbox: Inbox
   /**
    * The answer log of the conversation store (its `answers`): the knowledge-gaps view (GET …/answers,
@@ -134,7 +134,8 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
     throw new InvalidOptionError('apiKey', 'must be a string of at least 16 characters')
   }
   const expected = digest(options.apiKey)
-  const agents = new Set(options.agentIds)
+  // A live set is read as it is at each request (the gateway's agents changing at runtime: src/gateway/live-agents.ts).
+  const agents: ReadonlySet<string> = options.agentIds instanceof Set ? options.agentIds : new Set(options.agentIds)
   const { inbox } = options
   fastify.setValidatorCompiler(({ schema }) => ajv.compile(schema))
 
@@ -207,8 +208,7 @@ export default async function operatorApi (fastify: FastifyInstance, options: Op
   if (options.agentAdmin !== undefined) {
     agentRoutes(fastify, options.agentAdmin)
   } else {
-    const agentList = { agents: options.agentIds.map((id) => ({ id })) }
-    fastify.get('/api/v1/agents', async () => agentList)
+    fastify.get('/api/v1/agents', async () => ({ agents: [...agents].map((id) => ({ id })) }))
   }
 
   fastify.get<{ Params: AgentParams, Querystring: ListQuery }>('/api/v1/agents/:agentId/conversations', {

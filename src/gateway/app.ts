@@ -20,13 +20,18 @@ import inboxPage from '../../plugins/inbox-page.js'
 import operatorApi from '../../plugins/operator-api.js'
 import { checkAgentDefinition, defaultAgentsFile, loadAgentDefinitions, type AgentDefinition, type UpstreamDefinition } from './agent-definitions.js'
 import type { AgentAdminOptions } from '../../plugins/operator-agents.js'
-import { builtInExecutors } from './executors.js'
+import type { StoredAgent } from 'a2a-converse/runtime'
 import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
 import { openRateLimits, type RateLimit } from './rate-limits.js'
 import { callerShare, requestBytes } from './caller-share.js'
 import { buildAgentRuntime } from './runtime.js'
+import { liveAgents } from './live-agents.js'
+import { servedAgents } from './served-agents.js'
+import { perAgent } from './per-agent.js'
+import type { AgentPush } from 'a2a-converse/push'
+import type { UpstreamAgent } from 'a2a-converse/service'
 import { openGatewayState, type GatewayState } from './state.js'
 import { createPushNotifications } from 'a2a-converse/push'
 import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
@@ -120,8 +125,8 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
     await state.close()
   })
   try {
-    const agents = await servedAgents(options, fileAgents, state, app.log)
-    await registerAll(app, options, agents.definitions, { conversations, events, state, admin: agents.admin })
+    const agents = await servedAgents(options, fileAgents, state.agents, app.log)
+    await registerAll(app, options, agents.definitions, { conversations, events, state, ...agents })
   } catch (error) {
     await app.close()
     throw error
@@ -129,70 +134,35 @@ export async function buildGateway (options: GatewayOptions): Promise<FastifyIns
   return app
 }
 
-/**
- * The agents this instance serves (docs/agents.md): AGENTS_FILE's (read-only), then the state store's in id order. An id
- * in both is the file's (a warning); a stored agent this gateway cannot serve (its definition no longer valid, an
- * executor or credentials it lacks) is left out with a warning, never a failed start. Without AGENTS_FILE the demo
- * agent is served only while the store holds no agent.
- */
-async function servedAgents (options: GatewayOptions, fileAgents: AgentDefinition[], state: GatewayState, log: FastifyInstance['log']) {
-  const { config } = options
-  const executors = Object.keys({ ...builtInExecutors, ...options.executors })
-  const authenticates = config.auth.apiKeys.length > 0 || config.auth.jwt !== undefined
-  const fileIds = new Set(fileAgents.map((definition) => definition.id))
-  const published: AgentDefinition[] = []
-  const served = new Map<string, number | 'file'>()
-  for (const agent of await state.agents.list()) {
-    if (fileIds.has(agent.id)) {
-      log.warn({ agentId: agent.id, version: agent.version }, `agent "${agent.id}" is in the state store and in AGENTS_FILE: the file's is served`)
-      continue
-    }
-    let definition: AgentDefinition
-    try {
-      definition = checkAgentDefinition(agent.definition, `agent "${agent.id}"`)
-      if (definition.executor !== undefined && !executors.includes(definition.executor)) throw new Error(`executor "${definition.executor}" is not one of this gateway's (${executors.join(', ')})`)
-      if ((definition.auth ?? config.auth.mode) === 'required' && !authenticates) throw new Error('requires a credential, and this gateway has none to check (A2A_API_KEYS or A2A_JWT_*)')
-    } catch (error) {
-      log.warn({ agentId: agent.id, version: agent.version }, `agent "${agent.id}" version ${agent.version} in the state store is not served: ${(error as Error).message}`)
-      continue
-    }
-    published.push(definition)
-    served.set(agent.id, agent.version)
-  }
-  const demoOnly = options.agents === undefined && config.agentsFile === undefined
-  const file = demoOnly && published.length > 0 ? [] : fileAgents
-  for (const definition of file) served.set(definition.id, 'file')
-  const admin: AgentAdminOptions = {
-    store: state.agents,
-    fileAgents: file,
-    served,
-    executors,
-    authenticates,
-    defaultAuth: config.auth.mode,
-    maxAgentBytes: config.maxAgentBytes,
-    maxAgentDocuments: config.maxAgentDocuments
-  }
-  return { definitions: [...file, ...published], admin }
-}
-
 async function registerAll (
   app: FastifyInstance,
   options: GatewayOptions,
   definitions: AgentDefinition[],
-  { conversations, events, state, admin }: { conversations: ConversationStore, events: TaskEventHub, state: GatewayState, admin: AgentAdminOptions }
+  { conversations, events, state, admin, check, served }: {
+    conversations: ConversationStore,
+    events: TaskEventHub,
+    state: GatewayState,
+    admin: AgentAdminOptions
+    check: (agent: StoredAgent) => AgentDefinition,
+    served: Map<string, number | 'file'>
+  }
 ): Promise<void> {
   const { config } = options
   const { authenticator, required } = gatewayAccess(config, definitions)
-  const assertions = upstreamAssertions(config, definitions)
+  // What proxied agents sign assertions with: checked for the agents served at start, kept for those published later.
+  const assertions = upstreamAssertions(config, definitions) ??
+    (config.signing !== undefined && config.publicUrl !== undefined ? { key: config.signing, issuer: config.publicUrl } : undefined)
   // The runtime's definitions only: the secret goes to the upstream agent, nowhere else (the operator API, logs).
   const running = definitions.map((definition) => withClientSecret(definition, process.env))
+  // The agents served now (live: src/gateway/live-agents.ts changes it): the metrics' agent labels, the inbox's agents.
+  const agentIds = new Set(definitions.map((definition) => definition.id))
   const walkIns = definitions.filter((definition) => !required.has(definition.id)).map((definition) => definition.id)
   if (config.trustProxy === true && walkIns.length > 0) {
     app.log.warn({ walkIns }, 'TRUST_PROXY=true believes any client\'s X-Forwarded-For: a walk-in picks its own address, ' +
       'and with it its per-address limits (rate, streams, open tasks). Set TRUST_PROXY to the load balancer\'s addresses or CIDRs')
   }
   // Metrics exist only with METRICS_TOKEN: without it nothing is counted (no registry, no observer).
-  const metrics = config.metricsToken === undefined ? undefined : createGatewayMetrics(definitions.map((definition) => definition.id))
+  const metrics = config.metricsToken === undefined ? undefined : createGatewayMetrics(agentIds)
   // One turn lock per agent, shared by its A2A endpoint and the inbox's task writes.
   const turnLocks = new Map<string, TaskTurnLock>()
   const turnLock = (agentId: string): TaskTurnLock => {
@@ -214,6 +184,26 @@ async function registerAll (
     }) as Record<string, unknown>
   })
   app.addHook('onClose', async () => { await push.close() })
+  // Per agent id while served (per-agent.ts): a new version of an agent keeps its tasks and push configs.
+  // A given store without save signals gets them for the saves made here (the supersede close waits on them).
+  const taskStoreFor = perAgent((agentId) => {
+    const given = options.taskStores?.[agentId]
+    // Loads and saves are spans of their own (no-ops without an OpenTelemetry SDK).
+    return tracedTaskStore(given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given), agentId)
+  })
+  // On PostgreSQL and embedded, the state's own task stores record notifications in an outbox (the save's
+  // transaction); any other store reports to this process's deliverer.
+  const agentPush = perAgent((agentId, taskStore: TaskStore) => state.pushConfigsFor !== undefined && options.taskStores?.[agentId] === undefined
+    ? { push: { configs: state.pushConfigsFor(agentId), policy: push.policy }, taskStore }
+    : push.forAgent(agentId, taskStore))
+  // A proxied agent's upstream tasks: copies of the configured ones (relayed-push-backend.ts), their configs in the
+  // copies' scope on PostgreSQL and embedded (the outbox), else in the held turns' config store (one cap).
+  const upstreamPush = perAgent((agentId, held: AgentPush) => {
+    const copies = state.upstreamCopiesFor(agentId)
+    return copies.configs !== undefined
+      ? { push: { configs: copies.configs, policy: push.policy }, taskStore: copies.taskStore }
+      : push.forAgent(agentId, copies.taskStore, held.configs)
+  })
   const runtime = await buildAgentRuntime({
     definitions: running,
     executors: options.executors,
@@ -221,26 +211,10 @@ async function registerAll (
     conversations,
     events,
     upstreamOwnership: state.upstreamOwnership,
-    // A given store without save signals gets them for the saves made here (the supersede close waits on them).
-    taskStoreFor: (agentId) => {
-      const given = options.taskStores?.[agentId]
-      // Loads and saves are spans of their own (no-ops without an OpenTelemetry SDK).
-      return tracedTaskStore(given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given), agentId)
-    },
+    taskStoreFor,
     turnLockFor: (agentId) => turnLock(agentId),
-    // On PostgreSQL and embedded, the state's own task stores record notifications in an outbox (the save's
-    // transaction); any other store reports to this process's deliverer.
-    push: (agentId, taskStore) => state.pushConfigsFor !== undefined && options.taskStores?.[agentId] === undefined
-      ? { push: { configs: state.pushConfigsFor(agentId), policy: push.policy }, taskStore }
-      : push.forAgent(agentId, taskStore),
-    // A proxied agent's upstream tasks: copies of the configured ones (relayed-push-backend.ts), their configs in the
-    // copies' scope on PostgreSQL and embedded (the outbox), else in the held turns' config store (one cap).
-    upstreamPush: (agentId, held) => {
-      const copies = state.upstreamCopiesFor(agentId)
-      return copies.configs !== undefined
-        ? { push: { configs: copies.configs, policy: push.policy }, taskStore: copies.taskStore }
-        : push.forAgent(agentId, copies.taskStore, held.configs)
-    },
+    push: agentPush,
+    upstreamPush,
     log: app.log,
     envelopeProviderUrl: config.envelopeProviderUrl,
     providerTimeoutMs: config.providerTimeoutMs,
@@ -270,10 +244,12 @@ async function registerAll (
     // Every card signed last, after each rewrite (a proxied agent's included), and the JWKS published (docs/signing.md).
     cardSigning: config.signing
   })
-  // A proxied agent's card as read now (it may have been read since the runtime started), then every change.
-  for (const upstream of runtime.upstreams) {
+  // A proxied agent's card as read now (it may have been read since the runtime started), then every change (until
+  // a change of the agent retires that upstream: runtime.ts stops its card).
+  const followCard = (upstream: UpstreamAgent): void => {
     upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, secured(upstream.agentId, card.served)))
   }
+  for (const upstream of runtime.upstreams) followCard(upstream)
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
   const limits = openRateLimits(config.rateLimit, app.log, metrics?.rateLimited ?? noRefusalCount)
   app.addHook('onClose', async () => await limits.close())
@@ -380,13 +356,60 @@ async function registerAll (
     app.addHook('preClose', async () => { await Promise.all(doors.map(async (door) => await door.close())) })
   }
   await serveMetrics(app, config, metrics, limits.limit('metrics', config.rateLimit.operatorMax))
+  // Agent changes in the state store, served live on every door (docs/agents.md).
+  const live = liveAgents({
+    store: state.agents,
+    events,
+    fileIds: new Set([...served].filter(([, version]) => version === 'file').map(([id]) => id)),
+    served,
+    check,
+    syncMs: config.agentsSyncMs,
+    log: app.log,
+    put: async (definition) => {
+      const { id } = definition
+      // check() made sure an agent that requires a caller has an authenticator here.
+      const requires = (definition.auth ?? config.auth.mode) === 'required'
+      // Built (a knowledge index, an upstream's first card read) while the version before serves every call. A proxied
+      // agent that sends assertions without SIGNING_KEY and PUBLIC_URL, or exchanges tokens without its client
+      // secret's variable set, fails here (not served, logged).
+      const { agent, upstream, switched } = await runtime.build(withClientSecret(definition, process.env))
+      app.converse.putAgent({
+        id,
+        card: requires ? { ...agent.card, ...cardSecurity((authenticator as Authenticator).accepts) } : agent.card,
+        routines: agent.routines,
+        wellKnownCard: definition.wellKnownCard ?? config.wellKnownCard,
+        executor: agent.executor,
+        backend: agent.backend,
+        taskStore: agent.taskStore,
+        push: agent.push,
+        turnLock: turnLock(id),
+        access: requires ? 'authenticated' : 'walk-in'
+      })
+      if (requires) required.add(id)
+      else required.delete(id)
+      switched()
+      agentIds.add(id)
+      if (upstream !== undefined) followCard(upstream)
+    },
+    remove: (agentId) => {
+      for (const made of [taskStoreFor, agentPush, upstreamPush]) made.forget(agentId)
+      turnLocks.delete(agentId)
+      app.converse.removeAgent(agentId)
+      runtime.remove(agentId)
+      required.delete(agentId)
+      agentIds.delete(agentId)
+    }
+  })
+  // Before the runtime closes: a switch in progress finishes first.
+  app.addHook('preClose', async () => { await live.close() })
+  admin.changed = live.changed
   const operatorOn = config.operatorApiKey !== undefined
   if (operatorOn) {
     await app.register(async (scope) => {
       limits.apply(scope, { door: 'operator', limit: limits.limit('operator', config.rateLimit.operatorMax), key: (request) => `address:${request.ip}` })
       await scope.register(operatorApi, {
         apiKey: config.operatorApiKey as string,
-        agentIds: runtime.agents.map((agent) => agent.id),
+        agentIds,
         inbox: metrics === undefined ? runtime.inbox : metrics.countedInbox(runtime.inbox),
         answers: conversations.answers,
         agentAdmin: admin

@@ -94,6 +94,8 @@ export interface GatewayConfig {
   maxAgentBytes: number
   /** Knowledge documents of a published agent at most. */
   maxAgentDocuments: number
+  /** How often each instance checks the state store for agent changes it missed (docs/agents.md). */
+  agentsSyncMs: number
   /** Webhook delivery of push notifications (docs/push.md). */
   push: PushConfig
   /** The key every served card is signed with, and the JWKS published (docs/signing.md); undefined: cards unsigned. */
@@ -212,6 +214,7 @@ export const configSchema = {
     MAX_AGENTS: { type: 'integer', minimum: 1, maximum: 1000000, default: 1000 },
     MAX_AGENT_BYTES: { type: 'integer', minimum: 1024, maximum: 104857600, default: 1048576 },
     MAX_AGENT_DOCUMENTS: { type: 'integer', minimum: 0, maximum: 100000, default: 100 },
+    AGENTS_SYNC_MS: { type: 'integer', minimum: 100, maximum: 3600000, default: 1000 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     REDIS_KEY_PREFIX: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'a2a-converse:' },
     PUSH_ALLOWED_HOSTS: { type: 'string' },
@@ -286,6 +289,7 @@ interface RawConfig {
   MAX_AGENTS: number
   MAX_AGENT_BYTES: number
   MAX_AGENT_DOCUMENTS: number
+  AGENTS_SYNC_MS: number
   REDIS_URL?: string
   REDIS_KEY_PREFIX: string
   PUSH_ALLOWED_HOSTS?: string
@@ -390,6 +394,7 @@ export function loadConfig (env: Record<string, string | undefined>): GatewayCon
     maxAgents: raw.MAX_AGENTS,
     maxAgentBytes: raw.MAX_AGENT_BYTES,
     maxAgentDocuments: raw.MAX_AGENT_DOCUMENTS,
+    agentsSyncMs: raw.AGENTS_SYNC_MS,
     push: {
       allowedHosts: parsePushAllowedHosts(raw.PUSH_ALLOWED_HOSTS),
       allowHttp: raw.PUSH_ALLOW_HTTP,

@@ -41,6 +41,7 @@ export const VARIABLE_HELP: Readonly<Record<Variable, string>> = Object.freeze({
   MAX_AGENTS: 'agents the state store holds at most (published through the operator API); one more is 409',
   MAX_AGENT_BYTES: 'a published agent\'s definition at most, its documents included (bytes of JSON); larger is 413',
   MAX_AGENT_DOCUMENTS: 'knowledge documents of a published agent at most; one more is 409',
+  AGENTS_SYNC_MS: 'how often each instance checks the state store for an agent change it was not told of',
   REQUEST_TIMEOUT_MS: 'time to receive a whole request, in ms (slower: HTTP 408); replies and streams are not bounded',
   HEADERS_TIMEOUT_MS: "time to receive a request's headers, in ms",
   KEEP_ALIVE_TIMEOUT_MS: "an idle keep-alive connection closes after this, in ms (longer than the balancer's idle timeout)",

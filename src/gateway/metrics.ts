@@ -70,10 +70,14 @@ function member (values: readonly string[], value: unknown, otherwise: string): 
   return typeof value === 'string' && values.includes(value) ? value : otherwise
 }
 
-export function createGatewayMetrics (agentIds: readonly string[]): GatewayMetrics {
+/**
+ * `agentIds`: the agents whose ids label the series (any other: `unknown`). A Set is read live: the gateway's set of
+ * the agents it serves now (src/gateway/live-agents.ts), bounded by MAX_AGENTS and the agents file.
+ */
+export function createGatewayMetrics (agentIds: readonly string[] | ReadonlySet<string>): GatewayMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
-  const agents: ReadonlySet<string> = new Set(agentIds)
+  const agents: ReadonlySet<string> = agentIds instanceof Set ? agentIds : new Set(agentIds)
   const agentLabel = (agentId: string): string => agents.has(agentId) ? agentId : 'unknown'
   const registers = [registry]
 

@@ -66,7 +66,15 @@ export interface AgentRuntimeOptions {
   upstreamPush?: (agentId: string, held: AgentPush) => { push: AgentPush, taskStore: TaskStore }
   /** What a proxied agent with `upstream.identity.mode: assertion` signs with (SIGNING_KEY, PUBLIC_URL as `iss`). */
   assertions?: UpstreamAgentOptions['assertions']
+  /**
+   * How long a replaced or unpublished agent's own connections (a proxied agent's upstream, an envelope provider) stay
+   * open after the switch, for calls in flight on them. Default RETIRE_AFTER_MS.
+   */
+  retireAfterMs?: number
 }
+
+/** A retired agent's connections close this long after the switch (a turn's request timeout is shorter). */
+export const RETIRE_AFTER_MS = 120_000
 
 /**
  * One agent as the doors take it: a declaration (id, card, routines) and what answers it (an executor and its task
@@ -93,11 +101,34 @@ export interface AgentRuntime {
    * provider. Undefined without any (the extension's default: what the agent attached).
    */
   envelopeProvider?: EnvelopeProvider
-  /** Readiness per proxied agent: ready once its card was read. */
   /** Per proxied agent: ready once a card was read (and verified, with cardKeys); else why not, when known. */
   readinessChecks: Record<string, () => boolean | string>
-  /** Stops card refreshes and closes upstream connections. */
+  /**
+   * Builds one agent for a change at runtime (src/gateway/live-agents.ts): its executor (a knowledge index built
+   * here, before anything serves it) or its upstream. Nothing is served until `switched` says the doors serve it;
+   * `upstream`: the proxied agent's, whose card changes the caller follows.
+   */
+  build (definition: AgentDefinition): Promise<{ agent: RuntimeAgent, upstream?: UpstreamAgent, switched: () => void }>
+  /**
+   * An agent no longer served (unpublished): the inbox stops serving it, and what it held open (an upstream's
+   * connections, its envelope provider) closes once calls in flight had time to finish.
+   */
+  remove (agentId: string): void
+  /** Stops card refreshes and closes upstream connections (a retired agent's too). */
   close (): Promise<void>
+}
+
+/** One agent's own open resources: closed when the runtime closes, or when a change retires the agent. */
+interface Held {
+  upstream?: UpstreamAgent
+  provider?: HttpEnvelopeProvider
+  following?: RelayedPushBackend
+}
+
+/** Never rejects (a retired agent's close runs on a timer, with no one to tell). */
+async function closeHeld (held: Held): Promise<void> {
+  await held.following?.close()
+  await Promise.allSettled([held.upstream?.close(), held.provider?.close()])
 }
 
 export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<AgentRuntime> {
@@ -106,77 +137,138 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
   const factories = { ...builtInExecutors, ...options.executors }
   const taskStores = new Map<string, TaskStore>()
   const turnLocks = new Map<string, TaskTurnLock>()
-  if (options.turnLockFor !== undefined) for (const definition of options.definitions) turnLocks.set(definition.id, options.turnLockFor(definition.id))
   const engines = new Map<string, RoutineEngine>()
-  const agents: RuntimeAgent[] = []
-  const upstreams: UpstreamAgent[] = []
   const providers = new Map<string, HttpEnvelopeProvider>()
   const timeoutMs = options.providerTimeoutMs ?? 1000
+  const retireAfterMs = options.retireAfterMs ?? RETIRE_AFTER_MS
   const fallback = options.envelopeProviderUrl === undefined ? undefined : httpEnvelopeProvider({ url: options.envelopeProviderUrl, timeoutMs })
-  // Proxied agents following configured tasks upstream: stopped before the upstream connections close.
-  const following: RelayedPushBackend[] = []
+  /** What each served agent holds open; and the retired ones', until their timer closes them. */
+  const held = new Map<string, Held>()
+  const retiring = new Map<Held, NodeJS.Timeout>()
   const close = async (): Promise<void> => {
-    await Promise.all(following.map(async (backend) => { await backend.close() }))
-    await Promise.all([...upstreams, ...providers.values(), ...(fallback === undefined ? [] : [fallback])].map((open) => open.close()))
+    for (const timer of retiring.values()) clearTimeout(timer)
+    const all = [...held.values(), ...retiring.keys()]
+    held.clear()
+    retiring.clear()
+    await Promise.all(all.map(closeHeld))
+    await fallback?.close()
   }
+  /** A replaced or removed agent's resources: closed after calls in flight on them had time to finish. */
+  const retire = (agentId: string): void => {
+    const old = held.get(agentId)
+    held.delete(agentId)
+    if (old === undefined) return
+    // A proxied agent's card stops refreshing at once (the doors serve the next version's, or none); its connections
+    // stay for the calls still on them.
+    old.upstream?.cards.close()
+    if (old.upstream === undefined && old.provider === undefined) return
+    const timer = setTimeout(() => {
+      retiring.delete(old)
+      closeHeld(old)
+    }, retireAfterMs)
+    timer.unref()
+    retiring.set(old, timer)
+  }
+
+  /** One agent's RuntimeAgent and what it holds, registered nowhere yet. */
+  async function buildOne (definition: AgentDefinition): Promise<{ agent: RuntimeAgent, own: Held, engine?: RoutineEngine }> {
+    const own: Held = {}
+    try {
+      const provider = definition.envelopeProvider
+      if (provider !== undefined) own.provider = httpEnvelopeProvider({ url: provider.url, timeoutMs: provider.timeoutMs ?? timeoutMs })
+      if (definition.upstream !== undefined) return { agent: await upstreamAgent(definition, own), own }
+      const { agent, engine } = await localAgent(definition)
+      return { agent, own, engine }
+    } catch (error) {
+      await closeHeld(own)
+      throw error
+    }
+  }
+
+  /** Makes a built agent the one the runtime's maps (the inbox's) name. */
+  function register (definition: AgentDefinition, built: { agent: RuntimeAgent, own: Held, engine?: RoutineEngine }): void {
+    const { id } = definition
+    retire(id)
+    held.set(id, built.own)
+    taskStores.set(id, built.agent.taskStore)
+    if (options.turnLockFor !== undefined) turnLocks.set(id, options.turnLockFor(id))
+    if (built.engine === undefined) engines.delete(id)
+    else engines.set(id, built.engine)
+    if (built.own.provider === undefined) providers.delete(id)
+    else providers.set(id, built.own.provider)
+  }
+
+  const agents: RuntimeAgent[] = []
   try {
     for (const definition of options.definitions) {
-      const provider = definition.envelopeProvider
-      if (provider !== undefined) {
-        providers.set(definition.id, httpEnvelopeProvider({ url: provider.url, timeoutMs: provider.timeoutMs ?? timeoutMs }))
-      }
-      if (definition.upstream !== undefined) {
-        const stored = options.taskStoreFor(definition.id)
-        // The held turns' tasks report to webhooks as local tasks do; upstream tasks through their copies.
-        const held = options.push?.(definition.id, stored)
-        const taskStore = held?.taskStore ?? stored
-        taskStores.set(definition.id, taskStore)
-        const copies = held === undefined ? undefined : options.upstreamPush?.(definition.id, held.push)
-        const upstream = await startUpstreamAgent({
-          agentId: definition.id,
-          upstream: definition.upstream,
-          overrides: { name: definition.name, description: definition.description, version: definition.version, pushNotifications: copies !== undefined },
-          log: options.log,
-          assertions: options.assertions
-        })
-        upstreams.push(upstream)
-        // The gateway delivers push notifications from what it relays (configs never go upstream).
-        let relayed: A2ABackend = upstream.backend
-        if (copies !== undefined) {
-          const pushing = relayedPushBackend({ agentId: definition.id, upstream: upstream.backend, copies: copies.taskStore, push: copies.push, log: options.log })
-          following.push(pushing)
-          relayed = pushing
-        }
-        // Callers kept apart: every task and context the upstream returns is recorded as its caller's.
-        const owned = ownedUpstreamBackend({ agentId: definition.id, upstream: relayed, ownership })
-        agents.push({
-          id: definition.id,
-          // Until the upstream's card is read: what the agents file says (the card is replaced once read).
-          card: upstream.initialCard?.served ?? {
-            name: definition.name ?? definition.id,
-            description: definition.description ?? '',
-            capabilities: { streaming: true, pushNotifications: copies !== undefined }
-          },
-          routines: definition.routines,
-          backend: options.proxyTakeover === false
-            ? owned
-            : takeoverBackend({ agentId: definition.id, upstream: owned, conversations, taskStore, events, push: copies === undefined ? undefined : (held as NonNullable<typeof held>).push }),
-          taskStore
-        })
-        continue
-      }
-      agents.push(await localAgent(definition))
+      const built = await buildOne(definition)
+      register(definition, built)
+      agents.push(built.agent)
     }
   } catch (error) {
     await close()
     throw error
   }
+  const upstreams = [...held.values()].flatMap((own) => own.upstream === undefined ? [] : [own.upstream])
   const readinessChecks = Object.fromEntries(upstreams.map((upstream) =>
     [`upstream:${upstream.agentId}`, () => upstream.cards.current() !== undefined || (upstream.cards.problem() ?? false)]))
+  // Agents published later may bring a provider of their own: the per-agent provider then, when any exists at start.
   const envelopeProvider = providers.size > 0 || fallback !== undefined ? perAgentEnvelopeProvider(providers, fallback) : undefined
-  return { agents, inbox: createInbox({ store: conversations, taskStores, events, engines, turnLocks }), upstreams, envelopeProvider, readinessChecks, close }
+  const inbox = createInbox({ store: conversations, taskStores, events, engines, turnLocks })
 
-  async function localAgent (definition: AgentDefinition): Promise<RuntimeAgent> {
+  async function build (definition: AgentDefinition): Promise<{ agent: RuntimeAgent, upstream?: UpstreamAgent, switched: () => void }> {
+    const built = await buildOne(definition)
+    return { agent: built.agent, upstream: built.own.upstream, switched: () => { register(definition, built) } }
+  }
+
+  function remove (agentId: string): void {
+    retire(agentId)
+    taskStores.delete(agentId)
+    turnLocks.delete(agentId)
+    engines.delete(agentId)
+    providers.delete(agentId)
+  }
+
+  return { agents, inbox, upstreams, envelopeProvider, readinessChecks, build, remove, close }
+
+  async function upstreamAgent (definition: AgentDefinition, own: Held): Promise<RuntimeAgent> {
+    const stored = options.taskStoreFor(definition.id)
+    // The held turns' tasks report to webhooks as local tasks do; upstream tasks through their copies.
+    const pushed = options.push?.(definition.id, stored)
+    const taskStore = pushed?.taskStore ?? stored
+    const copies = pushed === undefined ? undefined : options.upstreamPush?.(definition.id, pushed.push)
+    const upstream = own.upstream = await startUpstreamAgent({
+      agentId: definition.id,
+      upstream: definition.upstream as NonNullable<AgentDefinition['upstream']>,
+      overrides: { name: definition.name, description: definition.description, version: definition.version, pushNotifications: copies !== undefined },
+      log: options.log,
+      assertions: options.assertions
+    })
+    // The gateway delivers push notifications from what it relays (configs never go upstream).
+    let relayed: A2ABackend = upstream.backend
+    if (copies !== undefined) {
+      const pushing = own.following = relayedPushBackend({ agentId: definition.id, upstream: upstream.backend, copies: copies.taskStore, push: copies.push, log: options.log })
+      relayed = pushing
+    }
+    // Callers kept apart: every task and context the upstream returns is recorded as its caller's.
+    const owned = ownedUpstreamBackend({ agentId: definition.id, upstream: relayed, ownership })
+    return {
+      id: definition.id,
+      // Until the upstream's card is read: what the agents file says (the card is replaced once read).
+      card: upstream.initialCard?.served ?? {
+        name: definition.name ?? definition.id,
+        description: definition.description ?? '',
+        capabilities: { streaming: true, pushNotifications: copies !== undefined }
+      },
+      routines: definition.routines,
+      backend: options.proxyTakeover === false
+        ? owned
+        : takeoverBackend({ agentId: definition.id, upstream: owned, conversations, taskStore, events, push: copies === undefined ? undefined : (pushed as NonNullable<typeof pushed>).push }),
+      taskStore
+    }
+  }
+
+  async function localAgent (definition: AgentDefinition): Promise<{ agent: RuntimeAgent, engine?: RoutineEngine }> {
     const name = definition.executor ?? 'conversation'
     const factory = factories[name]
     if (factory === undefined) {
@@ -185,10 +277,8 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
     const stored = options.taskStoreFor(definition.id)
     const wired = options.push?.(definition.id, stored)
     const taskStore = wired?.taskStore ?? stored
-    taskStores.set(definition.id, taskStore)
     const executor = await factory(definition, { conversations, taskStore, events, maxReadChars: options.maxReadChars })
-    if (executor.engine !== undefined) engines.set(definition.id, executor.engine)
-    return {
+    const agent: RuntimeAgent = {
       id: definition.id,
       card: {
         // Required by the agents file's schema for agents without an upstream.
@@ -202,5 +292,6 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
       taskStore,
       push: wired?.push
     }
+    return { agent, engine: executor.engine }
   }
 }

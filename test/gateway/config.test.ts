@@ -45,6 +45,7 @@ t.test('defaults with no configuration at all', async (t) => {
     maxAgents: 1000,
     maxAgentBytes: 1048576,
     maxAgentDocuments: 100,
+    agentsSyncMs: 1000,
     push: {
       allowedHosts: [],
       allowHttp: false,

@@ -1,7 +1,7 @@
 /**
  * The operator API's agent routes (plugins/operator-agents.ts, docs/agents.md): list, read, publish, replace with
  * If-Match, open/close walk-ins, documents, unpublish, the audit; bad input 400 naming the field; AGENTS_FILE's agents
- * read-only; a published agent served from the next start (embedded, restarted).
+ * read-only; a published agent served at once and after a restart (embedded).
  */
 import t from 'tap'
 import Fastify from 'fastify'
@@ -45,7 +45,7 @@ t.test('publish, read, replace with If-Match, open/close, documents, unpublish, 
   t.equal(published.statusCode, 201)
   t.equal(published.headers.etag, '"1"')
   t.equal(published.headers.location, '/api/v1/agents/shop')
-  t.match(published.json(), { id: 'shop', source: 'store', version: 1, updatedBy: 'operator', served: null, walkIn: true, tools: ['order_status'], documents: 1, definition: shop })
+  t.match(published.json(), { id: 'shop', source: 'store', version: 1, updatedBy: 'operator', served: 1, walkIn: true, tools: ['order_status'], documents: 1, definition: shop })
   t.match(published.json().updatedAt, /^\d{4}-\d\d-\d\dT/)
   t.equal((await call(app, 'POST', '', shop)).statusCode, 409, 'a duplicate id')
 
@@ -189,13 +189,13 @@ t.test('an upstream agent has no documents to add', async (t) => {
   t.match(noDocument.json().message, /^agent\.documents\.0 must be object$/)
 })
 
-t.test('embedded: a published agent is served from the next start; the file wins on a conflict; one it cannot serve is left out', async (t) => {
+t.test('embedded: a published agent is served at once and after a restart; the file wins on a conflict', async (t) => {
   const dataDir = join(t.testdir(), 'data')
   const env = { STATE: 'embedded', DATA_DIR: dataDir }
   const first = await gateway(t, { env })
   t.equal((await call(first, 'POST', '', shop)).statusCode, 201)
   t.equal((await call(first, 'POST', '', { ...shop, id: 'odd', executor: 'knowledge' })).statusCode, 201)
-  t.equal((await first.inject('/a2a/shop/.well-known/agent-card.json')).statusCode, 404, 'not served before the next start')
+  t.equal((await first.inject('/a2a/shop/.well-known/agent-card.json')).statusCode, 200, 'served at once')
   await first.close()
 
   const lines: string[] = []
@@ -241,6 +241,7 @@ t.test('a change that lost a race is tried again; past the tries, 412', async (t
   const over = (methods: Partial<AgentStore>): AgentStore => ({
     maxAgents: store.maxAgents,
     list: async () => await store.list(),
+    heads: async () => await store.heads(),
     get: async (id) => await store.get(id),
     create: async (...args) => await store.create(...args),
     replace: async (...args) => await store.replace(...args),

@@ -35,7 +35,7 @@ export { StoreUnavailableError } from './stores/errors.js'
 export { MemoryUpstreamOwnershipStore } from './stores/memory-upstream-ownership-store.js'
 export {
   AgentExistsError, AgentLimitError, AgentVersionConflictError, DEFAULT_MAX_AGENTS, MAX_AGENT_VERSIONS_KEPT, MemoryAgentStore,
-  type AgentAudit, type AgentDocument, type AgentStore, type AgentVersion, type MemoryAgentStoreOptions, type StoredAgent
+  type AgentAudit, type AgentDocument, type AgentHead, type AgentStore, type AgentVersion, type MemoryAgentStoreOptions, type StoredAgent
 } from './stores/agent-store.js'
 export { type TaskReservations } from './stores/task-reservations.js'
 export { withSaveSignals, type TaskSaveSignals } from './stores/task-save-signals.js'

@@ -140,6 +140,18 @@ export interface A2AService {
   call (call: A2ACall): Promise<A2AResult>
 }
 
+/** The service createA2AService makes: its agents can change at runtime. */
+export interface LiveA2AService extends A2AService {
+  /**
+   * Serves an agent at runtime, or replaces how one is served (its backend, and its authenticator when it requires a
+   * caller; none: walk-ins): the agent must be declared to the extension (put it there first). A call already past
+   * its lookup finishes on the backend it read; the next call gets this one.
+   */
+  putAgent (agentId: string, backend: A2ABackend, authenticator?: Authenticator): void
+  /** Stops serving an agent (404 from the next call on; calls in flight finish). False when it was not served. */
+  removeAgent (agentId: string): boolean
+}
+
 const STOPPED = Symbol('stopped')
 
 /** Methods whose result holds a turn's answer (counted as answers) or a task (its ids and state on the span). */
@@ -174,9 +186,11 @@ export function unknownAgent (agentId: string): JsonRpcError {
   }
 }
 
-export function createA2AService (options: A2AServiceOptions): A2AService {
-  const { extension, backends, observer } = options
-  const authenticated = options.authenticated ?? new Map<string, Authenticator>()
+export function createA2AService (options: A2AServiceOptions): LiveA2AService {
+  const { extension, observer } = options
+  // Copies: putAgent and removeAgent change them, never the caller's maps.
+  const backends = new Map(options.backends)
+  const authenticated = new Map(options.authenticated ?? [])
   const maxStreams = options.maxStreamsPerCaller ?? 0
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 0) throw new InvalidOptionError('maxStreamsPerCaller', 'must be an integer ≥ 0 (0: no limit)')
   /** Open streams per caller key; a key is dropped when its last stream ends. */
@@ -432,7 +446,22 @@ export function createA2AService (options: A2AServiceOptions): A2AService {
     }
   }
 
-  return { serves: (agentId) => backends.has(agentId), authenticate, call }
+  function putAgent (agentId: string, backend: A2ABackend, authenticator?: Authenticator): void {
+    if (!extension.agents.has(agentId)) throw new InvalidOptionError('agentId', `"${agentId}" is not an agent declared to the extension`)
+    if (authenticator !== undefined && typeof authenticator?.authenticate !== 'function') {
+      throw new InvalidOptionError('authenticator', 'must be an Authenticator (an authenticate(headers) method)')
+    }
+    backends.set(agentId, backend)
+    if (authenticator === undefined) authenticated.delete(agentId)
+    else authenticated.set(agentId, authenticator)
+  }
+
+  function removeAgent (agentId: string): boolean {
+    authenticated.delete(agentId)
+    return backends.delete(agentId)
+  }
+
+  return { serves: (agentId) => backends.has(agentId), authenticate, call, putAgent, removeAgent }
 }
 
 /** The summary of a value result: a turn's answer, or a task's ids and state. */

@@ -3,14 +3,14 @@
  * `handle` (JSON-RPC: §9 for 1.0, and 0.3 through translation when served) and `handleHttpJson` (HTTP+JSON, §11),
  * each a thin mapper over `call`.
  */
-import { createA2AService, type A2AService, type A2AServiceOptions } from '../a2a/service.js'
+import { createA2AService, type A2AServiceOptions, type LiveA2AService } from '../a2a/service.js'
 import { A2A_VERSION_HEADER, isV03, requestedVersion, type A2AVersion } from '../protocol/version.js'
 import { answerHttpJson, type HttpJsonReply, type HttpJsonRequest } from './http-json/binding.js'
 import { answerJsonRpc, type A2AReply, type A2AServiceRequest } from './jsonrpc/binding.js'
 import { answerJsonRpcV03 } from './v0_3/jsonrpc.js'
 import { answerRestV03, V03_REST_PREFIX } from './v0_3/rest.js'
 
-export interface BoundA2AService extends A2AService {
+export interface BoundA2AService extends LiveA2AService {
   /** The protocol versions `handle` answers (1.0 always; 0.3 when served). */
   readonly versions: readonly A2AVersion[]
   /** Answers one JSON-RPC request. Never rejects. */

@@ -93,6 +93,7 @@ export interface ResultContext {
 }
 
 export interface ConverseExtension {
+  /** The declared agents as they are now (putAgent and removeAgent change them). */
   agents: ReadonlyMap<string, ResolvedAgent>
   defaultAgentId: string
   decorator: EnvelopeDecorator
@@ -105,6 +106,17 @@ export interface ConverseExtension {
    * extensions it declares and their negotiation follow from the next request on. Routines stay.
    */
   setCard (agentId: string, card: AgentCardInput): void
+  /**
+   * Adds an agent, or replaces a declared one (its card, routines and tools), at runtime: its cards (and so their
+   * ETags and signatures), tools and negotiation follow from the next request on; a request already past its lookup
+   * keeps the agent it read. Checked as the `agents` option is. Returns what undoes it (the agent as it was before).
+   */
+  putAgent (agent: ConverseAgentOptions): () => void
+  /**
+   * Removes a declared agent at runtime: its cards and tools are 404 from the next request on (the default agent's
+   * well-known card too: no other agent becomes the default). False when there was no such agent.
+   */
+  removeAgent (agentId: string): boolean
 }
 
 const AGENT_ID = /^[A-Za-z0-9_-]{1,128}$/
@@ -174,7 +186,27 @@ export function createConverseExtension (options: ConverseExtensionOptions): Con
     negotiations.get(agentId)?.clear()
   }
 
-  return { agents, defaultAgentId: options.agents[0].id, decorator, negotiate: negotiateFor, transform, setCard }
+  function putAgent (agent: ConverseAgentOptions): () => void {
+    const resolved = checkedAgent(agent, 'agent')
+    const previous = agents.get(resolved.id)
+    agents.set(resolved.id, resolved)
+    negotiations.set(resolved.id, new Map())
+    return () => {
+      if (previous === undefined) {
+        removeAgent(resolved.id)
+        return
+      }
+      agents.set(resolved.id, previous)
+      negotiations.set(resolved.id, new Map())
+    }
+  }
+
+  function removeAgent (agentId: string): boolean {
+    negotiations.delete(agentId)
+    return agents.delete(agentId)
+  }
+
+  return { agents, defaultAgentId: options.agents[0].id, decorator, negotiate: negotiateFor, transform, setCard, putAgent, removeAgent }
 }
 
 function checkCard (option: string, card: AgentCardInput): void {
@@ -219,20 +251,26 @@ function resolveAgents (options: ConverseExtensionOptions): Map<string, Resolved
   const agents = new Map<string, ResolvedAgent>()
   options.agents.forEach((agent, index) => {
     const where = `agents[${index}]`
-    if (agent === null || typeof agent !== 'object') throw new InvalidOptionError(where, 'must be an object')
-    if (typeof agent.id !== 'string' || !AGENT_ID.test(agent.id)) {
-      throw new InvalidOptionError(`${where}.id`, 'must match ^[A-Za-z0-9_-]{1,128}$')
-    }
-    if (agents.has(agent.id)) throw new InvalidOptionError(`${where}.id`, `"${agent.id}" is declared twice`)
-    const card = agent.card
-    checkCard(`${where}.card`, card)
-    const routines = agent.routines ?? []
-    validateRoutineDeclarations(routines)
-    const wellKnownCard = agent.wellKnownCard ?? 'v1'
-    if (wellKnownCard !== 'v1' && wellKnownCard !== 'compat') throw new InvalidOptionError(`${where}.wellKnownCard`, 'must be "v1" or "compat"')
-    agents.set(agent.id, resolveAgent(agent.id, card, routines, wellKnownCard))
+    const resolved = checkedAgent(agent, where)
+    if (agents.has(resolved.id)) throw new InvalidOptionError(`${where}.id`, `"${resolved.id}" is declared twice`)
+    agents.set(resolved.id, resolved)
   })
   return agents
+}
+
+/** One agent's options, checked (`where` names it in errors), resolved. */
+function checkedAgent (agent: ConverseAgentOptions, where: string): ResolvedAgent {
+  if (agent === null || typeof agent !== 'object') throw new InvalidOptionError(where, 'must be an object')
+  if (typeof agent.id !== 'string' || !AGENT_ID.test(agent.id)) {
+    throw new InvalidOptionError(`${where}.id`, 'must match ^[A-Za-z0-9_-]{1,128}$')
+  }
+  const card = agent.card
+  checkCard(`${where}.card`, card)
+  const routines = agent.routines ?? []
+  validateRoutineDeclarations(routines)
+  const wellKnownCard = agent.wellKnownCard ?? 'v1'
+  if (wellKnownCard !== 'v1' && wellKnownCard !== 'compat') throw new InvalidOptionError(`${where}.wellKnownCard`, 'must be "v1" or "compat"')
+  return resolveAgent(agent.id, card, routines, wellKnownCard)
 }
 
 function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclaration[], wellKnownCard: WellKnownCard): ResolvedAgent {

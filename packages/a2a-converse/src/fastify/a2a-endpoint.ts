@@ -18,7 +18,7 @@ import { unknownAgentBody, type A2AReply, type RequestBody, type StreamReply } f
 import { errorResponse, internalError, invalidRequest, rateLimited, type JsonRpcError } from '../protocol/errors.js'
 import { restErrorBody } from '../bindings/http-json/errors.js'
 import { RateLimitedError } from '../http/rate-limited-error.js'
-import { endpointAuthentication, endpointBackends, resolveEndpointOptions } from '../http/endpoint-options.js'
+import { endpointAuthentication, endpointBackend, endpointBackends, resolveEndpointAgent, resolveEndpointOptions } from '../http/endpoint-options.js'
 import { ACCEPTED_CONTENT_TYPES } from '../http/request-body.js'
 import type { A2AEndpointOptions } from './a2a-endpoint-options.js'
 
@@ -44,9 +44,22 @@ async function a2aEndpointPlugin (fastify: FastifyInstance, options: A2AEndpoint
     observer: resolved.observer
   })
   // The MCP door answers through the same service (same backends, same task stores and locks).
+  const { a2aServices } = fastify.converse
   for (const agentId of backends.keys()) {
-    if (!fastify.converse.a2aServices.has(agentId)) fastify.converse.a2aServices.set(agentId, service)
+    if (!a2aServices.has(agentId)) a2aServices.set(agentId, service)
   }
+  // Agents put at runtime (converse.putAgent): served by the first endpoint registered.
+  fastify.converse.liveEndpoints.push({
+    put: (agent) => {
+      const checked = resolveEndpointAgent(agent, 'agent', fastify.converse, resolved.authenticator)
+      service.putAgent(checked.id, endpointBackend(checked, resolved.events, fastify.converse.signCard), checked.access === 'authenticated' ? resolved.authenticator : undefined)
+      a2aServices.set(checked.id, service)
+    },
+    remove: (agentId) => {
+      if (!service.removeAgent(agentId)) return
+      if (a2aServices.get(agentId) === service) a2aServices.delete(agentId)
+    }
+  })
   /** Open streams, so that closing the app ends them (and close() can finish). */
   const streams = new Map<AbortController, Promise<void>>()
 

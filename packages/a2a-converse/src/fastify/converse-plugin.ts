@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   baseUrlOf, createConverseExtension, normalizeMountPath,
-  type BaseUrlOption, type ConverseExtension, type ConverseExtensionOptions, type ResolvedAgent
+  type BaseUrlOption, type ConverseAgentOptions, type ConverseExtension, type ConverseExtensionOptions, type ResolvedAgent
 } from '../core/converse-extension.js'
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
@@ -14,8 +14,10 @@ import { EXTENSIONS_HEADER } from '../core/uri.js'
 import type { BoundA2AService } from '../bindings/index.js'
 import { cardAsServed, requestedCardVersion, V03_CARD_PATH, wellKnownCardVersion } from '../core/card.js'
 import { unknownAgentBody } from '../bindings/jsonrpc/binding.js'
+import type { EndpointAgentOptions } from '../http/endpoint-options.js'
 
-export type { AgentCardInput, ConverseAgentOptions, ResolvedAgent } from '../core/converse-extension.js'
+export type { AgentCardInput, ResolvedAgent } from '../core/converse-extension.js'
+export type { ConverseAgentOptions }
 
 export type UrlOption = BaseUrlOption<FastifyRequest>
 
@@ -93,6 +95,30 @@ export interface ConverseApi {
    * well-known cards are; undefined without a key.
    */
   signCard?: (card: Record<string, unknown>, request: FastifyRequest) => Promise<Record<string, unknown>>
+  /**
+   * Serves an agent from now on, or replaces a served one (a new card, routines, executor or backend, access), on
+   * every door of this app: its cards (new ETags, signed anew), the tools route, the MCP door, and the first
+   * `a2aEndpoint` registered (its JSON-RPC, HTTP+JSON and 0.3 bindings, and a gRPC door over its service). A call in
+   * flight finishes on the agent it started with. Checked as the registration options are (InvalidOptionError, and
+   * nothing changed). Needs an `a2aEndpoint` registered (and ready).
+   */
+  putAgent (agent: LiveAgentOptions): void
+  /**
+   * Stops serving an agent on every door (404, its cards too; the default agent's well-known card included: no other
+   * agent takes its place). Calls in flight finish. False when it was not served.
+   */
+  removeAgent (agentId: string): boolean
+  /** The A2A endpoints registered, in order (a2aEndpoint adds itself): the first serves agents put at runtime. */
+  liveEndpoints: LiveEndpoint[]
+}
+
+/** An agent put at runtime: its declaration (id, card, routines) and how its A2A endpoint serves it. */
+export interface LiveAgentOptions extends ConverseAgentOptions, Omit<EndpointAgentOptions<FastifyRequest>, 'id'> {}
+
+/** What an A2A endpoint does with an agent put or removed at runtime (a2aEndpoint's own). */
+export interface LiveEndpoint {
+  put (agent: EndpointAgentOptions<FastifyRequest>): void
+  remove (agentId: string): void
 }
 
 declare module 'fastify' {
@@ -150,7 +176,29 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   const signCard = signer === undefined
     ? undefined
     : async (card: Record<string, unknown>, request: FastifyRequest) => await signer.sign(card, `${publicUrl(request)}${mountPath}${JWKS_PATH}`)
-  fastify.decorate('converse', { agents, defaultAgentId, cardFor, hostRefusal, cardsFromRequest, transformResult, decorator, extension, mountPath, a2aServices: new Map(), signCard })
+  const liveEndpoints: LiveEndpoint[] = []
+
+  function putAgent (agent: LiveAgentOptions): void {
+    const endpoint = liveEndpoints[0]
+    if (endpoint === undefined) throw new InvalidOptionError('putAgent', 'needs an a2aEndpoint registered to serve the agent')
+    const { card, routines, wellKnownCard, ...served } = agent
+    const undo = extension.putAgent({ id: agent.id, card, routines, wellKnownCard })
+    try {
+      endpoint.put(served)
+    } catch (error) {
+      undo()
+      throw error
+    }
+  }
+
+  function removeAgent (agentId: string): boolean {
+    for (const endpoint of liveEndpoints) endpoint.remove(agentId)
+    return extension.removeAgent(agentId)
+  }
+
+  fastify.decorate('converse', {
+    agents, defaultAgentId, cardFor, hostRefusal, cardsFromRequest, transformResult, decorator, extension, mountPath, a2aServices: new Map(), signCard, putAgent, removeAgent, liveEndpoints
+  })
   fastify.decorateRequest('converse', null)
 
   /** The onRequest hook of one marked route: its config is read once, here, not per request. */

@@ -25,7 +25,7 @@ import type { CallToolResult, JSONRPCRequest, ServerContext, Tool } from '@model
 import { AjvJsonSchemaValidator, createMcpHandler, ProtocolError, ProtocolErrorCode, Server } from '../peers/mcp.js'
 import type { Caller, ServiceLogger } from '../protocol/backend.js'
 import type { A2AService } from '../a2a/service.js'
-import type { RequestBody } from '../bindings/jsonrpc/binding.js'
+import { unknownAgentBody, type RequestBody } from '../bindings/jsonrpc/binding.js'
 import type { ConverseExtension, ResolvedAgent } from '../core/converse-extension.js'
 import type { ConverseEnvelope } from '../core/envelope.js'
 import { InvalidOptionError } from '../core/errors.js'
@@ -138,7 +138,12 @@ export interface McpService {
   handle (request: McpRequest): Promise<void>
 }
 
-/** The tools of one agent, built once: ask_agent, then the routine tools in declaration order. */
+/** Whether a routine of the agent takes the MCP door's own tool name. */
+function ownsAskAgent (agent: ResolvedAgent): boolean {
+  return agent.tools.some((tool) => tool.toolName === ASK_AGENT)
+}
+
+/** The tools of one agent: ask_agent, then the routine tools in declaration order. */
 function toolsOf (agent: ResolvedAgent): Tool[] {
   return [
     {
@@ -169,12 +174,24 @@ export function createMcpService (options: McpServiceOptions): McpService {
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1) throw new InvalidOptionError('bodyLimit', 'must be a positive integer (bytes)')
   const maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH
   if (!Number.isSafeInteger(maxBatch) || maxBatch < 1 || maxBatch > SDK_MAX_BATCH) throw new InvalidOptionError('maxBatch', `must be an integer from 1 to ${SDK_MAX_BATCH}`)
-  const tools = new Map<string, Tool[]>()
   for (const [agentId, agent] of extension.agents) {
-    if (!services.has(agentId)) continue
-    const index = agent.tools.findIndex((tool) => tool.toolName === ASK_AGENT)
-    if (index !== -1) throw new InvalidOptionError(`agents "${agentId}" routines`, `toolName "${ASK_AGENT}" is the MCP door's own tool: rename the routine's toolName`)
-    tools.set(agentId, toolsOf(agent))
+    if (services.has(agentId) && ownsAskAgent(agent)) {
+      throw new InvalidOptionError(`agents "${agentId}" routines`, `toolName "${ASK_AGENT}" is the MCP door's own tool: rename the routine's toolName`)
+    }
+  }
+  // An agent's tools, built once per declaration: an agent put or replaced at runtime (the extension's putAgent) is a
+  // new declaration, so its tools follow at once, and a removed one's go with it (nothing here keeps it alive).
+  const built = new WeakMap<ResolvedAgent, Tool[]>()
+  /** The tools of an agent served here now; undefined: not served (one put at runtime whose routine takes ask_agent's name is not). */
+  function toolsFor (agentId: string): Tool[] | undefined {
+    const agent = extension.agents.get(agentId)
+    if (agent === undefined || !services.has(agentId)) return undefined
+    let tools = built.get(agent)
+    if (tools === undefined) {
+      if (ownsAskAgent(agent)) return undefined
+      built.set(agent, tools = toolsOf(agent))
+    }
+    return tools
   }
 
   /** Runs one A2A method through the A2A service, as an A2A caller activating the extension would send it. */
@@ -182,7 +199,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
     // The trace the request's `_meta` names, else the one its HTTP headers name.
     const fromMeta = traceHeadersOf(context.mcpReq._meta)
     const trace = fromMeta.traceparent === undefined ? httpTraceHeadersOf(request.request.headers) : fromMeta
-    const result = await (services.get(request.agentId) as A2AService).call({
+    const result = await heldBy(request).service.call({
       agentId: request.agentId,
       binding: 'mcp',
       headers: {
@@ -256,12 +273,13 @@ export function createMcpService (options: McpServiceOptions): McpService {
     const server = new Server(identity, {
       capabilities: { tools: {} }, jsonSchemaValidator, requestState: { verify: verifyRequestState }
     })
-    const agentTools = tools.get(agentId) as Tool[]
-    server.setRequestHandler('tools/list', () => ({ tools: agentTools }))
+    // Read per request: a long-lived Server of the fast path answers with the agent's tools as they are now.
+    // The tools the HTTP request found when it came (a long-lived Server of the fast path serves many requests).
+    server.setRequestHandler('tools/list', (_list, context) => ({ tools: heldBy(requestOf(context)).tools }))
     server.setRequestHandler('tools/call', async (call, context) => {
       const { name } = call.params
-      const tool = agentTools.find((candidate) => candidate.name === name)
       const request = requestOf(context)
+      const tool = heldBy(request).tools.find((candidate) => candidate.name === name)
       countToolCall(request, agentId, tool === undefined ? 'unknown' : name)
       if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
       const continuation = modern ? continuationOf(context) : undefined
@@ -352,12 +370,25 @@ export function createMcpService (options: McpServiceOptions): McpService {
     return true
   }
 
-  async function handle (request: McpRequest): Promise<void> {
-    const { response } = request
+  /**
+   * What an HTTP request holds from its start to its end: the agent's A2A service, tools and card as they were when
+   * it came (an agent changed or removed at runtime meanwhile: the next request sees it).
+   */
+  const held = new WeakMap<McpRequest, { service: A2AService, tools: Tool[] }>()
+  const heldBy = (request: McpRequest): { service: A2AService, tools: Tool[] } => held.get(request) as { service: A2AService, tools: Tool[] }
+
+  async function handle (given: McpRequest): Promise<void> {
+    const { response } = given
+    const tools = toolsFor(given.agentId)
+    // Removed since the door looked (an agent changed at runtime): what the door answers an unknown agent.
+    if (tools === undefined) return notFound(response, given.agentId)
+    const service = services.get(given.agentId) as A2AService
+    const card = given.cardOf()
+    let request: McpRequest = { ...given, cardOf: () => card }
     // Authenticated once per HTTP request, as the A2A door would (a door that knows the caller passes it instead).
     // GET and DELETE are answered 405 by the SDK whoever asks (no sessions, no standalone stream).
     if (request.caller === undefined && request.request.method === 'POST') {
-      const access = await (services.get(request.agentId) as A2AService).authenticate(request.agentId, request.request.headers, request.log)
+      const access = await service.authenticate(request.agentId, request.request.headers, request.log)
       if (access.kind === 'refused') {
         response.writeHead(access.status, { 'content-type': 'application/json; charset=utf-8', ...access.headers })
         // 401 / 503 (the door answered an unknown agent before): the A2A door's JSON-RPC body.
@@ -366,6 +397,7 @@ export function createMcpService (options: McpServiceOptions): McpService {
       }
       request = { ...request, caller: access.caller }
     }
+    held.set(request, { service, tools })
     const body = request.body
     if (body?.kind === 'too_large') return jsonRpcError(response, 413, -32000, `Payload Too Large: Request body must not exceed ${body.limit} bytes`)
     if (body?.kind === 'invalid_json') return jsonRpcError(response, 400, -32700, 'Parse error: Invalid JSON')
@@ -396,12 +428,18 @@ export function createMcpService (options: McpServiceOptions): McpService {
     /* c8 ignore stop */
   }
 
-  return { serves: (agentId) => tools.has(agentId), handle }
+  return { serves: (agentId) => toolsFor(agentId) !== undefined, handle }
 }
 
 /** GetTask's reply (the task itself) as SendMessage's (`{ task }`), which the tool result reads. */
 function wrapTask (response: JsonRpcResponse): JsonRpcResponse {
   return 'error' in response ? response : { ...response, result: { task: response.result } }
+}
+
+/** 404 with the body the doors answer an unknown agent with. */
+function notFound (response: ServerResponse, agentId: string): void {
+  response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
+  response.end(JSON.stringify(unknownAgentBody(agentId)))
 }
 
 /** An HTTP error with a JSON-RPC error body of id null, the shape (and, for body errors, the text) of the SDK's. */

@@ -22,7 +22,13 @@ export interface HeldTaskWriter {
 
 /** The held tasks of the agents whose task stores (and turn locks) are given. */
 export function heldTaskWriter (taskStores: ReadonlyMap<string, TaskStore>, events: TaskEventHub, turnLocks: ReadonlyMap<string, TaskTurnLock> | undefined): HeldTaskWriter {
-  const writers = new Map([...taskStores].map(([agentId, taskStore]) => [agentId, createTaskWriter(taskStore, events)]))
+  // One writer per task store, made on first use (an agent served from a later change brings a store of its own).
+  const writers = new WeakMap<TaskStore, TaskWriter>()
+  const writerOf = (taskStore: TaskStore): TaskWriter => {
+    let writer = writers.get(taskStore)
+    if (writer === undefined) writers.set(taskStore, writer = createTaskWriter(taskStore, events))
+    return writer
+  }
 
   /** The task the conversation holds for a person: its last task, while that task is WORKING. */
   async function heldTask (agentId: string, state: ConversationState, trace: Context | undefined): Promise<string | undefined> {
@@ -60,7 +66,7 @@ export function heldTaskWriter (taskStores: ReadonlyMap<string, TaskStore>, even
       const task = await taskStore.load(taskId, context)
       if (task === undefined || !waiting(task)) return 'ended'
       const status = { state, message, timestamp: new Date().toISOString() }
-      await (writers.get(agentId) as TaskWriter).write({ taskId, contextId: clientContextId(conversation), status, metadata: undefined }, context)
+      await writerOf(taskStore).write({ taskId, contextId: clientContextId(conversation), status, metadata: undefined }, context)
       // A write that lost to a task's end (a superseding turn's close, which takes no turn lock) is refused by the
       // store: what it holds now says whether this one landed.
       return (await taskStore.load(taskId, context))?.status?.message?.messageId === message.messageId ? 'landed' : 'ended'

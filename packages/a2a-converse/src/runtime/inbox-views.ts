@@ -88,7 +88,7 @@ export function conversationView (state: ConversationState, recent: number, engi
     turns: state.turns.slice(-recent)
   }
   if (state.caller !== undefined) view.caller = state.caller
-  if (state.routine !== undefined && engine !== undefined) view.routine = engine.routineState(state.routine)
+  if (state.routine !== undefined && engine?.declaration(state.routine.routine) !== undefined) view.routine = engine.routineState(state.routine)
   return view
 }
 
@@ -105,6 +105,6 @@ export function conversationTrace (state: ConversationState, engine: RoutineEngi
   }
   if (state.caller !== undefined) trace.caller = state.caller
   if (state.ownershipChangedAt !== undefined) trace.ownershipChangedAt = state.ownershipChangedAt
-  if (state.routine !== undefined && engine !== undefined) trace.routine = engine.routineState(state.routine)
+  if (state.routine !== undefined && engine?.declaration(state.routine.routine) !== undefined) trace.routine = engine.routineState(state.routine)
   return trace
 }

@@ -70,7 +70,7 @@ export interface InboxOptions {
   /** The task store of every agent whose conversations it serves (the same one its A2A endpoint uses). */
   taskStores: ReadonlyMap<string, TaskStore>
   events: TaskEventHub
-  /** Routine engines by agent id, to show the routine in the view. */
+  /** Routine engines by agent id, to show the routine in the view (one its agent no longer declares is not shown). */
   engines?: ReadonlyMap<string, RoutineEngine>
   /**
    * The task turn lock of every agent (the one its A2A endpoint takes for turns that name a task): a person's reply

@@ -20,6 +20,11 @@ export interface RoutineTurns {
   step: (next: ConversationState, active: ConversationRoutine, parts: WirePart[], base: ConverseEnvelope, input: TurnInput) => TaskPlan
   /** A routine recognised in a plain message starts; pairs in the opening sentence ("book a table, date=…") fill slots. */
   start: (next: ConversationState, declaration: RoutineDeclaration, parts: WirePart[], base: ConverseEnvelope, input: TurnInput) => TaskPlan
+  /**
+   * The routine this conversation was in is no longer declared (the agent was changed while it waited: docs/routines.md):
+   * the task ends (CANCELED) saying so, and the conversation is out of it; the next message starts afresh.
+   */
+  dropped: (next: ConversationState, dropped: ConversationRoutine, base: ConverseEnvelope) => TaskPlan
 }
 
 export function routineTurns (engine: RoutineEngine, newId: () => string): RoutineTurns {
@@ -96,5 +101,12 @@ export function routineTurns (engine: RoutineEngine, newId: () => string): Routi
     return routinePlan(next.routine, base, note)
   }
 
-  return { call, step, start }
+  function dropped (next: ConversationState, routine: ConversationRoutine, base: ConverseEnvelope): TaskPlan {
+    next.routine = undefined
+    const text = `Sorry, I can no longer finish "${routine.routine}": this agent has changed since we started and no longer offers it. ` +
+      'Nothing was done. You are welcome to ask me something else.'
+    return { kind: 'task', state: TaskState.TASK_STATE_CANCELED, parts: [textPart(text)], envelope: base }
+  }
+
+  return { call, step, start, dropped }
 }

@@ -157,6 +157,7 @@ export function createTurnPlanner (options: TurnPlannerOptions): TurnPlanner {
     const base = envelopeBase(input.turnId, input.message.messageId)
     if (next.ownership === 'human_owned') return heldTurn(next, base)
     const active = next.routine !== undefined && !isTerminal(next.routine) ? next.routine : undefined
+    if (active !== undefined && engine.declaration(active.routine) === undefined) return routines.dropped(next, active, base)
     const call = typedCallOf(input.message, input.activated)
     if (call !== undefined) return routines.call(next, call, active, base, input)
     if (active !== undefined) return routines.step(next, active, parts, base, input)

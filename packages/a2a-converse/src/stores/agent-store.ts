@@ -29,6 +29,12 @@ export interface StoredAgent {
   updatedBy: string
 }
 
+/** An agent's id and current version. */
+export interface AgentHead {
+  id: string
+  version: number
+}
+
 /** One entry of an agent's audit: the version a change made (an unpublish makes one too). */
 export interface AgentVersion {
   version: number
@@ -44,6 +50,8 @@ export interface AgentStore {
   /** Every agent, in id order. */
   list (): Promise<StoredAgent[]>
   get (id: string): Promise<StoredAgent | undefined>
+  /** Every agent's id and version, in id order: what a periodic check for changes reads (no definitions). */
+  heads (): Promise<AgentHead[]>
   /** A new agent at a version above any the id had. AgentExistsError, AgentLimitError. */
   create (id: string, definition: AgentDocument, audit: AgentAudit): Promise<StoredAgent>
   /**
@@ -113,7 +121,11 @@ export class MemoryAgentStore implements AgentStore {
   }
 
   async list (): Promise<StoredAgent[]> {
-    return [...this.#agents.values()].sort((a, b) => a.id < b.id ? -1 : 1).map(copy)
+    return this.#sorted().map(copy)
+  }
+
+  async heads (): Promise<AgentHead[]> {
+    return this.#sorted().map(({ id, version }) => ({ id, version }))
   }
 
   async get (id: string): Promise<StoredAgent | undefined> {
@@ -156,6 +168,10 @@ export class MemoryAgentStore implements AgentStore {
   }
 
   async close (): Promise<void> {}
+
+  #sorted (): StoredAgent[] {
+    return [...this.#agents.values()].sort((a, b) => a.id < b.id ? -1 : 1)
+  }
 
   #write (id: string, definition: AgentDocument, audit: AgentAudit): StoredAgent {
     const entry = this.#record(id, audit)

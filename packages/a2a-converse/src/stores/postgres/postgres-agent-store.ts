@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely'
 import { sql } from '../../peers/postgres.js'
 import {
   AgentExistsError, AgentLimitError, AgentVersionConflictError, maxAgentsOption, MAX_AGENT_VERSIONS_KEPT,
-  type AgentAudit, type AgentDocument, type AgentStore, type AgentVersion, type StoredAgent
+  type AgentAudit, type AgentDocument, type AgentHead, type AgentStore, type AgentVersion, type StoredAgent
 } from '../agent-store.js'
 import { toStoreError } from './connection-errors.js'
 import { AGENT_VERSIONS_TABLE, AGENTS_TABLE } from './migrations.js'
@@ -60,6 +60,13 @@ export class PostgresAgentStore implements AgentStore {
     return await this.#run(async () => {
       const { rows } = await sql<AgentRow>`select id, version, definition, updated_at, updated_by from ${sql.table(AGENTS_TABLE)} order by id`.execute(this.#db)
       return rows.map(agentOf)
+    })
+  }
+
+  async heads (): Promise<AgentHead[]> {
+    return await this.#run(async () => {
+      const { rows } = await sql<AgentHead>`select id, version from ${sql.table(AGENTS_TABLE)} order by id`.execute(this.#db)
+      return rows
     })
   }
 
