@@ -181,7 +181,7 @@ t.test('a short-lived token: the follow stops when it expires (warn, no token), 
   t.notOk(raw.includes(short) || raw.includes(fresh), 'no token in any log line')
   await app.close()
   const files = await filesUnder(dataDir)
-  t.ok(files.length > 0, 'the embedded database\'s files')
+  t.ok(files.some((file) => file.includes(Buffer.from(taskId))), 'the embedded database\'s files hold the task\'s rows')
   for (const token of [short, fresh]) {
     const signature = Buffer.from(token.split('.')[2])
     t.notOk(files.some((file) => file.includes(signature)), 'no token in any stored row')

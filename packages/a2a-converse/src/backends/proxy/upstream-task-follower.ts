@@ -59,7 +59,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1
 
 interface Follow {
   controller: AbortController
-  done: Promise<void>
   /** The follow's own Caller (the caller whose task it is; with `keepsCallerToken`, its kept token beside it). */
   caller: Caller | undefined
   /** Stops the follow when the kept token expires. */
@@ -71,6 +70,8 @@ export function upstreamTaskFollower (options: UpstreamTaskFollowerOptions): Ups
   const maxFollowed = options.maxFollowed ?? DEFAULT_MAX_FOLLOWED_TASKS
   const now = options.now ?? Date.now
   const followed = new Map<string, Follow>()
+  /** Every follow still running, those already taken out of `followed` too (an expired token's, winding down). */
+  const running = new Set<Promise<void>>()
   let closed = false
 
   async function run (taskId: string, scope: ServerCallContext, follow: Follow, log: ServiceLogger | undefined): Promise<void> {
@@ -141,20 +142,21 @@ export function upstreamTaskFollower (options: UpstreamTaskFollowerOptions): Ups
         return
       }
       const callerId = callerIdOf(scope)
-      const follow: Follow = { controller: new AbortController(), done: Promise.resolve(), caller: callerId === undefined ? undefined : { id: callerId } }
+      const follow: Follow = { controller: new AbortController(), caller: callerId === undefined ? undefined : { id: callerId } }
       followed.set(key, follow)
       keep(follow, caller, key, taskId, log)
-      follow.done = run(taskId, scope, follow, log).finally(() => {
+      const done = run(taskId, scope, follow, log).finally(() => {
         clearTimeout(follow.expiry)
         if (followed.get(key) === follow) followed.delete(key)
+        running.delete(done)
       })
+      running.add(done)
     },
     get size () { return followed.size },
     async close () {
       closed = true
-      const open = [...followed.values()]
-      for (const { controller } of open) controller.abort()
-      await Promise.all(open.map(async ({ done }) => await done))
+      for (const { controller } of followed.values()) controller.abort()
+      await Promise.all([...running])
     }
   }
 }
