@@ -157,7 +157,7 @@ t.test('a short-lived token: the follow stops when it expires (warn, no token), 
     agents: [{ id: 'pass', upstream: { url: `${pass.upstream.base}/`, identity: { mode: 'passthrough' } } }]
   })
   const shop = client(base, 'pass')
-  const short = await provider.token('alice', { expSec: 4 })
+  const short = await provider.token('alice', { expSec: 6 })
   const taskId = await shop.heldTask(short)
   const before = pass.upstream.seen.length
   t.equal((await shop.rpc('CreateTaskPushNotificationConfig', { taskId, url: receiver.url, token: 'hook-token' }, short)).error, undefined)
