@@ -247,7 +247,16 @@ export async function buildAgentRuntime (options: AgentRuntimeOptions): Promise<
     // The gateway delivers push notifications from what it relays (configs never go upstream).
     let relayed: A2ABackend = upstream.backend
     if (copies !== undefined) {
-      const pushing = own.following = relayedPushBackend({ agentId: definition.id, upstream: upstream.backend, copies: copies.taskStore, push: copies.push, log: options.log })
+      const mode = definition.upstream?.identity?.mode
+      const pushing = own.following = relayedPushBackend({
+        agentId: definition.id,
+        upstream: upstream.backend,
+        copies: copies.taskStore,
+        push: copies.push,
+        // The follow of a configured task carries the caller's own token where the upstream takes it.
+        keepsCallerToken: mode === 'passthrough' || mode === 'exchange',
+        log: options.log
+      })
       relayed = pushing
     }
     // Callers kept apart: every task and context the upstream returns is recorded as its caller's.

@@ -3,8 +3,9 @@
  * API key (never kept), or a JWT, whose token is kept for the upstream identity modes that forward it.
  */
 import t from 'tap'
+import { decodeJwt } from 'jose'
 import { createAuthenticator } from 'a2a-converse/service'
-import { callerBearerToken, callerScheme } from '../../../packages/a2a-converse/src/auth/caller-credential.js'
+import { callerBearerToken, callerScheme, keepBearerToken } from '../../../packages/a2a-converse/src/auth/caller-credential.js'
 import { AUDIENCE, identityProvider, ISSUER } from '../../fixtures/auth.js'
 
 t.test('an API key caller: scheme api-key, no token; a JWT caller: scheme jwt and its token; a walk-in: neither', async (t) => {
@@ -22,6 +23,11 @@ t.test('an API key caller: scheme api-key, no token; a JWT caller: scheme jwt an
   t.strictSame(bearer, { id: 'alice' })
   t.equal(callerScheme(bearer), 'jwt')
   t.equal(callerBearerToken(bearer), token)
+  const kept = { id: 'alice' }
+  t.equal(keepBearerToken(bearer!, kept), decodeJwt(token).exp! * 1000, 'copied with its exp, in ms')
+  t.equal(callerBearerToken(kept), token)
+  t.equal(keepBearerToken(keyed!, kept), undefined, 'an API key caller has nothing to copy')
+  t.equal(callerBearerToken(kept), token, 'and what was kept stays')
   t.equal(callerScheme(undefined), undefined, 'a walk-in')
   t.equal(callerBearerToken(undefined), undefined)
   t.equal(callerScheme({ id: 'made-elsewhere' }), undefined, 'a caller another authenticator made')

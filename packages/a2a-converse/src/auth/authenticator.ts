@@ -208,8 +208,9 @@ export function createAuthenticator (options: AuthenticatorOptions): Authenticat
     const id = payload[settings.callerClaim]
     if (!isCallerId(id)) throw new AuthenticationError()
     const caller = { id }
-    // Kept beside the caller (caller-credential.ts) for an upstream that takes the caller's own token.
-    recordCredential(caller, 'jwt', token)
+    // Kept beside the caller (caller-credential.ts) for an upstream that takes the caller's own token, with its
+    // `exp` (a follow of an upstream task carries it no longer).
+    recordCredential(caller, 'jwt', token, (payload.exp as number) * 1000)
     return caller
   }
 

@@ -24,7 +24,7 @@ t.teardown(() => dispatcher.close())
 /** A caller as the authenticator makes one for a bearer JWT. */
 async function jwtCaller (id: string) {
   const caller = { id }
-  recordCredential(caller, 'jwt', await provider.token(id))
+  recordCredential(caller, 'jwt', await provider.token(id), Date.now() + 300_000)
   return caller
 }
 

@@ -1,13 +1,16 @@
 /**
  * Following configured upstream tasks on its own (packages/a2a-converse/src/backends/proxy/upstream-task-follower.ts), over a scripted
  * upstream: one follow per task and caller, the bound, an upstream that cannot stream, a follow that ends when the
- * task has no configs left, an upstream failure logged, close ending every follow.
+ * task has no configs left, an upstream failure logged, close ending every follow; with keepsCallerToken, the
+ * requester's token kept on the follow, renewed by its later requests, never another caller's, the follow stopped
+ * when it expires (over a clock of the test's).
  */
 import t from 'tap'
 import { ServerCallContext } from '@a2a-js/sdk/server'
-import type { A2ABackend } from '../../../../packages/a2a-converse/src/protocol/backend.js'
+import type { A2ABackend, BackendContext } from '../../../../packages/a2a-converse/src/protocol/backend.js'
 import { callerContext } from '../../../../packages/a2a-converse/src/auth/sdk-user.js'
 import { upstreamTaskFollower } from '../../../../packages/a2a-converse/src/backends/proxy/upstream-task-follower.js'
+import { callerBearerToken, recordCredential } from '../../../../packages/a2a-converse/src/auth/caller-credential.js'
 
 type Json = Record<string, any>
 
@@ -15,19 +18,21 @@ type Json = Record<string, any>
 function scripted (options: { streaming?: boolean, events?: unknown[], failure?: Error } = {}) {
   const opened: string[] = []
   const callers: Array<string | undefined> = []
+  const contexts: BackendContext[] = []
   const upstream: A2ABackend = {
     facts: { capabilities: { streaming: options.streaming ?? true, pushNotifications: false, extendedAgentCard: false }, requiredExtensions: [] },
     async call () { return undefined },
     async * stream (request, context) {
       opened.push(String(request.params.id))
       callers.push(context.caller?.id)
+      contexts.push(context)
       yield * options.events ?? []
       if (options.failure !== undefined) throw options.failure
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))
     },
     toError () { return { code: -32603, message: 'x' } }
   }
-  return { upstream, opened, callers }
+  return { upstream, opened, callers, contexts }
 }
 
 function logger () {
@@ -95,4 +100,63 @@ t.test('each event saved; the follow ends when the task has no configs left, or 
   await settle()
   t.equal(other.size, 0)
   t.match(lines, [{ agentId: 'shop', taskId: 't1', err: { message: 'the stream was cut' }, msg: 'stopped following an upstream task for its push notifications' }])
+})
+
+/** A caller as the authenticator makes one for a bearer JWT expiring at `expiresAt` (ms). */
+function jwtCaller (id: string, token: string, expiresAt: number) {
+  const caller = { id }
+  recordCredential(caller, 'jwt', token, expiresAt)
+  return caller
+}
+
+t.test('keepsCallerToken: the follow carries its caller\'s token, the newer one, never another\'s; stops when it expires', async (t) => {
+  const { upstream, contexts } = scripted()
+  const { lines, log } = logger()
+  let clock = 1_000_000
+  const follower = upstreamTaskFollower({ agentId: 'shop', upstream, save: async () => {}, configured: async () => true, keepsCallerToken: true, log, now: () => clock })
+  t.teardown(follower.close)
+  follower.follow('t1', callerContext('alice'), undefined, jwtCaller('alice', 'alice-1', clock + 60_000))
+  await settle()
+  const kept = contexts[0].caller
+  t.equal(callerBearerToken(kept), 'alice-1', 'the follow asks upstream with alice\'s token')
+  t.strictSame(kept, { id: 'alice' }, 'beside its own Caller, not on it')
+  t.ok(follower.following('t1', callerContext('alice')))
+
+  follower.follow('t1', callerContext('alice'), undefined, jwtCaller('alice', 'alice-2', clock + 50))
+  t.equal(callerBearerToken(kept), 'alice-2', 'a later request of alice: her newer token kept')
+  follower.follow('t1', callerContext('alice'), undefined, jwtCaller('mallory', 'mallory-1', clock + 60_000))
+  follower.follow('t1', callerContext('alice'), undefined, { id: 'alice' })
+  follower.follow('t1', callerContext('alice'))
+  t.equal(callerBearerToken(kept), 'alice-2', 'never another caller\'s, nor nothing from a request without a token')
+
+  // The clock of the test lags: the timer finds the token still valid and waits again; then it has expired.
+  await settle()
+  await settle()
+  await settle()
+  t.equal(follower.size, 1, 'still followed while the clock says the token is valid')
+  clock += 100
+  const deadline = Date.now() + 5000
+  while (follower.size > 0 && Date.now() < deadline) await settle()
+  t.equal(follower.size, 0, 'stopped once it expired')
+  t.match(lines, [{ agentId: 'shop', taskId: 't1', msg: /^stopped following an upstream task for its push notifications: the caller's token it carried expired/ }])
+  t.notOk(JSON.stringify(lines).includes('alice-'), 'the log names no token')
+  t.ok(contexts[0].signal.aborted)
+
+  follower.follow('t1', callerContext('alice'), undefined, jwtCaller('alice', 'alice-3', clock + 60_000))
+  await settle()
+  t.equal(follower.size, 1, 'the caller\'s next request follows again')
+  t.equal(callerBearerToken(contexts[1].caller), 'alice-3')
+
+  follower.follow('t2', callerContext(undefined), undefined, jwtCaller('alice', 'alice-4', clock + 60_000))
+  await settle()
+  t.equal(contexts[2].caller, undefined, 'a walk-in\'s task keeps nothing')
+})
+
+t.test('without keepsCallerToken nothing is kept', async (t) => {
+  const { upstream, contexts } = scripted()
+  const follower = upstreamTaskFollower({ agentId: 'shop', upstream, save: async () => {}, configured: async () => true })
+  t.teardown(follower.close)
+  follower.follow('t1', callerContext('alice'), undefined, jwtCaller('alice', 'alice-1', Date.now() + 60_000))
+  await settle()
+  t.equal(callerBearerToken(contexts[0].caller), undefined)
 })

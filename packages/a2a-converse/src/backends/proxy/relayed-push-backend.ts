@@ -17,7 +17,8 @@
  *   names, before that task's copy is first saved: the first notification is the task's first status.
  *
  * - While a configured task is open, it is followed upstream (upstream-task-follower.ts: SubscribeToTask), so what
- *   the upstream does on its own while no caller's request relays it is saved into the copy too.
+ *   the upstream does on its own while no caller's request relays it is saved into the copy too; with
+ *   `keepsCallerToken`, carrying the token of the caller's latest request on the task, until it expires.
  */
 import { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk'
 import { AgentEvent, ResultManager, ServerCallContext, type AgentExecutionEvent, type AgentExecutor, type TaskStore } from '@a2a-js/sdk/server'
@@ -44,6 +45,8 @@ export interface RelayedPushBackendOptions {
   push: AgentPush
   /** Configured tasks followed upstream at once (upstream-task-follower.ts). Default DEFAULT_MAX_FOLLOWED_TASKS. */
   maxFollowedTasks?: number
+  /** The upstream takes the caller's own token (`upstream.identity` passthrough, exchange): a follow keeps it. */
+  keepsCallerToken?: boolean
   /** Where following logs. */
   log?: ServiceLogger
 }
@@ -76,6 +79,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
     agentId,
     upstream,
     maxFollowed: options.maxFollowedTasks,
+    keepsCallerToken: options.keepsCallerToken,
     log: options.log,
     save: async (event, scope) => { await saveCopy(event, scope, false) },
     configured: async (taskId, scope) => (await push.configs.configsOf(taskId, scope)).length > 0
@@ -126,10 +130,10 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
   }
 
   /** Follows the task upstream while its copy is open and it has configs (again after a restart or a failure). */
-  async function followIfOpen (taskId: string, scope: ServerCallContext, log: ServiceLogger | undefined): Promise<void> {
+  async function followIfOpen (taskId: string, scope: ServerCallContext, context: BackendContext): Promise<void> {
     const copy = await copies.load(taskId, scope)
     if (copy === undefined || TERMINAL_TASK_STATES.has(copy.status?.state)) return
-    if ((await push.configs.configsOf(taskId, scope)).length > 0) follower.follow(taskId, scope, log)
+    if ((await push.configs.configsOf(taskId, scope)).length > 0) follower.follow(taskId, scope, context.log, context.caller)
   }
 
   /**
@@ -140,7 +144,9 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
     try {
       const saved = await saveCopy(response, scope, false)
       if (saved === undefined) return false
-      if (!follower.following(saved, scope)) await followIfOpen(saved, scope, context.log)
+      // Followed: the caller's newer token kept (passthrough, exchange); not: followed again.
+      if (follower.following(saved, scope)) follower.follow(saved, scope, context.log, context.caller)
+      else await followIfOpen(saved, scope, context)
       return true
     } catch (error) {
       context.log?.error({ agentId, err: { name: (error as Error).name, message: (error as Error).message } }, 'push copy of an upstream task not saved')
@@ -160,7 +166,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
   }
 
   /** The inline config saved for the task the first result names, then the task's copy made from that result. */
-  async function configure (response: unknown, config: Json, scope: ServerCallContext, log: ServiceLogger | undefined): Promise<void> {
+  async function configure (response: unknown, config: Json, scope: ServerCallContext, context: BackendContext): Promise<void> {
     const payload = StreamResponse.fromJSON(response).payload
     // A reply or a stream's first event is a Task or a Message (A2A 1.0 §3.1.2): a Message has no task to configure.
     if (payload?.$case !== 'task') return
@@ -174,7 +180,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
       await push.configs.delete(taskId, scope, saved.id)
       throw error
     }
-    await followIfOpen(taskId, scope, log)
+    await followIfOpen(taskId, scope, context)
   }
 
   async function configCall (request: CheckedRequest, context: BackendContext): Promise<unknown> {
@@ -200,7 +206,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
       }
     }
     const result = await local.call({ ...request, params }, context)
-    if (request.method === 'CreateTaskPushNotificationConfig') await followIfOpen(taskId, scope, context.log)
+    if (request.method === 'CreateTaskPushNotificationConfig') await followIfOpen(taskId, scope, context)
     return result
   }
 
@@ -214,7 +220,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
     let copied: boolean | undefined = config === undefined && !known ? false : undefined
     for await (const result of iterate(upstream.stream(forwarded, context))) {
       if (copied === undefined && config !== undefined) {
-        await configure(result, config, scope, context.log)
+        await configure(result, config, scope, context)
         copied = true
       } else if (copied === undefined) {
         copied = await relay(result, scope, context)
@@ -235,7 +241,7 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
         case 'SendMessage': {
           const { forwarded, config } = inlineConfig(request)
           const result = await upstream.call(forwarded, context)
-          if (config !== undefined) await configure(result, config, scopeOf(context), context.log)
+          if (config !== undefined) await configure(result, config, scopeOf(context), context)
           else if (typeof (request.params.message as Json).taskId === 'string') await relay(result, scopeOf(context), context)
           return result
         }

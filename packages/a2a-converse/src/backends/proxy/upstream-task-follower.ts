@@ -9,11 +9,18 @@
  * not polled), when the task has no configs left (looked at after each event), on an upstream failure (logged at
  * warn; the next update a caller relays starts it again), or when the gateway closes. At most `maxFollowed` tasks
  * are followed per agent at once; past it a task is not followed (logged), its relayed updates are still delivered.
+ *
+ * With `keepsCallerToken` (`upstream.identity` passthrough or exchange: the upstream takes the caller's own token),
+ * a follow keeps, in memory only, the bearer JWT of the request that started it (auth/caller-credential.ts, on the
+ * follow's own Caller, gone with the follow): one per followed task, only the caller's whose task it is; a later
+ * request of that caller on the task replaces it. When it expires the follow stops (logged at warn, never
+ * the token) until the caller's next request on the task starts it again.
  */
 import type { ServerCallContext } from '@a2a-js/sdk/server'
-import type { A2ABackend, BackendContext, ServiceLogger } from '../../protocol/backend.js'
+import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../../protocol/backend.js'
 import { resolveUserScope } from '@a2a-js/sdk/server'
 import { callerIdOf } from '../../auth/sdk-user.js'
+import { keepBearerToken } from '../../auth/caller-credential.js'
 
 /** Tasks one proxied agent follows upstream at once, by default. */
 export const DEFAULT_MAX_FOLLOWED_TASKS = 1000
@@ -26,12 +33,19 @@ export interface UpstreamTaskFollowerOptions {
   /** Whether the task still has configs in the scope. */
   configured: (taskId: string, scope: ServerCallContext) => Promise<boolean>
   maxFollowed?: number
+  /** The upstream takes the caller's own token (passthrough, exchange): a follow keeps its caller's, until it expires. */
+  keepsCallerToken?: boolean
   log?: ServiceLogger
+  /** Tests: the clock (ms). */
+  now?: () => number
 }
 
 export interface UpstreamTaskFollower {
-  /** Follows the task in the caller's scope, unless it is followed already, the upstream cannot stream, or the bound is reached. */
-  follow (taskId: string, scope: ServerCallContext, log?: ServiceLogger): void
+  /**
+   * Follows the task in the caller's scope, unless the upstream cannot stream or the bound is reached. `caller`: the
+   * requester, whose token the follow keeps (with `keepsCallerToken`); a task followed already keeps the newer one.
+   */
+  follow (taskId: string, scope: ServerCallContext, log?: ServiceLogger, caller?: Caller): void
   /** Whether the task is followed now in the caller's scope. */
   following (taskId: string, scope: ServerCallContext): boolean
   /** Tasks followed now. */
@@ -40,24 +54,38 @@ export interface UpstreamTaskFollower {
   close (): Promise<void>
 }
 
+/** setTimeout's longest delay (ms); a later expiry is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+interface Follow {
+  controller: AbortController
+  /** The follow's own Caller (the caller whose task it is; with `keepsCallerToken`, its kept token beside it). */
+  caller: Caller | undefined
+  /** Stops the follow when the kept token expires. */
+  expiry?: NodeJS.Timeout
+}
+
 export function upstreamTaskFollower (options: UpstreamTaskFollowerOptions): UpstreamTaskFollower {
   const { agentId, upstream, save, configured } = options
   const maxFollowed = options.maxFollowed ?? DEFAULT_MAX_FOLLOWED_TASKS
-  const followed = new Map<string, { controller: AbortController, done: Promise<void> }>()
+  const now = options.now ?? Date.now
+  const followed = new Map<string, Follow>()
+  /** Every follow still running, those already taken out of `followed` too (an expired token's, winding down). */
+  const running = new Set<Promise<void>>()
   let closed = false
 
-  async function run (taskId: string, scope: ServerCallContext, signal: AbortSignal, log: ServiceLogger | undefined): Promise<void> {
-    const callerId = callerIdOf(scope)
+  async function run (taskId: string, scope: ServerCallContext, follow: Follow, log: ServiceLogger | undefined): Promise<void> {
+    const { signal } = follow.controller
     const context: BackendContext = {
       agentId,
       // What the gateway asks of the upstream on its own: no caller's extensions, no caller's headers; for the
-      // caller whose task it is (identity: assertion names them upstream).
+      // caller whose task it is (identity: assertion names them upstream; passthrough and exchange: its kept token).
       requestedExtensions: [],
       activated: [],
       version: '1.0',
       headers: {},
       signal,
-      ...(callerId === undefined ? {} : { caller: { id: callerId } })
+      ...(follow.caller === undefined ? {} : { caller: follow.caller })
     }
     const events = upstream.stream({ id: `follow-${taskId}`, method: 'SubscribeToTask', params: { id: taskId } }, context)
     try {
@@ -75,27 +103,60 @@ export function upstreamTaskFollower (options: UpstreamTaskFollowerOptions): Ups
 
   const keyOf = (taskId: string, scope: ServerCallContext): string => JSON.stringify([resolveUserScope(scope), taskId])
 
+  /** Keeps `from`'s token on the follow (the same caller only) and stops the follow when it expires. */
+  function keep (follow: Follow, from: Caller | undefined, key: string, taskId: string, log: ServiceLogger | undefined): void {
+    if (options.keepsCallerToken !== true || from === undefined || follow.caller === undefined || from.id !== follow.caller.id) return
+    const expiresAt = keepBearerToken(from, follow.caller)
+    if (expiresAt === undefined) return
+    clearTimeout(follow.expiry)
+    const arm = (): void => {
+      follow.expiry = setTimeout(() => {
+        if (now() < expiresAt) {
+          arm()
+          return
+        }
+        // Taken out at once: the caller's next request on the task starts a new follow, with its new token.
+        followed.delete(key)
+        follow.controller.abort()
+        log?.warn({ agentId, taskId }, 'stopped following an upstream task for its push notifications: the caller\'s token it carried expired (followed again at the caller\'s next request on the task)')
+      }, Math.min(Math.max(expiresAt - now(), 0), MAX_TIMER_MS))
+      follow.expiry.unref()
+    }
+    arm()
+  }
+
   return {
     following (taskId, scope) {
       return followed.has(keyOf(taskId, scope))
     },
-    follow (taskId, scope, log = options.log) {
+    follow (taskId, scope, log = options.log, caller) {
       const key = keyOf(taskId, scope)
-      if (closed || followed.has(key) || !upstream.facts.capabilities.streaming) return
+      const current = followed.get(key)
+      if (current !== undefined) {
+        keep(current, caller, key, taskId, log)
+        return
+      }
+      if (closed || !upstream.facts.capabilities.streaming) return
       if (followed.size >= maxFollowed) {
         log?.warn({ agentId, taskId, followed: maxFollowed }, 'upstream task not followed: the bound of followed tasks is reached')
         return
       }
-      const controller = new AbortController()
-      const done = run(taskId, scope, controller.signal, log).finally(() => { followed.delete(key) })
-      followed.set(key, { controller, done })
+      const callerId = callerIdOf(scope)
+      const follow: Follow = { controller: new AbortController(), caller: callerId === undefined ? undefined : { id: callerId } }
+      followed.set(key, follow)
+      keep(follow, caller, key, taskId, log)
+      const done = run(taskId, scope, follow, log).finally(() => {
+        clearTimeout(follow.expiry)
+        if (followed.get(key) === follow) followed.delete(key)
+        running.delete(done)
+      })
+      running.add(done)
     },
     get size () { return followed.size },
     async close () {
       closed = true
-      const open = [...followed.values()]
-      for (const { controller } of open) controller.abort()
-      await Promise.all(open.map(async ({ done }) => await done))
+      for (const { controller } of followed.values()) controller.abort()
+      await Promise.all([...running])
     }
   }
 }
