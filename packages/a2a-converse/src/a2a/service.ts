@@ -21,21 +21,22 @@
 import type { Authenticator } from '../auth/authenticator.js'
 import { AuthenticationUnavailableError } from '../auth/errors.js'
 import type { ConverseExtension, Negotiated } from '../core/converse-extension.js'
-import { InvalidOptionError, ERROR_CODES, isConverseError } from '../core/errors.js'
+import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI, EXTENSIONS_HEADER } from '../core/uri.js'
 import { checkCall, type CheckedRequest } from '../protocol/check-request.js'
 import {
-  CONVERSE_ERROR_DOMAIN, ERROR_INFO_TYPE, internalError, JsonRpcErrorCode, tooManyStreams, unauthenticated,
+  CONVERSE_ERROR_DOMAIN, ERROR_INFO_TYPE, internalError, JsonRpcErrorCode, unauthenticated,
   type JsonRpcError, type JsonRpcId
 } from '../protocol/errors.js'
 import { isA2AMethod, STREAMING_METHODS } from '../protocol/methods.js'
 import { A2A_VERSION_HEADER, requestedVersion } from '../protocol/version.js'
 import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../protocol/backend.js'
-import { callerKey } from '../stores/caller-key.js'
 import { A2A_RPC_SERVICE, answerAttributes, ATTR, summarizeResult, type AnswerSummary, type Attributes } from '../telemetry/attributes.js'
 import type { CallObserver } from '../telemetry/observer.js'
 import { GRPC_STATUS, grpcStatusOf } from '../protocol/grpc-status.js'
-import { extractTraceContext, inSpan, runActive, SpanKind, SpanStatusCode, startSpan, type Context, type Span } from '../telemetry/tracing.js'
+import { isStoreUnavailable, logError, underSpan, type CallState } from './call-state.js'
+import { observedStream, openStream, streamSlots } from './streams.js'
+import { extractTraceContext, inSpan, runActive, SpanKind, SpanStatusCode, startSpan } from '../telemetry/tracing.js'
 
 /** Service parameters (A2A 1.0 §3.2.6): HTTP headers, lower-case names, as Node gives them. */
 export type ServiceParameters = Readonly<Record<string, string | string[] | undefined>>
@@ -121,8 +122,7 @@ export interface A2AServiceOptions {
 /** The challenge of a 401 (RFC 6750 §3). */
 export const AUTHENTICATE_CHALLENGE = 'Bearer realm="a2a"'
 
-/** Retry-After of a stream refused at the per-caller limit: streams end at no known time, so a short wait. */
-export const STREAM_LIMIT_RETRY_AFTER_SEC = 5
+export { STREAM_LIMIT_RETRY_AFTER_SEC } from './streams.js'
 
 /** Who may go on: the agent's authenticated caller (none for a walk-in agent), or the error refusing the request. */
 export type AccessDecision = { kind: 'allowed', caller?: Caller } | { kind: 'refused', status: number, headers: Record<string, string>, error: JsonRpcError }
@@ -152,8 +152,6 @@ export interface LiveA2AService extends A2AService {
   removeAgent (agentId: string): boolean
 }
 
-const STOPPED = Symbol('stopped')
-
 /** Methods whose result holds a turn's answer (counted as answers) or a task (its ids and state on the span). */
 const TURN_METHODS: ReadonlySet<string> = new Set(['SendMessage', 'SendStreamingMessage'])
 const TASK_RESULT_METHODS: ReadonlySet<string> = new Set(['GetTask', 'CancelTask'])
@@ -163,18 +161,6 @@ function rpcSystemOf (binding: string): string {
   if (binding === 'grpc') return 'grpc'
   if (binding.startsWith('http+json')) return 'a2a_http_json'
   return 'jsonrpc'
-}
-
-/** What a call learns on its way, for its span and its observer. */
-interface CallState {
-  storeUnavailable: boolean
-  /** The call's span's context: what the backend's requests and the envelope provider's carry out. */
-  traceContext: Context
-}
-
-/** The backend failed because the state store is unreachable (StoreUnavailableError, by its code). */
-function isStoreUnavailable (error: unknown): boolean {
-  return isConverseError(error, ERROR_CODES.STORE_UNAVAILABLE)
 }
 
 /** The error of a call to an agent the service does not serve (bindings answer 404 before calling). */
@@ -193,8 +179,7 @@ export function createA2AService (options: A2AServiceOptions): LiveA2AService {
   const authenticated = new Map(options.authenticated ?? [])
   const maxStreams = options.maxStreamsPerCaller ?? 0
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 0) throw new InvalidOptionError('maxStreamsPerCaller', 'must be an integer ≥ 0 (0: no limit)')
-  /** Open streams per caller key; a key is dropped when its last stream ends. */
-  const openStreams = new Map<string, number>()
+  const slots = streamSlots(maxStreams)
   for (const agentId of backends.keys()) {
     if (!extension.agents.has(agentId)) throw new InvalidOptionError('backends', `"${agentId}" is not an agent declared to the extension`)
   }
@@ -340,7 +325,7 @@ export function createA2AService (options: A2AServiceOptions): LiveA2AService {
     const decorate = async (result: unknown): Promise<unknown> => await extension.transform(rpc.method, result, {
       agentId: request.agentId, negotiated, body: { id: rpc.id, method: rpc.method, params: rpc.params }, log, traceContext: state.traceContext
     })
-    if (STREAMING_METHODS.has(rpc.method)) return await openStream(backend, rpc, context, headers, decorate, state)
+    if (STREAMING_METHODS.has(rpc.method)) return await openStream(backend, rpc, context, headers, decorate, state, slots)
     try {
       const value = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: request.agentId },
         async (_span, backendSpan) => await underSpan(context, backendSpan, async () => await backend.call(rpc, context)), { parent: state.traceContext })
@@ -350,99 +335,6 @@ export function createA2AService (options: A2AServiceOptions): LiveA2AService {
       const rpcError = backend.toError(error, rpc, log)
       logError(log, method, rpcError)
       return { kind: 'error', method, headers, error: rpcError }
-    }
-  }
-
-  /** A streaming method: its first event is awaited here, so an error before it is a plain result. */
-  async function openStream (
-    backend: A2ABackend, rpc: CheckedRequest, context: BackendContext, headers: Record<string, string>,
-    decorate: (result: unknown) => Promise<unknown>, state: CallState
-  ): Promise<A2AResult> {
-    const { signal, log } = context
-    const release = holdStream(callerKey(context.caller?.id, context.clientAddress), signal)
-    if (release === undefined) {
-      const error = tooManyStreams(maxStreams, STREAM_LIMIT_RETRY_AFTER_SEC)
-      logError(log, rpc.method, error)
-      return { kind: 'error', method: rpc.method, headers: { ...headers, 'retry-after': String(STREAM_LIMIT_RETRY_AFTER_SEC) }, error, status: 429 }
-    }
-    const source = backend.stream(rpc, context)
-    let first: IteratorResult<unknown, void> | typeof STOPPED
-    try {
-      // The backend's work up to its first event in a span of its own (later events: the server span's).
-      first = await inSpan(`converse.backend ${rpc.method}`, SpanKind.INTERNAL, { [ATTR.agentId]: context.agentId },
-        async (_span, backendSpan) => await underSpan(context, backendSpan, async () => await nextOrStop(source, signal)), { parent: state.traceContext })
-      if (first !== STOPPED && first.done !== true) first = { done: false, value: await decorate(first.value) }
-    } catch (error) {
-      release()
-      state.storeUnavailable = isStoreUnavailable(error)
-      const rpcError = backend.toError(error, rpc, log)
-      logError(log, rpc.method, rpcError)
-      return { kind: 'error', method: rpc.method, headers, error: rpcError }
-    }
-    // The client left while the first event was decorated: as if it had left before.
-    if (first !== STOPPED && signal.aborted) first = STOPPED
-    if (first === STOPPED || first.done === true) {
-      // The client left while the stream opened, or the backend had nothing to send.
-      release()
-      if (first === STOPPED) source.return?.().then(undefined, noop)
-      return { kind: 'stream', method: rpc.method, headers, events: nothing() }
-    }
-    return { kind: 'stream', method: rpc.method, headers, events: events(backend, source, first.value, rpc, context, decorate, release, state) }
-  }
-
-  /**
-   * A stream slot of `key`, or undefined when the key holds the most it may. Given back once, by whichever comes
-   * first: the stream's end or the request's signal (a door that aborts without reading the events).
-   */
-  function holdStream (key: string, signal: AbortSignal): (() => void) | undefined {
-    if (maxStreams === 0) return noop
-    const open = openStreams.get(key) ?? 0
-    if (open >= maxStreams) return undefined
-    openStreams.set(key, open + 1)
-    let held = true
-    const release = (): void => {
-      if (!held) return
-      held = false
-      signal.removeEventListener('abort', release)
-      const left = (openStreams.get(key) as number) - 1
-      if (left === 0) openStreams.delete(key)
-      else openStreams.set(key, left)
-    }
-    signal.addEventListener('abort', release, { once: true })
-    return release
-  }
-
-  async function * events (
-    backend: A2ABackend, source: AsyncIterator<unknown, void, undefined>, first: unknown,
-    rpc: CheckedRequest, context: BackendContext, decorate: (result: unknown) => Promise<unknown>, release: () => void,
-    state: CallState
-  ): AsyncGenerator<StreamItem, void, undefined> {
-    const { signal, log } = context
-    let finished = false
-    try {
-      yield { kind: 'event', value: first }
-      while (!signal.aborted) {
-        const next = await nextOrStop(source, signal)
-        if (next === STOPPED) break
-        if (next.done === true) {
-          finished = true
-          break
-        }
-        const result = await decorate(next.value)
-        if (signal.aborted) break
-        yield { kind: 'event', value: result }
-      }
-    } catch (error) {
-      if (!signal.aborted) {
-        state.storeUnavailable = isStoreUnavailable(error)
-        const rpcError = backend.toError(error, rpc, log)
-        logError(log, rpc.method, rpcError)
-        yield { kind: 'error', error: rpcError }
-      }
-    } finally {
-      release()
-      // A source still waiting is told to stop; its rejection, if any, is of no interest any more.
-      if (!finished) source.return?.().then(undefined, noop)
     }
   }
 
@@ -471,97 +363,6 @@ function summaryOf (method: string, value: unknown): AnswerSummary | undefined {
   return undefined
 }
 
-/**
- * `work` with the backend's trace context set to its span's (what its store spans, upstream calls and webhook POSTs
- * hang under: they take it from the context, not from an active one, which the gateway app does not have), then
- * back to the call's (a stream's later events).
- */
-async function underSpan<T> (context: BackendContext, backendSpan: Context, work: () => Promise<T>): Promise<T> {
-  const outer = context.traceContext
-  context.traceContext = backendSpan
-  try {
-    return await work()
-  } finally {
-    context.traceContext = outer
-  }
-}
-
-/**
- * A stream's events as the door reads them, each read in the call's span context (the backend's work for it is a
- * child of the server span). `end` is called once, with the last answer seen and the error that ended the stream,
- * when the stream ends, is left, or the request's signal aborts. A reply that says a person owns the conversation
- * and the agent said nothing (`suppressed`) opens a `converse.human_wait` span, ended by the next event or the end.
- */
-function observedStream (
-  source: AsyncGenerator<StreamItem, void, undefined>, serverSpan: Span, spanContext: Context, signal: AbortSignal,
-  end: (answer: AnswerSummary | undefined, error: JsonRpcError | undefined) => void
-): AsyncIterable<StreamItem> {
-  let answer: AnswerSummary | undefined
-  let failure: JsonRpcError | undefined
-  let humanWait: Span | undefined
-  let ended = false
-  const finish = (): void => {
-    if (ended) return
-    ended = true
-    signal.removeEventListener('abort', finish)
-    humanWait?.end()
-    end(answer, failure)
-  }
-  signal.addEventListener('abort', finish, { once: true })
-  // The client left while the stream opened: a door may never read it (the span and the stream count end now).
-  if (signal.aborted) finish()
-  const see = (item: StreamItem): void => {
-    humanWait?.end()
-    humanWait = undefined
-    if (item.kind === 'error') {
-      failure = item.error
-      return
-    }
-    const summary = summarizeResult(item.value, CONVERSE_EXTENSION_URI)
-    if (summary === undefined) return
-    // Each member as the latest event that had it says.
-    answer = { ...answer, ...summary }
-    const ownership = summary.envelope?.ownership
-    if (ownership?.state === 'human_owned' && ownership.suppressed) {
-      humanWait = startSpan('converse.human_wait', SpanKind.INTERNAL, answerAttributes({ taskId: summary.taskId, contextId: summary.contextId }), spanContext).span
-    }
-  }
-  const iterator: AsyncIterator<StreamItem, void, undefined> = {
-    // The service's event generators never reject (a failure is their last item).
-    async next () {
-      const result = await runActive(serverSpan, spanContext, async () => await source.next())
-      if (result.done === true) finish()
-      else see(result.value)
-      return result
-    },
-    async return () {
-      finish()
-      return await source.return()
-    }
-  }
-  return { [Symbol.asyncIterator]: () => iterator }
-}
-
-/**
- * The next result, or STOPPED as soon as the signal aborts. A fresh listener per call (removed when it
- * settles), so a long stream keeps no reaction per event alive.
- */
-function nextOrStop (source: AsyncIterator<unknown, void, undefined>, signal: AbortSignal): Promise<IteratorResult<unknown, void> | typeof STOPPED> {
-  if (signal.aborted) return Promise.resolve(STOPPED)
-  return new Promise((resolve, reject) => {
-    const stop = (): void => resolve(STOPPED)
-    signal.addEventListener('abort', stop, { once: true })
-    source.next().then((result) => {
-      signal.removeEventListener('abort', stop)
-      resolve(result)
-    }, (error: unknown) => {
-      signal.removeEventListener('abort', stop)
-      reject(error)
-    })
-  })
-}
-
-/** An error result is logged with its method and code (never the message text). */
 /** Tells the call's observer: what it throws is logged, never the call's failure (it runs inside the call). */
 function tell (log: ServiceLogger | undefined, what: () => void): void {
   try {
@@ -570,11 +371,3 @@ function tell (log: ServiceLogger | undefined, what: () => void): void {
     log?.error({ err: error }, 'the A2A call observer threw; the call is answered as if it had not')
   }
 }
-
-function logError (log: ServiceLogger | undefined, method: unknown, error: JsonRpcError): void {
-  log?.info({ method: typeof method === 'string' ? method.slice(0, 64) : undefined, code: error.code }, 'A2A error reply')
-}
-
-function noop (): void {}
-
-async function * nothing (): AsyncGenerator<StreamItem, void, undefined> {}
