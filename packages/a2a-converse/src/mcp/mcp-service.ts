@@ -19,29 +19,25 @@
  * answer the client sends back with the same call, which continues the task (packages/a2a-converse/src/mcp/input-required.ts).
  * `_meta.traceparent` / `tracestate` (W3C trace context, SEP-414) go to the A2A call as its headers of those names.
  */
-import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { CallToolResult, JSONRPCRequest, ServerContext, Tool } from '@modelcontextprotocol/server'
+import type { JSONRPCRequest, ServerContext, Tool } from '@modelcontextprotocol/server'
 import { AjvJsonSchemaValidator, createMcpHandler, ProtocolError, ProtocolErrorCode, Server } from '../peers/mcp.js'
 import type { Caller, ServiceLogger } from '../protocol/backend.js'
 import type { A2AService } from '../a2a/service.js'
 import { unknownAgentBody, type RequestBody } from '../bindings/jsonrpc/binding.js'
 import type { ConverseExtension, ResolvedAgent } from '../core/converse-extension.js'
-import type { ConverseEnvelope } from '../core/envelope.js'
 import { InvalidOptionError } from '../core/errors.js'
-import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
-import { errorResponse, rateLimited, type JsonRpcResponse } from '../protocol/errors.js'
-import { askForInput, continuationOf, verifyRequestState, type Continuation } from './input-required.js'
+import { errorResponse, rateLimited } from '../protocol/errors.js'
+import { askForInput, continuationOf, verifyRequestState } from './input-required.js'
 import {
   connectDirectExchange, eligibleLegacyRequest, eligibleRequest, envelopeRefused, openLegacyStream, type DirectExchange, type Exchange, type ExchangeHeaders
 } from './direct-exchange.js'
 import { serverIdentity, type ServerIdentity } from './server-card.js'
-import { TOOL_OUTPUT_SCHEMA, toolResultOf } from './tool-result.js'
-import { traceHeadersOf } from './trace-context.js'
-import { traceHeadersOf as httpTraceHeadersOf } from '../telemetry/tracing.js'
+import { TOOL_OUTPUT_SCHEMA } from './tool-result.js'
 import { webRequestOf, writeWebResponse } from './web-exchange.js'
+import { ASK_AGENT, firstRound, nextRound } from './tool-calls.js'
 
-export const ASK_AGENT = 'ask_agent'
+export { ASK_AGENT, CONVERSATION_META } from './tool-calls.js'
 
 /**
  * ask_agent's input: `message` is required and named so by the issue; the ids continue a conversation, and a
@@ -64,13 +60,6 @@ export const ASK_AGENT_INPUT_SCHEMA = Object.freeze({
   additionalProperties: false
 })
 
-/**
- * The `_meta` key of a tools/call request whose value `{ contextId?, taskId?, messageId? }` makes a routine tool call
- * continue a conversation (so that `reentered` and `declined` can happen over MCP too) or be retried safely.
- * Reverse-DNS as MCP's _meta keys are.
- */
-export const CONVERSATION_META = 'ai.radioso/conversation'
-
 /** The SDK's type of a tool's input and output schema (the objects are frozen JSON Schema, served as they are). */
 type ToolSchema = Tool['inputSchema']
 
@@ -80,9 +69,6 @@ const SDK_MAX_BATCH = 100
 
 /** Long-lived Servers of the fast path at most, per era (one per agent and public base URL). */
 const MAX_PINNED = 64
-
-/** What a routine tool call's invocation outcome means to the caller: the routine did not run. */
-const NOT_RUN = new Set(['declined', 'not_started', 'unknown_tool'])
 
 export interface McpServiceOptions {
   extension: ConverseExtension
@@ -194,68 +180,6 @@ export function createMcpService (options: McpServiceOptions): McpService {
     return tools
   }
 
-  /** Runs one A2A method through the A2A service, as an A2A caller activating the extension would send it. */
-  async function callA2A (request: McpRequest, method: string, params: Record<string, unknown>, context: ServerContext): Promise<JsonRpcResponse> {
-    // The trace the request's `_meta` names, else the one its HTTP headers name.
-    const fromMeta = traceHeadersOf(context.mcpReq._meta)
-    const trace = fromMeta.traceparent === undefined ? httpTraceHeadersOf(request.request.headers) : fromMeta
-    const result = await heldBy(request).service.call({
-      agentId: request.agentId,
-      binding: 'mcp',
-      headers: {
-        'a2a-version': '1.0',
-        'a2a-extensions': CONVERSE_EXTENSION_URI,
-        'content-type': 'application/json',
-        ...trace
-      },
-      method,
-      params,
-      signal: context.mcpReq.signal,
-      caller: request.caller,
-      log: request.log,
-      doorRequest: request.request,
-      clientAddress: request.clientAddress
-    })
-    // SendMessage and GetTask are not streaming methods: a value or an error, read as the JSON-RPC response it would be.
-    return result.kind === 'error' ? { jsonrpc: '2.0', id: 1, error: result.error } : { jsonrpc: '2.0', id: 1, result: (result as { value: unknown }).value }
-  }
-
-  async function sendMessage (request: McpRequest, message: Record<string, unknown>, context: ServerContext): Promise<JsonRpcResponse> {
-    return await callA2A(request, 'SendMessage', {
-      message: { messageId: randomUUID(), role: 'ROLE_USER', extensions: [CONVERSE_EXTENSION_URI], ...message }
-    }, context)
-  }
-
-  /** The tool call's first round: the arguments as the A2A message. */
-  async function firstRound (request: McpRequest, name: string, args: Record<string, unknown>, context: ServerContext): Promise<CallToolResult> {
-    if (name === ASK_AGENT) {
-      const { message } = args
-      if (typeof message !== 'string' || message === '') return argumentError(ASK_AGENT, 'message must be a non-empty string')
-      const ids = idsOf(args)
-      if (typeof ids === 'string') return argumentError(ASK_AGENT, ids)
-      return toolResultOf(await sendMessage(request, { parts: [{ text: message }], ...ids }, context))
-    }
-    // A routine tool's arguments are the routine's slots only (its schema is the card's): the conversation to
-    // continue, if any, travels in the request's _meta.
-    const continued = context.mcpReq._meta?.[CONVERSATION_META]
-    const ids = continued === undefined ? {} : idsOf(continued)
-    if (typeof ids === 'string') return argumentError(name, `_meta["${CONVERSATION_META}"].${ids}`)
-    const call = { toolName: name, arguments: args }
-    const response = await sendMessage(request, {
-      parts: [{ data: call }],
-      metadata: { [CONVERSE_EXTENSION_URI]: { call } },
-      ...ids
-    }, context)
-    return toolResultOf(response, (envelope: ConverseEnvelope) => NOT_RUN.has(envelope.invocation?.outcome as string))
-  }
-
-  /** A later round of an input_required exchange: the client's answer continues the task (or, declined, the task as it stands). */
-  async function nextRound (request: McpRequest, continuation: Continuation, context: ServerContext): Promise<CallToolResult> {
-    const { ids, reply } = continuation
-    if (reply === undefined) return toolResultOf(wrapTask(await callA2A(request, 'GetTask', { id: ids.taskId }, context)))
-    return toolResultOf(await sendMessage(request, { parts: [{ text: reply }], ...ids }, context))
-  }
-
   /**
    * A Server of the agent's tools; `requestOf` names the HTTP request a tool call belongs to; `modern`: it serves the
    * 2026-07-28 revision.
@@ -284,8 +208,8 @@ export function createMcpService (options: McpServiceOptions): McpService {
       if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 256)}`)
       const continuation = modern ? continuationOf(context) : undefined
       const result = continuation === undefined
-        ? await firstRound(request, name, call.params.arguments ?? {}, context)
-        : await nextRound(request, continuation, context)
+        ? await firstRound(heldBy(request).service, request, name, call.params.arguments ?? {}, context)
+        : await nextRound(heldBy(request).service, request, continuation, context)
       // A routine waiting for the user: ask the client for the answer, where the revision and the client can (not
       // again once the user declined: the call then answers with the task as it stands).
       const declined = continuation !== undefined && continuation.reply === undefined
@@ -431,11 +355,6 @@ export function createMcpService (options: McpServiceOptions): McpService {
   return { serves: (agentId) => toolsFor(agentId) !== undefined, handle }
 }
 
-/** GetTask's reply (the task itself) as SendMessage's (`{ task }`), which the tool result reads. */
-function wrapTask (response: JsonRpcResponse): JsonRpcResponse {
-  return 'error' in response ? response : { ...response, result: { task: response.result } }
-}
-
 /** 404 with the body the doors answer an unknown agent with. */
 function notFound (response: ServerResponse, agentId: string): void {
   response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
@@ -446,21 +365,4 @@ function notFound (response: ServerResponse, agentId: string): void {
 function jsonRpcError (response: ServerResponse, status: number, code: number, message: string): void {
   response.writeHead(status, { 'content-type': 'application/json' })
   response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
-}
-
-/** `{ contextId?, taskId?, messageId? }` from an object, or what is wrong with it. */
-function idsOf (value: unknown): { contextId?: string, taskId?: string, messageId?: string } | string {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'must be an object with contextId, taskId and/or messageId'
-  const ids: { contextId?: string, taskId?: string, messageId?: string } = {}
-  for (const key of ['contextId', 'taskId', 'messageId'] as const) {
-    const id = (value as Record<string, unknown>)[key]
-    if (id === undefined) continue
-    if (typeof id !== 'string' || id === '') return `${key} must be a non-empty string`
-    ids[key] = id
-  }
-  return ids
-}
-
-function argumentError (tool: string, text: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: `Invalid arguments for ${tool}: ${text}` }] }
 }
