@@ -14,8 +14,8 @@
  *   and the time the caller takes to read an event does not either). The caller's abort (client gone, gateway
  *   closing) cancels the upstream request.
  * - Streams: SSE read event by event as the caller pulls (sse-events.ts), each event's JSON-RPC result yielded.
- * - Failures: upstream-errors.ts. An upstream JSON-RPC error reaches the caller as `errorDetails` allows (by
- *   default its code and a generic message), the original logged at warn.
+ * - Failures: upstream-errors.ts; replies read by upstream-replies.ts. An upstream JSON-RPC error reaches the
+ *   caller as `errorDetails` allows (by default its code and a generic message), the original logged at warn.
  */
 import { request as undiciRequest, type Dispatcher } from 'undici'
 import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../../protocol/backend.js'
@@ -30,9 +30,10 @@ import type { UpstreamCard } from './upstream-card.js'
 import { A2A_RPC_SERVICE, ATTR, serverAttributes, type Attributes } from '../../telemetry/attributes.js'
 import { activeOr, failSpan, injectTraceHeaders, inSpan, SpanKind, startSpan, type Context } from '../../telemetry/tracing.js'
 import {
-  classifyNetworkError, upstreamInvalidResponse, upstreamReplyError, upstreamTimeout, upstreamUnavailable, UpstreamError,
+  classifyNetworkError, upstreamInvalidResponse, upstreamTimeout, upstreamUnavailable, UpstreamError,
   type UpstreamErrorDetails
 } from './upstream-errors.js'
+import { isJsonRpcError, upstreamReplies } from './upstream-replies.js'
 
 /** The abort reason of a call past its deadline (told apart from the caller's own abort). */
 const DEADLINE = Symbol('upstream call deadline')
@@ -75,6 +76,7 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
   const configured = options.headers ?? {}
   const errorDetails = options.errorDetails ?? 'code'
   const identity = options.identity
+  const { replyError, resultOf, readText } = upstreamReplies(agentId, errorDetails, maxResponseBytes)
   let factsOf: { card: UpstreamCard, facts: AgentFacts } | undefined
 
   function facts (): AgentFacts {
@@ -128,53 +130,6 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
   function toV1 (request: CheckedRequest, result: unknown, event: boolean): unknown {
     if (!isV03()) return result
     return event ? v03EventToV1(result) : v03ResultToV1(request.method, result)
-  }
-
-  /** The upstream's JSON-RPC error as the caller gets it; the original in the log (warn). */
-  function replyError (original: JsonRpcError, request: CheckedRequest, context: BackendContext): A2AReplyError {
-    context.log?.warn({ agentId, method: request.method, upstreamError: original }, 'upstream agent answered an error')
-    return new A2AReplyError(upstreamReplyError(original, errorDetails))
-  }
-
-  /** The JSON-RPC response's result; its error thrown as an A2AReplyError; anything else an UpstreamError. */
-  function resultOf (text: string, status: number, request: CheckedRequest, context: BackendContext): unknown {
-    let response: unknown
-    try {
-      response = JSON.parse(text)
-    } catch {
-      throw notJsonRpc(status, 'not JSON', 'NOT_JSON')
-    }
-    const rpc = response as { jsonrpc?: unknown, result?: unknown, error?: unknown } | null
-    if (rpc !== null && typeof rpc === 'object' && rpc.jsonrpc === '2.0') {
-      if (isJsonRpcError(rpc.error)) throw replyError(rpc.error, request, context)
-      if (rpc.result !== undefined && rpc.error === undefined) return rpc.result
-    }
-    throw notJsonRpc(status, 'not a JSON-RPC response', 'NOT_JSON_RPC')
-  }
-
-  /**
-   * A reply without a JSON-RPC body: the upstream down (5xx) or refusing the gateway's credentials or the caller's
-   * assertion (401, 403) is unavailable to this caller; anything else is an invalid response.
-   */
-  function notJsonRpc (status: number, what: string, cause: string): UpstreamError {
-    if ([401, 403].includes(status)) return new UpstreamError(upstreamUnavailable(agentId, `refused the request (HTTP ${status})`), `HTTP_${status}`)
-    return status >= 500
-      ? new UpstreamError(upstreamUnavailable(agentId, `HTTP ${status}`), `HTTP_${status}`)
-      : new UpstreamError(upstreamInvalidResponse(agentId, what), cause)
-  }
-
-  async function readText (stream: Dispatcher.ResponseData['body']): Promise<string> {
-    const chunks: Buffer[] = []
-    let size = 0
-    for await (const chunk of stream) {
-      size += (chunk as Buffer).length
-      if (size > maxResponseBytes) {
-        stream.destroy()
-        throw new UpstreamError(upstreamInvalidResponse(agentId, `larger than ${maxResponseBytes} bytes`), 'TOO_LARGE')
-      }
-      chunks.push(chunk as Buffer)
-    }
-    return Buffer.concat(chunks).toString('utf8')
   }
 
   /** The attributes of an upstream call's CLIENT span (OpenTelemetry RPC conventions); the URL's host and port, never its path. */
@@ -335,9 +290,4 @@ export function upstreamBackend (options: UpstreamBackendOptions): A2ABackend {
       return internalError()
     }
   }
-}
-
-function isJsonRpcError (value: unknown): value is JsonRpcError {
-  const error = value as { code?: unknown, message?: unknown } | null | undefined
-  return error !== null && typeof error === 'object' && Number.isInteger(error.code) && typeof error.message === 'string'
 }
