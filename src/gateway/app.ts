@@ -1,19 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { join, resolve } from 'node:path'
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { createAuthenticator, type Authenticator } from 'a2a-converse/service'
 import { cardSecurity, type SigningKey } from 'a2a-converse/service'
 import { converse } from 'a2a-converse/fastify'
-import { a2aEndpoint } from 'a2a-converse/fastify'
-import { mcpEndpoint } from 'a2a-converse/mcp'
-import type { GrpcDoor } from 'a2a-converse/grpc'
 import type { TaskEventHub } from 'a2a-converse/runtime'
-import type { A2AService } from 'a2a-converse/service'
 import { ConversationFeedStore } from 'a2a-converse/runtime'
 import type { ConversationStore } from 'a2a-converse/runtime'
-import { withSaveSignals } from 'a2a-converse/runtime'
 import type { TaskTurnLock } from 'a2a-converse/service'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
@@ -25,17 +20,13 @@ import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
 import { openRateLimits, type RateLimit } from './rate-limits.js'
-import { callerShare, requestBytes } from './caller-share.js'
 import { buildAgentRuntime } from './runtime.js'
 import { liveAgents } from './live-agents.js'
+import { registerDoors } from './doors.js'
 import { servedAgents } from './served-agents.js'
-import { perAgent } from './per-agent.js'
-import type { AgentPush } from 'a2a-converse/push'
+import { gatewayPush } from './gateway-push.js'
 import type { UpstreamAgent } from 'a2a-converse/service'
 import { openGatewayState, type GatewayState } from './state.js'
-import { createPushNotifications } from 'a2a-converse/push'
-import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
-import { tracedTaskStore } from 'a2a-converse/runtime'
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js'
 import { listenForMetrics, METRICS_ELSEWHERE, METRICS_OFF, METRICS_PATH, metricsRoute, type MetricsListener } from './metrics-endpoint.js'
 
@@ -170,40 +161,7 @@ async function registerAll (
     if (lock === undefined) turnLocks.set(agentId, lock = state.taskTurnLockFor(agentId))
     return lock
   }
-  // Webhook delivery (docs/push.md): a notification carries the converse envelope when the request that created its
-  // config activated the extension, and none otherwise, as a reply to that request would.
-  const { push: pushConfig } = config
-  const push = createPushNotifications({
-    allowedHosts: pushConfig.allowedHosts,
-    allowHttp: pushConfig.allowHttp,
-    maxConfigsPerCaller: pushConfig.maxConfigsPerCaller,
-    retry: pushConfig,
-    log: app.log,
-    present: async (agentId, event, converse) => await app.converse.extension.transform('SendStreamingMessage', event, {
-      agentId, negotiated: { activated: converse ? [CONVERSE_EXTENSION_URI] : [], active: converse }, log: app.log
-    }) as Record<string, unknown>
-  })
-  app.addHook('onClose', async () => { await push.close() })
-  // Per agent id while served (per-agent.ts): a new version of an agent keeps its tasks and push configs.
-  // A given store without save signals gets them for the saves made here (the supersede close waits on them).
-  const taskStoreFor = perAgent((agentId) => {
-    const given = options.taskStores?.[agentId]
-    // Loads and saves are spans of their own (no-ops without an OpenTelemetry SDK).
-    return tracedTaskStore(given === undefined ? state.taskStoreFor(agentId) : withSaveSignals(given), agentId)
-  })
-  // On PostgreSQL and embedded, the state's own task stores record notifications in an outbox (the save's
-  // transaction); any other store reports to this process's deliverer.
-  const agentPush = perAgent((agentId, taskStore: TaskStore) => state.pushConfigsFor !== undefined && options.taskStores?.[agentId] === undefined
-    ? { push: { configs: state.pushConfigsFor(agentId), policy: push.policy }, taskStore }
-    : push.forAgent(agentId, taskStore))
-  // A proxied agent's upstream tasks: copies of the configured ones (relayed-push-backend.ts), their configs in the
-  // copies' scope on PostgreSQL and embedded (the outbox), else in the held turns' config store (one cap).
-  const upstreamPush = perAgent((agentId, held: AgentPush) => {
-    const copies = state.upstreamCopiesFor(agentId)
-    return copies.configs !== undefined
-      ? { push: { configs: copies.configs, policy: push.policy }, taskStore: copies.taskStore }
-      : push.forAgent(agentId, copies.taskStore, held.configs)
-  })
+  const { push, taskStoreFor, agentPush, upstreamPush } = gatewayPush(app, config, state, options.taskStores)
   const runtime = await buildAgentRuntime({
     definitions: running,
     executors: options.executors,
@@ -253,108 +211,26 @@ async function registerAll (
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
   const limits = openRateLimits(config.rateLimit, app.log, metrics?.rateLimited ?? noRefusalCount)
   app.addHook('onClose', async () => await limits.close())
-  /**
-   * What the A2A doors count a request under: the caller, where the agent requires one and the credential is valid
-   * (the service reuses this authentication: see createAuthenticator); else the client address.
-   */
-  const limitKey = async (agentId: string | undefined, headers: Record<string, string | string[] | undefined>, address: string): Promise<string> => {
-    if (authenticator !== undefined && agentId !== undefined && required.has(agentId)) {
-      const caller = await authenticator.authenticate(headers).catch(() => undefined)
-      if (caller !== undefined) return `caller:${caller.id}`
-    }
-    return `address:${address}`
-  }
-  // ONE count per caller for every door and binding (JSON-RPC, HTTP+JSON, 0.3, MCP, gRPC), in memory or in Redis.
-  const callerLimit = limits.limit('a2a', config.rateLimit.max)
-  /** An HTTP request's key, worked out once for the limit and the share. */
-  const keys = new WeakMap<FastifyRequest, Promise<string>>()
-  const requestKey = async (request: FastifyRequest): Promise<string> => {
-    let key = keys.get(request)
-    if (key === undefined) {
-      key = limitKey((request.params as { agentId?: string }).agentId ?? rootAgentId, request.headers, request.ip)
-      keys.set(request, key)
-    }
-    return await key
-  }
-  const share = callerShare(config.maxBytesInFlightPerCaller)
-  // Each door in a scope of its own, its limiter first: it counts before anything else looks at the request.
-  await app.register(async (scope) => {
-    limits.apply(scope, { door: 'a2a', limit: callerLimit, key: requestKey })
-    // Then the caller's share of the work (caller-share.ts): a request past it waits, its body unread.
-    scope.addHook('onRequest', async (request, reply) => {
-      const gone = new AbortController()
-      const leave = (): void => { gone.abort() }
-      reply.raw.once('close', leave)
-      const release = await share.hold(await requestKey(request), requestBytes(request.headers, config.bodyLimit), gone.signal)
-      reply.raw.off('close', leave)
-      // The client left while it waited: nothing is held, and nothing more is done for it.
-      if (release === undefined) {
-        reply.hijack()
-        return
-      }
-      // 'close' comes when the response is done, a stream's included, or when the connection is lost.
-      reply.raw.once('close', release)
-    })
-    await scope.register(a2aEndpoint, {
-      agents: runtime.agents.map(({ id, executor, backend, taskStore, push }) => ({
-        id,
-        executor,
-        backend,
-        taskStore,
-        push,
-        turnLock: turnLock(id),
-        access: required.has(id) ? 'authenticated' as const : 'walk-in' as const
-      })),
-      authenticator,
-      bodyLimit: config.bodyLimit,
-      events,
-      rootAgentId,
-      maxStreamsPerCaller: config.maxStreamsPerCaller,
-      a2aVersions: config.a2aVersions,
-      observer: metrics?.observer
-    })
-    // The MCP door every card names (params.mcp): the same agents through the same A2A service and limit. A batch's
-    // HTTP request took one from the limit above; its other messages take one each before any of them runs.
-    await scope.register(mcpEndpoint, {
-      bodyLimit: config.bodyLimit,
-      directToolCalls: options.mcpDirectToolCalls,
-      onToolCall: metrics?.toolCalled,
-      maxBatch: config.mcpMaxBatch,
-      admitBatch: async (request, messages) => {
-        if (messages < 2) return undefined
-        const refusal = await callerLimit.take(await limitKey(request.params.agentId, request.headers, request.ip), messages - 1)
-        if (refusal !== undefined) metrics?.rateLimited('a2a')
-        return refusal
-      }
-    })
+  await registerDoors(app, {
+    config,
+    mcpDirectToolCalls: options.mcpDirectToolCalls,
+    limits,
+    metrics,
+    authenticator,
+    required,
+    rootAgentId,
+    defaultAgentId: definitions[0].id,
+    events,
+    agents: runtime.agents.map(({ id, executor, backend, taskStore, push }) => ({
+      id,
+      executor,
+      backend,
+      taskStore,
+      push,
+      turnLock: turnLock(id),
+      access: required.has(id) ? 'authenticated' as const : 'walk-in' as const
+    }))
   })
-  app.decorate('grpcPort', undefined)
-  if (config.grpcPort !== undefined) {
-    // The gRPC door: the same A2A service as the HTTP doors, the same count of the same limit.
-    const doors: GrpcDoor[] = []
-    app.addHook('onReady', async () => {
-      // Loaded only here: a gateway without GRPC_PORT never loads grpc-js.
-      const { serveGrpc } = await import('a2a-converse/grpc')
-      const door = await serveGrpc({
-        service: app.converse.a2aServices.get(definitions[0].id) as A2AService,
-        host: config.host,
-        port: config.grpcPort as number,
-        defaultAgentId: rootAgentId,
-        maxMessageBytes: config.bodyLimit,
-        admit: async ({ agentId, headers, clientAddress }) => {
-          const refusal = await callerLimit.take(await limitKey(agentId, headers, clientAddress))
-          if (refusal !== undefined) metrics?.rateLimited('a2a-grpc')
-          return refusal
-        },
-        log: app.log
-      })
-      doors.push(door)
-      app.grpcPort = door.port
-      app.log.info({ port: door.port }, 'gRPC listening')
-    })
-    // Before the HTTP server closes: open gRPC streams end and in-flight calls finish, as the HTTP ones do.
-    app.addHook('preClose', async () => { await Promise.all(doors.map(async (door) => await door.close())) })
-  }
   await serveMetrics(app, config, metrics, limits.limit('metrics', config.rateLimit.operatorMax))
   // Agent changes in the state store, served live on every door (docs/agents.md).
   const live = liveAgents({
