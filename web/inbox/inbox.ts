@@ -152,6 +152,8 @@ const state = {
   stopLive: undefined as (() => void) | undefined,
   /** The knowledge-gaps view is shown (instead of the conversations). */
   gapsShown: false,
+  /** The view shown (showView). */
+  view: 'conversations' as View,
   questionsNext: undefined as string | undefined,
   /** A refresh of the knowledge-gaps view waiting (live changes come in bursts). */
   gapsTimer: undefined as number | undefined
@@ -185,25 +187,53 @@ function when (iso: string): string {
 
 // ---- sign in / out -------------------------------------------------------------------------------------------
 
-async function signIn (key: string): Promise<void> {
-  state.key = key
-  ui.signInError.textContent = ''
-  let agents: Array<{ id: string, served?: number | string | null }>
-  try {
-    // Conversations are those of the agents this instance serves (a published agent not yet served has none here).
-    agents = ((await api('')).agents as typeof agents).filter((agent) => agent.served !== null)
-  } catch (error) {
-    signOut(error instanceof Refused ? 'The key was refused.' : `Cannot reach the gateway: ${(error as Error).message}`)
-    return
-  }
-  sessionStorage.setItem(KEY_STORAGE, key)
+interface ServedAgent { id: string, served?: number | string | null }
+
+/** The agents this instance serves: conversations are theirs (a published agent not yet served has none here). */
+async function servedAgents (): Promise<ServedAgent[]> {
+  return ((await api('')).agents as ServedAgent[]).filter((agent) => agent.served !== null)
+}
+
+/** The conversations' and the gaps' agent menus, keeping what each had chosen where it is still served. */
+function fillAgentMenus (agents: ServedAgent[]): void {
   for (const select of [ui.agent, ui.gapsAgent]) {
+    const chosen = select.value
     select.replaceChildren(...agents.map((agent) => {
       const option = text('option', agent.id) as HTMLOptionElement
       option.value = agent.id
       return option
     }))
+    if (agents.some((agent) => agent.id === chosen)) select.value = chosen
   }
+}
+
+/**
+ * Back from the Agents view: agents published or unpublished there (or elsewhere: changes are live) join or leave
+ * the menus; a conversation list whose agent is gone moves to the first one served.
+ */
+async function refreshAgentMenus (): Promise<void> {
+  const before = ui.agent.value
+  try {
+    fillAgentMenus(await servedAgents())
+  } catch (error) {
+    failed(error, ui.live)
+    return
+  }
+  if (ui.agent.value !== before) selectAgent(ui.agent.value)
+}
+
+async function signIn (key: string): Promise<void> {
+  state.key = key
+  ui.signInError.textContent = ''
+  let agents: ServedAgent[]
+  try {
+    agents = await servedAgents()
+  } catch (error) {
+    signOut(error instanceof Refused ? 'The key was refused.' : `Cannot reach the gateway: ${(error as Error).message}`)
+    return
+  }
+  sessionStorage.setItem(KEY_STORAGE, key)
+  fillAgentMenus(agents)
   ui.signIn.hidden = true
   ui.views.hidden = false
   showView('conversations')
@@ -492,6 +522,8 @@ async function act (suffix: string, body?: unknown): Promise<boolean> {
 
 /** Shows one view: the conversations, the knowledge gaps or the agents (the live list keeps following). */
 function showView (view: View): void {
+  if (state.view === 'agents' && view !== 'agents') refreshAgentMenus()
+  state.view = view
   state.gapsShown = view === 'gaps'
   ui.workspace.hidden = view !== 'conversations'
   ui.gaps.hidden = view !== 'gaps'

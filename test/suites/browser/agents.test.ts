@@ -145,6 +145,16 @@ if (!existsSync(chromiumPath)) {
     t.match((await agentApi('GET', '/faq')).body, { source: 'store', version: 1, name: 'Questions and answers', definition: { documents: [{ id: 'hours' }] } })
     await untilText(page, 'agents-summary', '3 agents; the store holds at most 1000 published ones.')
 
+    // Changes are live: back in the conversations, the published agents are in the agent menus (and the knowledge
+    // gaps' menu), the agent chosen before still chosen.
+    const menu = async (): Promise<string[]> => await page.locator('#agent option').evaluateAll((options: any[]) => options.map((option) => option.value))
+    await page.getByRole('button', { name: 'Conversations', exact: true }).click()
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#agent option').length === 3)
+    t.same(await menu(), ['demo', 'faq', 'shop'], 'the published agents join the menu')
+    t.equal(await page.locator('#agent').inputValue(), 'demo', 'the agent chosen stays chosen')
+    t.equal(await page.locator('#gaps-agent option').count(), 3)
+    await page.getByRole('button', { name: 'Agents', exact: true }).click()
+
     // Refusals: the API's message, naming the field; a duplicate id.
     await page.getByLabel('Definition (JSON or YAML)').fill('{ "id": "bad", "name": 5, "description": "Bad." }')
     await page.getByRole('button', { name: 'Publish', exact: true }).click()
@@ -249,6 +259,12 @@ if (!existsSync(chromiumPath)) {
     t.same(await listed(page), ['demo', 'faq'], 'gone from the list')
     t.equal(await page.isHidden('#agent-detail'), true, 'its details closed')
     t.equal((await agentApi('GET', '/shop')).status, 404, 'the API agrees')
+    // The conversations' menu follows: an unpublished agent leaves it.
+    await page.getByRole('button', { name: 'Conversations', exact: true }).click()
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#agent option').length === 2)
+    t.same(await menu(), ['demo', 'faq'], 'an unpublished agent leaves the menu')
+    t.equal(await page.locator('#agent').inputValue(), 'demo')
+    await page.getByRole('button', { name: 'Agents', exact: true }).click()
 
     // Unpublished by another operator while listed here: picking it says so and lists again.
     t.equal((await agentApi('DELETE', '/faq')).status, 204)
