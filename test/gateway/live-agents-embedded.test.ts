@@ -6,31 +6,14 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { connectMcp, CLIENT_LINES } from '../fixtures/mcp-clients.js'
-import { AUTH, OPERATOR_KEY } from '../fixtures/conversation-gateway.js'
+import { OPERATOR_KEY } from '../fixtures/conversation-gateway.js'
+import { operator, shop, tracking } from '../fixtures/live-agents.js'
 import { startGateway, URI, userMessage } from '../fixtures/gateway-helpers.js'
 
 type Json = any
 
 // Embedded starts take seconds each on a busy 2-core machine.
 t.setTimeout(240_000)
-
-const shop = {
-  id: 'shop',
-  name: 'Shop',
-  description: 'Answers questions about the shop.',
-  documents: [{ id: 'returns', title: 'Returns policy', body: 'You can return any item within 30 days of delivery for a full refund.' }],
-  routines: [{ name: 'order status', description: 'Looks an order up', exposed: true, toolName: 'order_status', slots: [{ key: 'order', type: 'string', description: 'the order number', required: true }] }]
-}
-const tracking = { name: 'track parcel', description: 'Tracks a parcel', exposed: true, toolName: 'track_parcel', slots: [{ key: 'parcel', type: 'string', description: 'the parcel number', required: true }] }
-
-async function operator (base: string, method: string, path: string, body?: Json, headers: Record<string, string> = {}) {
-  const response = await fetch(`${base}/api/v1/agents${path}`, {
-    method,
-    headers: { ...AUTH, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return { status: response.status, body: response.status === 204 ? undefined : await response.json() as Json }
-}
 
 /** A walk-in's JSON-RPC SendMessage with the extension: HTTP status and body. */
 async function send (base: string, text: string): Promise<{ status: number, body: Json }> {

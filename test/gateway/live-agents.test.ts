@@ -13,7 +13,7 @@ import {
 } from '@a2a-js/sdk/client'
 import { sdkGrpcClient, startGrpcGateway } from '../fixtures/grpc.js'
 import { connectMcp, CLIENT_LINES } from '../fixtures/mcp-clients.js'
-import { AUTH } from '../fixtures/conversation-gateway.js'
+import { operator, shop, tracking } from '../fixtures/live-agents.js'
 import { URI, userMessage } from '../fixtures/gateway-helpers.js'
 import { testSchema } from '../fixtures/test-schema.js'
 import { MemoryTaskEventHub } from '../../packages/a2a-converse/src/events/task-event-hub.js'
@@ -21,15 +21,6 @@ import { MemoryTaskEventHub } from '../../packages/a2a-converse/src/events/task-
 const url = process.env.TEST_DATABASE_URL
 
 type Json = any
-
-const shop = {
-  id: 'shop',
-  name: 'Shop',
-  description: 'Answers questions about the shop.',
-  documents: [{ id: 'returns', title: 'Returns policy', body: 'You can return any item within 30 days of delivery for a full refund.' }],
-  routines: [{ name: 'order status', description: 'Looks an order up', exposed: true, toolName: 'order_status', slots: [{ key: 'order', type: 'string', description: 'the order number', required: true }] }]
-}
-const tracking = { name: 'track parcel', description: 'Tracks a parcel', exposed: true, toolName: 'track_parcel', slots: [{ key: 'parcel', type: 'string', description: 'the parcel number', required: true }] }
 
 const withConverse = { serviceParameters: ServiceParameters.create(withA2AExtensions(URI)) }
 
@@ -41,15 +32,6 @@ async function within (ms: number, what: string, probe: () => Promise<boolean>):
     if (performance.now() - start > ms) throw new Error(`${what}: not within ${ms} ms`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
-}
-
-async function operator (base: string, method: string, path: string, body?: Json, headers: Record<string, string> = {}) {
-  const response = await fetch(`${base}/api/v1/agents${path}`, {
-    method,
-    headers: { ...AUTH, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  return { status: response.status, body: response.status === 204 ? undefined : await response.json() as Json }
 }
 
 const cardOf = async (base: string, id = 'shop') => await fetch(`${base}/a2a/${id}/.well-known/agent-card.json`)
