@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
 import { createAuthenticator, type Authenticator } from 'a2a-converse/service'
-import { cardSecurity, type SigningKey } from 'a2a-converse/service'
+import { cardSecurity, type CardSecurity, type SigningKey } from 'a2a-converse/service'
 import { converse } from 'a2a-converse/fastify'
 import type { TaskEventHub } from 'a2a-converse/runtime'
 import { ConversationFeedStore } from 'a2a-converse/runtime'
@@ -189,8 +189,13 @@ async function registerAll (
   // An agent that requires a credential names the gateway's schemes on its card (a proxied agent's too: the
   // caller authenticates to the gateway, never to the upstream).
   const wellKnown = new Map(definitions.map((definition) => [definition.id, definition.wellKnownCard]))
-  const secured = <T extends object>(id: string, card: T): T =>
-    required.has(id) ? { ...card, ...cardSecurity((authenticator as Authenticator).accepts) } : card
+  // An agent that forwards or exchanges the caller's own token takes only a JWT: its card names only that scheme.
+  const tokenOnly = new Set(definitions.filter(takesCallerToken).map((definition) => definition.id))
+  const secured = <T extends object>(id: string, card: T): T => required.has(id) ? { ...card, ...securityOf(id) } : card
+  const securityOf = (id: string): CardSecurity => {
+    const accepts = (authenticator as Authenticator).accepts
+    return cardSecurity(tokenOnly.has(id) ? { ...accepts, apiKeys: false } : accepts)
+  }
   await app.register(converse, {
     agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: secured(id, card), routines, wellKnownCard: wellKnown.get(id) ?? config.wellKnownCard })),
     publicUrl: config.publicUrl,
@@ -245,13 +250,15 @@ async function registerAll (
       const { id } = definition
       // check() made sure an agent that requires a caller has an authenticator here.
       const requires = (definition.auth ?? config.auth.mode) === 'required'
+      if (takesCallerToken(definition)) tokenOnly.add(id)
+      else tokenOnly.delete(id)
       // Built (a knowledge index, an upstream's first card read) while the version before serves every call. A proxied
       // agent that sends assertions without SIGNING_KEY and PUBLIC_URL, or exchanges tokens without its client
       // secret's variable set, fails here (not served, logged).
       const { agent, upstream, switched } = await runtime.build(withClientSecret(definition, process.env))
       app.converse.putAgent({
         id,
-        card: requires ? { ...agent.card, ...cardSecurity((authenticator as Authenticator).accepts) } : agent.card,
+        card: requires ? { ...agent.card, ...securityOf(id) } : agent.card,
         routines: agent.routines,
         wellKnownCard: definition.wellKnownCard ?? config.wellKnownCard,
         executor: agent.executor,
@@ -273,6 +280,7 @@ async function registerAll (
       app.converse.removeAgent(agentId)
       runtime.remove(agentId)
       required.delete(agentId)
+      tokenOnly.delete(agentId)
       agentIds.delete(agentId)
     }
   })
@@ -394,4 +402,10 @@ async function operatorApiOff (app: FastifyInstance): Promise<void> {
   for (const url of ['/api/v1/agents', '/api/v1/agents/*', '/inbox', '/inbox/*']) {
     app.all(url, async (_request, reply) => await reply.code(404).send(off))
   }
+}
+
+/** Whether an agent forwards (`passthrough`) or exchanges (`exchange`) the caller's own token upstream (docs/trust.md). */
+function takesCallerToken (definition: AgentDefinition): boolean {
+  const mode = definition.upstream?.identity?.mode
+  return mode === 'passthrough' || mode === 'exchange'
 }

@@ -14,6 +14,8 @@ import { buildGateway } from '../../src/gateway/app.js'
 import { ConfigError, loadConfig } from '../../src/gateway/config.js'
 import { loadAgentDefinitions } from '../../src/gateway/agent-definitions.js'
 import { logLines, rpc, startGateway, userMessage } from '../fixtures/gateway-helpers.js'
+import { OPERATOR_KEY } from '../fixtures/conversation-gateway.js'
+import { operator } from '../fixtures/live-agents.js'
 import { startUpstream } from '../fixtures/upstream-agent.js'
 import { AUDIENCE, identityProvider, ISSUER } from '../fixtures/auth.js'
 import { CLIENT_ID, CLIENT_SECRET, startTokenEndpoint, STS_ISSUER } from '../fixtures/token-endpoint.js'
@@ -51,7 +53,7 @@ t.test('passthrough and exchange: the upstream sees the caller by its own token;
   t.teardown(() => { delete process.env[SECRET_ENV] })
   const log = logLines()
   const { base } = await startGateway(t, {
-    A2A_JWT_JWKS_URL: provider.jwksUrl, A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE, A2A_API_KEYS: `carol:${CAROL_KEY}`, LOG_LEVEL: 'debug'
+    A2A_JWT_JWKS_URL: provider.jwksUrl, A2A_JWT_ISSUER: ISSUER, A2A_JWT_AUDIENCE: AUDIENCE, A2A_API_KEYS: `carol:${CAROL_KEY}`, LOG_LEVEL: 'debug', OPERATOR_API_KEY: OPERATOR_KEY
   }, {
     loggerStream: log.stream,
     agents: [
@@ -74,6 +76,18 @@ t.test('passthrough and exchange: the upstream sees the caller by its own token;
     body: rpc(method, { message: userMessage('hello') })
   })
   const echoed = { result: { message: { parts: [{ text: 'echo: hello' }] } } }
+
+  // The cards stay true to what each agent takes: only a JWT where the caller's own token goes upstream (an API key
+  // would be refused), both schemes elsewhere — for the agents of the file and one published at runtime.
+  const schemesOf = async (agent: string) => Object.keys(((await (await fetch(`${base}/a2a/${agent}/.well-known/agent-card.json`)).json()) as { securitySchemes?: object }).securitySchemes ?? {})
+  t.strictSame(await schemesOf('pass'), ['jwt'], 'passthrough: the JWT scheme only')
+  t.strictSame(await schemesOf('ex'), ['jwt'], 'exchange: the JWT scheme only')
+  t.strictSame(await schemesOf('open'), [], 'a walk-in agent names none')
+  t.equal((await operator(base, 'POST', '', { id: 'later', upstream: { url: `${passUpstream.base}/`, identity: { mode: 'passthrough' } } })).status, 201)
+  t.equal((await operator(base, 'POST', '', { id: 'plain', upstream: { url: `${passUpstream.base}/` } })).status, 201)
+  t.strictSame(await schemesOf('later'), ['jwt'], 'published at runtime: the same')
+  t.strictSame(await schemesOf('plain'), ['apiKey', 'jwt'], 'a proxied agent that sends no caller token: either credential')
+  t.equal((await operator(base, 'DELETE', '/later')).status, 204)
 
   // passthrough: each caller's own token, as presented.
   for (const token of [alice, bob]) t.match(await (await send('pass', token)).json(), echoed)
