@@ -40,6 +40,12 @@ function childrenOf (pid: number): number[] {
   }
 }
 
+/** `npm start`'s arguments to node (its Node flags and the gateway's module), from package.json. */
+export function startArguments (): string[] {
+  const manifest = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { scripts: { start: string } }
+  return manifest.scripts.start.split(/\s+/).slice(1).map((arg) => arg.startsWith('-') ? arg : join(packageRoot(), arg))
+}
+
 export interface Gateway {
   url: string
   process: ChildProcess
@@ -50,7 +56,7 @@ export interface Gateway {
 
 export async function startGateway (env: Record<string, string>): Promise<Gateway> {
   const port = await freePort()
-  const gateway = spawn(process.execPath, [join(packageRoot(), 'dist/src/gateway/main.js')], {
+  const gateway = spawn(process.execPath, startArguments(), {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' },
     stdio: ['ignore', 'ignore', 'inherit']
   })

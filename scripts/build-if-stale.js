@@ -18,6 +18,8 @@ export const INPUTS = Object.freeze([
 export const STAMP = join('dist', '.build-stamp')
 /** The inbox page's own project (DOM types, a browser module): compiled after the gateway when present. */
 const INBOX_TSCONFIG = join('web', 'inbox', 'tsconfig.json')
+/** Makes the embedded database's cluster template once the library is compiled. */
+const TEMPLATE_SCRIPT = join('scripts', 'make-cluster-template.js')
 
 /** The newest modification time under `path` (the repository's own folders: no links are followed), or 0. */
 function newest (path) {
@@ -65,6 +67,11 @@ export function buildIfStale (root, log = (line) => process.stdout.write(`${line
   if (existsSync(join(root, INBOX_TSCONFIG))) {
     const page = spawnSync(process.execPath, [tsc, '-p', INBOX_TSCONFIG], { cwd: root, stdio: 'inherit' })
     if (page.status !== 0) return 1
+  }
+  // The embedded database's cluster template (`npm run build` does the same).
+  if (existsSync(join(root, TEMPLATE_SCRIPT))) {
+    const template = spawnSync(process.execPath, [TEMPLATE_SCRIPT], { cwd: root, stdio: 'inherit' })
+    if (template.status !== 0) return 1
   }
   writeFileSync(join(root, STAMP), String(inputs))
   return 0

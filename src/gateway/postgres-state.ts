@@ -29,6 +29,8 @@ import { SecretBox, SecretsKeyError } from 'a2a-converse/push'
 import type { SecretsConfig } from './config.js'
 import { embeddedSecretBox, prepareDataDir, type PreparedDataDir } from './data-dir.js'
 import { PostgresPushOutbox, type PostgresPushOutboxOptions } from 'a2a-converse/postgres'
+import { join } from 'node:path'
+import { packageRoot } from './package-root.js'
 import type { PushStats } from 'a2a-converse/push'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
@@ -166,6 +168,12 @@ class PushState {
   }
 }
 
+/**
+ * The embedded database's cluster templates, made by the build (scripts/make-cluster-template.js): a first start
+ * unpacks one instead of running initdb. Absent (the sources run as they are, in tests), initdb runs in a child.
+ */
+const CLUSTER_TEMPLATES = join(packageRoot(), 'dist', 'cluster-templates')
+
 export interface EmbeddedStateOptions {
   /** The data folder (DATA_DIR). */
   dataDir: string
@@ -217,7 +225,7 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
   const { release } = folder
   try {
     secrets = await embeddedSecretBox(options.dataDir, options.secrets ?? { previous: [] }, options.logger)
-    database = await openEmbeddedDatabase({ dataDir: folder.databaseFolder, logger: options.logger })
+    database = await openEmbeddedDatabase({ dataDir: folder.databaseFolder, templates: CLUSTER_TEMPLATES, logger: options.logger })
   } catch (error) {
     await release()
     throw new DataDirError(options.dataDir, dataDirProblem(error), error)

@@ -12,6 +12,7 @@ export { PostgresTaskTurnLock, DEFAULT_LEASE_MS, type PostgresTaskTurnLockOption
 export { isUnavailable, toStoreError } from './stores/postgres/connection-errors.js'
 export { executorStoreFailure, failuresAsUnavailable } from './stores/postgres/task-store-failures.js'
 export { openEmbeddedDatabase } from './stores/postgres/embedded-database.js'
+export { makeClusterTemplate, templateFile } from './stores/postgres/cluster-template.js'
 export { FolderInUseError, LOCK_FILE, lockFolder } from './stores/postgres/folder-lock.js'
 export { octal, privateFolder } from './stores/postgres/folder-permissions.js'
 export { type PostgresLogger } from './stores/postgres/postgres-database.js'

@@ -71,7 +71,7 @@ t.test('the image is built and run on an active LTS Node line', async (t) => {
 })
 
 t.test('the image runs the built gateway as a non-root user', async (t) => {
-  t.match(dockerfile, /CMD \["node", "dist\/src\/gateway\/main\.js"\]/)
+  t.match(dockerfile, /CMD \["node", "--max-semi-space-size=2", "dist\/src\/gateway\/main\.js"\]/, 'with npm start\'s Node flags')
   t.match(dockerfile, /USER node/)
   t.match(dockerfile, /npm ci --omit=dev/)
 })

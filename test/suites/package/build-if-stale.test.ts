@@ -81,3 +81,18 @@ t.test('a changed source rebuilds; a failed build leaves it stale', async (t) =>
   t.ok(isStale(dir), 'an unreadable stamp counts as no build')
   t.same(lines.filter((line) => line.startsWith('build: compiling')).length, 3)
 })
+
+t.test('the build ends with the embedded database\'s cluster template (scripts/make-cluster-template.js); its failure fails the build', async (t) => {
+  const dir = t.testdir({
+    'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', target: 'ES2022', strict: true, outDir: 'dist', rootDir: '.', types: [] } }),
+    'tsconfig.build.json': JSON.stringify({ extends: './tsconfig.json', include: ['src'] }),
+    src: { 'a.ts': 'export const a: number = 1\n' },
+    scripts: { 'make-cluster-template.js': 'import { writeFileSync } from "node:fs"\nwriteFileSync("dist/template-made", "")\n' }
+  })
+  t.equal(buildIfStale(dir, () => {}), 0)
+  t.ok(existsSync(join(dir, 'dist', 'template-made')), 'run from the package root, after the compiler')
+  writeFileSync(join(dir, 'scripts', 'make-cluster-template.js'), 'process.exitCode = 3\n')
+  writeFileSync(join(dir, STAMP), '0')
+  t.equal(buildIfStale(dir, () => {}), 1, 'the template could not be made: no stamp')
+  t.ok(isStale(dir))
+})

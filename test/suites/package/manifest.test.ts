@@ -54,11 +54,12 @@ t.test('the gateway app is a package of its own on the library, with every peer 
   // The app serves Fastify, MCP, gRPC and both databases; Express only in examples and tests.
   for (const peer of PEERS.filter((name) => name !== 'express')) t.ok(peer in app.dependencies, peer)
   t.ok('express' in app.devDependencies)
-  t.equal(app.scripts.start, 'node dist/src/gateway/main.js')
-  // Packed (the Docker image and `npm pack` of the app): built first, the built app, the inbox page and the demo agent.
+  t.equal(app.scripts.start, 'node --max-semi-space-size=2 dist/src/gateway/main.js', 'a small young generation: docs/state.md, "Memory"')
+  // Packed (the Docker image and `npm pack` of the app): built first, the built app, the inbox page, the embedded
+  // database's cluster template and the demo agent.
   t.equal(app.scripts.prepack, 'npm run clean && npm run build')
   t.same(app.files, ['dist/src/**/*.js', 'dist/src/**/*.d.ts', 'dist/plugins/**/*.js', 'dist/plugins/**/*.d.ts',
-    'dist/web/inbox/*.js', 'web/inbox/index.html', 'web/inbox/inbox.css', 'examples/demo/'])
+    'dist/web/inbox/*.js', 'dist/cluster-templates/*.tar.gz', 'web/inbox/index.html', 'web/inbox/inbox.css', 'examples/demo/'])
   t.equal(app.main, './dist/src/gateway.js')
 })
 
