@@ -10,7 +10,9 @@
  * reconnects and reloads the list. The stream ends when the client goes or the server closes.
  */
 import type { ServerResponse } from 'node:http'
+import type { FastifyInstance } from 'fastify'
 import type { Inbox } from 'a2a-converse/runtime'
+import { agentParams, notFound, type AgentParams } from './operator-scope.js'
 
 export const DEFAULT_KEEP_ALIVE_MS = 25_000
 export const DEFAULT_MAX_BUFFERED_BYTES = 1 << 20
@@ -72,4 +74,27 @@ export function followConversations (options: FollowOptions): void {
     if (abort) raw.destroy()
     else raw.end()
   }
+}
+
+export interface EventsRouteOptions {
+  /** Streams open at once; one more answers 503. */
+  maxStreams: number
+  keepAliveMs: number
+  maxBufferedBytes: number
+}
+
+/** GET /api/v1/agents/:agentId/events; the streams still open end when the server closes (they would hold it open). */
+export function eventsRoute (fastify: FastifyInstance, agents: ReadonlySet<string>, inbox: Pick<Inbox, 'follow'>, options: EventsRouteOptions): void {
+  const { maxStreams, keepAliveMs, maxBufferedBytes } = options
+  const streams: ConversationStreams = new Set()
+  fastify.addHook('preClose', async () => { for (const stream of streams) stream.close() })
+  fastify.get<{ Params: AgentParams }>('/api/v1/agents/:agentId/events', { schema: { params: agentParams } }, async (request, reply) => {
+    const { agentId } = request.params
+    if (!agents.has(agentId)) return notFound(reply, `unknown agent "${agentId}"`)
+    if (streams.size >= maxStreams) {
+      return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: `too many open inbox streams (${maxStreams}); try again later` })
+    }
+    reply.hijack()
+    followConversations({ raw: reply.raw, agentId, inbox, streams, headers: reply.getHeaders(), keepAliveMs, maxBufferedBytes })
+  })
 }
