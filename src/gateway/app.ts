@@ -3,8 +3,8 @@ import { join, resolve } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
-import { createAuthenticator, type Authenticator } from 'a2a-converse/service'
-import { cardSecurity, type CardSecurity, type SigningKey } from 'a2a-converse/service'
+import type { SigningKey } from 'a2a-converse/service'
+import { AgentAccess } from './agent-access.js'
 import { converse } from 'a2a-converse/fastify'
 import type { TaskEventHub } from 'a2a-converse/runtime'
 import { ConversationFeedStore } from 'a2a-converse/runtime'
@@ -12,16 +12,17 @@ import type { ConversationStore } from 'a2a-converse/runtime'
 import type { TaskTurnLock } from 'a2a-converse/service'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
 import inboxPage from '../../plugins/inbox-page.js'
-import operatorApi from '../../plugins/operator-api.js'
-import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition, type UpstreamDefinition } from './agent-definitions.js'
+import operatorApi, { type OperatorApiOptions } from '../../plugins/operator-api.js'
+import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
 import type { AgentAdminOptions } from '../../plugins/operator-agents.js'
 import type { StoredAgent } from 'a2a-converse/runtime'
 import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { packageRoot } from './package-root.js'
-import { openRateLimits, type RateLimit } from './rate-limits.js'
+import { openRateLimits, type RateLimit, type RateLimits } from './rate-limits.js'
 import { buildAgentRuntime } from './runtime.js'
 import { liveAgents } from './live-agents.js'
+import { agentSwitch, withClientSecret } from './agent-switch.js'
 import { registerDoors } from './doors.js'
 import { servedAgents } from './served-agents.js'
 import { gatewayPush } from './gateway-push.js'
@@ -139,7 +140,7 @@ async function registerAll (
   }
 ): Promise<void> {
   const { config } = options
-  const { authenticator, required } = gatewayAccess(config, definitions)
+  const access = new AgentAccess(config, definitions)
   // What proxied agents sign assertions with: checked for the agents served at start, kept for those published later.
   const assertions = upstreamAssertions(config, definitions) ??
     (config.signing !== undefined && config.publicUrl !== undefined ? { key: config.signing, issuer: config.publicUrl } : undefined)
@@ -147,7 +148,7 @@ async function registerAll (
   const running = definitions.map((definition) => withClientSecret(definition, process.env))
   // The agents served now (live: src/gateway/live-agents.ts changes it): the metrics' agent labels, the inbox's agents.
   const agentIds = new Set(definitions.map((definition) => definition.id))
-  const walkIns = definitions.filter((definition) => !required.has(definition.id)).map((definition) => definition.id)
+  const walkIns = definitions.filter((definition) => !access.required.has(definition.id)).map((definition) => definition.id)
   if (config.trustProxy === true && walkIns.length > 0) {
     app.log.warn({ walkIns }, 'TRUST_PROXY=true believes any client\'s X-Forwarded-For: a walk-in picks its own address, ' +
       'and with it its per-address limits (rate, streams, open tasks). Set TRUST_PROXY to the load balancer\'s addresses or CIDRs')
@@ -186,18 +187,9 @@ async function registerAll (
   metrics?.watchPool(state.pool)
 
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
-  // An agent that requires a credential names the gateway's schemes on its card (a proxied agent's too: the
-  // caller authenticates to the gateway, never to the upstream).
   const wellKnown = new Map(definitions.map((definition) => [definition.id, definition.wellKnownCard]))
-  // An agent that forwards or exchanges the caller's own token takes only a JWT: its card names only that scheme.
-  const tokenOnly = new Set(definitions.filter(takesCallerToken).map((definition) => definition.id))
-  const secured = <T extends object>(id: string, card: T): T => required.has(id) ? { ...card, ...securityOf(id) } : card
-  const securityOf = (id: string): CardSecurity => {
-    const accepts = (authenticator as Authenticator).accepts
-    return cardSecurity(tokenOnly.has(id) ? { ...accepts, apiKeys: false } : accepts)
-  }
   await app.register(converse, {
-    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: secured(id, card), routines, wellKnownCard: wellKnown.get(id) ?? config.wellKnownCard })),
+    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: access.secured(id, card), routines, wellKnownCard: wellKnown.get(id) ?? config.wellKnownCard })),
     publicUrl: config.publicUrl,
     mcpPublicUrl: config.mcpPublicUrl,
     publicHosts: config.publicHosts,
@@ -210,7 +202,7 @@ async function registerAll (
   // A proxied agent's card as read now (it may have been read since the runtime started), then every change (until
   // a change of the agent retires that upstream: runtime.ts stops its card).
   const followCard = (upstream: UpstreamAgent): void => {
-    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, secured(upstream.agentId, card.served)))
+    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, access.secured(upstream.agentId, card.served)))
   }
   for (const upstream of runtime.upstreams) followCard(upstream)
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
@@ -221,8 +213,8 @@ async function registerAll (
     mcpDirectToolCalls: options.mcpDirectToolCalls,
     limits,
     metrics,
-    authenticator,
-    required,
+    authenticator: access.authenticator,
+    required: access.required,
     rootAgentId,
     defaultAgentId: definitions[0].id,
     events,
@@ -233,7 +225,7 @@ async function registerAll (
       taskStore,
       push,
       turnLock: turnLock(id),
-      access: required.has(id) ? 'authenticated' as const : 'walk-in' as const
+      access: access.required.has(id) ? 'authenticated' as const : 'walk-in' as const
     }))
   })
   await serveMetrics(app, config, metrics, limits.limit('metrics', config.rateLimit.operatorMax))
@@ -246,71 +238,47 @@ async function registerAll (
     check,
     syncMs: config.agentsSyncMs,
     log: app.log,
-    put: async (definition) => {
-      const { id } = definition
-      // check() made sure an agent that requires a caller has an authenticator here.
-      const requires = (definition.auth ?? config.auth.mode) === 'required'
-      if (takesCallerToken(definition)) tokenOnly.add(id)
-      else tokenOnly.delete(id)
-      // Built (a knowledge index, an upstream's first card read) while the version before serves every call. A proxied
-      // agent that sends assertions without SIGNING_KEY and PUBLIC_URL, or exchanges tokens without its client
-      // secret's variable set, fails here (not served, logged).
-      const { agent, upstream, switched } = await runtime.build(withClientSecret(definition, process.env))
-      app.converse.putAgent({
-        id,
-        card: requires ? { ...agent.card, ...securityOf(id) } : agent.card,
-        routines: agent.routines,
-        wellKnownCard: definition.wellKnownCard ?? config.wellKnownCard,
-        executor: agent.executor,
-        backend: agent.backend,
-        taskStore: agent.taskStore,
-        push: agent.push,
-        turnLock: turnLock(id),
-        access: requires ? 'authenticated' : 'walk-in'
-      })
-      if (requires) required.add(id)
-      else required.delete(id)
-      switched()
-      agentIds.add(id)
-      if (upstream !== undefined) followCard(upstream)
-    },
-    remove: (agentId) => {
-      for (const made of [taskStoreFor, agentPush, upstreamPush]) made.forget(agentId)
-      turnLocks.delete(agentId)
-      app.converse.removeAgent(agentId)
-      runtime.remove(agentId)
-      required.delete(agentId)
-      tokenOnly.delete(agentId)
-      agentIds.delete(agentId)
-    }
+    ...agentSwitch({ app, config, runtime, access, agentIds, turnLock, forgetTurnLock: (agentId) => turnLocks.delete(agentId), perAgent: [taskStoreFor, agentPush, upstreamPush], followCard })
   })
   // Before the runtime closes: a switch in progress finishes first.
   app.addHook('preClose', async () => { await live.close() })
   admin.changed = live.changed
-  const operatorOn = config.operatorApiKey !== undefined
-  if (operatorOn) {
-    await app.register(async (scope) => {
-      limits.apply(scope, { door: 'operator', limit: limits.limit('operator', config.rateLimit.operatorMax), key: (request) => `address:${request.ip}` })
-      await scope.register(operatorApi, {
-        apiKey: config.operatorApiKey as string,
-        agentIds,
-        inbox: metrics === undefined ? runtime.inbox : metrics.countedInbox(runtime.inbox),
-        answers: conversations.answers,
-        agentAdmin: admin
-      })
-    })
-    const root = packageRoot()
-    await app.register(inboxPage, { pageDir: join(root, 'web', 'inbox'), scriptDir: join(root, 'dist', 'web', 'inbox') })
-  } else {
+  await registerOperator(app, config, limits, {
+    agentIds,
+    inbox: metrics === undefined ? runtime.inbox : metrics.countedInbox(runtime.inbox),
+    answers: conversations.answers,
+    agentAdmin: admin
+  })
+  logConfigured(app, config, definitions, state, access, metrics)
+}
+
+/** OPERATOR_API_KEY: the operator API (rate-limited on its own) and the inbox page; without it their paths say off. */
+async function registerOperator (app: FastifyInstance, config: GatewayConfig, limits: RateLimits, api: Omit<OperatorApiOptions, 'apiKey'>): Promise<void> {
+  if (config.operatorApiKey === undefined) {
     await app.register(operatorApiOff)
+    return
   }
+  const apiKey = config.operatorApiKey
+  await app.register(async (scope) => {
+    limits.apply(scope, { door: 'operator', limit: limits.limit('operator', config.rateLimit.operatorMax), key: (request) => `address:${request.ip}` })
+    await scope.register(operatorApi, { apiKey, ...api })
+  })
+  const root = packageRoot()
+  await app.register(inboxPage, { pageDir: join(root, 'web', 'inbox'), scriptDir: join(root, 'dist', 'web', 'inbox') })
+}
+
+/** One line saying what this gateway serves and how (never a credential). */
+function logConfigured (
+  app: FastifyInstance, config: GatewayConfig, definitions: AgentDefinition[], state: GatewayState, access: AgentAccess, metrics: GatewayMetrics | undefined
+): void {
+  const operatorOn = config.operatorApiKey !== undefined
   app.log.info({
     agents: definitions.map((definition) => definition.id),
     stateStore: state.kind,
     ...(state.kind === 'embedded' ? { dataDir: resolve(config.dataDir) } : {}),
     operatorApi: operatorOn,
     // Which agents need a credential (never the credentials themselves).
-    authenticated: [...required],
+    authenticated: [...access.required],
     grpc: config.grpcPort !== undefined,
     metrics: metrics === undefined ? false : config.metricsPort === undefined ? METRICS_PATH : `:${config.metricsPort}${METRICS_PATH}`,
     rateLimitStore: config.rateLimit.redisUrl === undefined ? 'memory' : 'redis',
@@ -349,21 +317,6 @@ async function serveMetrics (app: FastifyInstance, config: GatewayConfig, metric
   app.addHook('onClose', async () => { await Promise.all(listeners.map(async (listener) => await listener.close())) })
 }
 
-/** The authenticator (when credentials are configured) and the agents that require a caller. */
-function gatewayAccess (config: GatewayConfig, definitions: AgentDefinition[]): { authenticator?: Authenticator, required: Set<string> } {
-  const { apiKeys, jwt, mode } = config.auth
-  const authenticator = apiKeys.length > 0 || jwt !== undefined ? createAuthenticator({ apiKeys, jwt }) : undefined
-  const required = new Set<string>()
-  for (const definition of definitions) {
-    if ((definition.auth ?? mode) !== 'required') continue
-    if (authenticator === undefined) {
-      throw new ConfigError('A2A_API_KEYS', `or A2A_JWT_* must be set: agent "${definition.id}" requires authentication (auth: required)`)
-    }
-    required.add(definition.id)
-  }
-  return { authenticator, required }
-}
-
 /**
  * What proxied agents with `upstream.identity.mode: assertion` sign with: the card key, and PUBLIC_URL as the
  * assertions' `iss` (an upstream verifies it against one fixed value, so it cannot come from each request's Host).
@@ -377,21 +330,6 @@ function upstreamAssertions (config: GatewayConfig, definitions: AgentDefinition
   return { key: config.signing, issuer: config.publicUrl }
 }
 
-/**
- * A proxied agent with `upstream.identity.mode: exchange` with its client secret, read from the environment variable
- * the agents file names (never from the file itself); a variable unset or empty stops the start, naming it.
- */
-function withClientSecret (definition: AgentDefinition, env: Readonly<Record<string, string | undefined>>): AgentDefinition {
-  const identity = definition.upstream?.identity
-  if (identity?.mode !== 'exchange') return definition
-  const name = identity.clientSecretEnv as string
-  const secret = env[name]
-  if (secret === undefined || secret === '') {
-    throw new ConfigError(name, `must be set: agent "${definition.id}" exchanges its callers' tokens with it as client secret (upstream.identity.clientSecretEnv; docs/trust.md)`)
-  }
-  return { ...definition, upstream: { ...definition.upstream as UpstreamDefinition, identity: { ...identity, clientSecret: secret } } }
-}
-
 /** Without OPERATOR_API_KEY the operator paths say so (404, JSON), rather than a bare route-not-found. */
 async function operatorApiOff (app: FastifyInstance): Promise<void> {
   const off = {
@@ -402,10 +340,4 @@ async function operatorApiOff (app: FastifyInstance): Promise<void> {
   for (const url of ['/api/v1/agents', '/api/v1/agents/*', '/inbox', '/inbox/*']) {
     app.all(url, async (_request, reply) => await reply.code(404).send(off))
   }
-}
-
-/** Whether an agent forwards (`passthrough`) or exchanges (`exchange`) the caller's own token upstream (docs/trust.md). */
-function takesCallerToken (definition: AgentDefinition): boolean {
-  const mode = definition.upstream?.identity?.mode
-  return mode === 'passthrough' || mode === 'exchange'
 }
