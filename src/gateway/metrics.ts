@@ -70,6 +70,64 @@ function member (values: readonly string[], value: unknown, otherwise: string): 
   return typeof value === 'string' && values.includes(value) ? value : otherwise
 }
 
+/** Series read at each scrape from what is watched: PostgreSQL pools' connections, push deliveries' outcomes. */
+function watchedSeries (registers: Registry[]): { pools: PoolCounts[], pushStats: PushStats[] } {
+  const pools: PoolCounts[] = []
+  // eslint-disable-next-line no-new -- registered, read at each scrape
+  new Gauge({
+    name: `${PREFIX}pg_pool_connections`,
+    help: 'PostgreSQL pool connections (STATE=postgres) by state: total, idle, waiting (clients waiting for one)',
+    labelNames: ['state'],
+    registers,
+    collect () {
+      for (const pool of pools) {
+        this.set({ state: 'total' }, pool.totalCount)
+        this.set({ state: 'idle' }, pool.idleCount)
+        this.set({ state: 'waiting' }, pool.waitingCount)
+      }
+    }
+  })
+  const pushStats: PushStats[] = []
+  // eslint-disable-next-line no-new -- registered, read at each scrape
+  new Counter({
+    name: `${PREFIX}push_deliveries_total`,
+    help: 'Push notification attempts by outcome: delivered, retried (an attempt to be tried again), gave_up',
+    labelNames: ['outcome'],
+    registers,
+    collect () {
+      this.reset()
+      for (const stats of pushStats) {
+        this.inc({ outcome: 'delivered' }, stats.delivered)
+        this.inc({ outcome: 'retried' }, stats.retried)
+        this.inc({ outcome: 'gave_up' }, stats.gaveUp)
+      }
+    }
+  })
+  return { pools, pushStats }
+}
+
+/** The inbox whose takeovers, releases and accepted replies are counted per agent. */
+function countedInbox (inbox: Inbox, counters: { takeovers: Counter, releases: Counter, humanReplies: Counter }, agentLabel: (agentId: string) => string): Inbox {
+  const { takeovers, releases, humanReplies } = counters
+  const counted: Inbox = Object.create(inbox)
+  counted.takeover = async (agentId, contextId, trace) => {
+    const view = await inbox.takeover(agentId, contextId, trace)
+    if (view !== undefined) takeovers.inc({ agent: agentLabel(agentId) })
+    return view
+  }
+  counted.release = async (agentId, contextId, trace) => {
+    const view = await inbox.release(agentId, contextId, trace)
+    if (view !== undefined) releases.inc({ agent: agentLabel(agentId) })
+    return view
+  }
+  counted.reply = async (agentId, contextId, text, trace) => {
+    const result = await inbox.reply(agentId, contextId, text, trace)
+    if (typeof result === 'object') humanReplies.inc({ agent: agentLabel(agentId) })
+    return result
+  }
+  return counted
+}
+
 /**
  * `agentIds`: the agents whose ids label the series (any other: `unknown`). A Set is read live: the gateway's set of
  * the agents it serves now (src/gateway/live-agents.ts), bounded by MAX_AGENTS and the agents file.
@@ -109,37 +167,7 @@ export function createGatewayMetrics (agentIds: readonly string[] | ReadonlySet<
   const rateLimited = new Counter({ name: `${PREFIX}rate_limited_total`, help: 'Requests refused by a rate limit (HTTP 429), by door', labelNames: ['door'], registers })
   const storeErrors = new Counter({ name: `${PREFIX}store_errors_total`, help: 'A2A requests failed because the state store was unreachable, by agent', labelNames: ['agent'], registers })
 
-  const pools: PoolCounts[] = []
-  // eslint-disable-next-line no-new -- registered, read at each scrape
-  new Gauge({
-    name: `${PREFIX}pg_pool_connections`,
-    help: 'PostgreSQL pool connections (STATE=postgres) by state: total, idle, waiting (clients waiting for one)',
-    labelNames: ['state'],
-    registers,
-    collect () {
-      for (const pool of pools) {
-        this.set({ state: 'total' }, pool.totalCount)
-        this.set({ state: 'idle' }, pool.idleCount)
-        this.set({ state: 'waiting' }, pool.waitingCount)
-      }
-    }
-  })
-  const pushStats: PushStats[] = []
-  // eslint-disable-next-line no-new -- registered, read at each scrape
-  new Counter({
-    name: `${PREFIX}push_deliveries_total`,
-    help: 'Push notification attempts by outcome: delivered, retried (an attempt to be tried again), gave_up',
-    labelNames: ['outcome'],
-    registers,
-    collect () {
-      this.reset()
-      for (const stats of pushStats) {
-        this.inc({ outcome: 'delivered' }, stats.delivered)
-        this.inc({ outcome: 'retried' }, stats.retried)
-        this.inc({ outcome: 'gave_up' }, stats.gaveUp)
-      }
-    }
-  })
+  const { pools, pushStats } = watchedSeries(registers)
 
   function callEnded (record: CallRecord): void {
     const agent = agentLabel(record.agentId)
@@ -168,25 +196,7 @@ export function createGatewayMetrics (agentIds: readonly string[] | ReadonlySet<
     },
     toolCalled: (agentId, tool) => { toolCalls.inc({ agent: agentLabel(agentId), tool }) },
     rateLimited: (door) => { rateLimited.inc({ door }) },
-    countedInbox (inbox) {
-      const counted: Inbox = Object.create(inbox)
-      counted.takeover = async (agentId, contextId, trace) => {
-        const view = await inbox.takeover(agentId, contextId, trace)
-        if (view !== undefined) takeovers.inc({ agent: agentLabel(agentId) })
-        return view
-      }
-      counted.release = async (agentId, contextId, trace) => {
-        const view = await inbox.release(agentId, contextId, trace)
-        if (view !== undefined) releases.inc({ agent: agentLabel(agentId) })
-        return view
-      }
-      counted.reply = async (agentId, contextId, text, trace) => {
-        const result = await inbox.reply(agentId, contextId, text, trace)
-        if (typeof result === 'object') humanReplies.inc({ agent: agentLabel(agentId) })
-        return result
-      }
-      return counted
-    },
+    countedInbox: (inbox) => countedInbox(inbox, { takeovers, releases, humanReplies }, agentLabel),
     watchPool: (pool) => { if (pool !== undefined) pools.push(pool) },
     watchPush: (stats) => { if (stats !== undefined) pushStats.push(stats) },
     async scrape () {
