@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { ConfigError, configWarnings, loadConfig, parseTrustProxy } from '../../src/gateway/config.js'
+import { ConfigError, configWarnings, loadConfig } from '../../src/gateway/config.js'
+import { parseTrustProxy } from '../../src/gateway/config-values.js'
 
 t.test('defaults with no configuration at all', async (t) => {
   const config = loadConfig({})
