@@ -149,7 +149,8 @@ t.test('a save\'s outbox rows are its updates as task-updates.ts tells them; a c
   const { Task } = await import('@a2a-js/sdk')
   const { randomBytes } = await import('node:crypto')
   const box = new SecretBox(randomBytes(32))
-  const store = new PostgresTaskStore(database.db, { push: { agentId: 'demo', secrets: box } })
+  let woken = 0
+  const store = new PostgresTaskStore(database.db, { push: { agentId: 'demo', secrets: box, recorded: () => { woken++ } } })
   // Written in clear (before a key was given): the save re-seals it, then copies it into its rows.
   const configs = new PostgresPushConfigStore(database.db, { agentId: 'demo' })
   const context = new ServerCallContext()
@@ -175,6 +176,9 @@ t.test('a save\'s outbox rows are its updates as task-updates.ts tells them; a c
   const third = task('TASK_STATE_COMPLETED', second.artifacts)
   await store.save(third, context)
   t.strictSame(await events(), taskUpdates(second, third), 'only the status')
+  t.equal(woken, 3, 'the deliverer woken after each save that recorded')
+  await t.rejects(store.save(Task.fromJSON({ id: 'refused-by-the-database', contextId: 'c\0', status: { state: 'TASK_STATE_WORKING' } }), context),
+    'a save the database refuses rejects with its error')
   // A config sealed, read by a store given no key: refused as the config store refuses it.
   const keyless = new PostgresTaskStore(database.db, { push: { agentId: 'demo' } })
   const sealedConfigs = new PostgresPushConfigStore(database.db, { agentId: 'demo', secrets: box })

@@ -108,6 +108,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     // The SDK's FAILED task for a turn whose reservation was refused: refused alike, unless the task is stored.
     const refused = this.#refused.take(task.id)
     const push = this.#push
+    const recorded = push?.recorded
     const trace = push === undefined ? undefined : traceHeadersFor(traceContextIn(context.state))
     const values = [
       tenant, owner, task.id, this.#callerResolver(context),
@@ -127,7 +128,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
       saved = await this.#saveTask(values)
     }
     if (saved.outcome === 'saved') {
-      if (saved.pushed) push?.recorded?.()
+      if (saved.pushed) recorded?.()
       this.#signals.saved(task.id)
       return
     }
