@@ -7,12 +7,13 @@
  * - `converse_reserve_task`: a new task's slot under the caller's cap (task-reservations.ts). The caller's advisory
  *   lock is taken before the count and held until the statement commits the reservation: of concurrent reservations
  *   of one caller, on any instance, at most the cap succeed.
- * - `converse_save_task`: a task save (postgres-task-store.ts). A stored task is locked and updated unless it is
- *   finished in another state (finished stays finished: outcome `finished` and its state); a new one is counted
- *   under the caller's lock unless reserved (outcome `capped` past the cap) and inserted. With push (an agent id),
- *   the task's configs each get an outbox row per update — the status when it changed, each artifact new or changed
- *   (push/task-updates.ts's rule, told from the row it replaces) — in the same statement, so the same transaction,
- *   and a finished task's configs are dropped. A row's target is the config as stored; a config not sealed with the
+ * - `converse_save_task`: a task save (postgres-task-store.ts). A stored task is updated unless it is finished in
+ *   another state (finished stays finished: outcome `finished` and its state); a new one is counted under the
+ *   caller's lock unless reserved (outcome `capped` past the cap) and inserted. With push (an agent id) and configs
+ *   for the task, the stored row is locked first, and each config gets an outbox row per update — the status when it
+ *   changed, each artifact new or changed (push/task-updates.ts's rule, told from the row it replaces) — in the same
+ *   statement, so the same transaction, and a finished task's configs are dropped. Without configs, a stored task's
+ *   save is the conditional update alone (the cheapest: no row lock before it). A row's target is the config as stored; a config not sealed with the
  *   store's current key (or sealed, for a store without one) raises CONFIG_TO_RESEAL (nothing is written): the
  *   store re-seals it and saves again.
  *
@@ -84,14 +85,40 @@ export function taskStoreFunctions ({ tasks, reservations, pushConfigs, pushOutb
       was_status text;
       was_artifacts text;
       live boolean;
-      configs integer;
-      copyable boolean;
+      held boolean;
+      configs integer := 0;
+      copyable boolean := true;
     begin
-      select t.status_state, case when p_push_agent is not null then t.status end,
-          case when p_push_agent is not null then t.artifacts end
-        into was_state, was_status, was_artifacts
-        from ${tasks} t where t.tenant = p_tenant and t.owner = p_owner and t.id = p_id for update;
-      if found then
+      if p_push_agent is not null then
+        select count(*), coalesce(bool_and(case when p_seal_prefix is null then left(config, 1) = '{'
+            else starts_with(config, p_seal_prefix) end), true)
+          into configs, copyable
+          from ${pushConfigs} where tenant = p_tenant and owner = p_owner and task_id = p_id;
+        if not copyable then
+          raise exception 'a push config of task % is to be re-sealed', p_id using errcode = '${CONFIG_TO_RESEAL}';
+        end if;
+      end if;
+      if configs > 0 then
+        -- The updates are told from the row this save replaces: locked until the statement commits.
+        select t.status_state, t.status, t.artifacts into was_state, was_status, was_artifacts
+          from ${tasks} t where t.tenant = p_tenant and t.owner = p_owner and t.id = p_id for update;
+        held := found;
+      else
+        -- No notification to tell: a stored task's save is the update alone, under the same rule.
+        update ${tasks} set context_id = p_context_id, status_last_updated = p_status_last_updated,
+            status_state = p_status_state, status = p_status, artifacts = p_artifacts, history = p_history,
+            metadata = p_metadata, protocol_version = p_protocol_version
+          where tenant = p_tenant and owner = p_owner and id = p_id
+            and (status_state is null or status_state <> all (terminal) or status_state = p_status_state);
+        if found then
+          return query select 'saved'::text, null::text, false;
+          return;
+        end if;
+        -- Nothing updated: a new task, or a finished one.
+        select t.status_state into was_state from ${tasks} t where t.tenant = p_tenant and t.owner = p_owner and t.id = p_id;
+        held := found;
+      end if;
+      if held then
         if was_state = any (terminal) and was_state is distinct from p_status_state then
           return query select 'finished'::text, was_state, false;
           return;
@@ -128,17 +155,6 @@ export function taskStoreFunctions ({ tasks, reservations, pushConfigs, pushOutb
           return query select 'finished'::text, (select status_state::text from ${tasks} where tenant = p_tenant and owner = p_owner and id = p_id), false;
           return;
         end if;
-      end if;
-      if p_push_agent is null then
-        return query select 'saved'::text, null::text, false;
-        return;
-      end if;
-      select count(*), coalesce(bool_and(case when p_seal_prefix is null then left(config, 1) = '{'
-          else starts_with(config, p_seal_prefix) end), true)
-        into configs, copyable
-        from ${pushConfigs} where tenant = p_tenant and owner = p_owner and task_id = p_id;
-      if not copyable then
-        raise exception 'a push config of task % is to be re-sealed', p_id using errcode = '${CONFIG_TO_RESEAL}';
       end if;
       if configs > 0 then
         -- The updates in order (the status first), each to every config (by id): a task's notifications reach each
