@@ -20,23 +20,24 @@ t.setTimeout(300_000)
 
 /**
  * Round trips at most, per turn kind and store, counted until the turn's work has settled (the reply and what runs
- * after it). Today's counts (2026-12-06, issue 43): the budgets to lower. A server's turn adds its live events'
+ * after it). The counts of 2026-12-06 once a task save and a reservation are one statement each (issue 43; before:
+ * routine start 26 / 29, step 15 / 22, typed call 28 / 32). A server's turn adds its live events' and saves'
  * `pg_notify` and the turn lock's lease row.
  */
 export const BUDGETS = {
   embedded: {
     'knowledge answer, new conversation': 2,
-    'knowledge answer, existing conversation': 5,
-    'routine start (a new task)': 26,
-    'routine step (its task)': 18,
-    'typed routine call, new conversation': 28
+    'knowledge answer, existing conversation': 2,
+    'routine start (a new task)': 9,
+    'routine step (its task)': 11,
+    'typed routine call, new conversation': 10
   },
   postgres: {
     'knowledge answer, new conversation': 3,
-    'knowledge answer, existing conversation': 6,
-    'routine start (a new task)': 29,
-    'routine step (its task)': 25,
-    'typed routine call, new conversation': 32
+    'knowledge answer, existing conversation': 3,
+    'routine start (a new task)': 12,
+    'routine step (its task)': 18,
+    'typed routine call, new conversation': 14
   }
 } as const
 

@@ -140,6 +140,53 @@ t.test('the task store records notifications in its save\'s transaction; a refus
   await sql`delete from ${sql.table(PUSH_OUTBOX_TABLE)}`.execute(database.db)
 })
 
+t.test('a save\'s outbox rows are its updates as task-updates.ts tells them; a config not sealed with the current key is re-sealed first', async (t) => {
+  const { PostgresTaskStore } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-task-store.js')
+  const { PostgresPushConfigStore } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-push-config-store.js')
+  const { SecretBox, currentPrefix } = await import('../../../packages/a2a-converse/src/stores/secret-box.js')
+  const { taskUpdates } = await import('../../../packages/a2a-converse/src/push/task-updates.js')
+  const { ServerCallContext } = await import('@a2a-js/sdk/server')
+  const { Task } = await import('@a2a-js/sdk')
+  const { randomBytes } = await import('node:crypto')
+  const box = new SecretBox(randomBytes(32))
+  let woken = 0
+  const store = new PostgresTaskStore(database.db, { push: { agentId: 'demo', secrets: box, recorded: () => { woken++ } } })
+  // Written in clear (before a key was given): the save re-seals it, then copies it into its rows.
+  const configs = new PostgresPushConfigStore(database.db, { agentId: 'demo' })
+  const context = new ServerCallContext()
+  const taskId = 'resealed-task'
+  const artifact = (id: string, text: string) => ({ artifactId: id, parts: [{ text }] })
+  const task = (state: string, artifacts: unknown[]) => Task.fromJSON({ id: taskId, contextId: 'c "q"', status: { state, timestamp: '2026-12-06T10:00:00.000Z' }, artifacts })
+  await configs.save(taskId, context, { tenant: '', id: 'k1', taskId: '', url: 'https://h.example/k', token: 't', authentication: undefined })
+  const events = async (): Promise<unknown[]> => {
+    const { rows } = await sql<{ event: string, target: string }>`select event, target from ${sql.table(PUSH_OUTBOX_TABLE)}
+      where task_id = ${taskId} order by seq`.execute(database.db)
+    t.ok(rows.every((row) => row.target.startsWith(currentPrefix(box))), 'each target sealed with the current key')
+    await sql`delete from ${sql.table(PUSH_OUTBOX_TABLE)} where task_id = ${taskId}`.execute(database.db)
+    return rows.map((row) => JSON.parse(row.event))
+  }
+  const first = task('TASK_STATE_WORKING', [artifact('a1', 'one'), artifact('a2', 'two')])
+  await store.save(first, context)
+  t.strictSame(await events(), taskUpdates(undefined, first), 'a new task: its status and every artifact')
+  const { rows: sealed } = await sql<{ config: string }>`select config from converse_push_configs where task_id = ${taskId}`.execute(database.db)
+  t.ok(sealed[0].config.startsWith(currentPrefix(box)), 'the config re-sealed')
+  const second = task('TASK_STATE_WORKING', [artifact('a1', 'one'), artifact('a2', 'changed'), artifact('a3', 'new')])
+  await store.save(second, context)
+  t.strictSame(await events(), taskUpdates(first, second), 'the same status: only the changed and the new artifacts')
+  const third = task('TASK_STATE_COMPLETED', second.artifacts)
+  await store.save(third, context)
+  t.strictSame(await events(), taskUpdates(second, third), 'only the status')
+  t.equal(woken, 3, 'the deliverer woken after each save that recorded')
+  await t.rejects(store.save(Task.fromJSON({ id: 'refused-by-the-database', contextId: 'c\0', status: { state: 'TASK_STATE_WORKING' } }), context),
+    'a save the database refuses rejects with its error')
+  // A config sealed, read by a store given no key: refused as the config store refuses it.
+  const keyless = new PostgresTaskStore(database.db, { push: { agentId: 'demo' } })
+  const sealedConfigs = new PostgresPushConfigStore(database.db, { agentId: 'demo', secrets: box })
+  await sealedConfigs.save('keyless-task', context, { tenant: '', id: 'k2', taskId: '', url: 'https://h.example/k', token: 't', authentication: undefined })
+  await t.rejects(keyless.save(Task.fromJSON({ id: 'keyless-task', contextId: 'c', status: { state: 'TASK_STATE_WORKING' } }), context), { name: 'SealedValueError' })
+  t.equal(await keyless.load('keyless-task', context), undefined, 'nothing saved')
+})
+
 t.test('sealed targets: opened with the key; one sealed with a key not given stays leased for an instance that has it', async (t) => {
   const { SecretBox } = await import('../../../packages/a2a-converse/src/stores/secret-box.js')
   const { randomBytes } = await import('node:crypto')

@@ -95,6 +95,8 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
    * may then write without reading it again (ConversationUpdateOptions.read), so a turn reads it once.
    */
   const reads = new WeakMap<ServerCallContext, ConversationState>()
+  /** The requests whose conversation replayOf found new (none stored under its key). */
+  const fresh = new WeakSet<ServerCallContext>()
 
   /**
    * A replayed reply: the kept Message as it was; the task holding the first reply as it stands (an event without
@@ -127,7 +129,10 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
    * Decides the turn under the conversation's lock and records it; the store calls `plan` again when it retries, so
    * only the last decision counts. A turn that opens a task takes its slot under the caller's cap first: outside the
    * update (a store's one session may be held by it), so the first update writes nothing and the turn is decided
-   * again once the slot is taken; refused, nothing is written.
+   * again once the slot is taken; refused, nothing is written. On a conversation replayOf found new, the turn is
+   * decided on the new state first, and its slot taken before the one update: the store's first write is then its
+   * one-statement insert (issue 43). Created meanwhile by another request, the conversation is decided again on its
+   * state (a slot taken for nothing holds until it expires, as one whose write failed).
    */
   async function recordTurn (requestContext: RequestContext): Promise<Turn> {
     const input = turnInput(requestContext, newId())
@@ -137,10 +142,17 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     let turn: Turn | undefined
     const read = reads.get(requestContext.context)
     reads.delete(requestContext.context)
+    // Decided on the new state before the update: the update's first call on no state takes that decision.
+    let decided = fresh.delete(requestContext.context) ? plan(newConversationState(agentId, key), input) : undefined
+    if (decided?.opensTask === true && !reserved) {
+      await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
+      reserved = true
+    }
     const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined }
     const update = async (): Promise<void> => {
       await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
-        turn = plan(current ?? newConversationState(agentId, key), input)
+        turn = current === undefined && decided !== undefined ? decided : plan(current ?? newConversationState(agentId, key), input)
+        decided = undefined
         return turn.opensTask && !reserved ? undefined : turn.next
       }, options))
     }
@@ -181,6 +193,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
         ? undefined
         : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId)))
       if (state === undefined) {
+        fresh.add(context)
         // A new conversation: refused here, before anything runs, when its caller is at the store's bound.
         const { admit } = store
         if (admit === undefined) return undefined

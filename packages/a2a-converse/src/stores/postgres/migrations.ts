@@ -13,6 +13,7 @@
 import type { Kysely, Migration } from 'kysely'
 import { Migrator, sql, TASK_TABLE } from '../../peers/postgres.js'
 import { assertSchemaName } from './postgres-database.js'
+import { taskStoreFunctions } from './task-store-functions.js'
 
 /** The SDK CLI's ledger of its task store (`a2a_${tableName}_migrations`) and its lock table. */
 export const TASK_MIGRATION_TABLE = `a2a_${TASK_TABLE}_migrations`
@@ -398,6 +399,20 @@ function createAgentTables (schema: string): Migration {
   }
 }
 
+/**
+ * The task store's reservation and save as SQL functions (task-store-functions.ts): one statement, one round trip
+ * each, on the server and on the embedded database (issue 43).
+ */
+function createTaskStoreFunctions (schema: string): Migration {
+  return {
+    async up (db) {
+      await useSchema(db, schema)
+      const tables = { tasks: TASK_TABLE, reservations: TASK_RESERVATIONS_TABLE, pushConfigs: PUSH_CONFIGS_TABLE, pushOutbox: PUSH_OUTBOX_TABLE }
+      for (const statement of taskStoreFunctions(tables)) await sql.raw(statement).execute(db)
+    }
+  }
+}
+
 /** The terminal states as the task table writes them (status_state). */
 const OPEN_EXCLUDED = "'TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED', 'TASK_STATE_REJECTED'"
 
@@ -426,7 +441,8 @@ function histories (schema: string): History[] {
         '0008_push_notifications': createPushTables(schema),
         '0009_answer_log': createAnswerLog(schema),
         '0010_push_outbox_trace': addOutboxTraceContext(schema),
-        '0011_agents': createAgentTables(schema)
+        '0011_agents': createAgentTables(schema),
+        '0012_task_store_functions': createTaskStoreFunctions(schema)
       }
     }
   ]

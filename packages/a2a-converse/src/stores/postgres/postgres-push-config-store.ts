@@ -128,6 +128,20 @@ export async function resealPushSecrets (db: Kysely<any>, secrets: SecretBox): P
   return rewritten
 }
 
+/**
+ * Re-seals the task's configs with the box's current key (or, without a box, opens them: a sealed one throws
+ * SealedValueError): a task save copies each config as stored into its outbox rows (task-store-functions.ts).
+ */
+export async function resealTaskPushConfigs (db: Kysely<any>, tenant: string, owner: string, taskId: string, secrets?: SecretBox): Promise<void> {
+  const { rows } = await sql<{ id: string, config: string }>`select id, config from ${sql.table(PUSH_CONFIGS_TABLE)}
+    where tenant = ${tenant} and owner = ${owner} and task_id = ${taskId}`.execute(db)
+  for (const row of rows) {
+    const resealed = sealWith(secrets, openWith(secrets, row.config))
+    await sql`update ${sql.table(PUSH_CONFIGS_TABLE)} set config = ${resealed}
+      where tenant = ${tenant} and owner = ${owner} and task_id = ${taskId} and id = ${row.id} and config = ${row.config}`.execute(db)
+  }
+}
+
 export async function dropPushConfigs (db: Kysely<any>, tenant: string, owner: string, taskId: string): Promise<void> {
   await sql`delete from ${sql.table(PUSH_CONFIGS_TABLE)} where tenant = ${tenant} and owner = ${owner} and task_id = ${taskId}`.execute(db)
 }

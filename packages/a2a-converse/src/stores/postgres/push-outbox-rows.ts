@@ -1,7 +1,7 @@
 /**
- * Recording push notifications in the outbox (push-outbox.ts delivers them): one row per config and update, written
- * in the task save's own transaction (PostgresTaskStore with `push`), so a save that committed has its
- * notifications recorded.
+ * Recording push notifications in the outbox (push-outbox.ts delivers them) from code: one row per config and
+ * update, in the caller's transaction. The task store writes the same rows in its save's own statement
+ * (converse_save_task, task-store-functions.ts), so a save that committed has its notifications recorded.
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'

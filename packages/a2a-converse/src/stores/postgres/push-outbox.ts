@@ -10,7 +10,8 @@
  * attempt's time is written and the lease dropped. An instance killed mid-attempt leaves a lease that runs out; then
  * any instance claims the row again (at least once: the receiver drops a duplicate by its A2A-Notification-Id).
  *
- * The rows are written by push-outbox-rows.ts's `recordNotifications`, in the task save's transaction.
+ * The rows are written in the task save's own statement (converse_save_task, task-store-functions.ts);
+ * push-outbox-rows.ts writes such rows from code.
  *
  * Waking: the instance that committed a save wakes its own deliverer at once (`wake`), and on PostgreSQL tells the
  * others over the task event hub's LISTEN/NOTIFY (src/gateway/postgres-state.ts), which wake theirs; every instance
@@ -38,7 +39,7 @@ export interface PostgresPushOutboxOptions {
   maxInFlight?: number
   /** How often other instances' rows are looked for. Default 1000 ms. */
   pollMs?: number
-  /** Opens the rows' targets (sealed by recordNotifications with the same keys). */
+  /** Opens the rows' targets (the configs as stored: sealed with the same keys). */
   secrets?: SecretBox
 }
 
