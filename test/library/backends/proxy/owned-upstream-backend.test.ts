@@ -9,7 +9,8 @@ import { A2AReplyError } from '../../../../packages/a2a-converse/src/backends/lo
 import type { CheckedRequest } from '../../../../packages/a2a-converse/src/protocol/check-request.js'
 import { STORE_UNAVAILABLE_MESSAGE } from '../../../../packages/a2a-converse/src/backends/local/dispatch.js'
 import { internalError, taskNotCancelable, taskNotFound } from '../../../../packages/a2a-converse/src/protocol/errors.js'
-import { FETCH_CONCURRENCY, ownedUpstreamBackend } from '../../../../packages/a2a-converse/src/backends/proxy/owned-upstream-backend.js'
+import { ownedUpstreamBackend } from '../../../../packages/a2a-converse/src/backends/proxy/owned-upstream-backend.js'
+import { FETCH_CONCURRENCY } from '../../../../packages/a2a-converse/src/backends/proxy/owned-task-list.js'
 import { StoreUnavailableError } from '../../../../packages/a2a-converse/src/stores/errors.js'
 import { MemoryUpstreamOwnershipStore } from '../../../../packages/a2a-converse/src/stores/memory-upstream-ownership-store.js'
 
