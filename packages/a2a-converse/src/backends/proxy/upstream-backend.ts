@@ -23,7 +23,7 @@ import type { A2ABackend, BackendContext, Caller, ServiceLogger } from '../../pr
 import { A2AReplyError } from '../local/local-backend.js'
 import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
 import { internalError, type JsonRpcError } from '../../protocol/errors.js'
-import type { UpstreamCard } from './upstream-card.js'
+import type { UpstreamCard } from './upstream-card-parse.js'
 import { A2A_RPC_SERVICE } from '../../telemetry/attributes.js'
 import { activeOr, failSpan, injectTraceHeaders, inSpan, SpanKind, startSpan, type Context } from '../../telemetry/tracing.js'
 import { upstreamUnavailable, UpstreamError, type UpstreamErrorDetails } from './upstream-errors.js'

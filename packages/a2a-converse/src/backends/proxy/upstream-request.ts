@@ -10,7 +10,7 @@ import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js
 import { unsupportedOperation } from '../../protocol/errors.js'
 import { v03EventToV1, v03ResultToV1 } from '../../protocol/v0_3/request-to-v1.js'
 import { v1CallToV03 } from '../../protocol/v0_3/result-to-v0_3.js'
-import type { UpstreamCard } from './upstream-card.js'
+import type { UpstreamCard } from './upstream-card-parse.js'
 import { A2A_RPC_SERVICE, ATTR, serverAttributes, type Attributes } from '../../telemetry/attributes.js'
 
 /** Capabilities before the card was read: requests go to the backend, which answers "unavailable". */
