@@ -28,7 +28,7 @@ import type { A2ABackend, BackendContext, ServiceLogger } from '../../protocol/b
 import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
 import { taskNotFound } from '../../protocol/errors.js'
 import type { AgentPush } from '../../push/push-notifications.js'
-import { PushConfigRefusedError } from '../local/dispatch.js'
+import { PushConfigRefusedError } from '../local/dispatch-errors.js'
 import { A2AReplyError, localBackend } from '../local/local-backend.js'
 import { UpstreamError } from './upstream-errors.js'
 import { copyScopeOf, pushTaskCopies } from './push-task-copies.js'
