@@ -42,6 +42,7 @@ export async function callWithDeadline (
   if (context.signal.aborted) passAbort()
   else context.signal.addEventListener('abort', passAbort, { once: true })
   const timer = setTimeout(() => { controller.abort(DEADLINE) }, timeoutMs)
+  let result: unknown
   try {
     const response = await undiciRequest(send.url, {
       dispatcher: transport.dispatcher,
@@ -52,7 +53,7 @@ export async function callWithDeadline (
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs
     })
-    return send.toV1(replies.resultOf(await replies.readText(response.body), response.statusCode, request, context))
+    result = send.toV1(replies.resultOf(await replies.readText(response.body), response.statusCode, request, context))
   } catch (error) {
     if (error instanceof A2AReplyError) throw error
     if (controller.signal.reason === DEADLINE) throw new UpstreamError(upstreamTimeout(agentId, 'no reply in time'), 'DEADLINE')
@@ -61,6 +62,7 @@ export async function callWithDeadline (
     clearTimeout(timer)
     context.signal.removeEventListener('abort', passAbort)
   }
+  return result
 }
 
 /** A streaming request sent: its response (headers within `timeoutMs`), or the network failure classified. */

@@ -29,9 +29,7 @@ export async function * upstreamStreamResults (
   response: Dispatcher.ResponseData, request: CheckedRequest, context: BackendContext, reading: UpstreamStreamReading
 ): AsyncGenerator<unknown, void, undefined> {
   const { agentId, streamIdleTimeoutMs, maxResponseBytes, replies } = reading
-  if (!/^text\/event-stream\b/i.test(String(response.headers['content-type'] ?? ''))) {
-    await notAStream(response, request, context, reading)
-  }
+  if (!/^text\/event-stream\b/i.test(String(response.headers['content-type'] ?? ''))) throw await notAStream(response, request, context, reading)
   // The wait for the next A2A event: armed while the upstream is read, not while the caller reads an event.
   let pulling = true
   let idle = false
@@ -63,10 +61,13 @@ export async function * upstreamStreamResults (
   }
 }
 
-/** A response that is not SSE: an error before the first event comes as a plain JSON-RPC response (what @a2a-js/sdk servers do). */
+/**
+ * The failure of a response that is not SSE: an error before the first event comes as a plain JSON-RPC response
+ * (what @a2a-js/sdk servers do), thrown as the upstream's error; anything else is NOT_SSE.
+ */
 async function notAStream (
   response: Dispatcher.ResponseData, request: CheckedRequest, context: BackendContext, reading: UpstreamStreamReading
-): Promise<never> {
+): Promise<UpstreamError> {
   let text: string
   try {
     text = await reading.replies.readText(response.body)
@@ -74,7 +75,7 @@ async function notAStream (
     throw classifyNetworkError(reading.agentId, error, 'request')
   }
   reading.replies.resultOf(text, response.statusCode, request, context)
-  throw new UpstreamError(upstreamInvalidResponse(reading.agentId, 'a JSON result where a stream was expected'), 'NOT_SSE')
+  return new UpstreamError(upstreamInvalidResponse(reading.agentId, 'a JSON result where a stream was expected'), 'NOT_SSE')
 }
 
 /** One SSE event's JSON-RPC response: its error, or its result; anything else an UpstreamError. */
