@@ -36,7 +36,8 @@ export {
 } from './stores/task-turn-lock.js'
 // Proxy mode: another A2A 1.0 agent as a backend, and envelopes from an HTTP service (both load undici).
 export { upstreamBackend, type UpstreamBackendOptions } from './backends/proxy/upstream-backend.js'
-export { upstreamCardSource, UpstreamCardError, type UpstreamCard, type UpstreamCardSource } from './backends/proxy/upstream-card.js'
+export { upstreamCardSource, type UpstreamCardSource } from './backends/proxy/upstream-card.js'
+export { UpstreamCardError, type UpstreamCard } from './backends/proxy/upstream-card-parse.js'
 export { startUpstreamAgent, type UpstreamAgent, type UpstreamAgentOptions } from './backends/proxy/upstream-agent.js'
 export { UpstreamErrorCode, UpstreamError } from './backends/proxy/upstream-errors.js'
 export {

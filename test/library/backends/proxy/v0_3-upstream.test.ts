@@ -11,7 +11,7 @@ import { ClientFactory, ServiceParameters, withA2AExtensions } from '@a2a-js/sdk
 import { ClientFactory as V03ClientFactory, ServiceParameters as V03ServiceParameters, withA2AExtensions as v03Extensions } from 'a2a-sdk-v03/client'
 import { Agent } from 'undici'
 import { startV03Upstream } from '../../../fixtures/upstream-agent-v03.js'
-import { parseUpstreamCard } from '../../../../packages/a2a-converse/src/backends/proxy/upstream-card.js'
+import { parseUpstreamCard } from '../../../../packages/a2a-converse/src/backends/proxy/upstream-card-parse.js'
 import { upstreamBackend } from '../../../../packages/a2a-converse/src/backends/proxy/upstream-backend.js'
 import { startGateway, URI } from '../../../fixtures/gateway-helpers.js'
 

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server'
-import { A2ADispatcher, STORE_UNAVAILABLE_MESSAGE } from '../../../../packages/a2a-converse/src/backends/local/dispatch.js'
+import { A2ADispatcher } from '../../../../packages/a2a-converse/src/backends/local/dispatch.js'
+import { STORE_UNAVAILABLE_MESSAGE } from '../../../../packages/a2a-converse/src/backends/local/dispatch-errors.js'
 import { messageExecutor, taskExecutor } from '../../../fixtures/a2a-executors.js'
 import { StoreUnavailableError } from '../../../../packages/a2a-converse/src/stores/errors.js'
 

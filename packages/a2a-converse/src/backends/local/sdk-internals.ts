@@ -6,9 +6,7 @@
  * execution's bus from its bus manager with it, and the SDK's log lines for a failed event loop / a failed
  * execution after a Message.
  *
- * What used to be here besides — a view of the bus that could stop one stream's queue, and a bus manager that released
- * the bus the SDK kept for an interrupted task — is gone: the handler keeps no bus past its execution and streams
- * that follow a task read no bus (packages/a2a-converse/src/backends/local/execution-buses.ts).
+ * The hand-off's held traffic is plain bookkeeping over the SDK's public bus, kept apart: held-bus-traffic.ts.
  */
 import { randomUUID } from 'node:crypto'
 import type { AgentCard, Message, SendMessageRequest, Task } from '@a2a-js/sdk'
@@ -17,8 +15,7 @@ import {
   type ExecutionEventBus, type ExecutionEventBusManager, type ServerCallContext
 } from '@a2a-js/sdk/server'
 import { cloneData } from '../../core/clone-data.js'
-
-// ─── The lean SendMessage path ─────────────────────────────────────────────────────────────────────────────────
+import { HeldBusTraffic, type BusEntry } from './held-bus-traffic.js'
 
 /**
  * A lean path for SendMessage when the agent answers with a Message, with the same result as
@@ -53,28 +50,16 @@ import { cloneData } from '../../core/clone-data.js'
  * Nobody can name the fresh taskId before a task event carrying it was processed, so registering the bus
  * at hand-off instead of before the executor runs is not observable.
  */
-type Entry = { kind: 'event', event: AgentExecutionEvent } | { kind: 'finished' }
-
 /**
- * The agent's bus traffic from the moment the lean path gives up: held until the SDK's run of the request
- * replays it onto the SDK's bus, then forwarded as it comes.
+ * The agent's bus traffic from the moment the lean path gives up (held-bus-traffic.ts), and the ids it works with:
+ * replayed onto the SDK's bus when the SDK's run of the request starts, then forwarded as it comes.
  */
-class Handoff {
-  readonly taskId: string
-  readonly contextId: string
+class Handoff extends HeldBusTraffic {
   /** The agent's execute() promise. */
   execution: Promise<void> = Promise.resolve()
-  readonly #held: Entry[] = []
-  #target: ExecutionEventBus | undefined
 
-  constructor (taskId: string, contextId: string) {
-    this.taskId = taskId
-    this.contextId = contextId
-  }
-
-  push (entry: Entry): void {
-    if (this.#target === undefined) this.#held.push(entry)
-    else deliver(this.#target, entry)
+  constructor (readonly taskId: string, readonly contextId: string) {
+    super()
   }
 
   /** Runs in place of the agent inside DefaultRequestHandler.sendMessage: the agent is already running. */
@@ -86,15 +71,9 @@ class Handoff {
     writable.contextId = this.contextId
     requestContext.userMessage.taskId = this.taskId
     requestContext.userMessage.contextId = this.contextId
-    this.#target = bus
-    for (const entry of this.#held.splice(0)) deliver(bus, entry)
+    this.forwardTo(bus)
     return this.execution
   }
-}
-
-function deliver (bus: ExecutionEventBus, entry: Entry): void {
-  if (entry.kind === 'event') bus.publish(entry.event)
-  else bus.finished()
 }
 
 /**
@@ -209,7 +188,7 @@ export class LeanSendMessage {
       answer = resolve
       fail = reject
     })
-    const giveUp = (entry?: Entry): void => {
+    const giveUp = (entry?: BusEntry): void => {
       state = 'handoff'
       if (entry !== undefined) handoff.push(entry)
       answer(undefined)

@@ -10,9 +10,7 @@
  * - `message.contextId` of a context another caller owns: refused with -32602 naming `message.contextId` (the
  *   caller may not join that conversation upstream); a contextId nobody owns yet becomes the caller's (claimed
  *   atomically before the turn is forwarded, so two callers cannot both get a new one).
- * - ListTasks: the caller's recorded tasks (newest recorded first, paged by the record, `contextId` filtered,
- *   `totalSize` the caller's own), each read upstream with GetTask, `FETCH_CONCURRENCY` at a time; `status` and
- *   `statusTimestampAfter` filter the tasks of the page read (a page may hold fewer than `pageSize`).
+ * - ListTasks: the caller's recorded tasks, each read upstream (owned-task-list.ts).
  *
  * The owner is the authenticated caller's id, or WALK_IN_OWNER for a walk-in: a walk-in reaches a walk-in task by
  * its id, never a caller's, and a caller never a walk-in's.
@@ -20,11 +18,11 @@
 import type { A2ABackend, BackendContext } from '../../protocol/backend.js'
 import { A2AReplyError } from '../local/local-backend.js'
 import type { CheckedRequest } from '../../protocol/check-request.js'
-import { internalError, invalidParams, JsonRpcErrorCode, taskNotFound } from '../../protocol/errors.js'
-import { STORE_UNAVAILABLE_MESSAGE } from '../local/dispatch.js'
-import { withoutUnsetStatusFilter } from '../../protocol/params.js'
+import { internalError, invalidParams, taskNotFound } from '../../protocol/errors.js'
+import { STORE_UNAVAILABLE_MESSAGE } from '../local/dispatch-errors.js'
 import { WALK_IN_OWNER, type UpstreamOwnershipStore } from '../../stores/upstream-ownership-store.js'
 import { ERROR_CODES, isConverseError } from '../../core/errors.js'
+import { listOwnedTasks, type WireTask } from './owned-task-list.js'
 
 export interface OwnedUpstreamBackendOptions {
   agentId: string
@@ -32,30 +30,22 @@ export interface OwnedUpstreamBackendOptions {
   ownership: UpstreamOwnershipStore
 }
 
-/** Upstream GetTask calls of one ListTasks page running at once. */
-export const FETCH_CONCURRENCY = 8
-/** ListTasks' page size when the request gives none (A2A's default, the local stores'). */
-const DEFAULT_PAGE_SIZE = 50
-const PAGE_TOKEN = /^[1-9][0-9]{0,15}$/
-
-interface WireTask {
-  id?: unknown
-  contextId?: unknown
-  status?: { state?: unknown, timestamp?: unknown }
-  artifacts?: unknown
-}
-
 interface WireMessage {
   taskId?: unknown
   contextId?: unknown
 }
 
+const PUSH_CONFIG_METHODS: ReadonlySet<string> = new Set([
+  'CreateTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig'
+])
+
+const CONTEXT_NOT_THE_CALLERS = {
+  field: 'message.contextId',
+  description: 'this contextId is not a conversation of this caller; omit it and the server issues one'
+}
+
 export function ownedUpstreamBackend (options: OwnedUpstreamBackendOptions): A2ABackend {
   const { agentId, upstream, ownership } = options
-
-  function ownerOf (context: BackendContext): string {
-    return context.caller?.id ?? WALK_IN_OWNER
-  }
 
   /** -32001 unless the caller owns the task: one store read either way. */
   async function assertOwnsTask (taskId: unknown, owner: string): Promise<void> {
@@ -68,80 +58,21 @@ export function ownedUpstreamBackend (options: OwnedUpstreamBackendOptions): A2A
     if (typeof message.taskId === 'string' && message.taskId !== '') await assertOwnsTask(message.taskId, owner)
     if (typeof message.contextId === 'string' && message.contextId !== '' &&
       await ownership.claimContext(agentId, owner, message.contextId) !== owner) {
-      throw new A2AReplyError(invalidParams([{
-        field: 'message.contextId',
-        description: 'this contextId is not a conversation of this caller; omit it and the server issues one'
-      }]))
+      throw new A2AReplyError(invalidParams([CONTEXT_NOT_THE_CALLERS]))
     }
   }
 
   /** Records the task (and context) a result names as the caller's. */
   async function recordResult (result: unknown, owner: string): Promise<void> {
-    if (result === null || typeof result !== 'object') return
-    const { message, task, statusUpdate, artifactUpdate } = result as Record<string, WireTask & WireMessage & { taskId?: unknown } | undefined>
-    const taskId = task?.id ?? message?.taskId ?? statusUpdate?.taskId ?? artifactUpdate?.taskId
-    const contextId = (task ?? message ?? statusUpdate ?? artifactUpdate)?.contextId
-    const context = typeof contextId === 'string' && contextId !== '' ? contextId : undefined
-    if (typeof taskId === 'string' && taskId !== '') {
-      await ownership.recordTask(agentId, owner, taskId, context)
-    } else if (context !== undefined) {
-      await ownership.claimContext(agentId, owner, context)
-    }
-  }
-
-  async function listTasks (request: CheckedRequest, context: BackendContext): Promise<unknown> {
-    const params = withoutUnsetStatusFilter(request.params) as {
-      contextId?: string,
-      status?: string,
-      pageSize?: number,
-      pageToken?: string,
-      historyLength?: number,
-      statusTimestampAfter?: string,
-      includeArtifacts?: boolean
-    }
-    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE
-    let after: number | undefined
-    if (params.pageToken !== undefined && params.pageToken !== '') {
-      if (!PAGE_TOKEN.test(params.pageToken)) {
-        throw new A2AReplyError(invalidParams([{ field: 'pageToken', description: 'not a page token this agent issued' }]))
-      }
-      after = Number(params.pageToken)
-    }
-    const contextId = params.contextId === '' ? undefined : params.contextId
-    const page = await ownership.listTasks(agentId, ownerOf(context), { contextId, pageSize, after })
-    const read = await mapBounded(page.taskIds, FETCH_CONCURRENCY, async (id) => {
-      const getTask: CheckedRequest = {
-        ...request,
-        method: 'GetTask',
-        params: params.historyLength === undefined ? { id } : { id, historyLength: params.historyLength }
-      }
-      try {
-        return await upstream.call(getTask, context) as WireTask
-      } catch (error) {
-        // Gone upstream since it was recorded: not listed.
-        if (error instanceof A2AReplyError && error.error.code === JsonRpcErrorCode.TaskNotFound) return undefined
-        throw error
-      }
-    })
-    const since = params.statusTimestampAfter === undefined || params.statusTimestampAfter === '' ? undefined : Date.parse(params.statusTimestampAfter)
-    const tasks = read.filter((task): task is WireTask => task !== undefined &&
-      (params.status === undefined || task.status?.state === params.status) &&
-      (since === undefined || (typeof task.status?.timestamp === 'string' && Date.parse(task.status.timestamp) > since)))
-    return {
-      tasks: params.includeArtifacts === true ? tasks : tasks.map((task) => ({ ...task, artifacts: [] })),
-      nextPageToken: page.next === undefined ? '' : String(page.next),
-      pageSize,
-      totalSize: page.totalSize
-    }
+    const { taskId, contextId } = idsNamedBy(result)
+    if (taskId !== undefined) await ownership.recordTask(agentId, owner, taskId, contextId)
+    else if (contextId !== undefined) await ownership.claimContext(agentId, owner, contextId)
   }
 
   async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
     const owner = ownerOf(context)
-    if (request.method === 'SubscribeToTask') {
-      await assertOwnsTask(request.params.id, owner)
-    } else {
-      await checkTurn(request, owner)
-    }
+    if (request.method === 'SubscribeToTask') await assertOwnsTask(request.params.id, owner)
+    else await checkTurn(request, owner)
     // A turn's stream names its task (or message) in its first result: recorded before the caller sees it, so the
     // caller's next request finds the record.
     let recorded = request.method !== 'SendStreamingMessage'
@@ -158,20 +89,14 @@ export function ownedUpstreamBackend (options: OwnedUpstreamBackendOptions): A2A
     get facts () { return upstream.facts },
     async call (request, context) {
       const owner = ownerOf(context)
+      const named = taskToOwn(request)
+      if (named !== undefined) {
+        await assertOwnsTask(named.taskId, owner)
+        return await upstream.call(request, context)
+      }
       switch (request.method) {
-        case 'GetTask':
-        case 'CancelTask':
-          await assertOwnsTask(request.params.id, owner)
-          return await upstream.call(request, context)
         case 'ListTasks':
-          return await listTasks(request, context)
-        case 'CreateTaskPushNotificationConfig':
-        case 'GetTaskPushNotificationConfig':
-        case 'ListTaskPushNotificationConfigs':
-        case 'DeleteTaskPushNotificationConfig':
-          // Answered by the gateway (relayed-push-backend.ts), for the caller's own tasks only.
-          await assertOwnsTask(request.params.taskId, owner)
-          return await upstream.call(request, context)
+          return await listOwnedTasks(options, owner, request, context)
         case 'SendMessage': {
           await checkTurn(request, owner)
           const result = await upstream.call(request, context)
@@ -198,16 +123,28 @@ function iterate<T> (iterator: AsyncIterator<T, void, undefined>): AsyncIterable
   return { [Symbol.asyncIterator]: () => iterator }
 }
 
-/** `work` over `items`, at most `limit` at once, results in order. */
-async function mapBounded<T, R> (items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length)
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++
-      results[index] = await work(items[index])
-    }
+function ownerOf (context: BackendContext): string {
+  return context.caller?.id ?? WALK_IN_OWNER
+}
+
+/**
+ * The task a call names that the caller must own before it goes on: GetTask's and CancelTask's `id`, the push-config
+ * methods' `taskId` (answered by the gateway, relayed-push-backend.ts, for the caller's own tasks only).
+ */
+function taskToOwn (request: CheckedRequest): { taskId: unknown } | undefined {
+  if (request.method === 'GetTask' || request.method === 'CancelTask') return { taskId: request.params.id }
+  if (PUSH_CONFIG_METHODS.has(request.method)) return { taskId: request.params.taskId }
+  return undefined
+}
+
+/** The task and the context a result (a reply or a stream's event) names; empty ids are none. */
+function idsNamedBy (result: unknown): { taskId?: string, contextId?: string } {
+  if (result === null || typeof result !== 'object') return {}
+  const { message, task, statusUpdate, artifactUpdate } = result as Record<string, WireTask & WireMessage & { taskId?: unknown } | undefined>
+  const taskId = task?.id ?? message?.taskId ?? statusUpdate?.taskId ?? artifactUpdate?.taskId
+  const contextId = (task ?? message ?? statusUpdate ?? artifactUpdate)?.contextId
+  return {
+    taskId: typeof taskId === 'string' && taskId !== '' ? taskId : undefined,
+    contextId: typeof contextId === 'string' && contextId !== '' ? contextId : undefined
   }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return results
 }

@@ -19,21 +19,19 @@
  * - While a configured task is open, it is followed upstream (upstream-task-follower.ts: SubscribeToTask), so what
  *   the upstream does on its own while no caller's request relays it is saved into the copy too; with
  *   `keepsCallerToken`, carrying the token of the caller's latest request on the task, until it expires.
+ *
+ * This module decides which requests relay what; the copies and their follows are push-task-copies.ts's.
  */
-import { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk'
-import { AgentEvent, ResultManager, ServerCallContext, type AgentExecutionEvent, type AgentExecutor, type TaskStore } from '@a2a-js/sdk/server'
-import { AuthenticatedCaller } from '../../auth/sdk-user.js'
+import { Task } from '@a2a-js/sdk'
+import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import type { A2ABackend, BackendContext, ServiceLogger } from '../../protocol/backend.js'
 import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
 import { taskNotFound } from '../../protocol/errors.js'
 import type { AgentPush } from '../../push/push-notifications.js'
-import { CALLER_KEY_STATE, callerKey } from '../../stores/caller-key.js'
-import { TRACE_CONTEXT_STATE } from '../../telemetry/tracing.js'
-import { TERMINAL_TASK_STATES } from '../../stores/task-states.js'
-import { PushConfigRefusedError } from '../local/dispatch.js'
+import { PushConfigRefusedError } from '../local/dispatch-errors.js'
 import { A2AReplyError, localBackend } from '../local/local-backend.js'
 import { UpstreamError } from './upstream-errors.js'
-import { upstreamTaskFollower } from './upstream-task-follower.js'
+import { copyScopeOf, pushTaskCopies } from './push-task-copies.js'
 
 export interface RelayedPushBackendOptions {
   agentId: string
@@ -74,158 +72,47 @@ const NO_EXECUTOR: AgentExecutor = {
 type Json = Record<string, unknown>
 
 export function relayedPushBackend (options: RelayedPushBackendOptions): RelayedPushBackend {
-  const { agentId, upstream, copies, push } = options
-  const follower = upstreamTaskFollower({
-    agentId,
-    upstream,
-    maxFollowed: options.maxFollowedTasks,
-    keepsCallerToken: options.keepsCallerToken,
-    log: options.log,
-    save: async (event, scope) => { await saveCopy(event, scope, false) },
-    configured: async (taskId, scope) => (await push.configs.configsOf(taskId, scope)).length > 0
-  })
+  const { upstream, copies, push } = options
+  const kept = pushTaskCopies(options)
   const local = localBackend({
-    card: { name: agentId, description: '', capabilities: { streaming: false, pushNotifications: true } },
+    card: { name: options.agentId, description: '', capabilities: { streaming: false, pushNotifications: true } },
     executor: NO_EXECUTOR,
     taskStore: copies,
     push,
     leanSendMessage: false
   })
-  let factsOf: { upstream: AgentFacts, facts: AgentFacts } | undefined
-
-  /** The upstream's facts, push notifications on (the gateway delivers). */
-  function facts (): AgentFacts {
-    const current = upstream.facts
-    if (factsOf?.upstream !== current) {
-      factsOf = { upstream: current, facts: { ...current, capabilities: { ...current.capabilities, pushNotifications: true } } }
-    }
-    return factsOf.facts
-  }
-
-  /** The caller's scope in the copies' store (no tenant: upstream tasks are owned per caller, not per tenant). */
-  function scopeOf (context: BackendContext): ServerCallContext {
-    return new ServerCallContext({
-      requestedExtensions: [...context.requestedExtensions],
-      user: context.caller === undefined ? undefined : new AuthenticatedCaller(context.caller.id),
-      // The relayed turn's trace, which the notifications a save queues continue (TRACE_CONTEXT_STATE).
-      state: new Map<string, unknown>([[CALLER_KEY_STATE, callerKey(context.caller?.id, context.clientAddress)], [TRACE_CONTEXT_STATE, () => context.traceContext]])
-    })
-  }
-
-  /**
-   * Saves one relayed result (StreamResponse ProtoJSON) into its task's copy: only when there is one, unless `create`.
-   * The id of the task whose copy was saved; undefined when none was.
-   */
-  async function saveCopy (response: unknown, scope: ServerCallContext, create: boolean): Promise<string | undefined> {
-    const payload = StreamResponse.fromJSON(response).payload
-    if (payload === undefined || payload.$case === 'message') return undefined
-    const taskId = payload.$case === 'task' ? payload.value.id : payload.value.taskId
-    if (taskId === '' || (!create && await copies.load(taskId, scope) === undefined)) return undefined
-    let event: AgentExecutionEvent
-    if (payload.$case === 'task') event = AgentEvent.task(payload.value)
-    else if (payload.$case === 'statusUpdate') event = AgentEvent.statusUpdate(payload.value)
-    else event = AgentEvent.artifactUpdate(payload.value)
-    await new ResultManager(copies, scope).processEvent(event)
-    return taskId
-  }
-
-  /** Follows the task upstream while its copy is open and it has configs (again after a restart or a failure). */
-  async function followIfOpen (taskId: string, scope: ServerCallContext, context: BackendContext): Promise<void> {
-    const copy = await copies.load(taskId, scope)
-    if (copy === undefined || TERMINAL_TASK_STATES.has(copy.status?.state)) return
-    if ((await push.configs.configsOf(taskId, scope)).length > 0) follower.follow(taskId, scope, context.log, context.caller)
-  }
-
-  /**
-   * saveCopy for a result the caller gets either way (a failure is logged: the answer matters more), and the task
-   * followed again if it is not (a restart, a failed follow). Whether the result's task has a copy.
-   */
-  async function relay (response: unknown, scope: ServerCallContext, context: BackendContext): Promise<boolean> {
-    try {
-      const saved = await saveCopy(response, scope, false)
-      if (saved === undefined) return false
-      // Followed: the caller's newer token kept (passthrough, exchange); not: followed again.
-      if (follower.following(saved, scope)) follower.follow(saved, scope, context.log, context.caller)
-      else await followIfOpen(saved, scope, context)
-      return true
-    } catch (error) {
-      context.log?.error({ agentId, err: { name: (error as Error).name, message: (error as Error).message } }, 'push copy of an upstream task not saved')
-      return true
-    }
-  }
-
-  /** The inline config of a turn (checked; refused: -32602 naming its url), and the request forwarded without it. */
-  function inlineConfig (request: CheckedRequest): { forwarded: CheckedRequest, config?: Json } {
-    const configuration = request.params.configuration as Json | undefined
-    const config = configuration?.taskPushNotificationConfig as Json | undefined
-    if (configuration === undefined || config === undefined) return { forwarded: request }
-    const refusal = push.policy.refusal(config.url as string)
-    if (refusal !== undefined) throw new PushConfigRefusedError(INLINE_URL_FIELD, refusal)
-    const { taskPushNotificationConfig: _config, ...rest } = configuration
-    return { forwarded: { ...request, params: { ...request.params, configuration: rest } }, config }
-  }
-
-  /** The inline config saved for the task the first result names, then the task's copy made from that result. */
-  async function configure (response: unknown, config: Json, scope: ServerCallContext, context: BackendContext): Promise<void> {
-    const payload = StreamResponse.fromJSON(response).payload
-    // A reply or a stream's first event is a Task or a Message (A2A 1.0 §3.1.2): a Message has no task to configure.
-    if (payload?.$case !== 'task') return
-    const taskId = payload.value.id
-    const saved = TaskPushNotificationConfig.fromJSON({ ...config, taskId })
-    await push.configs.save(taskId, scope, saved)
-    try {
-      await saveCopy(response, scope, true)
-    } catch (error) {
-      // No copy (the copies' cap, the store): no config left that nothing would report to.
-      await push.configs.delete(taskId, scope, saved.id)
-      throw error
-    }
-    await followIfOpen(taskId, scope, context)
-  }
+  const facts = pushOnFacts(upstream)
 
   async function configCall (request: CheckedRequest, context: BackendContext): Promise<unknown> {
     const { tenant: _tenant, ...params } = request.params
     const taskId = params.taskId as string
-    const scope = scopeOf(context)
+    const scope = copyScopeOf(context)
     if (await copies.load(taskId, scope) === undefined) {
-      switch (request.method) {
-        case 'CreateTaskPushNotificationConfig': {
-          // Checked before the task is copied: a refused URL costs no upstream call.
-          const refusal = push.policy.refusal(params.url as string)
-          if (refusal !== undefined) throw new PushConfigRefusedError('url', refusal)
-          const task = await upstream.call({ ...request, method: 'GetTask', params: { id: taskId } }, context)
-          await copies.save(Task.fromJSON(task), scope)
-          break
-        }
-        case 'ListTaskPushNotificationConfigs':
-          return { configs: [], nextPageToken: '' }
-        case 'DeleteTaskPushNotificationConfig':
-          return {}
-        default:
-          throw new A2AReplyError(taskNotFound(taskId, `Push notification config not found for task ${taskId}.`))
-      }
+      const answer = answerWithoutCopy(request.method, taskId)
+      if (answer !== undefined) return answer
+      // Checked before the task is copied: a refused URL costs no upstream call.
+      const refusal = push.policy.refusal(params.url as string)
+      if (refusal !== undefined) throw new PushConfigRefusedError('url', refusal)
+      const task = await upstream.call({ ...request, method: 'GetTask', params: { id: taskId } }, context)
+      await copies.save(Task.fromJSON(task), scope)
     }
     const result = await local.call({ ...request, params }, context)
-    if (request.method === 'CreateTaskPushNotificationConfig') await followIfOpen(taskId, scope, context)
+    if (request.method === 'CreateTaskPushNotificationConfig') await kept.followIfOpen(taskId, scope, context)
     return result
   }
 
   async function * stream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
-    const scope = scopeOf(context)
-    const { forwarded, config } = request.method === 'SendStreamingMessage' ? inlineConfig(request) : { forwarded: request }
-    // Whether the stream's task has a copy, looked up once, at its first event: a new task's stream (no inline
-    // config) cannot have one then (nobody knew its id), and a config made while the stream runs starts a follow of
-    // the task upstream, which saves what this stream would.
-    const known = request.method === 'SubscribeToTask' || typeof (request.params.message as Json).taskId === 'string'
-    let copied: boolean | undefined = config === undefined && !known ? false : undefined
+    const scope = copyScopeOf(context)
+    const { forwarded, config } = request.method === 'SendStreamingMessage' ? inlineConfig(request, push) : { forwarded: request }
+    let copied: boolean | undefined = copiedBeforeFirstEvent(request, config)
     for await (const result of iterate(upstream.stream(forwarded, context))) {
       if (copied === undefined && config !== undefined) {
-        await configure(result, config, scope, context)
+        await kept.configure(result, config, scope, context)
         copied = true
       } else if (copied === undefined) {
-        copied = await relay(result, scope, context)
+        copied = await kept.relay(result, scope, context)
       } else if (copied) {
-        await relay(result, scope, context)
+        await kept.relay(result, scope, context)
       }
       yield result
     }
@@ -233,22 +120,22 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
 
   return {
     get facts () { return facts() },
-    get followed () { return follower.size },
-    close: async () => { await follower.close() },
+    get followed () { return kept.followed },
+    close: async () => { await kept.close() },
     async call (request, context) {
       if (CONFIG_METHODS.has(request.method)) return await configCall(request, context)
       switch (request.method) {
         case 'SendMessage': {
-          const { forwarded, config } = inlineConfig(request)
+          const { forwarded, config } = inlineConfig(request, push)
           const result = await upstream.call(forwarded, context)
-          if (config !== undefined) await configure(result, config, scopeOf(context), context)
-          else if (typeof (request.params.message as Json).taskId === 'string') await relay(result, scopeOf(context), context)
+          if (config !== undefined) await kept.configure(result, config, copyScopeOf(context), context)
+          else if (typeof (request.params.message as Json).taskId === 'string') await kept.relay(result, copyScopeOf(context), context)
           return result
         }
         case 'GetTask':
         case 'CancelTask': {
           const result = await upstream.call(request, context)
-          await relay({ task: result }, scopeOf(context), context)
+          await kept.relay({ task: result }, copyScopeOf(context), context)
           return result
         }
         default:
@@ -259,6 +146,56 @@ export function relayedPushBackend (options: RelayedPushBackendOptions): Relayed
     toError (error, request, log) {
       return error instanceof UpstreamError ? upstream.toError(error, request, log) : local.toError(error, request, log)
     }
+  }
+}
+
+/** The upstream's facts, push notifications on (the gateway delivers): one object per upstream facts object. */
+function pushOnFacts (upstream: A2ABackend): () => AgentFacts {
+  let factsOf: { upstream: AgentFacts, facts: AgentFacts } | undefined
+  return () => {
+    const current = upstream.facts
+    if (factsOf?.upstream !== current) {
+      factsOf = { upstream: current, facts: { ...current, capabilities: { ...current.capabilities, pushNotifications: true } } }
+    }
+    return factsOf.facts
+  }
+}
+
+/**
+ * Whether a stream's task has a copy, as far as is known before its first event: false for a new task's stream
+ * without an inline config (nobody knew its id), else undefined — looked up once, at the first event. A config
+ * made while the stream runs starts a follow of the task upstream, which saves what this stream would.
+ */
+function copiedBeforeFirstEvent (request: CheckedRequest, config: Json | undefined): false | undefined {
+  const known = request.method === 'SubscribeToTask' || typeof (request.params.message as Json).taskId === 'string'
+  return config === undefined && !known ? false : undefined
+}
+
+/** The inline config of a turn (checked; refused: -32602 naming its url), and the request forwarded without it. */
+function inlineConfig (request: CheckedRequest, push: AgentPush): { forwarded: CheckedRequest, config?: Json } {
+  const configuration = request.params.configuration as Json | undefined
+  const config = configuration?.taskPushNotificationConfig as Json | undefined
+  if (configuration === undefined || config === undefined) return { forwarded: request }
+  const refusal = push.policy.refusal(config.url as string)
+  if (refusal !== undefined) throw new PushConfigRefusedError(INLINE_URL_FIELD, refusal)
+  const { taskPushNotificationConfig: _config, ...rest } = configuration
+  return { forwarded: { ...request, params: { ...request.params, configuration: rest } }, config }
+}
+
+/**
+ * A config method's answer for a task without a copy, which has no configs: List none, Delete nothing to do, Get
+ * -32001; undefined for Create, which copies the task first.
+ */
+function answerWithoutCopy (method: string, taskId: string): unknown {
+  switch (method) {
+    case 'CreateTaskPushNotificationConfig':
+      return undefined
+    case 'ListTaskPushNotificationConfigs':
+      return { configs: [], nextPageToken: '' }
+    case 'DeleteTaskPushNotificationConfig':
+      return {}
+    default:
+      throw new A2AReplyError(taskNotFound(taskId, `Push notification config not found for task ${taskId}.`))
   }
 }
 

@@ -19,15 +19,13 @@ import type { TaskStore } from '@a2a-js/sdk/server'
 import type { A2ABackend, BackendContext } from '../../protocol/backend.js'
 import { callerContext } from '../../auth/sdk-user.js'
 import { localBackend } from '../local/local-backend.js'
-import type { ConverseEnvelope } from '../../core/envelope.js'
-import { normalizeEnvelope } from '../../core/normalize-envelope.js'
 import { CONVERSE_EXTENSION_URI } from '../../core/uri.js'
 import type { TaskEventSource } from '../local/task-event-relay.js'
 import type { CheckedRequest } from '../../protocol/check-request.js'
-import { messageText } from '../../runtime/slot-input.js'
-import { conversationKey, newConversationState, type ConversationStore, type ConversationTurn } from '../../stores/conversation-store.js'
+import { conversationKey, type ConversationStore } from '../../stores/conversation-store.js'
 import { inConversationSpan } from '../../stores/traced-conversations.js'
 import { heldTurnExecutor } from './held-turn-executor.js'
+import { observeResult, recordForwardedTurn, type TurnOutcome, type TurnRecording, type WireObject } from './forwarded-turns.js'
 import { UpstreamError } from './upstream-errors.js'
 import { CONFIG_METHODS } from './relayed-push-backend.js'
 import type { AgentPush } from '../../push/push-notifications.js'
@@ -49,36 +47,15 @@ export interface TakeoverBackendOptions {
   newId?: () => string
 }
 
-interface WireObject {
-  contextId?: string
-  id?: string
-  parts?: unknown[]
-  metadata?: Record<string, unknown>
-  status?: { message?: WireObject }
-}
-
-/** What a forwarded turn leaves to record: its conversation, its task, the agent's last words. */
-interface TurnOutcome {
-  contextId?: string
-  taskId?: string
-  reply?: WireObject
-}
-
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage'])
 const TASK_METHODS = new Set(['GetTask', 'CancelTask', 'SubscribeToTask'])
 
 export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
   const { agentId, upstream, conversations, taskStore } = options
   const newId = options.newId ?? randomUUID
+  const recording: TurnRecording = { agentId, conversations, newId }
   const local = localBackend({
-    // Only the held turns run here: streaming is what the upstream's facts allow.
-    // The converse extension declared as the gateway serves it: the SDK keeps only declared extensions of a turn's
-    // request, and a held turn's inline push config carries the envelope when its request activated it.
-    card: {
-      name: agentId,
-      description: '',
-      capabilities: { streaming: true, pushNotifications: options.push !== undefined, extensions: [{ uri: CONVERSE_EXTENSION_URI, required: false }] }
-    },
+    card: heldTurnsCard(agentId, options.push !== undefined),
     executor: heldTurnExecutor({ agentId, store: conversations, newId }),
     taskStore,
     events: options.events,
@@ -111,58 +88,7 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
   /** A held turn continues a held task, or starts one: a taskId of an upstream task is not carried over. */
   async function heldRequest (request: CheckedRequest, context: BackendContext): Promise<CheckedRequest> {
     const message = request.params.message as Record<string, unknown>
-    if (message.taskId === undefined || await isLocalTask(message.taskId, context)) return request
-    const { taskId: _upstreamTask, ...rest } = message
-    return { ...request, params: { ...request.params, message: rest } }
-  }
-
-  /** Adds the forwarded turn (the caller's text, the reply's) to the caller's conversation. */
-  async function record (request: CheckedRequest, outcome: TurnOutcome, context: BackendContext): Promise<void> {
-    const contextId = outcome.contextId
-    if (contextId === undefined) return
-    const callerId = context.caller?.id
-    const message = request.params.message as WireObject & { messageId?: string }
-    const at = new Date().toISOString()
-    const turns: ConversationTurn[] = [
-      { id: newId(), at, role: 'user', text: messageText(message.parts), taskId: outcome.taskId, messageId: message.messageId }
-    ]
-    const reply = outcome.reply
-    if (reply !== undefined) {
-      const turn: ConversationTurn = { id: newId(), at, role: 'agent', text: messageText(reply.parts), taskId: outcome.taskId }
-      const attached = reply.metadata?.[CONVERSE_EXTENSION_URI]
-      if (attached !== undefined) turn.envelope = normalizeEnvelope(attached).envelope as ConverseEnvelope
-      turns.push(turn)
-    }
-    const key = conversationKey(callerId, contextId)
-    await inConversationSpan(conversations, 'update', agentId, contextId, context.traceContext, async () => await conversations.update(agentId, key, (current) => {
-      const state = current ?? newConversationState(agentId, key)
-      if (callerId !== undefined) state.caller = { id: callerId, contextId }
-      state.turns.push(...turns)
-      return state
-    }))
-  }
-
-  /** Folds one result (a SendMessage reply or a stream event) into what the turn leaves. */
-  function observe (outcome: TurnOutcome, result: unknown): void {
-    if (result === null || typeof result !== 'object') return
-    const { message, task, statusUpdate } = result as { message?: WireObject, task?: WireObject, statusUpdate?: { taskId?: string } & WireObject }
-    const source = message ?? task ?? statusUpdate
-    if (source === undefined) return
-    outcome.contextId ??= source.contextId
-    if (message !== undefined) outcome.reply = message
-    if (task !== undefined) outcome.taskId = task.id
-    if (statusUpdate !== undefined) outcome.taskId ??= statusUpdate.taskId
-    const status = (task ?? statusUpdate)?.status?.message
-    if (status !== undefined) outcome.reply = status
-  }
-
-  async function recordQuietly (request: CheckedRequest, outcome: TurnOutcome, context: BackendContext): Promise<void> {
-    try {
-      await record(request, outcome, context)
-    } catch (error) {
-      // The caller has its answer; a conversation not recorded costs the inbox one turn, not the reply.
-      context.log?.error({ agentId, err: { name: (error as Error).name, message: (error as Error).message } }, 'proxied turn not recorded')
-    }
+    return message.taskId === undefined || await isLocalTask(message.taskId, context) ? request : withoutTaskId(request)
   }
 
   async function * forwardedStream (request: CheckedRequest, context: BackendContext): AsyncGenerator<unknown, void, undefined> {
@@ -171,14 +97,14 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
       return
     }
     const outcome: TurnOutcome = {}
-    const recording = request.method === 'SendStreamingMessage'
+    const turn = request.method === 'SendStreamingMessage'
     try {
       for await (const result of iterate(upstream.stream(request, context))) {
-        if (recording) observe(outcome, result)
+        if (turn) observeResult(outcome, result)
         yield result
       }
     } finally {
-      if (recording) await recordQuietly(request, outcome, context)
+      if (turn) await recordForwardedTurn(recording, request, outcome, context)
     }
   }
 
@@ -191,8 +117,8 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
       const result = await upstream.call(request, context)
       if (request.method === 'SendMessage') {
         const outcome: TurnOutcome = {}
-        observe(outcome, result)
-        await recordQuietly(request, outcome, context)
+        observeResult(outcome, result)
+        await recordForwardedTurn(recording, request, outcome, context)
       }
       return result
     },
@@ -201,6 +127,25 @@ export function takeoverBackend (options: TakeoverBackendOptions): A2ABackend {
       return error instanceof UpstreamError ? upstream.toError(error, request, log) : local.toError(error, request, log)
     }
   }
+}
+
+/**
+ * The card of the local backend that runs the held turns only: streaming is what the upstream's facts allow. The
+ * converse extension declared as the gateway serves it: the SDK keeps only declared extensions of a turn's request,
+ * and a held turn's inline push config carries the envelope when its request activated it.
+ */
+function heldTurnsCard (agentId: string, pushNotifications: boolean): Record<string, unknown> {
+  return {
+    name: agentId,
+    description: '',
+    capabilities: { streaming: true, pushNotifications, extensions: [{ uri: CONVERSE_EXTENSION_URI, required: false }] }
+  }
+}
+
+/** A turn without its message's taskId (an upstream task's, not carried over to a held turn). */
+function withoutTaskId (request: CheckedRequest): CheckedRequest {
+  const { taskId: _upstreamTask, ...rest } = request.params.message as Record<string, unknown>
+  return { ...request, params: { ...request.params, message: rest } }
 }
 
 function iterate<T> (iterator: AsyncIterator<T, void, undefined>): AsyncIterable<T> {

@@ -51,80 +51,97 @@ export function noCallerToken (agentId: string): UpstreamError {
   return new UpstreamError(upstreamUnavailable(agentId, 'it takes the caller\'s own bearer token (a JWT), and this request has none'), 'NO_CALLER_TOKEN')
 }
 
+/** RFC 8693 §2.1's form: the caller's token as the subject, an access token asked for, audience/resource/scope when set. */
+function exchangeForm (subjectToken: string, options: TokenExchangeOptions): string {
+  const fields = new URLSearchParams({
+    grant_type: TOKEN_EXCHANGE_GRANT,
+    subject_token: subjectToken,
+    subject_token_type: TOKEN_TYPE + (options.subjectTokenType ?? 'access_token'),
+    requested_token_type: `${TOKEN_TYPE}access_token`
+  })
+  for (const name of ['audience', 'resource', 'scope'] as const) {
+    const value = options[name]
+    if (value !== undefined) fields.set(name, value)
+  }
+  return fields.toString()
+}
+
+/** The client's HTTP Basic credentials (RFC 6749 §2.3.1: each part form-encoded first). */
+function basicAuthorization (clientId: string, clientSecret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')}`
+}
+
+function exchangeFailed (agentId: string, detail: string, cause: string): UpstreamError {
+  return new UpstreamError(upstreamUnavailable(agentId, `the token exchange ${detail}`), cause)
+}
+
+/** The endpoint's answer: status and JSON body (undefined when not JSON, or too large). */
+async function postExchange (
+  options: TokenExchangeOptions, authorization: string, subjectToken: string
+): Promise<{ status: number, answer: Record<string, unknown> | undefined }> {
+  const { timeoutMs } = options
+  let response: Dispatcher.ResponseData
+  let text = ''
+  try {
+    response = await undiciRequest(options.tokenEndpoint, {
+      dispatcher: options.dispatcher,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization },
+      body: exchangeForm(subjectToken, options),
+      signal: AbortSignal.timeout(timeoutMs),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs
+    })
+    for await (const chunk of response.body) {
+      text += (chunk as Buffer).toString('utf8')
+      if (text.length > MAX_ANSWER_BYTES) {
+        response.body.destroy()
+        return { status: response.statusCode, answer: undefined }
+      }
+    }
+  } catch {
+    throw exchangeFailed(options.agentId, 'failed: the token endpoint cannot be reached', 'EXCHANGE_UNREACHABLE')
+  }
+  try {
+    const answer = JSON.parse(text) as unknown
+    return { status: response.statusCode, answer: answer !== null && typeof answer === 'object' && !Array.isArray(answer) ? answer as Record<string, unknown> : undefined }
+  } catch {
+    return { status: response.statusCode, answer: undefined }
+  }
+}
+
+/**
+ * RFC 8693 §2.2 read from the endpoint's answer: the issued token and its life (seconds; undefined when the endpoint
+ * gave none); a refusal (§2.2.2) or anything else is an UpstreamError naming what failed.
+ */
+function issuedToken (agentId: string, status: number, answer: Record<string, unknown> | undefined): { token: string, lifeSec: number | undefined } {
+  if (status !== 200) {
+    const code = typeof answer?.error === 'string' && ERROR_CODE.test(answer.error) ? answer.error : undefined
+    throw code === undefined
+      ? exchangeFailed(agentId, `failed (HTTP ${status})`, `EXCHANGE_HTTP_${status}`)
+      : exchangeFailed(agentId, `was refused (${code})`, `EXCHANGE_${code}`)
+  }
+  const token = answer?.access_token
+  const type = answer?.token_type
+  if (typeof token !== 'string' || token === '' || typeof answer?.issued_token_type !== 'string' || typeof type !== 'string') {
+    throw exchangeFailed(agentId, 'failed: not a token exchange response', 'EXCHANGE_INVALID')
+  }
+  // Sent as a bearer token: a token bound to a key (DPoP, …) cannot be used so.
+  if (type.toLowerCase() !== 'bearer' && type !== 'N_A') throw exchangeFailed(agentId, `failed: a token of type "${type.slice(0, 32)}"`, 'EXCHANGE_TOKEN_TYPE')
+  const expiresIn = answer.expires_in
+  return { token, lifeSec: typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn : undefined }
+}
+
 export function createTokenExchange (options: TokenExchangeOptions): TokenExchange {
-  const { agentId, dispatcher, timeoutMs } = options
+  const { agentId } = options
   const now = options.now ?? Date.now
   const maxCached = options.maxCached ?? DEFAULT_EXCHANGED_CACHE
-  const basic = `Basic ${Buffer.from(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`).toString('base64')}`
+  const authorization = basicAuthorization(options.clientId, options.clientSecret)
   const kept = new Map<string, { token: Promise<string>, renewAt: number }>()
 
-  const failed = (detail: string, cause: string): UpstreamError =>
-    new UpstreamError(upstreamUnavailable(agentId, `the token exchange ${detail}`), cause)
-
-  function form (subjectToken: string): string {
-    const fields = new URLSearchParams({
-      grant_type: TOKEN_EXCHANGE_GRANT,
-      subject_token: subjectToken,
-      subject_token_type: TOKEN_TYPE + (options.subjectTokenType ?? 'access_token'),
-      requested_token_type: `${TOKEN_TYPE}access_token`
-    })
-    for (const name of ['audience', 'resource', 'scope'] as const) {
-      const value = options[name]
-      if (value !== undefined) fields.set(name, value)
-    }
-    return fields.toString()
-  }
-
-  /** The endpoint's answer: status and JSON body (undefined when not JSON, or too large). */
-  async function post (subjectToken: string): Promise<{ status: number, answer: Record<string, unknown> | undefined }> {
-    let response: Dispatcher.ResponseData
-    let text = ''
-    try {
-      response = await undiciRequest(options.tokenEndpoint, {
-        dispatcher,
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization: basic },
-        body: form(subjectToken),
-        signal: AbortSignal.timeout(timeoutMs),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs
-      })
-      for await (const chunk of response.body) {
-        text += (chunk as Buffer).toString('utf8')
-        if (text.length > MAX_ANSWER_BYTES) {
-          response.body.destroy()
-          return { status: response.statusCode, answer: undefined }
-        }
-      }
-    } catch {
-      throw failed('failed: the token endpoint cannot be reached', 'EXCHANGE_UNREACHABLE')
-    }
-    try {
-      const answer = JSON.parse(text) as unknown
-      return { status: response.statusCode, answer: answer !== null && typeof answer === 'object' && !Array.isArray(answer) ? answer as Record<string, unknown> : undefined }
-    } catch {
-      return { status: response.statusCode, answer: undefined }
-    }
-  }
-
-  /** RFC 8693 §2.2: the issued token and its life (seconds; undefined when the endpoint gave none). */
   async function exchange (subjectToken: string): Promise<{ token: string, lifeSec: number | undefined }> {
-    const { status, answer } = await post(subjectToken)
-    if (status !== 200) {
-      const code = typeof answer?.error === 'string' && ERROR_CODE.test(answer.error) ? answer.error : undefined
-      throw code === undefined
-        ? failed(`failed (HTTP ${status})`, `EXCHANGE_HTTP_${status}`)
-        : failed(`was refused (${code})`, `EXCHANGE_${code}`)
-    }
-    const token = answer?.access_token
-    const type = answer?.token_type
-    if (typeof token !== 'string' || token === '' || typeof answer?.issued_token_type !== 'string' || typeof type !== 'string') {
-      throw failed('failed: not a token exchange response', 'EXCHANGE_INVALID')
-    }
-    // Sent as a bearer token: a token bound to a key (DPoP, …) cannot be used so.
-    if (type.toLowerCase() !== 'bearer' && type !== 'N_A') throw failed(`failed: a token of type "${type.slice(0, 32)}"`, 'EXCHANGE_TOKEN_TYPE')
-    const expiresIn = answer.expires_in
-    return { token, lifeSec: typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn : undefined }
+    const { status, answer } = await postExchange(options, authorization, subjectToken)
+    return issuedToken(agentId, status, answer)
   }
 
   return {

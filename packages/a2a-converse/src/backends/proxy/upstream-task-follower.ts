@@ -65,41 +65,50 @@ interface Follow {
   expiry?: NodeJS.Timeout
 }
 
+/**
+ * What the gateway asks of the upstream on its own: no caller's extensions, no caller's headers; for the caller whose
+ * task it is (identity: the assertion names them upstream; passthrough and exchange: its kept token).
+ */
+function followContext (agentId: string, follow: Follow): BackendContext {
+  return {
+    agentId,
+    requestedExtensions: [],
+    activated: [],
+    version: '1.0',
+    headers: {},
+    signal: follow.controller.signal,
+    ...(follow.caller === undefined ? {} : { caller: follow.caller })
+  }
+}
+
+/** One follow: the task's events saved until the stream ends, the task has no configs left, or it fails (logged). */
+async function runFollow (
+  options: UpstreamTaskFollowerOptions, taskId: string, scope: ServerCallContext, follow: Follow, log: ServiceLogger | undefined
+): Promise<void> {
+  const { agentId, save, configured } = options
+  const { signal } = follow.controller
+  const events = options.upstream.stream({ id: `follow-${taskId}`, method: 'SubscribeToTask', params: { id: taskId } }, followContext(agentId, follow))
+  try {
+    for (let next = await events.next(); next.done !== true; next = await events.next()) {
+      await save(next.value, scope)
+      if (!await configured(taskId, scope)) break
+    }
+  } catch (error) {
+    // The upstream failed (down, the stream cut or idle) or the store did: the next relayed update starts it again.
+    if (!signal.aborted) log?.warn({ agentId, taskId, err: { name: (error as Error).name, message: (error as Error).message } }, 'stopped following an upstream task for its push notifications')
+  } finally {
+    await events.return?.()
+  }
+}
+
 export function upstreamTaskFollower (options: UpstreamTaskFollowerOptions): UpstreamTaskFollower {
-  const { agentId, upstream, save, configured } = options
+  const { agentId, upstream } = options
   const maxFollowed = options.maxFollowed ?? DEFAULT_MAX_FOLLOWED_TASKS
   const now = options.now ?? Date.now
   const followed = new Map<string, Follow>()
   /** Every follow still running, those already taken out of `followed` too (an expired token's, winding down). */
   const running = new Set<Promise<void>>()
   let closed = false
-
-  async function run (taskId: string, scope: ServerCallContext, follow: Follow, log: ServiceLogger | undefined): Promise<void> {
-    const { signal } = follow.controller
-    const context: BackendContext = {
-      agentId,
-      // What the gateway asks of the upstream on its own: no caller's extensions, no caller's headers; for the
-      // caller whose task it is (identity: assertion names them upstream; passthrough and exchange: its kept token).
-      requestedExtensions: [],
-      activated: [],
-      version: '1.0',
-      headers: {},
-      signal,
-      ...(follow.caller === undefined ? {} : { caller: follow.caller })
-    }
-    const events = upstream.stream({ id: `follow-${taskId}`, method: 'SubscribeToTask', params: { id: taskId } }, context)
-    try {
-      for (let next = await events.next(); next.done !== true; next = await events.next()) {
-        await save(next.value, scope)
-        if (!await configured(taskId, scope)) break
-      }
-    } catch (error) {
-      // The upstream failed (down, the stream cut or idle) or the store did: the next relayed update starts it again.
-      if (!signal.aborted) log?.warn({ agentId, taskId, err: { name: (error as Error).name, message: (error as Error).message } }, 'stopped following an upstream task for its push notifications')
-    } finally {
-      await events.return?.()
-    }
-  }
 
   const keyOf = (taskId: string, scope: ServerCallContext): string => JSON.stringify([resolveUserScope(scope), taskId])
 
@@ -145,7 +154,7 @@ export function upstreamTaskFollower (options: UpstreamTaskFollowerOptions): Ups
       const follow: Follow = { controller: new AbortController(), caller: callerId === undefined ? undefined : { id: callerId } }
       followed.set(key, follow)
       keep(follow, caller, key, taskId, log)
-      const done = run(taskId, scope, follow, log).finally(() => {
+      const done = runFollow(options, taskId, scope, follow, log).finally(() => {
         clearTimeout(follow.expiry)
         if (followed.get(key) === follow) followed.delete(key)
         running.delete(done)
