@@ -30,7 +30,7 @@ import { createFastPath, type BuildServer } from './fast-path.js'
 import { accessRefused, bodyRefused, jsonRpcError, notFound } from './http-refusals.js'
 import { agentTools, checkAskAgentFree } from './mcp-tools.js'
 import { serverIdentity } from './server-card.js'
-import { buildToolServer, type HeldRequest } from './tool-server.js'
+import { buildToolServer, toolCallCounter, type HeldRequest } from './tool-server.js'
 import { webRequestOf, writeWebResponse } from './web-exchange.js'
 
 export { ASK_AGENT, CONVERSATION_META } from './tool-calls.js'
@@ -111,21 +111,12 @@ export function createMcpService (options: McpServiceOptions): McpService {
   const { direct, maxBatch } = checkOptions(options)
   const toolsFor = agentTools(extension, services)
 
-  /** Tells `onToolCall`: what it throws is logged, never the call's failure (it runs inside the call). */
-  function countToolCall (request: McpRequest, agentId: string, tool: string): void {
-    try {
-      options.onToolCall?.(agentId, tool)
-    } catch (error) {
-      request.log?.error({ err: error }, 'the MCP onToolCall callback threw; the call is answered as if it had not')
-    }
-  }
-
   /**
    * What an HTTP request holds from its start to its end: the agent's A2A service, tools and card as they were when
    * it came (an agent changed or removed at runtime meanwhile: the next request sees it).
    */
   const held = new WeakMap<McpRequest, HeldRequest>()
-  const wiring = { jsonSchemaValidator: new AjvJsonSchemaValidator(), heldBy: (request: McpRequest) => held.get(request) as HeldRequest, countToolCall }
+  const wiring = { jsonSchemaValidator: new AjvJsonSchemaValidator(), heldBy: (request: McpRequest) => held.get(request) as HeldRequest, countToolCall: toolCallCounter((agentId, tool) => options.onToolCall?.(agentId, tool)) }
   const buildServer: BuildServer = (identity, agentId, requestOf, modern) => buildToolServer(wiring, identity, agentId, requestOf, modern)
   const answerFast = createFastPath(buildServer)
 

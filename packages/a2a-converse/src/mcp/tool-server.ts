@@ -57,3 +57,14 @@ export function buildToolServer (
   })
   return server
 }
+
+/** Tells `onToolCall`: what it throws is logged, never the call's failure (it runs inside the call). */
+export function toolCallCounter (onToolCall: (agentId: string, tool: string) => void): ToolServerWiring['countToolCall'] {
+  return (request, agentId, tool) => {
+    try {
+      onToolCall(agentId, tool)
+    } catch (error) {
+      request.log?.error({ err: error }, 'the MCP onToolCall callback threw; the call is answered as if it had not')
+    }
+  }
+}
