@@ -29,7 +29,8 @@ import { maxReadCharsOf } from './slot-input.js'
 import { supersededTaskCloser } from './superseded-task.js'
 import { cancelConversationTask } from './task-cancel.js'
 import { taskTurnEvents } from './turn-events.js'
-import { createTurnPlanner, turnInput, type Turn } from './turn-plan.js'
+import { turnInput } from './turn-input.js'
+import { createTurnPlanner, type Turn } from './turn-plan.js'
 import { publishReplay, replayOf } from './turn-replays.js'
 
 export interface ConversationExecutorOptions {
