@@ -13,9 +13,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createBoundA2AService, type BoundA2AService } from '../bindings/index.js'
 import { HTTP_JSON_PATH, type HttpJsonReply } from '../bindings/http-json/binding.js'
 import { unknownAgentBody, type A2AReply, type RequestBody } from '../bindings/jsonrpc/binding.js'
-import {
-  endpointAuthentication, endpointBackend, endpointBackends, resolveEndpointAgent, resolveEndpointOptions, type ResolvedEndpointOptions
-} from '../http/endpoint-options.js'
+import { endpointAuthentication, endpointBackend, endpointBackends } from '../http/endpoint-backends.js'
+import { resolveEndpointAgent } from '../http/endpoint-agent.js'
+import { resolveEndpointOptions, type ResolvedEndpointOptions } from '../http/endpoint-options.js'
 import { ACCEPTED_CONTENT_TYPES } from '../http/request-body.js'
 import type { A2AEndpointOptions } from './a2a-endpoint-options.js'
 import { endpointErrorHandler, hijackedStreams, parseJsonBody, rawTail, type Answer, type RouteRequest } from './a2a-endpoint-io.js'
