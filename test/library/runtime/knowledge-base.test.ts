@@ -3,10 +3,12 @@ import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { validateEnvelope } from '../../../packages/a2a-converse/src/core/envelope-schema.js'
 import {
-  ANSWERED_MIN_TERM_RATIO, DEFAULT_REPLIES, KnowledgeBase, KnowledgeBaseError, MAX_ANSWER_SENTENCES, PARTIAL_MIN_TERM_RATIO,
-  chunkDocument, citationOf, plainInline, processTerm, questionTerms, quoteSentences, sentences, stem, terms, tokenize,
+  ANSWERED_MIN_TERM_RATIO, DEFAULT_REPLIES, KnowledgeBase, KnowledgeBaseError, PARTIAL_MIN_TERM_RATIO,
   type KnowledgeAnswer, type KnowledgeDocument
 } from '../../../packages/a2a-converse/src/runtime/knowledge-base.js'
+import { chunkDocument, plainInline, sentences } from '../../../packages/a2a-converse/src/runtime/knowledge-chunks.js'
+import { MAX_ANSWER_SENTENCES, citationOf, quoteSentences } from '../../../packages/a2a-converse/src/runtime/knowledge-quotes.js'
+import { processTerm, questionTerms, stem, terms, tokenize } from '../../../packages/a2a-converse/src/runtime/knowledge-terms.js'
 import { loadKnowledgeBase, type KnowledgeDeclaration } from '../../../packages/a2a-converse/src/runtime/load-documents.js'
 
 const DEMO_DIR = fileURLToPath(new URL('../../../examples/demo/', import.meta.url))

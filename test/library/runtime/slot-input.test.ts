@@ -2,9 +2,8 @@ import t from 'tap'
 import type { PendingInput } from '../../../packages/a2a-converse/src/core/envelope.js'
 import type { RoutineDeclaration } from '../../../packages/a2a-converse/src/core/routine-declarations.js'
 import { createRoutineEngine } from '../../../packages/a2a-converse/src/runtime/routine-engine.js'
-import {
-  detectApproval, detectCancel, interpretRoutineMessage, messageData, messageText, parseSlotInput, toWireParts
-} from '../../../packages/a2a-converse/src/runtime/slot-input.js'
+import { messageData, messageText, parseSlotInput, toWireParts } from '../../../packages/a2a-converse/src/runtime/slot-input.js'
+import { detectApproval, detectCancel, interpretRoutineMessage } from '../../../packages/a2a-converse/src/runtime/routine-message.js'
 
 const bookTable: RoutineDeclaration = {
   name: 'book_table',

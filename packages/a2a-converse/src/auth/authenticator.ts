@@ -161,6 +161,41 @@ export function bearerCredential (header: string | string[] | undefined): string
   return match === null ? undefined : match[1]
 }
 
+/**
+ * The caller a JWT names (its callerClaim), the token verified against the provider's keys: issuer, audience,
+ * expiry, and with maxTokenAgeSec its age; a provider that cannot be asked is AuthenticationUnavailableError.
+ */
+async function tokenCaller (token: string, settings: ReturnType<typeof checkJwt>, keySet: JWTVerifyGetKey): Promise<Caller> {
+  let payload: Record<string, unknown>
+  const maxAge = settings.maxTokenAgeSec
+  try {
+    ({ payload } = await jwtVerify(token, keySet, {
+      issuer: settings.issuer,
+      audience: settings.audience,
+      clockTolerance: settings.clockToleranceSec,
+      requiredClaims: maxAge === undefined ? ['exp'] : ['exp', 'iat'],
+      maxTokenAge: maxAge
+    }))
+  } catch (error) {
+    // The provider could not be asked (timeout, network, a broken JWKS document): not the caller's fault.
+    if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid || !(error instanceof joseErrors.JOSEError)) {
+      throw new AuthenticationUnavailableError()
+    }
+    throw new AuthenticationError()
+  }
+  // jose has checked that exp (and, with a maximum age, iat) are numbers.
+  if (maxAge !== undefined && (payload.exp as number) - (payload.iat as number) > maxAge) {
+    throw new AuthenticationError()
+  }
+  const id = payload[settings.callerClaim]
+  if (!isCallerId(id)) throw new AuthenticationError()
+  const caller = { id }
+  // Kept beside the caller (caller-credential.ts) for an upstream that takes the caller's own token, with its
+  // `exp` (a follow of an upstream task carries it no longer).
+  recordCredential(caller, 'jwt', token, (payload.exp as number) * 1000)
+  return caller
+}
+
 export function createAuthenticator (options: AuthenticatorOptions): Authenticator {
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('authentication', 'must be an object')
   const keys = options.apiKeys === undefined ? [] : checkApiKeys(options.apiKeys)
@@ -180,37 +215,6 @@ export function createAuthenticator (options: AuthenticatorOptions): Authenticat
     if (found === undefined) return undefined
     const caller = { id: found }
     recordCredential(caller, 'api-key')
-    return caller
-  }
-
-  async function tokenCaller (token: string, settings: NonNullable<typeof jwt>, keySet: JWTVerifyGetKey): Promise<Caller> {
-    let payload: Record<string, unknown>
-    const maxAge = settings.maxTokenAgeSec
-    try {
-      ({ payload } = await jwtVerify(token, keySet, {
-        issuer: settings.issuer,
-        audience: settings.audience,
-        clockTolerance: settings.clockToleranceSec,
-        requiredClaims: maxAge === undefined ? ['exp'] : ['exp', 'iat'],
-        maxTokenAge: maxAge
-      }))
-    } catch (error) {
-      // The provider could not be asked (timeout, network, a broken JWKS document): not the caller's fault.
-      if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid || !(error instanceof joseErrors.JOSEError)) {
-        throw new AuthenticationUnavailableError()
-      }
-      throw new AuthenticationError()
-    }
-    // jose has checked that exp (and, with a maximum age, iat) are numbers.
-    if (maxAge !== undefined && (payload.exp as number) - (payload.iat as number) > maxAge) {
-      throw new AuthenticationError()
-    }
-    const id = payload[settings.callerClaim]
-    if (!isCallerId(id)) throw new AuthenticationError()
-    const caller = { id }
-    // Kept beside the caller (caller-credential.ts) for an upstream that takes the caller's own token, with its
-    // `exp` (a follow of an upstream task carries it no longer).
-    recordCredential(caller, 'jwt', token, (payload.exp as number) * 1000)
     return caller
   }
 

@@ -6,13 +6,14 @@
  * Every door uses one of these: the Fastify plugin, the Express router and middleware, the A2A service.
  */
 import type { Context } from '../telemetry/tracing.js'
-import { augmentAgentCard, type AgentExtensionEntry, type CardLike } from './card.js'
+import type { CardLike } from './card.js'
 import { carriesEnvelopes, createEnvelopeDecorator, stripResult, type EnvelopeDecorator, type EnvelopeLogger } from './decorate.js'
 import { attachedEnvelopeProvider, type EnvelopeProvider } from './envelope-provider.js'
 import { InvalidOptionError } from './errors.js'
+import { checkCard, checkedAgent, resolveAgent, resolveAgents } from './agent-declarations.js'
 import { formatExtensionsHeader, negotiate } from './negotiate.js'
-import { validateRoutineDeclarations, type RoutineDeclaration } from './routine-declarations.js'
-import { buildToolDescriptors, type ToolDescriptor } from './tool-descriptors.js'
+import type { RoutineDeclaration } from './routine-declarations.js'
+import type { ToolDescriptor } from './tool-descriptors.js'
 import { CONVERSE_EXTENSION_URI } from './uri.js'
 import type { WireMessage } from './wire.js'
 
@@ -119,8 +120,6 @@ export interface ConverseExtension {
   removeAgent (agentId: string): boolean
 }
 
-const AGENT_ID = /^[A-Za-z0-9_-]{1,128}$/
-const CARD_CACHE_LIMIT = 32
 /** Distinct A2A-Extensions values remembered per agent, and the longest value remembered. */
 const NEGOTIATION_CACHE_LIMIT = 64
 const NEGOTIATION_KEY_LIMIT = 1024
@@ -128,16 +127,7 @@ const MOUNT_PATH = /^(?:\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$/
 
 export function createConverseExtension (options: ConverseExtensionOptions): ConverseExtension {
   const agents = resolveAgents(options)
-  // Only an absent provider gets the default; null is rejected like every other option of the wrong type.
-  const provider = options.provider === undefined ? attachedEnvelopeProvider() : options.provider
-  if (provider === null || typeof provider !== 'object' || typeof provider.envelope !== 'function') {
-    throw new InvalidOptionError('provider', 'must be an object with an envelope(context) method')
-  }
-  const timeoutMs = options.providerTimeoutMs ?? 1000
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) {
-    throw new InvalidOptionError('providerTimeoutMs', 'must be an integer between 1 and 60000')
-  }
-  const decorator = createEnvelopeDecorator({ provider, timeoutMs })
+  const decorator = optionsDecorator(options)
 
   // Clients send the same few values, so the parse, the intersection and the echo are computed once per distinct
   // value (bounded: header values are client-chosen).
@@ -209,10 +199,18 @@ export function createConverseExtension (options: ConverseExtensionOptions): Con
   return { agents, defaultAgentId: options.agents[0].id, decorator, negotiate: negotiateFor, transform, setCard, putAgent, removeAgent }
 }
 
-function checkCard (option: string, card: AgentCardInput): void {
-  if (card === null || typeof card !== 'object' || typeof card.name !== 'string' || typeof card.description !== 'string') {
-    throw new InvalidOptionError(option, 'must be an object with name and description strings')
+/** The envelope decorator of the options' provider and timeout, each checked. */
+function optionsDecorator (options: ConverseExtensionOptions): EnvelopeDecorator {
+  // Only an absent provider gets the default; null is rejected like every other option of the wrong type.
+  const provider = options.provider === undefined ? attachedEnvelopeProvider() : options.provider
+  if (provider === null || typeof provider !== 'object' || typeof provider.envelope !== 'function') {
+    throw new InvalidOptionError('provider', 'must be an object with an envelope(context) method')
   }
+  const timeoutMs = options.providerTimeoutMs ?? 1000
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) {
+    throw new InvalidOptionError('providerTimeoutMs', 'must be an integer between 1 and 60000')
+  }
+  return createEnvelopeDecorator({ provider, timeoutMs })
 }
 
 /** A base URL option of a door: a fixed http(s) URL, or a function of the door's request. */
@@ -241,69 +239,4 @@ export function normalizeMountPath (option: string, value: unknown): string {
   const trimmed = value.replace(/\/+$/, '')
   if (!MOUNT_PATH.test(trimmed)) throw new InvalidOptionError(option, 'must be a path such as "/v1" (segments, no query)')
   return trimmed
-}
-
-function resolveAgents (options: ConverseExtensionOptions): Map<string, ResolvedAgent> {
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'must be an object')
-  if (!Array.isArray(options.agents) || options.agents.length === 0) {
-    throw new InvalidOptionError('agents', 'must be a non-empty array')
-  }
-  const agents = new Map<string, ResolvedAgent>()
-  options.agents.forEach((agent, index) => {
-    const where = `agents[${index}]`
-    const resolved = checkedAgent(agent, where)
-    if (agents.has(resolved.id)) throw new InvalidOptionError(`${where}.id`, `"${resolved.id}" is declared twice`)
-    agents.set(resolved.id, resolved)
-  })
-  return agents
-}
-
-/** One agent's options, checked (`where` names it in errors), resolved. */
-function checkedAgent (agent: ConverseAgentOptions, where: string): ResolvedAgent {
-  if (agent === null || typeof agent !== 'object') throw new InvalidOptionError(where, 'must be an object')
-  if (typeof agent.id !== 'string' || !AGENT_ID.test(agent.id)) {
-    throw new InvalidOptionError(`${where}.id`, 'must match ^[A-Za-z0-9_-]{1,128}$')
-  }
-  const card = agent.card
-  checkCard(`${where}.card`, card)
-  const routines = agent.routines ?? []
-  validateRoutineDeclarations(routines)
-  const wellKnownCard = agent.wellKnownCard ?? 'v1'
-  if (wellKnownCard !== 'v1' && wellKnownCard !== 'compat') throw new InvalidOptionError(`${where}.wellKnownCard`, 'must be "v1" or "compat"')
-  return resolveAgent(agent.id, card, routines, wellKnownCard)
-}
-
-function resolveAgent (id: string, card: AgentCardInput, routines: RoutineDeclaration[], wellKnownCard: WellKnownCard): ResolvedAgent {
-  const tools = buildToolDescriptors(routines)
-  const others: AgentExtensionEntry[] = card.capabilities?.extensions ?? []
-  const declared = new Set([...others.map((entry) => entry.uri), CONVERSE_EXTENSION_URI])
-  const cache = new Map<string, Record<string, unknown>>()
-  return {
-    id,
-    routines,
-    tools,
-    declared,
-    wellKnownCard,
-    cardFor ({ publicUrl, mcpPublicUrl = publicUrl, mountPath = '', grpcUrl }) {
-      const key = `${publicUrl} ${mcpPublicUrl} ${mountPath} ${grpcUrl ?? ''}`
-      const cached = cache.get(key)
-      if (cached !== undefined) return cached
-      const built = augmentAgentCard({
-        version: '1.0.0',
-        defaultInputModes: ['text/plain', 'application/json'],
-        defaultOutputModes: ['text/plain', 'application/json'],
-        ...card,
-        // JSON-RPC first (the preferred binding), HTTP+JSON under it (packages/a2a-converse/src/bindings/http-json/), then gRPC where a
-        // gRPC door serves the agents: one target for every agent, each addressed by its id as the tenant.
-        supportedInterfaces: card.supportedInterfaces ?? [
-          { url: `${publicUrl}${mountPath}/a2a/${id}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-          { url: `${publicUrl}${mountPath}/a2a/${id}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
-          ...(grpcUrl === undefined ? [] : [{ url: grpcUrl, protocolBinding: 'GRPC', tenant: id, protocolVersion: '1.0' }])
-        ]
-      }, { mcpUrl: `${mcpPublicUrl}${mountPath}/mcp/a/${id}`, tools, routines })
-      // Host headers are client-chosen: cache a bounded number of distinct bases, build the rest each time.
-      if (cache.size < CARD_CACHE_LIMIT) cache.set(key, built)
-      return built
-    }
-  }
 }

@@ -1,9 +1,7 @@
 import type { Context } from '../telemetry/tracing.js'
-import { ProviderTimeoutError } from './errors.js'
 import type { ConverseEnvelope } from './envelope.js'
-import { isDeepFrozen } from './deep-freeze.js'
-import type { EnvelopeContext, EnvelopeProvider } from './envelope-provider.js'
-import { FAILED_ENVELOPE, normalizeEnvelope } from './normalize-envelope.js'
+import type { EnvelopeProvider } from './envelope-provider.js'
+import { providedEnvelope } from './provided-envelope.js'
 import { CONVERSE_EXTENSION_URI } from './uri.js'
 import {
   ROLE_USER, type EnvelopeTarget, type Metadata, type TargetKind, type WireArtifact, type WireMessage, type WireTask
@@ -180,22 +178,6 @@ export function stripResult (method: string, result: unknown): unknown {
 export function createEnvelopeDecorator (options: DecoratorOptions) {
   const { provider, timeoutMs } = options
 
-  function envelopeFor (context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope | Promise<ConverseEnvelope> {
-    let draft
-    try {
-      draft = provider.envelope(context)
-    } catch (error) {
-      return failed(error, context, log)
-    }
-    if (draft !== null && typeof draft === 'object' && typeof (draft as Promise<unknown>).then === 'function') {
-      return withTimeout(draft as Promise<unknown>, timeoutMs).then(
-        (value) => validated(value, context, log),
-        (error) => failed(error, context, log)
-      )
-    }
-    return validated(draft, context, log)
-  }
-
   /**
    * Attaches an envelope to every agent-authored object of the result; user messages are left as they are.
    * Answers synchronously when every envelope is known at once (a sync provider), with a promise otherwise.
@@ -207,7 +189,7 @@ export function createEnvelopeDecorator (options: DecoratorOptions) {
     // One walk asks for the envelopes and, while they all come synchronously, attaches them on the way.
     const decorated = walkResult(method, result, (object, kind, ids, agentAuthored) => {
       if (!agentAuthored) return object
-      const envelope = envelopeFor({
+      const envelope = providedEnvelope(provider, timeoutMs, {
         agentId: turn.agentId,
         contextId: ids.contextId,
         taskId: ids.taskId,
@@ -240,43 +222,3 @@ export function createEnvelopeDecorator (options: DecoratorOptions) {
 }
 
 export type EnvelopeDecorator = ReturnType<typeof createEnvelopeDecorator>
-
-/**
- * Valid drafts that are deep-frozen (what staticEnvelopeProvider returns, or any provider that freezes a shared
- * envelope) cannot change, so they are validated once: the same draft object maps to the same envelope.
- */
-const validatedFrozen = new WeakMap<object, ConverseEnvelope>()
-
-function validated (draft: unknown, context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope {
-  const frozen = draft !== null && typeof draft === 'object' && Object.isFrozen(draft)
-  if (frozen) {
-    const known = validatedFrozen.get(draft)
-    if (known !== undefined) return known
-  }
-  const { envelope, invalid } = normalizeEnvelope(draft)
-  if (invalid === undefined) {
-    // Its members are the draft's own (deep-frozen) objects, so the envelope is deep-frozen once frozen itself.
-    if (frozen && isDeepFrozen(draft)) validatedFrozen.set(draft, Object.freeze(envelope))
-  } else {
-    log?.warn({ agentId: context.agentId, kind: context.kind, members: invalid.members, errors: invalid.errors },
-      'converse envelope provider returned an envelope that fails the schema; invalid members dropped')
-  }
-  return envelope
-}
-
-function failed (error: unknown, context: EnvelopeContext, log: EnvelopeLogger | undefined): ConverseEnvelope {
-  const err = error as { name?: unknown, code?: unknown, reason?: unknown }
-  log?.warn({ agentId: context.agentId, kind: context.kind, error: { name: err?.name, code: err?.code, reason: err?.reason } },
-    'converse envelope provider failed; envelope degraded to availability "failed"')
-  return FAILED_ENVELOPE
-}
-
-function withTimeout<T> (promise: Promise<T>, timeoutMs: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new ProviderTimeoutError(timeoutMs)), timeoutMs)
-    promise.then(
-      (value) => { clearTimeout(timer); resolve(value) },
-      (error) => { clearTimeout(timer); reject(error) }
-    )
-  })
-}

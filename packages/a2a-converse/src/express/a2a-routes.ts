@@ -12,6 +12,7 @@ import type { A2AReply, RequestBody } from '../bindings/jsonrpc/binding.js'
 import { createMcpService } from '../mcp/mcp-service.js'
 import { SERVER_CARD_HEADERS, serverCard } from '../mcp/server-card.js'
 import { errorResponse, internalError } from '../protocol/errors.js'
+import type { ConverseRouterOptions } from './converse-router.js'
 import { bodyOf, guarded, unknownAgent, type RouterContext } from './route-kit.js'
 
 /** The options of the MCP door (converse-router.ts's `mcp*` options). */
@@ -22,6 +23,17 @@ export interface McpRouteOptions {
   admitBatch?: (request: Request, messages: number) => Promise<{ retryAfterSec: number } | undefined>
   /** The server card's headers (private caching when the card's URLs come from the request). */
   serverCardHeaders: Record<string, string>
+}
+
+/** The MCP door's options, from the router's (`mcp…`); its server card `private` when the cards come from the request. */
+export function mcpRouteOptions (options: ConverseRouterOptions, cardsFromRequest: boolean): McpRouteOptions {
+  return {
+    directToolCalls: options.mcpDirectToolCalls,
+    onToolCall: options.onMcpToolCall,
+    maxBatch: options.mcpMaxBatch,
+    admitBatch: options.mcpAdmitBatch,
+    serverCardHeaders: cardsFromRequest ? { ...SERVER_CARD_HEADERS, 'cache-control': 'private, max-age=300' } : SERVER_CARD_HEADERS
+  }
 }
 
 /** The agents the routes serve, the root endpoint's agent and the MCP door's options. */

@@ -28,14 +28,12 @@ import { createCardSigner, JWKS_PATH } from '../auth/card-signer.js'
 import { isSigningKey, type SigningKey } from '../auth/signing-key.js'
 import { publicHostList, requestOrigin } from '../http/request-origin.js'
 import { cardAsServed, requestedCardVersion, V03_CARD_PATH, wellKnownCardVersion } from '../core/card.js'
-import {
-  endpointAuthentication, endpointBackends, resolveEndpointOptions, type EndpointAgentOptions, type ResolvedEndpointOptions
-} from '../http/endpoint-options.js'
-import { SERVER_CARD_HEADERS } from '../mcp/server-card.js'
+import { endpointAuthentication, endpointBackends } from '../http/endpoint-backends.js'
+import { resolveEndpointOptions, type EndpointAgentOptions, type ResolvedEndpointOptions } from '../http/endpoint-options.js'
 import type { TaskEventSource } from '../backends/local/task-event-relay.js'
 import type { A2AVersion } from '../protocol/version.js'
 import type { CallObserver } from '../telemetry/observer.js'
-import { a2aRoutes } from './a2a-routes.js'
+import { a2aRoutes, mcpRouteOptions } from './a2a-routes.js'
 import { routeDecorator, type DecorateRouteOptions } from './decorate-route.js'
 import { extendedCardSigner, guarded, loggerOf, routerLogger, sendCard, signed, unknownAgent, type RouterContext } from './route-kit.js'
 
@@ -165,13 +163,7 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     : a2aRoutes(router, context, {
       agentIds: [...backends.keys()],
       rootAgentId: resolved?.rootAgentId,
-      mcp: {
-        directToolCalls: options.mcpDirectToolCalls,
-        onToolCall: options.onMcpToolCall,
-        maxBatch: options.mcpMaxBatch,
-        admitBatch: options.mcpAdmitBatch,
-        serverCardHeaders: cardsFromRequest ? { ...SERVER_CARD_HEADERS, 'cache-control': 'private, max-age=300' } : SERVER_CARD_HEADERS
-      }
+      mcp: mcpRouteOptions(options, cardsFromRequest)
     })
 
   /**
@@ -197,16 +189,21 @@ export function converseRouter (options: ConverseRouterOptions): ConverseRouter 
     const jwks = JSON.stringify(options.cardSigning.jwks)
     router.get(JWKS_PATH, (_request, response) => { response.set(JWKS_HEADERS).send(jwks) })
   }
-  router.get('/api/v1/mcp/converse/tools', guarded((request, response) => {
+  router.get('/api/v1/mcp/converse/tools', toolsRoute(extension, logFor))
+
+  const { decorateRoute, transformResult } = routeDecorator(extension, logFor)
+  return Object.assign(router, { extension, cardFor, decorateRoute, transformResult, close, service: service as A2AService })
+}
+
+/** The tools route: an agent's routine tools (`?agentId=`, default: the first agent), as the card lists them. */
+function toolsRoute (extension: ConverseExtension, logFor: RouterContext['logFor']) {
+  return guarded((request, response) => {
     const asked = request.query.agentId
     const agentId = asked === undefined ? extension.defaultAgentId : String(asked)
     const agent = extension.agents.get(agentId)
     if (agent === undefined) unknownAgent(response, agentId)
     else response.json({ tools: agent.tools })
-  }, logFor))
-
-  const { decorateRoute, transformResult } = routeDecorator(extension, logFor)
-  return Object.assign(router, { extension, cardFor, decorateRoute, transformResult, close, service: service as A2AService })
+  }, logFor)
 }
 
 /** The boolean, size and function options, each failure naming its option. */

@@ -1,19 +1,18 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import {
   baseUrlOf, createConverseExtension, normalizeMountPath,
   type BaseUrlOption, type ConverseAgentOptions, type ConverseExtension, type ConverseExtensionOptions, type ResolvedAgent
 } from '../core/converse-extension.js'
 import type { EnvelopeDecorator } from '../core/decorate.js'
 import { InvalidOptionError } from '../core/errors.js'
-import { cardReply, JWKS_HEADERS, notServed03Body } from '../http/card-cache.js'
 import { createCardSigner, JWKS_PATH } from '../auth/card-signer.js'
 import { isSigningKey, type SigningKey } from '../auth/signing-key.js'
-import { publicHostList, requestHostErrorBody, requestOrigin, RequestHostError } from '../http/request-origin.js'
-import { EXTENSIONS_HEADER } from '../core/uri.js'
+import { publicHostList, requestOrigin, RequestHostError } from '../http/request-origin.js'
 import type { BoundA2AService } from '../bindings/index.js'
-import { cardAsServed, requestedCardVersion, V03_CARD_PATH, wellKnownCardVersion } from '../core/card.js'
-import { unknownAgentBody } from '../bindings/jsonrpc/binding.js'
+import { cardAsServed, requestedCardVersion } from '../core/card.js'
+import { addCardRoutes, serves03 } from './card-routes.js'
+import { addConverseHooks } from './converse-hooks.js'
 import type { EndpointAgentOptions } from '../http/endpoint-options.js'
 
 export type { AgentCardInput, ResolvedAgent } from '../core/converse-extension.js'
@@ -127,7 +126,15 @@ declare module 'fastify' {
   interface FastifyContextConfig { converse?: ConverseRouteConfig }
 }
 
-const NOT_ACTIVE: Omit<ConverseRequestState, 'agentId'> = Object.freeze({ requested: [], activated: [], active: false })
+/** The plugin's own options, checked at registration (the extension checks its own). */
+function checkPluginOptions (options: ConversePluginOptions): void {
+  const grpcUrl = options.grpcUrl
+  if (grpcUrl !== undefined && (typeof grpcUrl !== 'string' || grpcUrl === '')) throw new InvalidOptionError('grpcUrl', 'must be a non-empty string (host:port)')
+  if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
+    throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
+  }
+  if (options.cardSigning !== undefined && !isSigningKey(options.cardSigning)) throw new InvalidOptionError('cardSigning', 'must be a key made by createSigningKey')
+}
 
 async function conversePlugin (fastify: FastifyInstance, options: ConversePluginOptions): Promise<void> {
   const extension = createConverseExtension(options)
@@ -137,15 +144,9 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
   const publicUrl = baseUrlOf('publicUrl', options.publicUrl, (request: FastifyRequest) => requestOrigin(request.protocol, request.host, publicHosts))
   const mcpPublicUrl = baseUrlOf('mcpPublicUrl', options.mcpPublicUrl, publicUrl)
   const cardsFromRequest = typeof options.publicUrl !== 'string' || (options.mcpPublicUrl !== undefined && typeof options.mcpPublicUrl !== 'string')
-  const grpcUrl = options.grpcUrl
-  if (grpcUrl !== undefined && (typeof grpcUrl !== 'string' || grpcUrl === '')) throw new InvalidOptionError('grpcUrl', 'must be a non-empty string (host:port)')
-  if (options.defaultAgentCard !== undefined && typeof options.defaultAgentCard !== 'boolean') {
-    throw new InvalidOptionError('defaultAgentCard', 'must be a boolean')
-  }
-  if (options.cardSigning !== undefined && !isSigningKey(options.cardSigning)) throw new InvalidOptionError('cardSigning', 'must be a key made by createSigningKey')
+  checkPluginOptions(options)
+  const { grpcUrl } = options
   const signer = options.cardSigning === undefined ? undefined : createCardSigner(options.cardSigning)
-
-  const serves03 = (agentId: string): boolean => fastify.converse.a2aServices.get(agentId)?.versions.includes('0.3') === true
 
   /**
    * An agent's card. One whose endpoint also answers A2A 0.3 lists its 0.3 interfaces the 1.0 way, or is 0.3's card
@@ -153,7 +154,7 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
    */
   function cardFor (agentId: string, request: FastifyRequest, version = requestedCardVersion(request.headers?.['a2a-version'])): Record<string, unknown> | undefined {
     const card = agents.get(agentId)?.cardFor({ publicUrl: publicUrl(request), mcpPublicUrl: mcpPublicUrl(request), mountPath, grpcUrl })
-    return card === undefined ? undefined : cardAsServed(card, serves03(agentId), version)
+    return card === undefined ? undefined : cardAsServed(card, serves03(fastify, agentId), version)
   }
 
   function hostRefusal (request: FastifyRequest): RequestHostError | undefined {
@@ -200,99 +201,8 @@ async function conversePlugin (fastify: FastifyInstance, options: ConversePlugin
     agents, defaultAgentId, cardFor, hostRefusal, cardsFromRequest, transformResult, decorator, extension, mountPath, a2aServices: new Map(), signCard, putAgent, removeAgent, liveEndpoints
   })
   fastify.decorateRequest('converse', null)
-
-  /** The onRequest hook of one marked route: its config is read once, here, not per request. */
-  function converseRequestHook (config: ConverseRouteConfig) {
-    const fixedAgentId = config === true ? undefined : config.agentId
-    return function onConverseRequest (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-      const agentId = fixedAgentId ?? String((request.params as { agentId?: string }).agentId ?? defaultAgentId)
-      const negotiated = extension.negotiate(agentId, request.headers['a2a-extensions'])
-      if (negotiated === undefined) {
-        request.converse = { agentId, ...NOT_ACTIVE }
-        return done()
-      }
-      const { requested, activated, active, echo } = negotiated
-      request.converse = { agentId, requested, activated, active }
-      if (echo !== undefined) reply.header(EXTENSIONS_HEADER, echo)
-      done()
-    }
-  }
-
-  /**
-   * The preSerialization hook of the marked routes. Callback style, so a reply decorated synchronously (a sync
-   * provider) costs no promise.
-   */
-  function onConverseSerialization (
-    request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void
-  ): void {
-    const response = payload as { result?: unknown } | null
-    if (response === null || typeof response !== 'object' || !('result' in response)) return done(null, payload)
-    const method = (request.body as { method?: unknown } | undefined)?.method
-    if (typeof method !== 'string') return done(null, payload)
-    const original = response.result
-    const finish = (result: unknown) => done(null, result === original ? payload : { ...response, result })
-    const result = transformResult(request, method, original)
-    // decorate never rejects; `done` as the rejection handler only guards against the unforeseen.
-    if (result instanceof Promise) result.then(finish, done)
-    else finish(result)
-  }
-
-  // Opt-in per route, as @fastify/rate-limit does: routes without config.converse get no hooks at all.
-  fastify.addHook('onRoute', (route) => {
-    const config = route.config?.converse
-    if (config === undefined) return
-    if (config !== true && (config === null || typeof config !== 'object' || !agents.has(config.agentId))) {
-      throw new InvalidOptionError(`config.converse of ${route.method} ${route.url}`, 'must be true or { agentId } naming a declared agent')
-    }
-    route.onRequest = [...toArray(route.onRequest), converseRequestHook(config)]
-    route.preSerialization = [...toArray(route.preSerialization), onConverseSerialization]
-  })
-
-  /**
-   * A card, signed last when signing (its JWKS under the card's own base URL), with its cache validators
-   * (http/card-cache.ts), or 304 when the client holds it already. `Vary: A2A-Version` where the header picks the card.
-   */
-  async function sendCard (request: FastifyRequest, reply: FastifyReply, agentId: string, card: Record<string, unknown>): Promise<FastifyReply> {
-    const served = signer === undefined ? card : await signer.sign(card, `${publicUrl(request)}${mountPath}${JWKS_PATH}`)
-    const { status, headers, body } = cardReply(served, request.headers['if-none-match'], serves03(agentId), cardsFromRequest)
-    return reply.code(status).headers(headers).send(body)
-  }
-
-  /**
-   * The well-known card routes: the version by the request's header (none: 1.0's, or 0.3's for a `compat` agent); the
-   * `/v0.3/` ones: 0.3's card, for 0.3 clients that send none.
-   */
-  function cardRoute (version?: '0.3') {
-    return async (request: FastifyRequest<{ Params: { agentId?: string } }>, reply: FastifyReply) => {
-      const agentId = request.params.agentId ?? defaultAgentId
-      const refused = hostRefusal(request)
-      if (refused !== undefined) return reply.code(400).send(requestHostErrorBody(refused))
-      const card = cardFor(agentId, request, version ?? wellKnownCardVersion(request.headers['a2a-version'], agents.get(agentId)?.wellKnownCard === 'compat'))
-      if (card === undefined) return reply.code(404).send(unknownAgentBody(agentId))
-      if (version !== undefined && !serves03(agentId)) return reply.code(404).send(notServed03Body(agentId))
-      return await sendCard(request, reply, agentId, card)
-    }
-  }
-  fastify.get(`${mountPath}/a2a/:agentId/.well-known/agent-card.json`, cardRoute())
-  fastify.get(`${mountPath}/a2a/:agentId${V03_CARD_PATH}`, cardRoute('0.3'))
-  if (options.defaultAgentCard !== false) {
-    fastify.get(`${mountPath}/.well-known/agent-card.json`, cardRoute())
-    fastify.get(`${mountPath}${V03_CARD_PATH}`, cardRoute('0.3'))
-  }
-  if (options.cardSigning !== undefined) {
-    const jwks = JSON.stringify(options.cardSigning.jwks)
-    fastify.get(`${mountPath}${JWKS_PATH}`, async (_request, reply) => await reply.headers(JWKS_HEADERS).send(jwks))
-  }
-  fastify.get<{ Querystring: { agentId?: string } }>(`${mountPath}/api/v1/mcp/converse/tools`, async (request, reply) => {
-    const agentId = request.query.agentId ?? defaultAgentId
-    const agent = agents.get(agentId)
-    if (agent === undefined) return reply.code(404).send(unknownAgentBody(agentId))
-    return { tools: agent.tools }
-  })
-}
-
-function toArray<T> (value: T | T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? value : [value]
+  addConverseHooks(fastify, extension, transformResult)
+  addCardRoutes(fastify, cardFor, options.defaultAgentCard, options.cardSigning)
 }
 
 export const converse = fp(conversePlugin, { fastify: '5.x', name: 'a2a-converse' })

@@ -99,7 +99,7 @@ export async function serveGrpc (options: GrpcDoorOptions): Promise<GrpcDoor> {
         const value = reply as Extract<GrpcReply, { kind: 'value' }>
         call.sendMetadata(value.metadata)
         callback(null, value.message)
-      }).catch((error: unknown) => failed(error, callback)).finally(done)
+      }).catch((error: unknown) => failed(log, error, callback)).finally(done)
     }
   }
 
@@ -107,44 +107,10 @@ export async function serveGrpc (options: GrpcDoorOptions): Promise<GrpcDoor> {
     return (call: ServerWritableStream<unknown, unknown>): void => {
       const { controller, done } = track(call)
       replyTo(rpc, call, controller.signal)
-        .then(async (reply) => await writeStream(call, reply, controller.signal))
-        .catch((error: unknown) => failed(error, (status) => call.emit('error', status)))
+        .then(async (reply) => await writeStream(call, reply, controller.signal, () => closing))
+        .catch((error: unknown) => failed(log, error, (status) => call.emit('error', status)))
         .finally(done)
     }
-  }
-
-  /* c8 ignore start -- answerGrpc and admit never reject, and the writes do not throw; this only keeps a bug from
-     becoming an unhandled rejection (a crash) instead of one INTERNAL status */
-  function failed (error: unknown, send: (status: Partial<StatusObject>) => void): void {
-    log?.error({ err: error }, 'A2A gRPC call failed')
-    send({ code: GrpcStatus.INTERNAL, details: 'Internal error' })
-  }
-  /* c8 ignore stop */
-
-  /** The initial metadata, then each message (waiting for the client to drain), then the end or the failure. */
-  async function writeStream (call: ServerWritableStream<unknown, unknown>, reply: GrpcReply, signal: AbortSignal): Promise<void> {
-    if (reply.kind === 'error') {
-      call.emit('error', reply.error)
-      return
-    }
-    const streamed = reply as Extract<GrpcReply, { kind: 'stream' }>
-    call.sendMetadata(streamed.metadata)
-    for await (const item of streamed.messages) {
-      if (item.kind === 'error') {
-        call.emit('error', item.error)
-        return
-      }
-      if (!call.write(item.message)) await drained(call, signal)
-      // The client left (or the door closes) while the stream waited: stop pulling events.
-      if (signal.aborted) break
-    }
-    // The events end (or the loop left) when the call's signal aborts: the client left (nothing to send), or the door
-    // is closing.
-    if (closing) {
-      call.emit('error', { code: GrpcStatus.UNAVAILABLE, details: 'the server is shutting down' })
-      return
-    }
-    call.end()
   }
 
   const handlers: UntypedServiceImplementation = {}
@@ -153,12 +119,7 @@ export async function serveGrpc (options: GrpcDoorOptions): Promise<GrpcDoor> {
   }
   server.addService(tolerantDefinition(A2A_SERVICE_DEFINITION as unknown as ServiceDefinition), handlers)
 
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(hostPort(options.host ?? '0.0.0.0', options.port), ServerCredentials.createInsecure(), (error, bound) => {
-      if (error !== null) reject(error)
-      else resolve(bound)
-    })
-  })
+  const port = await listen(server, hostPort(options.host ?? '0.0.0.0', options.port))
 
   return {
     port,
@@ -168,6 +129,53 @@ export async function serveGrpc (options: GrpcDoorOptions): Promise<GrpcDoor> {
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()))
     }
   }
+}
+
+/**
+ * The initial metadata, then each message (waiting for the client to drain), then the end or the failure;
+ * `closing` says whether the door is closing (an ended stream is then UNAVAILABLE).
+ */
+async function writeStream (call: ServerWritableStream<unknown, unknown>, reply: GrpcReply, signal: AbortSignal, closing: () => boolean): Promise<void> {
+  if (reply.kind === 'error') {
+    call.emit('error', reply.error)
+    return
+  }
+  const streamed = reply as Extract<GrpcReply, { kind: 'stream' }>
+  call.sendMetadata(streamed.metadata)
+  for await (const item of streamed.messages) {
+    if (item.kind === 'error') {
+      call.emit('error', item.error)
+      return
+    }
+    if (!call.write(item.message)) await drained(call, signal)
+    // The client left (or the door closes) while the stream waited: stop pulling events.
+    if (signal.aborted) break
+  }
+  // The events end (or the loop left) when the call's signal aborts: the client left (nothing to send), or the door
+  // is closing.
+  if (closing()) {
+    call.emit('error', { code: GrpcStatus.UNAVAILABLE, details: 'the server is shutting down' })
+    return
+  }
+  call.end()
+}
+
+/* c8 ignore start -- answerGrpc and admit never reject, and the writes do not throw; this only keeps a bug from
+   becoming an unhandled rejection (a crash) instead of one INTERNAL status */
+function failed (log: ServiceLogger | undefined, error: unknown, send: (status: Partial<StatusObject>) => void): void {
+  log?.error({ err: error }, 'A2A gRPC call failed')
+  send({ code: GrpcStatus.INTERNAL, details: 'Internal error' })
+}
+/* c8 ignore stop */
+
+/** Binds the server to its address (plaintext, as the door always served); resolves with the port bound (0: any free one). */
+async function listen (server: Server, address: string): Promise<number> {
+  return await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => {
+      if (error !== null) reject(error)
+      else resolve(bound)
+    })
+  })
 }
 
 /** The service definition with request decoders that hand over MALFORMED_MESSAGE instead of throwing. */

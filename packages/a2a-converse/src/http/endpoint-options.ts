@@ -6,13 +6,13 @@ import type { CallObserver } from '../telemetry/observer.js'
 import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
 import type { Authenticator } from '../auth/authenticator.js'
 import type { A2ABackend } from '../protocol/backend.js'
-import { localBackend } from '../backends/local/local-backend.js'
 import { InvalidOptionError } from '../core/errors.js'
+import { resolveEndpointAgent } from './endpoint-agent.js'
 import type { TaskEventSource } from '../backends/local/task-event-relay.js'
 import { A2A_VERSIONS, type A2AVersion } from '../protocol/version.js'
 import type { TaskTurnLock } from '../stores/task-turn-lock.js'
 import type { ResolvedAgent } from '../core/converse-extension.js'
-import { createPushNotifications, type AgentPush } from '../push/index.js'
+import type { AgentPush } from '../push/index.js'
 
 export interface EndpointCapabilities {
   /** SendStreamingMessage and SubscribeToTask. Default: the card's `capabilities.streaming`, else true. */
@@ -113,8 +113,6 @@ export interface ResolvedEndpointAgent<R = unknown> {
   push?: AgentPush
 }
 
-/** Cards are built per public base URL; the request handler only reads capabilities and extensions. */
-const PLACEHOLDER_BASE = 'http://localhost'
 const OBSERVER_METHODS = ['callEnded', 'streamOpened', 'streamClosed'] as const
 
 /**
@@ -170,125 +168,4 @@ export function resolveEndpointOptions<R = unknown> (
     throw new InvalidOptionError('rootAgentId', 'must name one of the agents served here')
   }
   return { agents, events, rootAgentId, authenticator, maxStreamsPerCaller, a2aVersions, observer }
-}
-
-/**
- * One agent of an endpoint, checked (`where` names it in errors): an agent declared to the extension, with an executor
- * or a backend. The endpoint's options use it for each agent, and `putAgent` for an agent added at runtime.
- */
-export function resolveEndpointAgent<R = unknown> (
-  agent: EndpointAgentOptions<R>,
-  where: string,
-  converse: { agents: ReadonlyMap<string, ResolvedAgent> },
-  authenticator: Authenticator | undefined
-): ResolvedEndpointAgent<R> {
-  if (agent === null || typeof agent !== 'object') throw new InvalidOptionError(where, 'must be an object')
-  const declared = typeof agent.id === 'string' ? converse.agents.get(agent.id) : undefined
-  if (declared === undefined) {
-    throw new InvalidOptionError(`${where}.id`, 'must name an agent declared to the converse plugin')
-  }
-  const { executor, backend } = agent
-  if (backend !== undefined) {
-    if (executor !== undefined) throw new InvalidOptionError(`${where}.backend`, 'takes the place of executor: give one of them')
-    if (backend === null || typeof backend !== 'object' || typeof backend.call !== 'function' ||
-      typeof backend.stream !== 'function' || typeof backend.toError !== 'function' || typeof backend.facts !== 'object') {
-      throw new InvalidOptionError(`${where}.backend`, 'must be an A2ABackend (facts, call, stream and toError)')
-    }
-  } else if (executor === null || typeof executor !== 'object' ||
-    typeof executor.execute !== 'function' || typeof executor.cancelTask !== 'function') {
-    throw new InvalidOptionError(`${where}.executor`, 'must be an AgentExecutor (execute and cancelTask methods)')
-  }
-  const store = agent.taskStore
-  if (store !== undefined && (store === null || typeof store !== 'object' ||
-    typeof store.load !== 'function' || typeof store.save !== 'function' || typeof store.list !== 'function')) {
-    throw new InvalidOptionError(`${where}.taskStore`, 'must be a TaskStore (load, save and list methods)')
-  }
-  const turnLock = agent.turnLock
-  if (turnLock !== undefined && (turnLock === null || typeof turnLock !== 'object' || typeof turnLock.acquire !== 'function')) {
-    throw new InvalidOptionError(`${where}.turnLock`, 'must be a TaskTurnLock (an acquire method)')
-  }
-  if (agent.extendedCard !== undefined && typeof agent.extendedCard !== 'function') {
-    throw new InvalidOptionError(`${where}.extendedCard`, 'must be a function of the request')
-  }
-  const access = agent.access ?? (authenticator === undefined ? 'walk-in' : 'authenticated')
-  if (access !== 'walk-in' && access !== 'authenticated') throw new InvalidOptionError(`${where}.access`, 'must be "walk-in" or "authenticated"')
-  if (access === 'authenticated' && authenticator === undefined) {
-    throw new InvalidOptionError(`${where}.access`, 'is "authenticated", which needs the endpoint\'s authenticator option')
-  }
-  const card = declared.cardFor({ publicUrl: PLACEHOLDER_BASE })
-  // The converse plugin's cards always carry capabilities (it adds its extension entry there).
-  const cardCapabilities = card.capabilities as Record<string, unknown>
-  const wanted = agent.capabilities === undefined ? {} : agent.capabilities
-  if (wanted === null || typeof wanted !== 'object') {
-    throw new InvalidOptionError(`${where}.capabilities`, 'must be an object')
-  }
-  const capabilities = {
-    ...cardCapabilities,
-    streaming: capability(where, 'streaming', wanted.streaming, cardCapabilities.streaming, true),
-    pushNotifications: capability(where, 'pushNotifications', wanted.pushNotifications, cardCapabilities.pushNotifications, false)
-  }
-  let { push } = agent
-  let taskStore = store
-  if (push === undefined && capabilities.pushNotifications && backend === undefined) {
-    // Delivery in this process, safe by default (packages/a2a-converse/src/push/url-guard.ts).
-    ({ push, taskStore } = createPushNotifications().forAgent(agent.id, store))
-  }
-  return {
-    id: agent.id,
-    executor: executor as AgentExecutor,
-    backend,
-    taskStore,
-    turnLock,
-    card: { ...card, capabilities },
-    extendedCard: agent.extendedCard,
-    access,
-    push
-  }
-}
-
-/** The agents that require an authenticated caller, each with the endpoint's authenticator (for the service). */
-export function endpointAuthentication<R> (resolved: ResolvedEndpointOptions<R>): Map<string, Authenticator> {
-  return new Map(resolved.agents
-    .filter((agent) => agent.access === 'authenticated')
-    .map((agent) => [agent.id, resolved.authenticator as Authenticator]))
-}
-
-function capability (where: string, name: string, option: unknown, onCard: unknown, fallback: boolean): boolean {
-  if (option !== undefined && typeof option !== 'boolean') {
-    throw new InvalidOptionError(`${where}.capabilities.${name}`, 'must be a boolean')
-  }
-  if (option !== undefined && typeof onCard === 'boolean' && option !== onCard) {
-    throw new InvalidOptionError(`${where}.capabilities.${name}`, `contradicts the card's capabilities.${name}`)
-  }
-  return option ?? (typeof onCard === 'boolean' ? onCard : fallback)
-}
-
-/** Signs a card for a request (the door's card key; `cardSigning`). */
-export type CardSigning<R> = (card: Record<string, unknown>, request: R) => Promise<Record<string, unknown>>
-
-/**
- * Each served agent's backend: its own, or the local SDK backend over its executor. With `signCard` (the door's
- * card key) the extended card is signed last, as every card the door serves.
- */
-export function endpointBackends<R> (resolved: ResolvedEndpointOptions<R>, signCard?: CardSigning<R>): Map<string, A2ABackend> {
-  return new Map(resolved.agents.map((agent) => [agent.id, endpointBackend(agent, resolved.events, signCard)]))
-}
-
-/** One agent's backend: its own, or the local SDK backend over its executor (task events relayed from `events`). */
-export function endpointBackend<R> (agent: ResolvedEndpointAgent<R>, events: TaskEventSource | undefined, signCard?: CardSigning<R>): A2ABackend {
-  const extendedCard = agent.extendedCard
-  return agent.backend ?? localBackend({
-    card: agent.card,
-    executor: agent.executor,
-    taskStore: agent.taskStore,
-    turnLock: agent.turnLock,
-    events,
-    push: agent.push,
-    extendedCard: extendedCard === undefined
-      ? undefined
-      : async (context) => {
-        const card = await extendedCard(context.doorRequest as R)
-        return signCard === undefined ? card : await signCard(card, context.doorRequest as R)
-      }
-  })
 }

@@ -14,45 +14,12 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FieldViolation } from './errors.js'
 import { A2A_METHODS, type A2AMethod } from './methods.js'
+import { MAX_ID_LENGTH, MAX_MESSAGE_PARTS, PART_MEMBERS, ROLES, TASK_STATES, UNRECOGNIZED_STATUS } from './param-values.js'
+import { toViolations } from './param-violations.js'
 
-/** At most this many violations are reported: a request with 10 000 bad parts gets a bounded answer. */
-export const MAX_VIOLATIONS = 20
-
-/**
- * The longest identifier a request may carry (contextId, taskId, messageId, referenceTaskIds[], a push config id,
- * tenant), in UTF-16 code units as JavaScript counts them: the same limit for the memory and the PostgreSQL stores
- * (whose id columns are text), so both accept exactly the same requests. A realistic `session-<uuid>` is 44.
- */
-export const MAX_ID_LENGTH = 128
-
-/**
- * The most parts one message may carry (SendMessage, SendStreamingMessage): a request's work is bounded by its parts
- * (each is checked, decorated, stored and listed again with the task), so one body of 80 000 tiny parts cannot make
- * every later ListTasks slow. Fixed, like MAX_ID_LENGTH: memory and PostgreSQL accept exactly the same messages.
- */
-export const MAX_MESSAGE_PARTS = 100
-
-export const PART_MEMBERS = Object.freeze(['text', 'raw', 'url', 'data'])
-export const ROLES = Object.freeze(['ROLE_USER', 'ROLE_AGENT'])
-export const TASK_STATES = Object.freeze([
-  'TASK_STATE_UNSPECIFIED', 'TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED',
-  'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_REJECTED',
-  'TASK_STATE_AUTH_REQUIRED'
-])
-
-/**
- * What the official @a2a-js/sdk client sends as ListTasks `status` when the caller gave none (its generated
- * toJSON of an unset enum). Accepted, like `TASK_STATE_UNSPECIFIED`, as "no status filter".
- */
-export const UNRECOGNIZED_STATUS = 'UNRECOGNIZED'
-
-/** ListTasks params with an unset status filter (unspecified or unrecognized, by name or number) removed. */
-export function withoutUnsetStatusFilter (params: Record<string, unknown>): Record<string, unknown> {
-  const status = params.status
-  if (status !== UNRECOGNIZED_STATUS && status !== 'TASK_STATE_UNSPECIFIED' && status !== 0) return params
-  const { status: _unset, ...rest } = params
-  return rest
-}
+export {
+  MAX_ID_LENGTH, MAX_MESSAGE_PARTS, MAX_VIOLATIONS, PART_MEMBERS, ROLES, TASK_STATES, UNRECOGNIZED_STATUS, withoutUnsetStatusFilter
+} from './param-values.js'
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/
 
@@ -241,72 +208,4 @@ export function validateParams (method: A2AMethod, params: unknown): FieldViolat
   const validate = VALIDATORS.get(method) as ValidateFunction
   if (validate(value)) return undefined
   return toViolations(validate.errors as ErrorObject[])
-}
-
-function toViolations (errors: readonly ErrorObject[]): FieldViolation[] {
-  return errors.slice(0, MAX_VIOLATIONS).map(describe)
-}
-
-function describe (error: ErrorObject): FieldViolation {
-  const field = pointerToField(error.instancePath)
-  const parent = error.parentSchema as { a2aMessage?: string, minimum?: number, maximum?: number }
-  const params = error.params as Record<string, unknown>
-  switch (error.keyword) {
-    case 'required':
-      return { field: join(field, String(params.missingProperty)), description: 'is required' }
-    case 'type':
-      return at(field, `must be ${withArticle(String(params.type))}`)
-    case 'enum':
-      // Names only; "UNRECOGNIZED" is tolerated for the official client, not a value to advertise.
-      return at(field, `must be one of ${(params.allowedValues as unknown[]).filter((v) => typeof v === 'string' && v !== UNRECOGNIZED_STATUS).join(', ')}`)
-    case 'minItems':
-      // Every minItems here is 1: REQUIRED arrays must not be empty (§5.7).
-      return at(field, 'must have at least one item')
-    case 'maxItems':
-      return at(field, `must have at most ${String(params.limit)} items`)
-    case 'minimum':
-    case 'maximum':
-      return at(field, parent.minimum !== undefined && parent.maximum !== undefined && parent.maximum < 2147483647
-        ? `must be between ${parent.minimum} and ${parent.maximum}`
-        : `must be ${error.keyword === 'minimum' ? '>=' : '<='} ${String(params.limit)}`)
-    case 'a2aExactlyOne': {
-      const present = PART_MEMBERS.filter((member) => Object.hasOwn(error.data as object, member))
-      return at(field, present.length === 0
-        ? `must have exactly one of ${PART_MEMBERS.join(', ')}; it has none`
-        : `must have exactly one of ${PART_MEMBERS.join(', ')}; it has ${present.join(', ')}`)
-    }
-    case 'maxLength':
-      return at(field, `must be at most ${String(params.limit)} characters`)
-    case 'a2aNoNul':
-      return at(field, 'must not contain U+0000')
-    case 'a2aWellFormed':
-      return at(field, 'must not contain an unpaired surrogate (U+D800 to U+DFFF)')
-    case 'a2aTimestamp':
-      return at(field, 'must be an RFC 3339 timestamp such as 2026-01-01T00:00:00.000Z')
-    default:
-      // minLength and pattern: each schema that uses them says what it means.
-      return at(field, parent.a2aMessage ?? 'must not be empty')
-  }
-}
-
-function at (field: string, description: string): FieldViolation {
-  return { field: field === '' ? 'params' : field, description }
-}
-
-/** `/message/parts/0/text` → `message.parts[0].text` (JSON Pointer unescaped). */
-function pointerToField (pointer: string): string {
-  let field = ''
-  for (const raw of pointer.split('/').slice(1)) {
-    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~')
-    field = /^\d+$/.test(segment) ? `${field}[${segment}]` : join(field, segment)
-  }
-  return field
-}
-
-function join (field: string, member: string): string {
-  return field === '' ? member : `${field}.${member}`
-}
-
-function withArticle (type: string): string {
-  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`
 }

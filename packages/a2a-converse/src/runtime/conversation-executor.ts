@@ -4,34 +4,34 @@
  * and human takeover (ownership, author). Each turn is decided, then done: the planner (turn-plan.ts) decides it
  * under the conversation store's per-conversation lock and the store commits the conversation it returns; then the
  * task the turn supersedes is closed (superseded-task.ts) and its events are published (turn-events.ts).
+ * A message sent again gets its first reply (turn-replays.ts); CancelTask ends a task and its routine (task-cancel.ts).
  *
  * A conversation has at most one open task: a turn that answers in a new task (a message with the contextId only)
  * closes the task the previous turn left waiting for input or held for a person (CANCELED, "Continued in task …").
  */
 import { randomUUID } from 'node:crypto'
-import { Message, TaskState } from '@a2a-js/sdk'
+import type { Message } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
-import { messageContentDigest, type MessageReplays } from '../stores/message-replays.js'
-import { callerIdOf } from '../auth/sdk-user.js'
+import type { MessageReplays } from '../stores/message-replays.js'
 import { callerKeyOf } from '../stores/caller-key.js'
-import type { ConverseEnvelope } from '../core/envelope.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 export type { TypedCall } from '../core/typed-call.js'
 import { ConverseError, ERROR_CODES, isConverseError, type ErrorCode } from '../core/errors.js'
-import {
-  clientContextId, conversationKey, newConversationState, type ConversationRoutine, type ConversationState, type ConversationStore
-} from '../stores/conversation-store.js'
+import { conversationKey, newConversationState, type ConversationState, type ConversationStore } from '../stores/conversation-store.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import { reservesTasks, type TaskReservations } from '../stores/task-reservations.js'
 import { inConversationSpan } from '../stores/traced-conversations.js'
 import { traceContextIn } from '../telemetry/tracing.js'
 import type { KnowledgeBase } from './knowledge-base.js'
-import { agentMessage, dataPart, humanMessage, textPart } from './agent-messages.js'
-import { createRoutineEngine, isTerminal, type RoutineEngine, type RoutineEngineOptions } from './routine-engine.js'
+import { dataPart, humanMessage } from './agent-messages.js'
+import { createRoutineEngine, type RoutineEngine, type RoutineEngineOptions } from './routine-engine.js'
 import { maxReadCharsOf } from './slot-input.js'
-import { supersededTaskCloser, taskOfTurn } from './superseded-task.js'
+import { supersededTaskCloser } from './superseded-task.js'
+import { cancelConversationTask } from './task-cancel.js'
 import { taskTurnEvents } from './turn-events.js'
-import { createTurnPlanner, envelopeBase, firstTurnOf, turnInput, type ReplayPlan, type Turn } from './turn-plan.js'
+import { turnInput } from './turn-input.js'
+import { createTurnPlanner, type Turn } from './turn-plan.js'
+import { publishReplay, replayOf } from './turn-replays.js'
 
 export interface ConversationExecutorOptions {
   agentId: string
@@ -98,32 +98,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
   /** The requests whose conversation replayOf found new (none stored under its key). */
   const fresh = new WeakSet<ServerCallContext>()
 
-  /**
-   * A replayed reply: the kept Message as it was; the task holding the first reply as it stands (an event without
-   * history or artifacts: the SDK merges what is stored, so nothing older is written back), or, when the store no
-   * longer keeps that task, a Message that names it (in referenceTaskIds; the Message itself is in no task).
-   */
-  async function publishReplay (replay: ReplayPlan, requestContext: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
-    if (replay.message !== undefined) {
-      eventBus.publish(AgentEvent.message(replay.message))
-      return
-    }
-    const { taskId, turnId } = replay.task as { taskId: string, turnId: string }
-    const task = await taskOfTurn(taskStore, taskId, turnId, requestContext.context)
-    if (task !== undefined) {
-      eventBus.publish(AgentEvent.task({ ...task, history: [], artifacts: [] }))
-      return
-    }
-    const messageId = requestContext.userMessage.messageId
-    const gone = agentMessage({
-      messageId: newId(),
-      contextId: requestContext.contextId,
-      parts: [textPart(`Message ${messageId} was already received and answered in task ${taskId}, which is no longer kept.`)],
-      envelope: envelopeBase(turnId, messageId)
-    })
-    gone.referenceTaskIds = [taskId]
-    eventBus.publish(AgentEvent.message(gone))
-  }
+  const sources = { agentId, store, taskStore, engine, newId }
 
   /**
    * Decides the turn under the conversation's lock and records it; the store calls `plan` again when it retries, so
@@ -170,7 +145,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
     // The task left open is closed before this turn answers: a client that has the answer sees it closed.
     if (turn.supersedes !== undefined) await closeSuperseded(turn.supersedes, requestContext)
     const decided = turn.plan
-    if (decided.kind === 'replay') await publishReplay(decided, requestContext, eventBus)
+    if (decided.kind === 'replay') await publishReplay(sources, decided, requestContext, eventBus)
     else if (decided.kind === 'message') eventBus.publish(AgentEvent.message(turn.reply as Message))
     else for (const event of taskTurnEvents(decided, requestContext, newId, new Date().toISOString())) eventBus.publish(event)
   }
@@ -188,66 +163,10 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       }
     },
     async replayOf (message, contextId, context) {
-      const trace = traceContextIn(context.state)
-      const state = contextId === ''
-        ? undefined
-        : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId)))
-      if (state === undefined) {
-        fresh.add(context)
-        // A new conversation: refused here, before anything runs, when its caller is at the store's bound.
-        const { admit } = store
-        if (admit === undefined) return undefined
-        await inConversationSpan(store, 'admit', agentId, contextId === '' ? undefined : contextId, trace, async () => { await admit.call(store, agentId, callerKeyOf(context)) })
-        return undefined
-      }
-      const first = firstTurnOf(state, message.messageId)
-      if (first === undefined) {
-        reads.set(context, state)
-        return undefined
-      }
-      if (first.content !== undefined && first.content !== messageContentDigest(message)) return { kind: 'conflict' }
-      if (first.reply !== undefined) return { kind: 'message', message: Message.fromJSON(JSON.parse(first.reply)) }
-      if (first.taskId === undefined) return undefined
-      // The first copy committed its turn; its task may still be being stored (here or on another instance).
-      await taskOfTurn(taskStore, first.taskId, first.id, context)
-      return { kind: 'task', taskId: first.taskId }
+      return await replayOf(sources, reads, fresh, message, contextId, context)
     },
     async cancelTask (taskId, eventBus) {
-      // CancelTask abandons the conversation's routine when that task carries it; the task always ends CANCELED
-      // (the SDK waits for a terminal status on the bus).
-      const key = await store.findContextByTaskId(agentId, taskId)
-      let routine: ConversationRoutine | undefined
-      let contextId: string | undefined
-      if (key !== undefined) {
-        await store.update(agentId, key, (current) => {
-          const state = current as ConversationState
-          contextId = clientContextId(state)
-          routine = undefined
-          if (state.routine !== undefined && state.routine.taskId === taskId && !isTerminal(state.routine)) {
-            routine = { ...engine.abandon(state.routine), taskId }
-            state.routine = routine
-          }
-          return state
-        })
-      }
-      const envelope: ConverseEnvelope = {
-        author: 'agent',
-        answerCoverage: { availability: 'not_recorded' },
-        ownership: { state: 'ai_owned', suppressed: false }
-      }
-      if (routine !== undefined) envelope.routine = engine.routineState(routine)
-      const text = routine !== undefined ? engine.prompt(routine) : 'Task canceled.'
-      eventBus.publish(AgentEvent.statusUpdate({
-        taskId,
-        // The conversation may no longer know the task (evicted); the SDK keeps the task's own contextId.
-        contextId: contextId ?? '',
-        status: {
-          state: TaskState.TASK_STATE_CANCELED,
-          message: agentMessage({ messageId: newId(), contextId: contextId ?? '', taskId, parts: [textPart(text)], envelope }),
-          timestamp: new Date().toISOString()
-        },
-        metadata: undefined
-      }))
+      await cancelConversationTask(sources, taskId, eventBus)
     }
   }
 }

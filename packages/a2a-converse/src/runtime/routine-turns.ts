@@ -10,8 +10,10 @@ import type { TypedCall } from '../core/typed-call.js'
 import type { ConversationRoutine, ConversationState } from '../stores/conversation-store.js'
 import { dataPart, textPart } from './agent-messages.js'
 import type { RoutineEngine } from './routine-engine.js'
-import { interpretRoutineMessage, parseSlotInput, type WirePart } from './slot-input.js'
-import type { MessagePlan, TaskPlan, TurnInput } from './turn-plan.js'
+import { interpretRoutineMessage } from './routine-message.js'
+import { parseSlotInput, type WirePart } from './slot-input.js'
+import type { TurnInput } from './turn-input.js'
+import type { MessagePlan, TaskPlan } from './turn-plan.js'
 
 export interface RoutineTurns {
   /** A typed routine call: the routine runs (a task), or the call is refused in a Message saying why. */
@@ -28,29 +30,8 @@ export interface RoutineTurns {
 }
 
 export function routineTurns (engine: RoutineEngine, newId: () => string): RoutineTurns {
-  /** The reply for a routine at `routine`'s status, with the invocation when the turn began from a call. */
-  function routinePlan (routine: ConversationRoutine, base: ConverseEnvelope, note?: string, invocation?: Invocation): TaskPlan {
-    const envelope: ConverseEnvelope = { ...base, routine: engine.routineState(routine) }
-    if (invocation !== undefined) envelope.invocation = invocation
-    const text = note === undefined ? engine.prompt(routine) : `${note}\n${engine.prompt(routine)}`
-    switch (routine.status) {
-      case 'completed': {
-        const declaration = engine.declaration(routine.routine) as RoutineDeclaration
-        const confirmation = { routine: routine.routine, toolName: declaration.toolName, confirmationId: newId(), values: routine.values }
-        return {
-          kind: 'task',
-          state: TaskState.TASK_STATE_COMPLETED,
-          parts: [textPart(text)],
-          envelope,
-          artifact: { name: `${routine.routine} confirmation`, parts: [dataPart(confirmation), textPart(text)] }
-        }
-      }
-      case 'abandoned':
-        return { kind: 'task', state: TaskState.TASK_STATE_CANCELED, parts: [textPart(text)], envelope }
-      default:
-        return { kind: 'task', state: TaskState.TASK_STATE_INPUT_REQUIRED, parts: [textPart(text)], envelope }
-    }
-  }
+  const routinePlan = (routine: ConversationRoutine, base: ConverseEnvelope, note?: string, invocation?: Invocation): TaskPlan =>
+    routineStatusPlan(engine, newId, routine, base, note, invocation)
 
   function call (next: ConversationState, typed: TypedCall, active: ConversationRoutine | undefined, base: ConverseEnvelope, input: TurnInput): MessagePlan | TaskPlan {
     const result = engine.invoke(typed.toolName, typed.arguments, active)
@@ -109,4 +90,33 @@ export function routineTurns (engine: RoutineEngine, newId: () => string): Routi
   }
 
   return { call, step, start, dropped }
+}
+
+/**
+ * The reply for a routine at `routine`'s status, with the invocation when the turn began from a call: every routine
+ * turn answers with it (a completed routine's confirmation as an artifact).
+ */
+function routineStatusPlan (
+  engine: RoutineEngine, newId: () => string, routine: ConversationRoutine, base: ConverseEnvelope, note?: string, invocation?: Invocation
+): TaskPlan {
+  const envelope: ConverseEnvelope = { ...base, routine: engine.routineState(routine) }
+  if (invocation !== undefined) envelope.invocation = invocation
+  const text = note === undefined ? engine.prompt(routine) : `${note}\n${engine.prompt(routine)}`
+  switch (routine.status) {
+    case 'completed': {
+      const declaration = engine.declaration(routine.routine) as RoutineDeclaration
+      const confirmation = { routine: routine.routine, toolName: declaration.toolName, confirmationId: newId(), values: routine.values }
+      return {
+        kind: 'task',
+        state: TaskState.TASK_STATE_COMPLETED,
+        parts: [textPart(text)],
+        envelope,
+        artifact: { name: `${routine.routine} confirmation`, parts: [dataPart(confirmation), textPart(text)] }
+      }
+    }
+    case 'abandoned':
+      return { kind: 'task', state: TaskState.TASK_STATE_CANCELED, parts: [textPart(text)], envelope }
+    default:
+      return { kind: 'task', state: TaskState.TASK_STATE_INPUT_REQUIRED, parts: [textPart(text)], envelope }
+  }
 }

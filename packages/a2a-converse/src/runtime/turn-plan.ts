@@ -5,9 +5,6 @@
  * does what it says once the store committed: the plan becomes events (packages/a2a-converse/src/runtime/turn-events.ts).
  */
 import { Message, TaskState, type Part } from '@a2a-js/sdk'
-import type { RequestContext } from '@a2a-js/sdk/server'
-import { callerIdOf } from '../auth/sdk-user.js'
-import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import type { ConverseEnvelope, OwnershipState } from '../core/envelope.js'
 import { readTypedCall, type TypedCall } from '../core/typed-call.js'
 import { messageContentDigest } from '../stores/message-replays.js'
@@ -19,6 +16,7 @@ import { isTerminal, type RoutineEngine } from './routine-engine.js'
 import { createTriggerMatcher } from './routine-triggers.js'
 import { messageText, readableParts, toWireParts, type WirePart } from './slot-input.js'
 import { routineTurns } from './routine-turns.js'
+import type { TurnInput } from './turn-input.js'
 
 /** A reply in a Message (no task): a knowledge answer, a refused typed call, or the note on a repeated messageId. */
 export interface MessagePlan {
@@ -47,24 +45,6 @@ export interface TaskPlan {
 
 export type Plan = MessagePlan | ReplayPlan | TaskPlan
 
-/** What the planner reads of a request. */
-export interface TurnInput {
-  message: Message
-  /** The client's contextId. */
-  contextId: string
-  /** The task this turn answers in when its reply goes into a task. */
-  taskId: string
-  /** The task the message continues (it named one that exists), if any. */
-  existingTaskId?: string
-  callerId?: string
-  /** Whether the request activated the converse extension (a typed call counts only then). */
-  activated: boolean
-  /** This turn's id (the envelope's originatingTurnId). */
-  turnId: string
-  /** ISO time the turn is recorded at. */
-  at: string
-}
-
 /** A decided turn. */
 export interface Turn {
   plan: Plan
@@ -76,26 +56,6 @@ export interface Turn {
   supersedes?: { taskId: string, turnId: string }
   /** The turn creates its task: its slot under the caller's cap is taken before the turn is recorded. */
   opensTask: boolean
-}
-
-/** Whether the request that runs this turn activated the converse extension (the gateway always declares it). */
-function requestActivated (requestContext: RequestContext): boolean {
-  const requested = requestContext.context?.requestedExtensions as Iterable<string> | undefined
-  return requested !== undefined && [...requested].includes(CONVERSE_EXTENSION_URI)
-}
-
-/** What the planner reads of the request behind a turn. */
-export function turnInput (requestContext: RequestContext, turnId: string): TurnInput {
-  return {
-    message: requestContext.userMessage,
-    contextId: requestContext.contextId,
-    taskId: requestContext.taskId,
-    existingTaskId: requestContext.task?.id,
-    callerId: callerIdOf(requestContext.context),
-    activated: requestActivated(requestContext),
-    turnId,
-    at: new Date().toISOString()
-  }
 }
 
 export interface TurnPlannerOptions {
