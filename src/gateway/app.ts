@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
@@ -11,25 +11,23 @@ import { ConversationFeedStore } from 'a2a-converse/runtime'
 import type { ConversationStore } from 'a2a-converse/runtime'
 import type { TaskTurnLock } from 'a2a-converse/service'
 import health, { type ReadinessCheck } from '../../plugins/health.js'
-import inboxPage from '../../plugins/inbox-page.js'
-import operatorApi, { type OperatorApiOptions } from '../../plugins/operator-api.js'
+import { registerOperator } from './operator-door.js'
 import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
 import type { AgentAdminOptions } from '../../plugins/operator-agents.js'
 import type { StoredAgent } from 'a2a-converse/runtime'
 import { ConfigError, type GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
-import { packageRoot } from './package-root.js'
-import { openRateLimits, type RateLimit, type RateLimits } from './rate-limits.js'
-import { buildAgentRuntime } from './runtime.js'
+import { openRateLimits } from './rate-limits.js'
+import { buildAgentRuntime, type AgentRuntime } from './runtime.js'
 import { liveAgents } from './live-agents.js'
 import { agentSwitch, withClientSecret } from './agent-switch.js'
 import { registerDoors } from './doors.js'
 import { servedAgents } from './served-agents.js'
-import { gatewayPush } from './gateway-push.js'
+import { gatewayPush, type GatewayPush } from './gateway-push.js'
 import type { UpstreamAgent } from 'a2a-converse/service'
 import { openGatewayState, type GatewayState } from './state.js'
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js'
-import { listenForMetrics, METRICS_ELSEWHERE, METRICS_OFF, METRICS_PATH, metricsRoute, type MetricsListener } from './metrics-endpoint.js'
+import { METRICS_PATH, serveMetrics } from './metrics-endpoint.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -141,18 +139,9 @@ async function registerAll (
 ): Promise<void> {
   const { config } = options
   const access = new AgentAccess(config, definitions)
-  // What proxied agents sign assertions with: checked for the agents served at start, kept for those published later.
-  const assertions = upstreamAssertions(config, definitions) ??
-    (config.signing !== undefined && config.publicUrl !== undefined ? { key: config.signing, issuer: config.publicUrl } : undefined)
-  // The runtime's definitions only: the secret goes to the upstream agent, nowhere else (the operator API, logs).
-  const running = definitions.map((definition) => withClientSecret(definition, process.env))
   // The agents served now (live: src/gateway/live-agents.ts changes it): the metrics' agent labels, the inbox's agents.
   const agentIds = new Set(definitions.map((definition) => definition.id))
-  const walkIns = definitions.filter((definition) => !access.required.has(definition.id)).map((definition) => definition.id)
-  if (config.trustProxy === true && walkIns.length > 0) {
-    app.log.warn({ walkIns }, 'TRUST_PROXY=true believes any client\'s X-Forwarded-For: a walk-in picks its own address, ' +
-      'and with it its per-address limits (rate, streams, open tasks). Set TRUST_PROXY to the load balancer\'s addresses or CIDRs')
-  }
+  warnTrustedWalkIns(app, config, definitions, access)
   // Metrics exist only with METRICS_TOKEN: without it nothing is counted (no registry, no observer).
   const metrics = config.metricsToken === undefined ? undefined : createGatewayMetrics(agentIds)
   // One turn lock per agent, shared by its A2A endpoint and the inbox's task writes.
@@ -162,49 +151,11 @@ async function registerAll (
     if (lock === undefined) turnLocks.set(agentId, lock = state.taskTurnLockFor(agentId))
     return lock
   }
-  const { push, taskStoreFor, agentPush, upstreamPush } = gatewayPush(app, config, state, options.taskStores)
-  const runtime = await buildAgentRuntime({
-    definitions: running,
-    executors: options.executors,
-    maxReadChars: config.maxReadChars,
-    conversations,
-    events,
-    upstreamOwnership: state.upstreamOwnership,
-    taskStoreFor,
-    turnLockFor: (agentId) => turnLock(agentId),
-    push: agentPush,
-    upstreamPush,
-    log: app.log,
-    envelopeProviderUrl: config.envelopeProviderUrl,
-    providerTimeoutMs: config.providerTimeoutMs,
-    proxyTakeover: config.operatorApiKey !== undefined,
-    assertions
-  })
-  app.addHook('onClose', async () => { await runtime.close() })
-  const outboxStats = state.startPushDelivery?.(push.delivery)
-  metrics?.watchPush(push.deliverer.stats)
-  metrics?.watchPush(outboxStats)
-  metrics?.watchPool(state.pool)
-
+  const gatewayPushParts = gatewayPush(app, config, state, options.taskStores)
+  const { taskStoreFor, agentPush, upstreamPush } = gatewayPushParts
+  const runtime = await startRuntime(app, options, definitions, { conversations, events, state, metrics, turnLock, push: gatewayPushParts })
   await app.register(health, { checks: { ...state.readinessChecks, ...runtime.readinessChecks, ...options.readinessChecks } })
-  const wellKnown = new Map(definitions.map((definition) => [definition.id, definition.wellKnownCard]))
-  await app.register(converse, {
-    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: access.secured(id, card), routines, wellKnownCard: wellKnown.get(id) ?? config.wellKnownCard })),
-    publicUrl: config.publicUrl,
-    mcpPublicUrl: config.mcpPublicUrl,
-    publicHosts: config.publicHosts,
-    grpcUrl: config.publicGrpcUrl,
-    provider: runtime.envelopeProvider,
-    providerTimeoutMs: config.providerTimeoutMs,
-    // Every card signed last, after each rewrite (a proxied agent's included), and the JWKS published (docs/signing.md).
-    cardSigning: config.signing
-  })
-  // A proxied agent's card as read now (it may have been read since the runtime started), then every change (until
-  // a change of the agent retires that upstream: runtime.ts stops its card).
-  const followCard = (upstream: UpstreamAgent): void => {
-    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, access.secured(upstream.agentId, card.served)))
-  }
-  for (const upstream of runtime.upstreams) followCard(upstream)
+  const followCard = await registerCards(app, config, definitions, runtime, access)
   const rootAgentId = config.rootEndpoint ? definitions[0].id : undefined
   const limits = openRateLimits(config.rateLimit, app.log, metrics?.rateLimited ?? noRefusalCount)
   app.addHook('onClose', async () => await limits.close())
@@ -252,19 +203,85 @@ async function registerAll (
   logConfigured(app, config, definitions, state, access, metrics)
 }
 
-/** OPERATOR_API_KEY: the operator API (rate-limited on its own) and the inbox page; without it their paths say off. */
-async function registerOperator (app: FastifyInstance, config: GatewayConfig, limits: RateLimits, api: Omit<OperatorApiOptions, 'apiKey'>): Promise<void> {
-  if (config.operatorApiKey === undefined) {
-    await app.register(operatorApiOff)
-    return
+/** The runtime over the agents served at start, closed with the app; push delivery started and watched. */
+async function startRuntime (
+  app: FastifyInstance,
+  options: GatewayOptions,
+  definitions: AgentDefinition[],
+  { conversations, events, state, metrics, turnLock, push }: {
+    conversations: ConversationStore
+    events: TaskEventHub
+    state: GatewayState
+    metrics: GatewayMetrics | undefined
+    turnLock: (agentId: string) => TaskTurnLock
+    push: GatewayPush
   }
-  const apiKey = config.operatorApiKey
-  await app.register(async (scope) => {
-    limits.apply(scope, { door: 'operator', limit: limits.limit('operator', config.rateLimit.operatorMax), key: (request) => `address:${request.ip}` })
-    await scope.register(operatorApi, { apiKey, ...api })
+): Promise<AgentRuntime> {
+  const { config } = options
+  // What proxied agents sign assertions with: checked for the agents served at start, kept for those published later.
+  const assertions = upstreamAssertions(config, definitions) ??
+    (config.signing !== undefined && config.publicUrl !== undefined ? { key: config.signing, issuer: config.publicUrl } : undefined)
+  const runtime = await buildAgentRuntime({
+    // The runtime's definitions only: the secret goes to the upstream agent, nowhere else (the operator API, logs).
+    definitions: definitions.map((definition) => withClientSecret(definition, process.env)),
+    executors: options.executors,
+    maxReadChars: config.maxReadChars,
+    conversations,
+    events,
+    upstreamOwnership: state.upstreamOwnership,
+    taskStoreFor: push.taskStoreFor,
+    turnLockFor: turnLock,
+    push: push.agentPush,
+    upstreamPush: push.upstreamPush,
+    log: app.log,
+    envelopeProviderUrl: config.envelopeProviderUrl,
+    providerTimeoutMs: config.providerTimeoutMs,
+    proxyTakeover: config.operatorApiKey !== undefined,
+    assertions
   })
-  const root = packageRoot()
-  await app.register(inboxPage, { pageDir: join(root, 'web', 'inbox'), scriptDir: join(root, 'dist', 'web', 'inbox') })
+  app.addHook('onClose', async () => { await runtime.close() })
+  const outboxStats = state.startPushDelivery?.(push.push.delivery)
+  metrics?.watchPush(push.push.deliverer.stats)
+  metrics?.watchPush(outboxStats)
+  metrics?.watchPool(state.pool)
+
+  return runtime
+}
+
+/** TRUST_PROXY=true with walk-in agents: each walk-in picks its own address, and with it its per-address limits. */
+function warnTrustedWalkIns (app: FastifyInstance, config: GatewayConfig, definitions: AgentDefinition[], access: AgentAccess): void {
+  const walkIns = definitions.filter((definition) => !access.required.has(definition.id)).map((definition) => definition.id)
+  if (config.trustProxy === true && walkIns.length > 0) {
+    app.log.warn({ walkIns }, 'TRUST_PROXY=true believes any client\'s X-Forwarded-For: a walk-in picks its own address, ' +
+      'and with it its per-address limits (rate, streams, open tasks). Set TRUST_PROXY to the load balancer\'s addresses or CIDRs')
+  }
+}
+
+/**
+ * The converse extension over the runtime's agents (cards, the JWKS, the tools routes); returns how a proxied agent's
+ * card is followed: as read now (it may have been read since the runtime started), then every change (until a change of
+ * the agent retires that upstream: runtime.ts stops its card).
+ */
+async function registerCards (
+  app: FastifyInstance, config: GatewayConfig, definitions: AgentDefinition[], runtime: AgentRuntime, access: AgentAccess
+): Promise<(upstream: UpstreamAgent) => void> {
+  const wellKnown = new Map(definitions.map((definition) => [definition.id, definition.wellKnownCard]))
+  await app.register(converse, {
+    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: access.secured(id, card), routines, wellKnownCard: wellKnown.get(id) ?? config.wellKnownCard })),
+    publicUrl: config.publicUrl,
+    mcpPublicUrl: config.mcpPublicUrl,
+    publicHosts: config.publicHosts,
+    grpcUrl: config.publicGrpcUrl,
+    provider: runtime.envelopeProvider,
+    providerTimeoutMs: config.providerTimeoutMs,
+    // Every card signed last, after each rewrite (a proxied agent's included), and the JWKS published (docs/signing.md).
+    cardSigning: config.signing
+  })
+  const followCard = (upstream: UpstreamAgent): void => {
+    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, access.secured(upstream.agentId, card.served)))
+  }
+  for (const upstream of runtime.upstreams) followCard(upstream)
+  return followCard
 }
 
 /** One line saying what this gateway serves and how (never a credential). */
@@ -292,32 +309,6 @@ function logConfigured (
 function noRefusalCount (): void {}
 
 /**
- * GET /metrics: on the app (METRICS_TOKEN), on a listener of its own (METRICS_PORT, opened when the app is ready and
- * closed with it; the app's /metrics then says where it is), or off (404).
- */
-async function serveMetrics (app: FastifyInstance, config: GatewayConfig, metrics: GatewayMetrics | undefined, limit: RateLimit): Promise<void> {
-  app.decorate('metricsPort', undefined)
-  if (metrics === undefined) {
-    metricsRoute(app, { off: METRICS_OFF })
-    return
-  }
-  const served = { metrics, token: config.metricsToken as string, limit }
-  if (config.metricsPort === undefined) {
-    metricsRoute(app, served)
-    return
-  }
-  metricsRoute(app, { off: METRICS_ELSEWHERE })
-  const listeners: MetricsListener[] = []
-  app.addHook('onReady', async () => {
-    const listener = await listenForMetrics(served, config.host, config.metricsPort as number)
-    listeners.push(listener)
-    app.metricsPort = listener.port
-    app.log.info({ port: listener.port }, 'metrics listening')
-  })
-  app.addHook('onClose', async () => { await Promise.all(listeners.map(async (listener) => await listener.close())) })
-}
-
-/**
  * What proxied agents with `upstream.identity.mode: assertion` sign with: the card key, and PUBLIC_URL as the
  * assertions' `iss` (an upstream verifies it against one fixed value, so it cannot come from each request's Host).
  */
@@ -328,16 +319,4 @@ function upstreamAssertions (config: GatewayConfig, definitions: AgentDefinition
   if (config.signing === undefined) throw new ConfigError('SIGNING_KEY', `must be set: ${why}, signed with it`)
   if (config.publicUrl === undefined) throw new ConfigError('PUBLIC_URL', `must be set: ${why}, issued by it`)
   return { key: config.signing, issuer: config.publicUrl }
-}
-
-/** Without OPERATOR_API_KEY the operator paths say so (404, JSON), rather than a bare route-not-found. */
-async function operatorApiOff (app: FastifyInstance): Promise<void> {
-  const off = {
-    statusCode: 404,
-    error: 'Not Found',
-    message: 'the operator API and the inbox are off: start the gateway with OPERATOR_API_KEY set to switch them on'
-  }
-  for (const url of ['/api/v1/agents', '/api/v1/agents/*', '/inbox', '/inbox/*']) {
-    app.all(url, async (_request, reply) => await reply.code(404).send(off))
-  }
 }

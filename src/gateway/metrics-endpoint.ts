@@ -12,6 +12,7 @@ import { timingSafeEqual, createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import type { GatewayConfig } from './config.js'
 import type { GatewayMetrics } from './metrics.js'
 import type { RateLimit } from './rate-limits.js'
 
@@ -118,4 +119,30 @@ export async function listenForMetrics (served: MetricsServed, host: string, por
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
   }
+}
+
+/**
+ * GET /metrics: on the app (METRICS_TOKEN), on a listener of its own (METRICS_PORT, opened when the app is ready and
+ * closed with it; the app's /metrics then says where it is), or off (404).
+ */
+export async function serveMetrics (app: FastifyInstance, config: GatewayConfig, metrics: GatewayMetrics | undefined, limit: RateLimit): Promise<void> {
+  app.decorate('metricsPort', undefined)
+  if (metrics === undefined) {
+    metricsRoute(app, { off: METRICS_OFF })
+    return
+  }
+  const served = { metrics, token: config.metricsToken as string, limit }
+  if (config.metricsPort === undefined) {
+    metricsRoute(app, served)
+    return
+  }
+  metricsRoute(app, { off: METRICS_ELSEWHERE })
+  const listeners: MetricsListener[] = []
+  app.addHook('onReady', async () => {
+    const listener = await listenForMetrics(served, config.host, config.metricsPort as number)
+    listeners.push(listener)
+    app.metricsPort = listener.port
+    app.log.info({ port: listener.port }, 'metrics listening')
+  })
+  app.addHook('onClose', async () => { await Promise.all(listeners.map(async (listener) => await listener.close())) })
 }
