@@ -74,6 +74,12 @@ const CALLER_READABLE: ReadonlySet<ErrorCode> = new Set([
   ERROR_CODES.UNAUTHENTICATED, ERROR_CODES.AUTHENTICATION_UNAVAILABLE, ERROR_CODES.REQUEST_HOST, ERROR_CODES.RATE_LIMITED, ERROR_CODES.TURN_FAILED
 ])
 
+/**
+ * replayOf's read may be the state the store last read or wrote (issue 43): the turn's write is made only if the
+ * conversation is still at that version (`read`), else it is decided again on the stored state, retries included.
+ */
+const RECENT = { recent: true } as const
+
 /** A turn failed for a reason that is not the caller's to read (its cause is logged, never sent). */
 export class TurnFailedError extends ConverseError {
   constructor (cause: unknown) {
@@ -191,7 +197,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
       const trace = traceContextIn(context.state)
       const state = contextId === ''
         ? undefined
-        : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId)))
+        : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId), RECENT))
       if (state === undefined) {
         fresh.add(context)
         // A new conversation: refused here, before anything runs, when its caller is at the store's bound.

@@ -14,7 +14,7 @@ import { InvalidOptionError } from '../../core/errors.js'
 import { CallerCapError } from '../caller-key.js'
 import {
   DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, SUMMARY_TEXT_LENGTH, applyConversationLimits, assertListOptions,
-  conversationTaskIds, type ConversationLimits, type ConversationListOptions, type ConversationState,
+  conversationTaskIds, type ConversationGetOptions, type ConversationLimits, type ConversationListOptions, type ConversationState,
   type ConversationStore, type ConversationSummary, type ConversationTurn, type ConversationUpdate, type ConversationUpdateOptions
 } from '../conversation-store.js'
 import { DEFAULT_MAX_CONVERSATIONS_PER_CALLER } from '../memory-conversation-store.js'
@@ -40,6 +40,15 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
    * (MAX_CONVERSATIONS_PER_CALLER). Default 1000.
    */
   maxConversationsPerCaller?: number
+  /**
+   * How many conversations' states the store keeps as it last read or wrote them (the most recently used), for
+   * `get(…, { recent: true })`: a turn then reads no row before its one conditional write (issue 43). Default 0
+   * (none). Only for a store that is its database's one writer (the embedded database: one process holds its
+   * folder): with other writers, a kept state may be behind, and a retry with other content that another instance
+   * answered would be decided under the row lock (answered with a Message) instead of refused (-32602) before the
+   * turn (docs/state.md, "Round trips per turn").
+   */
+  recentStates?: number
 }
 
 /** What a write adds to the answer log: the records' JSON (none: undefined) and the prune's parameters (not due: null). */
@@ -155,14 +164,15 @@ const write = (answers: string): string => `with conversation as (
 const WRITE = write('')
 /**
  * The write without a lock (ConversationUpdateOptions.read), in one autocommit statement: the state only when the row
- * is still at the version the caller read ($4 - 1); every other change only when that one was made. Returns a row
+ * is still at the version the caller read ($4 - 1) and was created when it was ($5: not deleted and made again since,
+ * which restarts its versions); every other change only when that one was made. Returns a row
  * when it wrote. Answers ($8 or NULL, $9 cap or NULL, $10 oldest) go with it as in WRITE_ANSWERED.
  */
 const WRITE_IF_UNCHANGED = `with conversation as (
     update ${CONVERSATIONS_TABLE}
        set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6,
            write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
-     where agent_id = $1 and context_id = $2 and version = $4 - 1
+     where agent_id = $1 and context_id = $2 and version = $4 - 1 and created_at = $5
      returning version
   ), forgotten as (
     delete from ${CONVERSATION_TASKS_TABLE}
@@ -214,12 +224,28 @@ function toJson (state: ConversationState): string {
   return JSON.stringify(state, (_key, value: unknown) => typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)
 }
 
+/** A state as written: the caller's copy and its JSON (kept by #remember). */
+interface Written {
+  state: ConversationState
+  json: string
+}
+
+function written (json: string): Written {
+  return { state: JSON.parse(json) as ConversationState, json }
+}
+
 /** Closes a connection instead of giving it back: it failed, or its transaction is in an unknown state. */
 function discard (client: pg.PoolClient): void {
   client.release(true)
 }
 
 /** Rolls back and gives the connection back; a connection whose rollback fails is discarded. */
+/**
+ * The kept states' JSON together, in characters (about bytes): 16 Mi, so that however long the conversations, the
+ * states kept for recentStates stay a small part of a gateway's memory (docs/state.md, "Memory").
+ */
+const RECENT_STATES_CHARS = 16 * 1024 * 1024
+
 /** #writeIfUnchanged found the row at another version than the caller read. */
 const STALE = Symbol('stale')
 
@@ -243,6 +269,11 @@ export class PostgresConversationStore implements ConversationStore {
   /** Keys of conversations known to exist, least recently used first (a Map keeps insertion order). */
   readonly #known = new Map<string, true>()
   readonly #maxKnown: number
+  /** The JSON of the states this store last read or wrote, least recently used first; at most #maxRecent. */
+  readonly #recent = new Map<string, string>()
+  readonly #maxRecent: number
+  /** The length of the kept states' JSON, together: at most RECENT_STATES_CHARS. */
+  #recentChars = 0
   readonly maxConversationsPerCaller: number
   /** The answers `update` wrote (answer-log.ts), in this database: every instance reads the same log. */
   readonly answers: PostgresAnswerLog
@@ -256,6 +287,7 @@ export class PostgresConversationStore implements ConversationStore {
       maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
     })
     this.#maxKnown = positiveInteger('rememberedConversations', options.rememberedConversations, 10_000)
+    this.#maxRecent = options.recentStates === 0 ? 0 : positiveInteger('recentStates', options.recentStates, 0)
     this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
     this.#now = options.now ?? (() => new Date())
@@ -268,10 +300,13 @@ export class PostgresConversationStore implements ConversationStore {
     }, this.#now)
   }
 
-  async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
+  async get (agentId: string, contextId: string, options: ConversationGetOptions = {}): Promise<ConversationState | undefined> {
     this.#assertOpen()
+    const key = keyOf(agentId, contextId)
+    const recent = options.recent === true ? this.#recent.get(key) : undefined
+    if (recent !== undefined) return JSON.parse(recent) as ConversationState
     const { rows } = await this.#query<{ state: ConversationState }>(prepared('converse_select_state', SELECT_STATE), [agentId, contextId])
-    if (rows.length > 0) this.#remember(keyOf(agentId, contextId))
+    if (rows.length > 0) this.#remember(key)
     return rows[0]?.state
   }
 
@@ -328,24 +363,26 @@ export class PostgresConversationStore implements ConversationStore {
     const key = keyOf(agentId, contextId)
     const owner = options.owner ?? null
     return await this.#locks.run(key, async () => {
+      // Kept again once written: a failed or stale write leaves none to plan a turn on.
+      this.#forgetRecent(key)
       if (options.read !== undefined) {
         const written = await this.#writeIfUnchanged(agentId, contextId, fn, options.read)
         if (written !== STALE) {
-          if (written !== undefined) this.#remember(key)
-          return written as R | ConversationState
+          if (written !== undefined) this.#remember(key, written.json)
+          return written?.state as R | ConversationState
         }
       }
       if (!this.#known.has(key)) {
         const created = await this.#insertNew(agentId, contextId, fn, owner)
         if (created !== undefined) {
-          this.#remember(key)
-          return created
+          this.#remember(key, created.json)
+          return created.state
         }
       }
-      const state = await this.#update(agentId, contextId, fn, owner)
-      if (state === undefined) return state as R
-      this.#remember(key)
-      return state
+      const written = await this.#update(agentId, contextId, fn, owner)
+      if (written === undefined) return written as R
+      this.#remember(key, written.json)
+      return written.state
     })
   }
 
@@ -355,6 +392,7 @@ export class PostgresConversationStore implements ConversationStore {
       // The DELETE waits for the row lock of an update running on another instance; the task index follows (cascade).
       // Run again after a lost connection it is harmless: the row is gone either way (only the answer may say false).
       this.#known.delete(keyOf(agentId, contextId))
+      this.#forgetRecent(keyOf(agentId, contextId))
       const { rowCount } = await this.#query(DELETE, [agentId, contextId])
       return rowCount !== 0
     })
@@ -371,11 +409,25 @@ export class PostgresConversationStore implements ConversationStore {
     if (this.#closed) throw new ConversationStoreClosedError()
   }
 
-  /** Marks the key most recently used; the least recently used one is forgotten beyond the bound. */
-  #remember (key: string): void {
+  /**
+   * Marks the key most recently used; the least recently used one is forgotten beyond the bound. `json`: the state
+   * just written, kept for `get(…, { recent: true })` when the store keeps states.
+   */
+  #remember (key: string, json?: string): void {
     this.#known.delete(key)
     this.#known.set(key, true)
     if (this.#known.size > this.#maxKnown) this.#known.delete(this.#known.keys().next().value as string)
+    if (json === undefined || this.#maxRecent === 0) return
+    this.#recent.set(key, json)
+    this.#recentChars += json.length
+    while (this.#recent.size > this.#maxRecent || this.#recentChars > RECENT_STATES_CHARS) {
+      this.#forgetRecent(this.#recent.keys().next().value as string)
+    }
+  }
+
+  #forgetRecent (key: string): void {
+    this.#recentChars -= this.#recent.get(key)?.length ?? 0
+    this.#recent.delete(key)
   }
 
   /** `fn`'s result as stored: validated, cloned, the store's fields set, the limits applied; and its JSON. */
@@ -405,7 +457,7 @@ export class PostgresConversationStore implements ConversationStore {
    * and its error is the one that propagates). The statement is not retried on a new connection: a lost connection
    * leaves unknown whether it committed.
    */
-  async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<ConversationState | undefined> {
+  async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<Written | undefined> {
     let next: ConversationState
     let json: string
     let answers: AnswerWrite
@@ -422,7 +474,7 @@ export class PostgresConversationStore implements ConversationStore {
       agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, this.maxConversationsPerCaller,
       answers.json ?? '[]', answers.cap, answers.oldest
     ])
-    return rows.length === 0 ? undefined : JSON.parse(json) as ConversationState
+    return rows.length === 0 ? undefined : written(json)
   }
 
   /**
@@ -431,7 +483,7 @@ export class PostgresConversationStore implements ConversationStore {
    * follows and calls `fn` again). Not retried on a new connection: a lost connection leaves unknown whether it
    * committed.
    */
-  async #writeIfUnchanged (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, read: ConversationState): Promise<ConversationState | undefined | typeof STALE> {
+  async #writeIfUnchanged (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, read: ConversationState): Promise<Written | undefined | typeof STALE> {
     const draft = await fn(structuredClone(read))
     if (draft === undefined) return undefined
     const { next, json, answers } = this.#next(draft, agentId, contextId, read.version + 1, read)
@@ -439,7 +491,7 @@ export class PostgresConversationStore implements ConversationStore {
       agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(),
       answers.json ?? null, answers.cap, answers.oldest
     ])
-    return rows.length === 0 ? STALE : JSON.parse(json) as ConversationState
+    return rows.length === 0 ? STALE : written(json)
   }
 
   /** One statement on a pool connection, not retried: a write whose connection failed may have committed. */
@@ -488,7 +540,7 @@ export class PostgresConversationStore implements ConversationStore {
     return await this.#withConnection(work, 2)
   }
 
-  async #update (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<ConversationState | undefined> {
+  async #update (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<Written | undefined> {
     // Nothing has been done before the row is locked: that part may be retried; `fn` runs once here.
     const { client, result: row } = await this.#withConnection(async (connection) => await lockRow(connection, agentId, contextId))
     let next: ConversationState
@@ -527,7 +579,7 @@ export class PostgresConversationStore implements ConversationStore {
       throw toStoreError(error)
     }
     client.release()
-    return JSON.parse(json) as ConversationState
+    return written(json)
   }
 }
 
