@@ -168,9 +168,6 @@ class PushState {
   }
 }
 
-/** Conversation states the embedded store keeps as it wrote them (PostgresConversationStoreOptions.recentStates). */
-const EMBEDDED_RECENT_STATES = 2000
-
 /**
  * The embedded database's cluster templates, made by the build (scripts/make-cluster-template.js): a first start
  * unpacks one instead of running initdb. Absent (the sources run as they are, in tests), initdb runs in a child.
@@ -243,8 +240,8 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
     await release()
     throw error instanceof SecretsKeyMissingError ? error : new DataDirError(options.dataDir, dataDirProblem(error), error)
   }
-  // This process is the folder's one writer: the states it wrote are the stored ones (a turn reads no row first).
-  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller, recentStates: EMBEDDED_RECENT_STATES })
+  // This process is the folder's one writer: what it wrote is what is stored (a turn reads no row first).
+  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller, soleWriter: true })
   const events = new MemoryTaskEventHub()
   const push = new PushState(database, options.maxPushConfigsPerCaller, secrets)
   return {

@@ -78,7 +78,7 @@ if (url === undefined) {
   })
 
   t.test('the ConversationStore contract, keeping recent states', async (t) => {
-    conversationStoreContract(t, { create: (options) => new PostgresConversationStore(main, { recentStates: 100, ...options }) })
+    conversationStoreContract(t, { create: (options) => new PostgresConversationStore(main, { soleWriter: true, recentStates: 100, ...options }) })
   })
 
   t.test('the ConversationStore contract, on pipelined connections', async (t) => {
@@ -222,10 +222,10 @@ if (url === undefined) {
     t.same([b.version, b.turns.map((entry) => entry.id)], [2, ['b', 'b2']], 'the last call\'s state is written')
   })
 
-  t.test('recentStates: a turn reads the state the store last wrote and writes on it in one statement; a stale one falls back', async (t) => {
-    t.throws(() => new PostgresConversationStore(main, { recentStates: -1 }), { message: /recentStates/ })
+  t.test('soleWriter: a turn reads the state the store last wrote and writes on it in one statement; a stale one falls back', async (t) => {
+    t.throws(() => new PostgresConversationStore(main, { soleWriter: true, recentStates: -1 }), { message: /recentStates/ })
     const { pool, statements } = counting(main)
-    const store = new PostgresConversationStore({ pool }, { recentStates: 2 })
+    const store = new PostgresConversationStore({ pool }, { soleWriter: true, recentStates: 2 })
     const written = await store.update('recent', 'a', addTurn('a1'))
     statements.length = 0
     const read = await store.get('recent', 'a', { recent: true }) as ConversationState
@@ -268,9 +268,9 @@ if (url === undefined) {
     t.same(statements, ['select'], 'a deleted one is not kept')
   })
 
-  t.test('recentStates: the kept states\' JSON is bounded as a whole; by default none is kept', async (t) => {
+  t.test('soleWriter: the kept states\' JSON is bounded as a whole; without soleWriter or with recentStates 0 none is kept', async (t) => {
     const { pool, statements } = counting(main)
-    const store = new PostgresConversationStore({ pool }, { recentStates: 10, maxTextLength: 9_000_000 })
+    const store = new PostgresConversationStore({ pool }, { soleWriter: true, maxTextLength: 9_000_000 })
     const long = (id: string) => (state: ConversationState | undefined): ConversationState => {
       const next = addTurn(id)(state)
       ;(next.turns.at(-1) as { text: string }).text = id.repeat(9_000_000)
@@ -282,12 +282,54 @@ if (url === undefined) {
     await store.get('recent-chars', 'b', { recent: true })
     await store.get('recent-chars', 'a', { recent: true })
     t.same(statements, ['select'], 'past 16 Mi characters the least recently used goes')
-    const plain = counting(main)
-    const none = new PostgresConversationStore({ pool: plain.pool }, { recentStates: 0 })
-    await none.update('recent-chars', 'c', addTurn('c'))
-    plain.statements.length = 0
-    await none.get('recent-chars', 'c', { recent: true })
-    t.same(plain.statements, ['select'], 'recentStates 0: none kept')
+    for (const options of [{ soleWriter: true, recentStates: 0 }, { recentStates: 5 }]) {
+      const plain = counting(main)
+      const none = new PostgresConversationStore({ pool: plain.pool }, options)
+      await none.update('recent-chars', 'c', addTurn('c'))
+      plain.statements.length = 0
+      await none.get('recent-chars', 'c', { recent: true })
+      t.same(plain.statements, ['select'], `${JSON.stringify(options)}: none kept`)
+    }
+  })
+
+  t.test('soleWriter: admit counts an owner\'s conversations once, then as its writes leave them', async (t) => {
+    const { pool, statements } = counting(main)
+    const store = new PostgresConversationStore({ pool }, { soleWriter: true, maxConversationsPerCaller: 2, rememberedConversations: 2 })
+    const alice = 'caller:alice'
+    await store.admit('held', alice)
+    t.same(statements, ['select'], 'counted once')
+    statements.length = 0
+    await store.update('held', 'a-1', addTurn('t1'), { owner: alice })
+    await store.admit('held', alice)
+    await store.update('held', 'a-2', addTurn('t1'), { owner: alice })
+    t.same(statements, ['insert-new', 'insert-new'], 'admitted on the count its insert returned')
+    await t.rejects(store.admit('held', alice), { name: 'CallerCapError', limit: 2 })
+    // Two at once both admitted: the insert evicts the oldest, which is then neither known nor kept.
+    await store.get('held', 'a-1', { recent: true })
+    await store.update('held', 'a-3', addTurn('t1'), { owner: alice })
+    t.equal(await store.exists('held', 'a-1'), false, 'a-1 evicted')
+    statements.length = 0
+    t.equal(await store.get('held', 'a-1', { recent: true }), undefined, 'not answered from what was kept')
+    t.same(statements, ['select'])
+    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' }, 'held: still 2')
+    t.ok(await store.delete('held', 'a-2'))
+    t.equal(await store.delete('held', 'a-2'), false)
+    t.equal(await store.delete('held', 'none'), false)
+    statements.length = 0
+    await store.admit('held', alice)
+    t.same(statements, ['select'], 'a delete of the owner\'s: counted again')
+    // Created on the locked path (the key remembered, the row gone): counted again after it.
+    await store.update('held', 'x', addTurn('t1'))
+    await admin.query(`delete from ${schema}.converse_conversations where agent_id = 'held' and context_id = 'x'`)
+    await store.update('held', 'x', addTurn('t2'), { owner: alice })
+    statements.length = 0
+    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' })
+    t.same(statements, ['select'], 'counted again after a locked creation')
+    // The counts are bounded as the remembered keys are.
+    for (const owner of ['caller:b', 'caller:c']) await store.admit('held', owner)
+    statements.length = 0
+    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' })
+    t.same(statements, ['select'], 'alice\'s count was dropped past the bound')
   })
 
   t.test('a conversation another instance created: the insert conflicts, fn runs again on the real state', async (t) => {

@@ -41,13 +41,15 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
    */
   maxConversationsPerCaller?: number
   /**
-   * How many conversations' states the store keeps as it last read or wrote them (the most recently used), for
-   * `get(…, { recent: true })`: a turn then reads no row before its one conditional write (issue 43). Default 0
-   * (none). Only for a store that is its database's one writer (the embedded database: one process holds its
-   * folder): with other writers, a kept state may be behind, and a retry with other content that another instance
-   * answered would be decided under the row lock (answered with a Message) instead of refused (-32602) before the
-   * turn (docs/state.md, "Round trips per turn").
+   * true: this store is the only writer of its conversations (the embedded database: one process holds its folder),
+   * so what it wrote is what is stored, and a turn may skip reads (issue 43): `get(…, { recent: true })` answers with
+   * the state it last wrote (recentStates), and `admit` with the owner's count as its last write left it. Default
+   * false: with other writers (instances on a server) a kept state may be behind, and a retry with other content that
+   * another instance answered would be decided under the row lock (answered with a Message) instead of refused
+   * (-32602) before the turn (docs/state.md, "Round trips per turn").
    */
+  soleWriter?: boolean
+  /** With soleWriter: how many conversations' states are kept (the most recently written). Default 2,000; 0: none. */
   recentStates?: number
 }
 
@@ -93,7 +95,7 @@ interface ListRow {
 }
 
 const SELECT_TASK = `select context_id from ${CONVERSATION_TASKS_TABLE} where agent_id = $1 and task_id = $2`
-const DELETE = `delete from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2`
+const DELETE = `delete from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 returning owner`
 const LOCK = `select state, version from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 for update`
 /** A row to lock for a new conversation; returns nothing when another transaction created it first. */
 const INSERT_PLACEHOLDER = `insert into ${CONVERSATIONS_TABLE} (agent_id, context_id) values ($1, $2)
@@ -116,12 +118,15 @@ const HELD_BY_OWNER = `coalesce((select held from ${CONVERSATION_OWNERS_TABLE} w
  * has counted the new one by then.
  */
 const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_id, context_id) in (
-  select agent_id, context_id from (${overflow(`(${HELD_BY_OWNER} - 1)`).replaceAll('$7', '$3').replaceAll('$8', '$4')}) as overflow)`
+  select agent_id, context_id from (${overflow(`(${HELD_BY_OWNER} - 1)`).replaceAll('$7', '$3').replaceAll('$8', '$4')}) as overflow)
+  returning context_id`
 /**
  * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
  * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
  * for). The task index takes over ids as WRITE does. With an owner, that owner's overflow goes (OVERFLOW). The
  * conversation's answers ($9, a JSON array) are logged with it, and the agent's log pruned when due ($10, $11).
+ * Returns the evicted ids and what the owner holds once it commits (`held`: the counter before the statement, which
+ * none of its parts sees change, plus the new one, less the evicted).
  */
 const INSERT_NEW = `with conversation as (
     insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
@@ -131,6 +136,7 @@ const INSERT_NEW = `with conversation as (
   ), evicted as (
     delete from ${CONVERSATIONS_TABLE} where $7::text is not null and exists (select 1 from conversation)
       and (agent_id, context_id) in (select agent_id, context_id from (${overflow(HELD_BY_OWNER)}) as overflow)
+    returning context_id
   ), indexed as (
     insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
     select $1, task_id, $2 from conversation, unnest($6::text[]) as task_id
@@ -141,7 +147,9 @@ const INSERT_NEW = `with conversation as (
   ), pruned as (
     ${pruneAnswers('$1', '$10', '$11')}
   )
-  select version from conversation`
+  select version, array(select context_id from evicted) as evicted,
+    (${HELD_BY_OWNER} + 1 - (select count(*) from evicted))::int as held
+  from conversation`
 /**
  * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
  * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
@@ -269,7 +277,10 @@ export class PostgresConversationStore implements ConversationStore {
   /** Keys of conversations known to exist, least recently used first (a Map keeps insertion order). */
   readonly #known = new Map<string, true>()
   readonly #maxKnown: number
-  /** The JSON of the states this store last read or wrote, least recently used first; at most #maxRecent. */
+  readonly #soleWriter: boolean
+  /** With #soleWriter: what each owner (agentId, owner) holds as this store last counted or wrote it. */
+  readonly #held = new Map<string, number>()
+  /** The JSON of the states this store last wrote, least recently used first; at most #maxRecent. */
   readonly #recent = new Map<string, string>()
   readonly #maxRecent: number
   /** The length of the kept states' JSON, together: at most RECENT_STATES_CHARS. */
@@ -287,7 +298,8 @@ export class PostgresConversationStore implements ConversationStore {
       maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
     })
     this.#maxKnown = positiveInteger('rememberedConversations', options.rememberedConversations, 10_000)
-    this.#maxRecent = options.recentStates === 0 ? 0 : positiveInteger('recentStates', options.recentStates, 0)
+    this.#soleWriter = options.soleWriter === true
+    this.#maxRecent = !this.#soleWriter || options.recentStates === 0 ? 0 : positiveInteger('recentStates', options.recentStates, 2000)
     this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
     this.#now = options.now ?? (() => new Date())
@@ -352,8 +364,13 @@ export class PostgresConversationStore implements ConversationStore {
   /** As the memory store: refuses a new conversation of `owner` when it holds maxConversationsPerCaller of the agent. */
   async admit (agentId: string, owner: string): Promise<void> {
     this.#assertOpen()
-    const { rows } = await this.#query<{ held: number }>(prepared('converse_held', HELD), [agentId, owner])
-    if (rows[0].held < this.maxConversationsPerCaller) return
+    const key = keyOf(agentId, owner)
+    let held = this.#held.get(key)
+    if (held === undefined) {
+      ;({ held } = (await this.#query<{ held: number }>(prepared('converse_held', HELD), [agentId, owner])).rows[0])
+      this.#count(key, held)
+    }
+    if (held < this.maxConversationsPerCaller) return
     throw new CallerCapError('MAX_CONVERSATIONS_PER_CALLER', this.maxConversationsPerCaller,
       `this caller has ${this.maxConversationsPerCaller} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
   }
@@ -391,10 +408,10 @@ export class PostgresConversationStore implements ConversationStore {
     return await this.#locks.run(keyOf(agentId, contextId), async () => {
       // The DELETE waits for the row lock of an update running on another instance; the task index follows (cascade).
       // Run again after a lost connection it is harmless: the row is gone either way (only the answer may say false).
-      this.#known.delete(keyOf(agentId, contextId))
-      this.#forgetRecent(keyOf(agentId, contextId))
-      const { rowCount } = await this.#query(DELETE, [agentId, contextId])
-      return rowCount !== 0
+      this.#forget(agentId, [contextId])
+      const { rows } = await this.#query<{ owner: string | null }>(DELETE, [agentId, contextId])
+      if (rows[0]?.owner != null) this.#held.delete(keyOf(agentId, rows[0].owner))
+      return rows.length !== 0
     })
   }
 
@@ -422,6 +439,22 @@ export class PostgresConversationStore implements ConversationStore {
     this.#recentChars += json.length
     while (this.#recent.size > this.#maxRecent || this.#recentChars > RECENT_STATES_CHARS) {
       this.#forgetRecent(this.#recent.keys().next().value as string)
+    }
+  }
+
+  /** With #soleWriter, keeps what the owner holds (its key: agentId and owner), as many as keys are remembered. */
+  #count (key: string, held: number): void {
+    if (!this.#soleWriter) return
+    this.#held.delete(key)
+    this.#held.set(key, held)
+    if (this.#held.size > this.#maxKnown) this.#held.delete(this.#held.keys().next().value as string)
+  }
+
+  /** Conversations gone (deleted, evicted): neither known nor kept. */
+  #forget (agentId: string, contextIds: string[]): void {
+    for (const contextId of contextIds) {
+      this.#known.delete(keyOf(agentId, contextId))
+      this.#forgetRecent(keyOf(agentId, contextId))
     }
   }
 
@@ -470,11 +503,14 @@ export class PostgresConversationStore implements ConversationStore {
       return undefined
     }
     // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
-    const rows = await this.#once<{ version: number }>(prepared('converse_insert_new', INSERT_NEW), [
+    const rows = await this.#once<{ version: number, evicted: string[], held: number }>(prepared('converse_insert_new', INSERT_NEW), [
       agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, this.maxConversationsPerCaller,
       answers.json ?? '[]', answers.cap, answers.oldest
     ])
-    return rows.length === 0 ? undefined : written(json)
+    if (rows.length === 0) return undefined
+    this.#forget(agentId, rows[0].evicted)
+    if (owner !== null) this.#count(keyOf(agentId, owner), rows[0].held)
+    return written(json)
   }
 
   /**
@@ -563,14 +599,15 @@ export class PostgresConversationStore implements ConversationStore {
     }
     // A conversation this transaction creates (its placeholder row) is the owner's; its overflow goes with it.
     const created = row.state === null && owner !== null
+    let evicted: pg.QueryResult<{ context_id: string }> | undefined
     try {
       // Sent together too: a failed write makes the COMMIT a ROLLBACK, and the write's error is the one thrown.
-      await Promise.all([
+      ;[, evicted] = await Promise.all([
         client.query(answers.json === undefined ? prepared('converse_write', WRITE) : prepared('converse_write_answered', WRITE_ANSWERED), [
           agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null,
           ...(answers.json === undefined ? [] : [answers.json, answers.cap, answers.oldest])
         ]),
-        ...(created ? [client.query(prepared('converse_evict_overflow', EVICT_OVERFLOW), [agentId, contextId, owner, this.maxConversationsPerCaller])] : []),
+        created ? client.query<{ context_id: string }>(prepared('converse_evict_overflow', EVICT_OVERFLOW), [agentId, contextId, owner, this.maxConversationsPerCaller]) : undefined,
         client.query('COMMIT')
       ])
     } catch (error) {
@@ -579,6 +616,11 @@ export class PostgresConversationStore implements ConversationStore {
       throw toStoreError(error)
     }
     client.release()
+    if (evicted !== undefined) {
+      this.#forget(agentId, evicted.rows.map((row) => row.context_id))
+      // Counted by the trigger and the eviction: the next admit asks the counter row again.
+      this.#held.delete(keyOf(agentId, owner as string))
+    }
     return written(json)
   }
 }
