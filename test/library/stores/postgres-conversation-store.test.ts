@@ -77,6 +77,10 @@ if (url === undefined) {
     conversationStoreContract(t, { create: (options) => new PostgresConversationStore(main, options) })
   })
 
+  t.test('the ConversationStore contract, keeping recent states', async (t) => {
+    conversationStoreContract(t, { create: (options) => new PostgresConversationStore(main, { soleWriter: true, recentStates: 100, ...options }) })
+  })
+
   t.test('the ConversationStore contract, on pipelined connections', async (t) => {
     const pipelined = open({ pipeline: true })
     t.equal(pipelined.clientConfig.pipeline, true)
@@ -216,6 +220,116 @@ if (url === undefined) {
     t.same(statements, ['insert-new', 'begin', 'lock', 'write', 'commit'], 'b was forgotten: tried as new, it conflicts, then the locked path')
     t.same(calls, [undefined, ['b']], 'fn ran twice: on nothing, then on the real state')
     t.same([b.version, b.turns.map((entry) => entry.id)], [2, ['b', 'b2']], 'the last call\'s state is written')
+  })
+
+  t.test('soleWriter: a turn reads the state the store last wrote and writes on it in one statement; a stale one falls back', async (t) => {
+    t.throws(() => new PostgresConversationStore(main, { soleWriter: true, recentStates: -1 }), { message: /recentStates/ })
+    const { pool, statements } = counting(main)
+    const store = new PostgresConversationStore({ pool }, { soleWriter: true, recentStates: 2 })
+    const written = await store.update('recent', 'a', addTurn('a1'))
+    statements.length = 0
+    const read = await store.get('recent', 'a', { recent: true }) as ConversationState
+    t.same(read, written, 'the state as written')
+    t.not(read, await store.get('recent', 'a', { recent: true }), 'each read is a copy')
+    t.same(statements, [], 'no round trip')
+    await store.update('recent', 'a', addTurn('a2'), { read })
+    t.same(statements, ['write'], 'one conditional write')
+    statements.length = 0
+    t.same((await store.get('recent', 'a') as ConversationState).turns.map((entry) => entry.id), ['a1', 'a2'], 'without recent: the row')
+    t.same(statements, ['select'])
+    // Another writer (here: a second store on the database) moves the version: the kept state is behind.
+    const other = new PostgresConversationStore(main)
+    const behind = await store.get('recent', 'a', { recent: true }) as ConversationState
+    await other.update('recent', 'a', addTurn('elsewhere'))
+    statements.length = 0
+    const next = await store.update('recent', 'a', addTurn('a3'), { read: behind })
+    t.same(statements, ['write', 'begin', 'lock', 'write', 'commit'], 'the version moved: the locked path')
+    t.same(next.turns.map((entry) => entry.id), ['a1', 'a2', 'elsewhere', 'a3'], 'nothing lost')
+    // Deleted and made again elsewhere at the same version: the creation time tells them apart.
+    const kept = await store.get('recent', 'a', { recent: true }) as ConversationState
+    await other.delete('recent', 'a')
+    for (const id of ['b1', 'b2', 'b3', 'b4']) await other.update('recent', 'a', addTurn(id))
+    t.equal((await other.get('recent', 'a') as ConversationState).version, kept.version, 'the same version, another conversation')
+    const again = await store.update('recent', 'a', addTurn('a4'), { read: { ...kept, createdAt: '2020-01-01T00:00:00.000Z' } })
+    t.same(again.turns.map((entry) => entry.id), ['b1', 'b2', 'b3', 'b4', 'a4'], 'not written over the new one')
+    // A failed update keeps no state; a delete forgets it; the bound drops the least recently used.
+    await t.rejects(store.update('recent', 'a', () => { throw new Error('no') }))
+    statements.length = 0
+    await store.get('recent', 'a', { recent: true })
+    t.same(statements, ['select'], 'none kept after a failed update')
+    for (const id of ['b', 'c']) await store.update('recent', id, addTurn(id))
+    statements.length = 0
+    await store.get('recent', 'b', { recent: true })
+    await store.get('recent', 'a', { recent: true })
+    t.same(statements, ['select'], 'b kept, a dropped past the bound')
+    await store.delete('recent', 'b')
+    statements.length = 0
+    t.equal(await store.get('recent', 'b', { recent: true }), undefined)
+    t.same(statements, ['select'], 'a deleted one is not kept')
+  })
+
+  t.test('soleWriter: the kept states\' JSON is bounded as a whole; without soleWriter or with recentStates 0 none is kept', async (t) => {
+    const { pool, statements } = counting(main)
+    const store = new PostgresConversationStore({ pool }, { soleWriter: true, maxTextLength: 9_000_000 })
+    const long = (id: string) => (state: ConversationState | undefined): ConversationState => {
+      const next = addTurn(id)(state)
+      ;(next.turns.at(-1) as { text: string }).text = id.repeat(9_000_000)
+      return next
+    }
+    await store.update('recent-chars', 'a', long('a'))
+    await store.update('recent-chars', 'b', long('b'))
+    statements.length = 0
+    await store.get('recent-chars', 'b', { recent: true })
+    await store.get('recent-chars', 'a', { recent: true })
+    t.same(statements, ['select'], 'past 16 Mi characters the least recently used goes')
+    for (const options of [{ soleWriter: true, recentStates: 0 }, { recentStates: 5 }]) {
+      const plain = counting(main)
+      const none = new PostgresConversationStore({ pool: plain.pool }, options)
+      await none.update('recent-chars', 'c', addTurn('c'))
+      plain.statements.length = 0
+      await none.get('recent-chars', 'c', { recent: true })
+      t.same(plain.statements, ['select'], `${JSON.stringify(options)}: none kept`)
+    }
+  })
+
+  t.test('soleWriter: admit counts an owner\'s conversations once, then as its writes leave them', async (t) => {
+    const { pool, statements } = counting(main)
+    const store = new PostgresConversationStore({ pool }, { soleWriter: true, maxConversationsPerCaller: 2, rememberedConversations: 2 })
+    const alice = 'caller:alice'
+    await store.admit('held', alice)
+    t.same(statements, ['select'], 'counted once')
+    statements.length = 0
+    await store.update('held', 'a-1', addTurn('t1'), { owner: alice })
+    await store.admit('held', alice)
+    await store.update('held', 'a-2', addTurn('t1'), { owner: alice })
+    t.same(statements, ['insert-new', 'insert-new'], 'admitted on the count its insert returned')
+    await t.rejects(store.admit('held', alice), { name: 'CallerCapError', limit: 2 })
+    // Two at once both admitted: the insert evicts the oldest, which is then neither known nor kept.
+    await store.get('held', 'a-1', { recent: true })
+    await store.update('held', 'a-3', addTurn('t1'), { owner: alice })
+    t.equal(await store.exists('held', 'a-1'), false, 'a-1 evicted')
+    statements.length = 0
+    t.equal(await store.get('held', 'a-1', { recent: true }), undefined, 'not answered from what was kept')
+    t.same(statements, ['select'])
+    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' }, 'held: still 2')
+    t.ok(await store.delete('held', 'a-2'))
+    t.equal(await store.delete('held', 'a-2'), false)
+    t.equal(await store.delete('held', 'none'), false)
+    statements.length = 0
+    await store.admit('held', alice)
+    t.same(statements, ['select'], 'a delete of the owner\'s: counted again')
+    // Created on the locked path (the key remembered, the row gone): counted again after it.
+    await store.update('held', 'x', addTurn('t1'))
+    await admin.query(`delete from ${schema}.converse_conversations where agent_id = 'held' and context_id = 'x'`)
+    await store.update('held', 'x', addTurn('t2'), { owner: alice })
+    statements.length = 0
+    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' })
+    t.same(statements, ['select'], 'counted again after a locked creation')
+    // The counts are bounded as the remembered keys are.
+    for (const owner of ['caller:b', 'caller:c']) await store.admit('held', owner)
+    statements.length = 0
+    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' })
+    t.same(statements, ['select'], 'alice\'s count was dropped past the bound')
   })
 
   t.test('a conversation another instance created: the insert conflicts, fn runs again on the real state', async (t) => {

@@ -12,7 +12,7 @@
  */
 import type { TaskEventHub } from '../events/task-event-hub.js'
 import {
-  conversationSummary, type ConversationListOptions, type ConversationState, type ConversationStore,
+  conversationSummary, type ConversationGetOptions, type ConversationListOptions, type ConversationState, type ConversationStore,
   type ConversationSummary, type ConversationUpdate, type ConversationUpdateOptions
 } from '../stores/conversation-store.js'
 import { inboxEntry } from './inbox-views.js'
@@ -47,8 +47,8 @@ export class ConversationFeedStore implements ConversationStore {
     return this.#store.answers
   }
 
-  async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
-    return await this.#store.get(agentId, contextId)
+  async get (agentId: string, contextId: string, options?: ConversationGetOptions): Promise<ConversationState | undefined> {
+    return await this.#store.get(agentId, contextId, options)
   }
 
   async exists (agentId: string, contextId: string): Promise<boolean> {

@@ -24,6 +24,12 @@ export interface ReplaySources {
 }
 
 /**
+ * replayOf's read may be the state the store last read or wrote (issue 43): the turn's write is made only if the
+ * conversation is still at that version (`read`), else it is decided again on the stored state, retries included.
+ */
+const RECENT = { recent: true } as const
+
+/**
  * The first reply to a message sent again, or undefined for a new message. The conversation read for a new message
  * is kept in `reads` (by call context) for the turn's update, so a turn reads it once; a new conversation is marked
  * in `fresh` (its turn is decided on the new state before its one write) and admitted first (refused here, before
@@ -41,7 +47,7 @@ export async function replayOf (
   const trace = traceContextIn(context.state)
   const state = contextId === ''
     ? undefined
-    : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId)))
+    : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId), RECENT))
   if (state === undefined) {
     fresh.add(context)
     // A new conversation: refused here, before anything runs, when its caller is at the store's bound.

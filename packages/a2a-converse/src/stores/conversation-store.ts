@@ -163,6 +163,16 @@ export interface ConversationUpdateOptions {
   read?: ConversationState
 }
 
+export interface ConversationGetOptions {
+  /**
+   * true: the store may answer with the state it last read or wrote itself, without asking its database (issue 43:
+   * a turn's one round trip), when it keeps such states (PostgresConversationStoreOptions.recentStates). For a caller
+   * that hands the state back as ConversationUpdateOptions.read: the write is made only if the conversation is still at
+   * that version, so a state another writer has since changed costs the usual path, never a lost update.
+   */
+  recent?: boolean
+}
+
 export interface ConversationStore {
   /** What the store keeps of each conversation (turns, undelivered replies, text length). */
   readonly limits: Readonly<ConversationLimits>
@@ -179,7 +189,7 @@ export interface ConversationStore {
    */
   readonly traced?: boolean
   /** The conversation, or undefined. The result is a copy: changing it changes nothing stored. */
-  get (agentId: string, contextId: string): Promise<ConversationState | undefined>
+  get (agentId: string, contextId: string, options?: ConversationGetOptions): Promise<ConversationState | undefined>
   /**
    * Read-modify-write, serialised per conversation: `fn` sees the latest state (undefined for a new
    * conversation, else a private copy it may mutate) and returns the next one; updates of the same

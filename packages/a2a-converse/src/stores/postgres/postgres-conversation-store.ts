@@ -14,7 +14,7 @@ import { InvalidOptionError } from '../../core/errors.js'
 import { CallerCapError } from '../caller-key.js'
 import {
   DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, SUMMARY_TEXT_LENGTH, applyConversationLimits, assertListOptions,
-  conversationTaskIds, type ConversationLimits, type ConversationListOptions, type ConversationState,
+  conversationTaskIds, type ConversationGetOptions, type ConversationLimits, type ConversationListOptions, type ConversationState,
   type ConversationStore, type ConversationSummary, type ConversationTurn, type ConversationUpdate, type ConversationUpdateOptions
 } from '../conversation-store.js'
 import { DEFAULT_MAX_CONVERSATIONS_PER_CALLER } from '../memory-conversation-store.js'
@@ -40,6 +40,17 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
    * (MAX_CONVERSATIONS_PER_CALLER). Default 1000.
    */
   maxConversationsPerCaller?: number
+  /**
+   * true: this store is the only writer of its conversations (the embedded database: one process holds its folder),
+   * so what it wrote is what is stored, and a turn may skip reads (issue 43): `get(…, { recent: true })` answers with
+   * the state it last wrote (recentStates), and `admit` with the owner's count as its last write left it. Default
+   * false: with other writers (instances on a server) a kept state may be behind, and a retry with other content that
+   * another instance answered would be decided under the row lock (answered with a Message) instead of refused
+   * (-32602) before the turn (docs/state.md, "Round trips per turn").
+   */
+  soleWriter?: boolean
+  /** With soleWriter: how many conversations' states are kept (the most recently written). Default 2,000; 0: none. */
+  recentStates?: number
 }
 
 /** What a write adds to the answer log: the records' JSON (none: undefined) and the prune's parameters (not due: null). */
@@ -84,7 +95,7 @@ interface ListRow {
 }
 
 const SELECT_TASK = `select context_id from ${CONVERSATION_TASKS_TABLE} where agent_id = $1 and task_id = $2`
-const DELETE = `delete from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2`
+const DELETE = `delete from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 returning owner`
 const LOCK = `select state, version from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 for update`
 /** A row to lock for a new conversation; returns nothing when another transaction created it first. */
 const INSERT_PLACEHOLDER = `insert into ${CONVERSATIONS_TABLE} (agent_id, context_id) values ($1, $2)
@@ -107,12 +118,15 @@ const HELD_BY_OWNER = `coalesce((select held from ${CONVERSATION_OWNERS_TABLE} w
  * has counted the new one by then.
  */
 const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_id, context_id) in (
-  select agent_id, context_id from (${overflow(`(${HELD_BY_OWNER} - 1)`).replaceAll('$7', '$3').replaceAll('$8', '$4')}) as overflow)`
+  select agent_id, context_id from (${overflow(`(${HELD_BY_OWNER} - 1)`).replaceAll('$7', '$3').replaceAll('$8', '$4')}) as overflow)
+  returning context_id`
 /**
  * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
  * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
  * for). The task index takes over ids as WRITE does. With an owner, that owner's overflow goes (OVERFLOW). The
  * conversation's answers ($9, a JSON array) are logged with it, and the agent's log pruned when due ($10, $11).
+ * Returns the evicted ids and what the owner holds once it commits (`held`: the counter before the statement, which
+ * none of its parts sees change, plus the new one, less the evicted).
  */
 const INSERT_NEW = `with conversation as (
     insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
@@ -122,6 +136,7 @@ const INSERT_NEW = `with conversation as (
   ), evicted as (
     delete from ${CONVERSATIONS_TABLE} where $7::text is not null and exists (select 1 from conversation)
       and (agent_id, context_id) in (select agent_id, context_id from (${overflow(HELD_BY_OWNER)}) as overflow)
+    returning context_id
   ), indexed as (
     insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
     select $1, task_id, $2 from conversation, unnest($6::text[]) as task_id
@@ -132,7 +147,9 @@ const INSERT_NEW = `with conversation as (
   ), pruned as (
     ${pruneAnswers('$1', '$10', '$11')}
   )
-  select version from conversation`
+  select version, array(select context_id from evicted) as evicted,
+    (${HELD_BY_OWNER} + 1 - (select count(*) from evicted))::int as held
+  from conversation`
 /**
  * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
  * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
@@ -155,14 +172,15 @@ const write = (answers: string): string => `with conversation as (
 const WRITE = write('')
 /**
  * The write without a lock (ConversationUpdateOptions.read), in one autocommit statement: the state only when the row
- * is still at the version the caller read ($4 - 1); every other change only when that one was made. Returns a row
+ * is still at the version the caller read ($4 - 1) and was created when it was ($5: not deleted and made again since,
+ * which restarts its versions); every other change only when that one was made. Returns a row
  * when it wrote. Answers ($8 or NULL, $9 cap or NULL, $10 oldest) go with it as in WRITE_ANSWERED.
  */
 const WRITE_IF_UNCHANGED = `with conversation as (
     update ${CONVERSATIONS_TABLE}
        set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6,
            write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
-     where agent_id = $1 and context_id = $2 and version = $4 - 1
+     where agent_id = $1 and context_id = $2 and version = $4 - 1 and created_at = $5
      returning version
   ), forgotten as (
     delete from ${CONVERSATION_TASKS_TABLE}
@@ -214,12 +232,28 @@ function toJson (state: ConversationState): string {
   return JSON.stringify(state, (_key, value: unknown) => typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)
 }
 
+/** A state as written: the caller's copy and its JSON (kept by #remember). */
+interface Written {
+  state: ConversationState
+  json: string
+}
+
+function written (json: string): Written {
+  return { state: JSON.parse(json) as ConversationState, json }
+}
+
 /** Closes a connection instead of giving it back: it failed, or its transaction is in an unknown state. */
 function discard (client: pg.PoolClient): void {
   client.release(true)
 }
 
 /** Rolls back and gives the connection back; a connection whose rollback fails is discarded. */
+/**
+ * The kept states' JSON together, in characters (about bytes): 16 Mi, so that however long the conversations, the
+ * states kept for recentStates stay a small part of a gateway's memory (docs/state.md, "Memory").
+ */
+const RECENT_STATES_CHARS = 16 * 1024 * 1024
+
 /** #writeIfUnchanged found the row at another version than the caller read. */
 const STALE = Symbol('stale')
 
@@ -243,6 +277,14 @@ export class PostgresConversationStore implements ConversationStore {
   /** Keys of conversations known to exist, least recently used first (a Map keeps insertion order). */
   readonly #known = new Map<string, true>()
   readonly #maxKnown: number
+  readonly #soleWriter: boolean
+  /** With #soleWriter: what each owner (agentId, owner) holds as this store last counted or wrote it. */
+  readonly #held = new Map<string, number>()
+  /** The JSON of the states this store last wrote, least recently used first; at most #maxRecent. */
+  readonly #recent = new Map<string, string>()
+  readonly #maxRecent: number
+  /** The length of the kept states' JSON, together: at most RECENT_STATES_CHARS. */
+  #recentChars = 0
   readonly maxConversationsPerCaller: number
   /** The answers `update` wrote (answer-log.ts), in this database: every instance reads the same log. */
   readonly answers: PostgresAnswerLog
@@ -256,6 +298,8 @@ export class PostgresConversationStore implements ConversationStore {
       maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
     })
     this.#maxKnown = positiveInteger('rememberedConversations', options.rememberedConversations, 10_000)
+    this.#soleWriter = options.soleWriter === true
+    this.#maxRecent = !this.#soleWriter || options.recentStates === 0 ? 0 : positiveInteger('recentStates', options.recentStates, 2000)
     this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
     this.#now = options.now ?? (() => new Date())
@@ -268,10 +312,13 @@ export class PostgresConversationStore implements ConversationStore {
     }, this.#now)
   }
 
-  async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
+  async get (agentId: string, contextId: string, options: ConversationGetOptions = {}): Promise<ConversationState | undefined> {
     this.#assertOpen()
+    const key = keyOf(agentId, contextId)
+    const recent = options.recent === true ? this.#recent.get(key) : undefined
+    if (recent !== undefined) return JSON.parse(recent) as ConversationState
     const { rows } = await this.#query<{ state: ConversationState }>(prepared('converse_select_state', SELECT_STATE), [agentId, contextId])
-    if (rows.length > 0) this.#remember(keyOf(agentId, contextId))
+    if (rows.length > 0) this.#remember(key)
     return rows[0]?.state
   }
 
@@ -317,8 +364,13 @@ export class PostgresConversationStore implements ConversationStore {
   /** As the memory store: refuses a new conversation of `owner` when it holds maxConversationsPerCaller of the agent. */
   async admit (agentId: string, owner: string): Promise<void> {
     this.#assertOpen()
-    const { rows } = await this.#query<{ held: number }>(prepared('converse_held', HELD), [agentId, owner])
-    if (rows[0].held < this.maxConversationsPerCaller) return
+    const key = keyOf(agentId, owner)
+    let held = this.#held.get(key)
+    if (held === undefined) {
+      ;({ held } = (await this.#query<{ held: number }>(prepared('converse_held', HELD), [agentId, owner])).rows[0])
+      this.#count(key, held)
+    }
+    if (held < this.maxConversationsPerCaller) return
     throw new CallerCapError('MAX_CONVERSATIONS_PER_CALLER', this.maxConversationsPerCaller,
       `this caller has ${this.maxConversationsPerCaller} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
   }
@@ -328,24 +380,26 @@ export class PostgresConversationStore implements ConversationStore {
     const key = keyOf(agentId, contextId)
     const owner = options.owner ?? null
     return await this.#locks.run(key, async () => {
+      // Kept again once written: a failed or stale write leaves none to plan a turn on.
+      this.#forgetRecent(key)
       if (options.read !== undefined) {
         const written = await this.#writeIfUnchanged(agentId, contextId, fn, options.read)
         if (written !== STALE) {
-          if (written !== undefined) this.#remember(key)
-          return written as R | ConversationState
+          if (written !== undefined) this.#remember(key, written.json)
+          return written?.state as R | ConversationState
         }
       }
       if (!this.#known.has(key)) {
         const created = await this.#insertNew(agentId, contextId, fn, owner)
         if (created !== undefined) {
-          this.#remember(key)
-          return created
+          this.#remember(key, created.json)
+          return created.state
         }
       }
-      const state = await this.#update(agentId, contextId, fn, owner)
-      if (state === undefined) return state as R
-      this.#remember(key)
-      return state
+      const written = await this.#update(agentId, contextId, fn, owner)
+      if (written === undefined) return written as R
+      this.#remember(key, written.json)
+      return written.state
     })
   }
 
@@ -354,9 +408,10 @@ export class PostgresConversationStore implements ConversationStore {
     return await this.#locks.run(keyOf(agentId, contextId), async () => {
       // The DELETE waits for the row lock of an update running on another instance; the task index follows (cascade).
       // Run again after a lost connection it is harmless: the row is gone either way (only the answer may say false).
-      this.#known.delete(keyOf(agentId, contextId))
-      const { rowCount } = await this.#query(DELETE, [agentId, contextId])
-      return rowCount !== 0
+      this.#forget(agentId, [contextId])
+      const { rows } = await this.#query<{ owner: string | null }>(DELETE, [agentId, contextId])
+      if (rows[0]?.owner != null) this.#held.delete(keyOf(agentId, rows[0].owner))
+      return rows.length !== 0
     })
   }
 
@@ -371,11 +426,41 @@ export class PostgresConversationStore implements ConversationStore {
     if (this.#closed) throw new ConversationStoreClosedError()
   }
 
-  /** Marks the key most recently used; the least recently used one is forgotten beyond the bound. */
-  #remember (key: string): void {
+  /**
+   * Marks the key most recently used; the least recently used one is forgotten beyond the bound. `json`: the state
+   * just written, kept for `get(…, { recent: true })` when the store keeps states.
+   */
+  #remember (key: string, json?: string): void {
     this.#known.delete(key)
     this.#known.set(key, true)
     if (this.#known.size > this.#maxKnown) this.#known.delete(this.#known.keys().next().value as string)
+    if (json === undefined || this.#maxRecent === 0) return
+    this.#recent.set(key, json)
+    this.#recentChars += json.length
+    while (this.#recent.size > this.#maxRecent || this.#recentChars > RECENT_STATES_CHARS) {
+      this.#forgetRecent(this.#recent.keys().next().value as string)
+    }
+  }
+
+  /** With #soleWriter, keeps what the owner holds (its key: agentId and owner), as many as keys are remembered. */
+  #count (key: string, held: number): void {
+    if (!this.#soleWriter) return
+    this.#held.delete(key)
+    this.#held.set(key, held)
+    if (this.#held.size > this.#maxKnown) this.#held.delete(this.#held.keys().next().value as string)
+  }
+
+  /** Conversations gone (deleted, evicted): neither known nor kept. */
+  #forget (agentId: string, contextIds: string[]): void {
+    for (const contextId of contextIds) {
+      this.#known.delete(keyOf(agentId, contextId))
+      this.#forgetRecent(keyOf(agentId, contextId))
+    }
+  }
+
+  #forgetRecent (key: string): void {
+    this.#recentChars -= this.#recent.get(key)?.length ?? 0
+    this.#recent.delete(key)
   }
 
   /** `fn`'s result as stored: validated, cloned, the store's fields set, the limits applied; and its JSON. */
@@ -405,7 +490,7 @@ export class PostgresConversationStore implements ConversationStore {
    * and its error is the one that propagates). The statement is not retried on a new connection: a lost connection
    * leaves unknown whether it committed.
    */
-  async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<ConversationState | undefined> {
+  async #insertNew (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<Written | undefined> {
     let next: ConversationState
     let json: string
     let answers: AnswerWrite
@@ -418,11 +503,14 @@ export class PostgresConversationStore implements ConversationStore {
       return undefined
     }
     // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
-    const rows = await this.#once<{ version: number }>(prepared('converse_insert_new', INSERT_NEW), [
+    const rows = await this.#once<{ version: number, evicted: string[], held: number }>(prepared('converse_insert_new', INSERT_NEW), [
       agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, this.maxConversationsPerCaller,
       answers.json ?? '[]', answers.cap, answers.oldest
     ])
-    return rows.length === 0 ? undefined : JSON.parse(json) as ConversationState
+    if (rows.length === 0) return undefined
+    this.#forget(agentId, rows[0].evicted)
+    if (owner !== null) this.#count(keyOf(agentId, owner), rows[0].held)
+    return written(json)
   }
 
   /**
@@ -431,7 +519,7 @@ export class PostgresConversationStore implements ConversationStore {
    * follows and calls `fn` again). Not retried on a new connection: a lost connection leaves unknown whether it
    * committed.
    */
-  async #writeIfUnchanged (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, read: ConversationState): Promise<ConversationState | undefined | typeof STALE> {
+  async #writeIfUnchanged (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, read: ConversationState): Promise<Written | undefined | typeof STALE> {
     const draft = await fn(structuredClone(read))
     if (draft === undefined) return undefined
     const { next, json, answers } = this.#next(draft, agentId, contextId, read.version + 1, read)
@@ -439,7 +527,7 @@ export class PostgresConversationStore implements ConversationStore {
       agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(),
       answers.json ?? null, answers.cap, answers.oldest
     ])
-    return rows.length === 0 ? STALE : JSON.parse(json) as ConversationState
+    return rows.length === 0 ? STALE : written(json)
   }
 
   /** One statement on a pool connection, not retried: a write whose connection failed may have committed. */
@@ -488,7 +576,7 @@ export class PostgresConversationStore implements ConversationStore {
     return await this.#withConnection(work, 2)
   }
 
-  async #update (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<ConversationState | undefined> {
+  async #update (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<Written | undefined> {
     // Nothing has been done before the row is locked: that part may be retried; `fn` runs once here.
     const { client, result: row } = await this.#withConnection(async (connection) => await lockRow(connection, agentId, contextId))
     let next: ConversationState
@@ -511,14 +599,15 @@ export class PostgresConversationStore implements ConversationStore {
     }
     // A conversation this transaction creates (its placeholder row) is the owner's; its overflow goes with it.
     const created = row.state === null && owner !== null
+    let evicted: pg.QueryResult<{ context_id: string }> | undefined
     try {
       // Sent together too: a failed write makes the COMMIT a ROLLBACK, and the write's error is the one thrown.
-      await Promise.all([
+      ;[, evicted] = await Promise.all([
         client.query(answers.json === undefined ? prepared('converse_write', WRITE) : prepared('converse_write_answered', WRITE_ANSWERED), [
           agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null,
           ...(answers.json === undefined ? [] : [answers.json, answers.cap, answers.oldest])
         ]),
-        ...(created ? [client.query(prepared('converse_evict_overflow', EVICT_OVERFLOW), [agentId, contextId, owner, this.maxConversationsPerCaller])] : []),
+        created ? client.query<{ context_id: string }>(prepared('converse_evict_overflow', EVICT_OVERFLOW), [agentId, contextId, owner, this.maxConversationsPerCaller]) : undefined,
         client.query('COMMIT')
       ])
     } catch (error) {
@@ -527,7 +616,12 @@ export class PostgresConversationStore implements ConversationStore {
       throw toStoreError(error)
     }
     client.release()
-    return JSON.parse(json) as ConversationState
+    if (evicted !== undefined) {
+      this.#forget(agentId, evicted.rows.map((row) => row.context_id))
+      // Counted by the trigger and the eviction: the next admit asks the counter row again.
+      this.#held.delete(keyOf(agentId, owner as string))
+    }
+    return written(json)
   }
 }
 
