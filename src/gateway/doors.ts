@@ -11,8 +11,8 @@ import type { TaskEventHub } from 'a2a-converse/runtime'
 import type { A2AService, Authenticator } from 'a2a-converse/service'
 import type { GatewayConfig } from './config.js'
 import type { GatewayMetrics } from './metrics.js'
-import type { RateLimits } from './rate-limits.js'
-import { callerShare, requestBytes } from './caller-share.js'
+import type { RateLimits, RateRefusal } from './rate-limits.js'
+import { callerShare, requestBytes, type CallerShare } from './caller-share.js'
 
 export interface DoorOptions {
   config: GatewayConfig
@@ -30,7 +30,7 @@ export interface DoorOptions {
 }
 
 export async function registerDoors (app: FastifyInstance, options: DoorOptions): Promise<void> {
-  const { config, mcpDirectToolCalls, limits, metrics, authenticator, required, rootAgentId, defaultAgentId, events, agents } = options
+  const { config, mcpDirectToolCalls, limits, metrics, authenticator, required, rootAgentId, events, agents } = options
   /**
    * What the A2A doors count a request under: the caller, where the agent requires one and the credential is valid
    * (the service reuses this authentication: see createAuthenticator); else the client address.
@@ -59,20 +59,7 @@ export async function registerDoors (app: FastifyInstance, options: DoorOptions)
   await app.register(async (scope) => {
     limits.apply(scope, { door: 'a2a', limit: callerLimit, key: requestKey })
     // Then the caller's share of the work (caller-share.ts): a request past it waits, its body unread.
-    scope.addHook('onRequest', async (request, reply) => {
-      const gone = new AbortController()
-      const leave = (): void => { gone.abort() }
-      reply.raw.once('close', leave)
-      const release = await share.hold(await requestKey(request), requestBytes(request.headers, config.bodyLimit), gone.signal)
-      reply.raw.off('close', leave)
-      // The client left while it waited: nothing is held, and nothing more is done for it.
-      if (release === undefined) {
-        reply.hijack()
-        return
-      }
-      // 'close' comes when the response is done, a stream's included, or when the connection is lost.
-      reply.raw.once('close', release)
-    })
+    holdCallerShare(scope, share, requestKey, config.bodyLimit)
     await scope.register(a2aEndpoint, {
       agents,
       authenticator,
@@ -98,31 +85,58 @@ export async function registerDoors (app: FastifyInstance, options: DoorOptions)
       }
     })
   })
+  registerGrpcDoor(app, options, async (key) => await callerLimit.take(key), limitKey)
+}
+
+/** A request's share of its caller's work in flight: held until its response closes; the client gone first, nothing. */
+function holdCallerShare (scope: FastifyInstance, share: CallerShare, requestKey: (request: FastifyRequest) => Promise<string>, bodyLimit: number): void {
+  scope.addHook('onRequest', async (request, reply) => {
+    const gone = new AbortController()
+    const leave = (): void => { gone.abort() }
+    reply.raw.once('close', leave)
+    const release = await share.hold(await requestKey(request), requestBytes(request.headers, bodyLimit), gone.signal)
+    reply.raw.off('close', leave)
+    // The client left while it waited: nothing is held, and nothing more is done for it.
+    if (release === undefined) {
+      reply.hijack()
+      return
+    }
+    // 'close' comes when the response is done, a stream's included, or when the connection is lost.
+    reply.raw.once('close', release)
+  })
+}
+
+/** The gRPC door (GRPC_PORT): the same A2A service as the HTTP doors, the same count of the same limit. */
+function registerGrpcDoor (
+  app: FastifyInstance,
+  options: DoorOptions,
+  take: (key: string) => Promise<RateRefusal | undefined>,
+  limitKey: (agentId: string | undefined, headers: Record<string, string | string[] | undefined>, address: string) => Promise<string>
+): void {
+  const { config, metrics, rootAgentId, defaultAgentId } = options
   app.decorate('grpcPort', undefined)
-  if (config.grpcPort !== undefined) {
-    // The gRPC door: the same A2A service as the HTTP doors, the same count of the same limit.
-    const doors: GrpcDoor[] = []
-    app.addHook('onReady', async () => {
-      // Loaded only here: a gateway without GRPC_PORT never loads grpc-js.
-      const { serveGrpc } = await import('a2a-converse/grpc')
-      const door = await serveGrpc({
-        service: app.converse.a2aServices.get(defaultAgentId) as A2AService,
-        host: config.host,
-        port: config.grpcPort as number,
-        defaultAgentId: rootAgentId,
-        maxMessageBytes: config.bodyLimit,
-        admit: async ({ agentId, headers, clientAddress }) => {
-          const refusal = await callerLimit.take(await limitKey(agentId, headers, clientAddress))
-          if (refusal !== undefined) metrics?.rateLimited('a2a-grpc')
-          return refusal
-        },
-        log: app.log
-      })
-      doors.push(door)
-      app.grpcPort = door.port
-      app.log.info({ port: door.port }, 'gRPC listening')
+  if (config.grpcPort === undefined) return
+  const doors: GrpcDoor[] = []
+  app.addHook('onReady', async () => {
+    // Loaded only here: a gateway without GRPC_PORT never loads grpc-js.
+    const { serveGrpc } = await import('a2a-converse/grpc')
+    const door = await serveGrpc({
+      service: app.converse.a2aServices.get(defaultAgentId) as A2AService,
+      host: config.host,
+      port: config.grpcPort as number,
+      defaultAgentId: rootAgentId,
+      maxMessageBytes: config.bodyLimit,
+      admit: async ({ agentId, headers, clientAddress }) => {
+        const refusal = await take(await limitKey(agentId, headers, clientAddress))
+        if (refusal !== undefined) metrics?.rateLimited('a2a-grpc')
+        return refusal
+      },
+      log: app.log
     })
-    // Before the HTTP server closes: open gRPC streams end and in-flight calls finish, as the HTTP ones do.
-    app.addHook('preClose', async () => { await Promise.all(doors.map(async (door) => await door.close())) })
-  }
+    doors.push(door)
+    app.grpcPort = door.port
+    app.log.info({ port: door.port }, 'gRPC listening')
+  })
+  // Before the HTTP server closes: open gRPC streams end and in-flight calls finish, as the HTTP ones do.
+  app.addHook('preClose', async () => { await Promise.all(doors.map(async (door) => await door.close())) })
 }

@@ -40,6 +40,38 @@ export interface LiveAgents {
   close: () => Promise<void>
 }
 
+/** Stops serving a stored agent here (unpublished); an agent of AGENTS_FILE is never stopped. */
+function stopAgent (options: LiveAgentsOptions, failed: Map<string, number>, agentId: string, why: string): void {
+  const { served, log } = options
+  failed.delete(agentId)
+  if (typeof served.get(agentId) !== 'number') return
+  options.remove(agentId)
+  served.delete(agentId)
+  log.info({ agentId }, `agent ${agentId} no longer served: ${why}`)
+}
+
+/**
+ * Brings one agent to what the store holds: its version served (built, then switched), or stopped; a version that
+ * cannot be served is remembered in `failed` and not tried again until the store holds another.
+ */
+async function syncAgent (options: LiveAgentsOptions, failed: Map<string, number>, agentId: string): Promise<void> {
+  const { store, served, log } = options
+  if (options.fileIds.has(agentId)) return
+  const agent = await store.get(agentId)
+  if (agent === undefined) return stopAgent(options, failed, agentId, 'unpublished')
+  if (served.get(agentId) === agent.version || failed.get(agentId) === agent.version) return
+  try {
+    await options.put(options.check(agent))
+  } catch (error) {
+    failed.set(agentId, agent.version)
+    log.warn({ agentId, version: agent.version }, `agent "${agentId}" version ${agent.version} in the state store is not served: ${(error as Error).message}`)
+    return
+  }
+  failed.delete(agentId)
+  served.set(agentId, agent.version)
+  log.info({ agentId, version: agent.version }, `agent ${agentId} version ${agent.version} served`)
+}
+
 export function liveAgents (options: LiveAgentsOptions): LiveAgents {
   const { store, events, served, log } = options
   /** The switch in progress per agent (a later one is chained after it). */
@@ -49,31 +81,7 @@ export function liveAgents (options: LiveAgentsOptions): LiveAgents {
   let checking: Promise<void> | undefined
   let checkFailing = false
 
-  function stop (agentId: string, why: string): void {
-    failed.delete(agentId)
-    if (typeof served.get(agentId) !== 'number') return
-    options.remove(agentId)
-    served.delete(agentId)
-    log.info({ agentId }, `agent ${agentId} no longer served: ${why}`)
-  }
-
-  /** Brings one agent to what the store holds. */
-  async function sync (agentId: string): Promise<void> {
-    if (options.fileIds.has(agentId)) return
-    const agent = await store.get(agentId)
-    if (agent === undefined) return stop(agentId, 'unpublished')
-    if (served.get(agentId) === agent.version || failed.get(agentId) === agent.version) return
-    try {
-      await options.put(options.check(agent))
-    } catch (error) {
-      failed.set(agentId, agent.version)
-      log.warn({ agentId, version: agent.version }, `agent "${agentId}" version ${agent.version} in the state store is not served: ${(error as Error).message}`)
-      return
-    }
-    failed.delete(agentId)
-    served.set(agentId, agent.version)
-    log.info({ agentId, version: agent.version }, `agent ${agentId} version ${agent.version} served`)
-  }
+  const sync = async (agentId: string): Promise<void> => { await syncAgent(options, failed, agentId) }
 
   /** Runs `sync` after the one in progress for the agent; its failure (the store unreachable) is logged. */
   async function run (agentId: string): Promise<void> {

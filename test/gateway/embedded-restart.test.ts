@@ -10,8 +10,9 @@ import { join } from 'node:path'
 import { rpc, SEED_HEADERS, userMessage } from '../fixtures/gateway-helpers.js'
 import { startMain, type Exit, type GatewayProcess } from '../fixtures/gateway-process.js'
 
-// Each test starts the gateway through tap's TypeScript loader, and the first start of a folder runs initdb.
-t.setTimeout(300_000)
+// Each test starts the gateway through tap's TypeScript loader, and the first start of a folder runs initdb: the file
+// took 230 s of a 300 s budget on a loaded 2-core machine (two suites at once), so it has twice that.
+t.setTimeout(600_000)
 
 const KEY = 'operator-key-for-restart-tests'
 

@@ -30,7 +30,7 @@ import { supersededTaskCloser } from './superseded-task.js'
 import { cancelConversationTask } from './task-cancel.js'
 import { taskTurnEvents } from './turn-events.js'
 import { turnInput } from './turn-input.js'
-import { createTurnPlanner, type Turn } from './turn-plan.js'
+import { createTurnPlanner, type Turn, type TurnPlanner } from './turn-plan.js'
 import { publishReplay, replayOf } from './turn-replays.js'
 
 export interface ConversationExecutorOptions {
@@ -74,6 +74,60 @@ const CALLER_READABLE: ReadonlySet<ErrorCode> = new Set([
   ERROR_CODES.UNAUTHENTICATED, ERROR_CODES.AUTHENTICATION_UNAVAILABLE, ERROR_CODES.REQUEST_HOST, ERROR_CODES.RATE_LIMITED, ERROR_CODES.TURN_FAILED
 ])
 
+/** What recording a turn takes from its executor. */
+interface TurnRecording {
+  agentId: string
+  store: ConversationStore
+  taskStore: TaskStore
+  newId: () => string
+  plan: TurnPlanner
+  /** replayOf's read per request, and the requests whose conversation it found new (turn-replays.ts). */
+  reads: WeakMap<ServerCallContext, ConversationState>
+  fresh: WeakSet<ServerCallContext>
+}
+
+/**
+ * Decides the turn under the conversation's lock and records it; the store calls `plan` again when it retries, so
+ * only the last decision counts. A turn that opens a task takes its slot under the caller's cap first: outside the
+ * update (a store's one session may be held by it), so the first update writes nothing and the turn is decided
+ * again once the slot is taken; refused, nothing is written. On a conversation replayOf found new, the turn is
+ * decided on the new state first, and its slot taken before the one update: the store's first write is then its
+ * one-statement insert (issue 43). Created meanwhile by another request, the conversation is decided again on its
+ * state (a slot taken for nothing holds until it expires, as one whose write failed).
+ */
+async function recordTurn (recording: TurnRecording, requestContext: RequestContext): Promise<Turn> {
+  const { agentId, store, taskStore, newId, plan, reads, fresh } = recording
+  const input = turnInput(requestContext, newId())
+  const key = conversationKey(input.callerId, requestContext.contextId)
+  const trace = traceContextIn(requestContext.context.state)
+  let reserved = !reservesTasks(taskStore)
+  let turn: Turn | undefined
+  const read = reads.get(requestContext.context)
+  reads.delete(requestContext.context)
+  // Decided on the new state before the update: the update's first call on no state takes that decision.
+  let decided = fresh.delete(requestContext.context) ? plan(newConversationState(agentId, key), input) : undefined
+  if (decided?.opensTask === true && !reserved) {
+    await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
+    reserved = true
+  }
+  const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined }
+  const update = async (): Promise<void> => {
+    await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
+      const decision = current === undefined && decided !== undefined ? decided : plan(current ?? newConversationState(agentId, key), input)
+      turn = decision
+      decided = undefined
+      return decision.opensTask && !reserved ? undefined : decision.next
+    }, options))
+  }
+  await update()
+  if ((turn as Turn).opensTask && !reserved) {
+    await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
+    reserved = true
+    await update()
+  }
+  return turn as Turn
+}
+
 /** A turn failed for a reason that is not the caller's to read (its cause is logged, never sent). */
 export class TurnFailedError extends ConverseError {
   constructor (cause: unknown) {
@@ -99,49 +153,10 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
   const fresh = new WeakSet<ServerCallContext>()
 
   const sources = { agentId, store, taskStore, engine, newId }
-
-  /**
-   * Decides the turn under the conversation's lock and records it; the store calls `plan` again when it retries, so
-   * only the last decision counts. A turn that opens a task takes its slot under the caller's cap first: outside the
-   * update (a store's one session may be held by it), so the first update writes nothing and the turn is decided
-   * again once the slot is taken; refused, nothing is written. On a conversation replayOf found new, the turn is
-   * decided on the new state first, and its slot taken before the one update: the store's first write is then its
-   * one-statement insert (issue 43). Created meanwhile by another request, the conversation is decided again on its
-   * state (a slot taken for nothing holds until it expires, as one whose write failed).
-   */
-  async function recordTurn (requestContext: RequestContext): Promise<Turn> {
-    const input = turnInput(requestContext, newId())
-    const key = conversationKey(input.callerId, requestContext.contextId)
-    const trace = traceContextIn(requestContext.context.state)
-    let reserved = !reservesTasks(taskStore)
-    let turn: Turn | undefined
-    const read = reads.get(requestContext.context)
-    reads.delete(requestContext.context)
-    // Decided on the new state before the update: the update's first call on no state takes that decision.
-    let decided = fresh.delete(requestContext.context) ? plan(newConversationState(agentId, key), input) : undefined
-    if (decided?.opensTask === true && !reserved) {
-      await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
-      reserved = true
-    }
-    const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined }
-    const update = async (): Promise<void> => {
-      await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
-        turn = current === undefined && decided !== undefined ? decided : plan(current ?? newConversationState(agentId, key), input)
-        decided = undefined
-        return turn.opensTask && !reserved ? undefined : turn.next
-      }, options))
-    }
-    await update()
-    if ((turn as Turn).opensTask && !reserved) {
-      await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
-      reserved = true
-      await update()
-    }
-    return turn as Turn
-  }
+  const turns: TurnRecording = { agentId, store, taskStore, newId, plan, reads, fresh }
 
   async function runTurn (requestContext: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
-    const turn = await recordTurn(requestContext)
+    const turn = await recordTurn(turns, requestContext)
     // The task left open is closed before this turn answers: a client that has the answer sees it closed.
     if (turn.supersedes !== undefined) await closeSuperseded(turn.supersedes, requestContext)
     const decided = turn.plan

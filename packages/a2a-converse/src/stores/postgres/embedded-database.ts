@@ -115,28 +115,73 @@ class SessionTurns {
 /** PGlite is loaded when an embedded database is opened: a server-only deployment does without it. */
 const EMBEDDED = 'the embedded database (a2a-converse/postgres)'
 
+/**
+ * The session as a pool: a query waits its turn; a connection holds the session until released, and one released as
+ * broken rolls back what it left open first (what a server does when a connection closes).
+ */
+function sessionPool (
+  turns: SessionTurns,
+  run: (query: string | pg.QueryConfig, values?: unknown[]) => Promise<pg.QueryResult>,
+  rollback: () => Promise<void>,
+  isClosed: () => boolean
+): Pick<pg.Pool, 'query' | 'connect' | 'end'> {
+  return {
+    async query (query: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> {
+      const handOn = await turns.take()
+      try {
+        return await run(query, values)
+      } finally {
+        handOn()
+      }
+    },
+    async connect (): Promise<pg.PoolClient> {
+      const handOn = await turns.take()
+      let released = false
+      const client = {
+        query: run,
+        release (broken?: boolean | Error) {
+          if (released) return
+          released = true
+          // A broken connection's open transaction ends with it (a server rolls it back when the connection closes).
+          if (broken === undefined || broken === false || isClosed()) handOn()
+          else rollback().then(handOn, handOn)
+        }
+      }
+      return client as unknown as pg.PoolClient
+    },
+    async end () {}
+  } as unknown as Pick<pg.Pool, 'query' | 'connect' | 'end'>
+}
+
+/**
+ * The PGlite session over the folder (made first when new), and `pg` speaking to it through PGlite's node-postgres
+ * adapter: statements prepared once (prepared-statements.ts), values read as from a server (int8 and numeric as strings).
+ */
+async function openSession (options: EmbeddedDatabaseOptions): Promise<{ session: PGlite, wire: pg.Client }> {
+  const [{ PGlite: Session }, { createPgConfig }] = await Promise.all([
+    importPeer<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', EMBEDDED),
+    importPeer<typeof import('@electric-sql/pglite/node-postgres')>('@electric-sql/pglite/node-postgres', EMBEDDED)
+  ])
+  const params = settingParams({ ...EMBEDDED_SETTINGS, ...options.settings })
+  if (options.dataDir !== undefined) await initialised(options.dataDir, params, options.templates)
+  // In memory (no folder), initdb runs here: nothing outlives the session.
+  const session = new Session({ dataDir: options.dataDir, startParams: [...Session.defaultStartParams, ...params], initDbStartParams: params })
+  await session.waitReady
+  // PGlite's start writes files 0666 or 0644 whatever the umask (folder-permissions.ts).
+  if (options.dataDir !== undefined) await privateFolder(options.dataDir)
+  if (options.schema !== undefined) await session.query(`set search_path to ${options.schema}`)
+  const wire = new (namingClient(new PreparedStatements()))(createPgConfig(session) as pg.ClientConfig)
+  await wire.connect()
+  return { session, wire }
+}
+
 export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): Promise<PostgresDatabase> {
   if (options.schema !== undefined) assertSchemaName(options.schema)
   const unlock = options.dataDir === undefined ? async () => {} : await lockFolder(options.dataDir)
   let session: PGlite
-  // `pg` speaking to the session through PGlite's node-postgres adapter: statements prepared once (prepared-statements.ts),
-  // values read as from a server (int8 and numeric as strings).
   let wire: pg.Client
   try {
-    const [{ PGlite: Session }, { createPgConfig }] = await Promise.all([
-      importPeer<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', EMBEDDED),
-      importPeer<typeof import('@electric-sql/pglite/node-postgres')>('@electric-sql/pglite/node-postgres', EMBEDDED)
-    ])
-    const params = settingParams({ ...EMBEDDED_SETTINGS, ...options.settings })
-    if (options.dataDir !== undefined) await initialised(options.dataDir, params, options.templates)
-    // In memory (no folder), initdb runs here: nothing outlives the session.
-    session = new Session({ dataDir: options.dataDir, startParams: [...Session.defaultStartParams, ...params], initDbStartParams: params })
-    await session.waitReady
-    // PGlite's start writes files 0666 or 0644 whatever the umask (folder-permissions.ts).
-    if (options.dataDir !== undefined) await privateFolder(options.dataDir)
-    if (options.schema !== undefined) await session.query(`set search_path to ${options.schema}`)
-    wire = new (namingClient(new PreparedStatements()))(createPgConfig(session) as pg.ClientConfig)
-    await wire.connect()
+    ({ session, wire } = await openSession(options))
   } catch (error) {
     await unlock()
     throw error
@@ -159,32 +204,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
     }
   }
 
-  const pool = {
-    async query (query: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> {
-      const handOn = await turns.take()
-      try {
-        return await run(query, values)
-      } finally {
-        handOn()
-      }
-    },
-    async connect (): Promise<pg.PoolClient> {
-      const handOn = await turns.take()
-      let released = false
-      const client = {
-        query: run,
-        release (broken?: boolean | Error) {
-          if (released) return
-          released = true
-          // A broken connection's open transaction ends with it (a server rolls it back when the connection closes).
-          if (broken === undefined || broken === false || closed) handOn()
-          else wire.query('rollback').then(handOn, handOn)
-        }
-      }
-      return client as unknown as pg.PoolClient
-    },
-    async end () {}
-  }
+  const pool = sessionPool(turns, run, async () => { await wire.query('rollback') }, () => closed)
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) })
 
   let closing: Promise<void> | undefined

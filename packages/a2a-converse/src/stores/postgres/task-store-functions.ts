@@ -42,11 +42,10 @@ export interface TaskStoreTables {
   pushOutbox: string
 }
 
-/** The migration's DDL. */
-export function taskStoreFunctions ({ tasks, reservations, pushConfigs, pushOutbox }: TaskStoreTables): string[] {
+function openWorkFunction ({ tasks, reservations }: TaskStoreTables): string {
   // The caller's open tasks (the partial index's own condition) and live reservations of other tasks; expired ones
   // are dropped on the way. Called under the caller's lock.
-  const openWork = `create function converse_open_work (p_caller_key text, p_task_id text) returns bigint
+  return `create function converse_open_work (p_caller_key text, p_task_id text) returns bigint
     language plpgsql as $$
     begin
       delete from ${reservations} where caller_key = p_caller_key and expires_at <= now();
@@ -54,7 +53,10 @@ export function taskStoreFunctions ({ tasks, reservations, pushConfigs, pushOutb
           and (status_state is null or status_state not in (${TERMINAL_NAMES})))
         + (select count(*) from ${reservations} where caller_key = p_caller_key and task_id <> p_task_id and expires_at > now());
     end $$`
-  const reserve = `create function ${RESERVE_TASK_FUNCTION} (
+}
+
+function reserveTaskFunction ({ tasks, reservations }: TaskStoreTables): string {
+  return `create function ${RESERVE_TASK_FUNCTION} (
       p_tenant text, p_owner text, p_task_id text, p_caller_key text, p_max_open integer, p_ttl_ms integer
     ) returns text language plpgsql as $$
     begin
@@ -71,7 +73,10 @@ export function taskStoreFunctions ({ tasks, reservations, pushConfigs, pushOutb
         on conflict (caller_key, task_id) do update set expires_at = excluded.expires_at;
       return 'reserved';
     end $$`
-  const save = `create function ${SAVE_TASK_FUNCTION} (
+}
+
+function saveTaskFunction ({ tasks, reservations, pushConfigs, pushOutbox }: TaskStoreTables): string {
+  return `create function ${SAVE_TASK_FUNCTION} (
       p_tenant text, p_owner text, p_id text, p_caller_key text,
       p_context_id text, p_status_last_updated bigint, p_status_state text, p_status text, p_artifacts text,
       p_history text, p_metadata text, p_protocol_version text,
@@ -186,5 +191,9 @@ export function taskStoreFunctions ({ tasks, reservations, pushConfigs, pushOutb
       end if;
       return query select 'saved'::text, null::text, configs > 0;
     end $$`
-  return [openWork, reserve, save]
+}
+
+/** The migration's DDL. */
+export function taskStoreFunctions (tables: TaskStoreTables): string[] {
+  return [openWorkFunction(tables), reserveTaskFunction(tables), saveTaskFunction(tables)]
 }
