@@ -18,7 +18,7 @@ import { lockFolder } from '../../packages/a2a-converse/src/stores/postgres/fold
 import { openEmbeddedDatabase } from '../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
 import { privateFolder } from '../../packages/a2a-converse/src/stores/postgres/folder-permissions.js'
 import { SecretBox } from '../../packages/a2a-converse/src/stores/secret-box.js'
-import { recordNotifications } from '../../packages/a2a-converse/src/stores/postgres/push-outbox-rows.js'
+import { recordNotifications } from '../fixtures/push-outbox-rows.js'
 
 t.setTimeout(300_000)
 

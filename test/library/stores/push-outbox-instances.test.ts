@@ -18,7 +18,7 @@ if (url === undefined) {
   const { createPostgresDatabase } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-database.js')
   const { migrate, PUSH_OUTBOX_TABLE } = await import('../../../packages/a2a-converse/src/stores/postgres/migrations.js')
   const { PostgresPushOutbox } = await import('../../../packages/a2a-converse/src/stores/postgres/push-outbox.js')
-  const { recordNotifications } = await import('../../../packages/a2a-converse/src/stores/postgres/push-outbox-rows.js')
+  const { recordNotifications } = await import('../../fixtures/push-outbox-rows.js')
   const { webhookPoster } = await import('../../../packages/a2a-converse/src/push/webhook-post.js')
   const { PushUrlPolicy } = await import('../../../packages/a2a-converse/src/push/url-guard.js')
   const { SecretBox } = await import('../../../packages/a2a-converse/src/stores/secret-box.js')

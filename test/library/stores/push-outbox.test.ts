@@ -8,7 +8,7 @@ import { sql } from 'kysely'
 import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
 import { migrate, PUSH_OUTBOX_TABLE } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
 import { PostgresPushOutbox } from '../../../packages/a2a-converse/src/stores/postgres/push-outbox.js'
-import { recordNotifications } from '../../../packages/a2a-converse/src/stores/postgres/push-outbox-rows.js'
+import { recordNotifications } from '../../fixtures/push-outbox-rows.js'
 import type { PostOutcome, WebhookPoster } from '../../../packages/a2a-converse/src/push/webhook-post.js'
 
 t.setTimeout(120_000)

@@ -11,7 +11,7 @@
  * any instance claims the row again (at least once: the receiver drops a duplicate by its A2A-Notification-Id).
  *
  * The rows are written in the task save's own statement (converse_save_task, task-store-functions.ts);
- * push-outbox-rows.ts writes such rows from code.
+ * test/fixtures/push-outbox-rows.ts writes such rows from a test.
  *
  * Waking: the instance that committed a save wakes its own deliverer at once (`wake`), and on PostgreSQL tells the
  * others over the task event hub's LISTEN/NOTIFY (src/gateway/postgres-state.ts), which wake theirs; every instance
