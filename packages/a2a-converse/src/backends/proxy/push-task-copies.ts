@@ -14,15 +14,20 @@ import { TRACE_CONTEXT_STATE } from '../../telemetry/tracing.js'
 import { TERMINAL_TASK_STATES } from '../../stores/task-states.js'
 import { upstreamTaskFollower } from './upstream-task-follower.js'
 
+/** What the copies need; the relayed push backend takes the same (RelayedPushBackendOptions) and hands it on whole. */
 export interface PushTaskCopiesOptions {
   agentId: string
-  /** Where followed tasks are read from (SubscribeToTask). */
+  /** The upstream backend (after the ownership check: every task named here is the caller's); followed tasks are read from it (SubscribeToTask). */
   upstream: A2ABackend
-  /** The copies' task store (push-wrapped: its saves report their updates). */
+  /** Where configured tasks' copies live: a task store of their own, reporting each save's updates (push-wrapped). */
   copies: TaskStore
+  /** The agent's config store and URL policy (the copies' store records notifications for these configs). */
   push: AgentPush
+  /** Configured tasks followed upstream at once (upstream-task-follower.ts). Default DEFAULT_MAX_FOLLOWED_TASKS. */
   maxFollowedTasks?: number
+  /** The upstream takes the caller's own token (`upstream.identity` passthrough, exchange): a follow keeps it. */
   keepsCallerToken?: boolean
+  /** Where following logs. */
   log?: ServiceLogger
 }
 

@@ -23,31 +23,18 @@
  * This module decides which requests relay what; the copies and their follows are push-task-copies.ts's.
  */
 import { Task } from '@a2a-js/sdk'
-import type { AgentExecutor, TaskStore } from '@a2a-js/sdk/server'
-import type { A2ABackend, BackendContext, ServiceLogger } from '../../protocol/backend.js'
+import type { AgentExecutor } from '@a2a-js/sdk/server'
+import type { A2ABackend, BackendContext } from '../../protocol/backend.js'
 import type { AgentFacts, CheckedRequest } from '../../protocol/check-request.js'
 import { taskNotFound } from '../../protocol/errors.js'
 import type { AgentPush } from '../../push/push-notifications.js'
 import { PushConfigRefusedError } from '../local/dispatch-errors.js'
 import { A2AReplyError, localBackend } from '../local/local-backend.js'
 import { UpstreamError } from './upstream-errors.js'
-import { copyScopeOf, pushTaskCopies } from './push-task-copies.js'
+import { copyScopeOf, pushTaskCopies, type PushTaskCopiesOptions } from './push-task-copies.js'
 
-export interface RelayedPushBackendOptions {
-  agentId: string
-  /** The upstream backend (after the ownership check: every task named here is the caller's). */
-  upstream: A2ABackend
-  /** Where configured tasks' copies live: a task store of their own, reporting each save's updates (push-wrapped). */
-  copies: TaskStore
-  /** The agent's config store and URL policy (the copies' store records notifications for these configs). */
-  push: AgentPush
-  /** Configured tasks followed upstream at once (upstream-task-follower.ts). Default DEFAULT_MAX_FOLLOWED_TASKS. */
-  maxFollowedTasks?: number
-  /** The upstream takes the caller's own token (`upstream.identity` passthrough, exchange): a follow keeps it. */
-  keepsCallerToken?: boolean
-  /** Where following logs. */
-  log?: ServiceLogger
-}
+/** The copies' options, handed on whole (one type: push-task-copies.ts documents each field). */
+export type RelayedPushBackendOptions = PushTaskCopiesOptions
 
 export interface RelayedPushBackend extends A2ABackend {
   /** Tasks followed upstream now. */
