@@ -22,13 +22,15 @@ export {
   type ConversationSummary, type ConversationListOptions, type NeedsPersonReason
 } from './stores/conversation-store.js'
 export { MemoryConversationStore, type MemoryConversationStoreOptions } from './stores/memory-conversation-store.js'
-export { MemoryAnswerLog, type AnswerLog, type AnswerRecord, type AnswerWindow } from './stores/answer-log.js'
+export { type AnswerLog, type AnswerRecord, type AnswerWindow } from './stores/answer-log.js'
+export { MemoryAnswerLog } from './stores/memory-answer-log.js'
 export { BoundedMemoryTaskStore, type MemoryTaskStoreOptions } from './stores/memory-task-store.js'
 export { tracedTaskStore } from './stores/traced-task-store.js'
 export { MemoryTaskEventHub, type TaskEventHub, type TaskEventListener } from './events/task-event-hub.js'
 // For the gateway app and other integrators.
 export { messageText } from './runtime/slot-input.js'
-export { ANSWER_WINDOW_NAMES, decodeGroupCursor, encodeGroupCursor } from './stores/answer-log.js'
+export { ANSWER_WINDOW_NAMES } from './stores/answer-log.js'
+export { decodeGroupCursor, encodeGroupCursor } from './stores/answer-queries.js'
 export { callerKeyOf } from './stores/caller-key.js'
 export { MAX_CONVERSATION_KEY_LENGTH } from './stores/conversation-store.js'
 export { StoreUnavailableError } from './stores/errors.js'

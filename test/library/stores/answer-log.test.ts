@@ -1,11 +1,11 @@
 /**
- * The answer log's shared parts (packages/a2a-converse/src/stores/answer-log.ts): the grouping key, the order, the cut, which turns a write
+ * The answer log's shared parts (packages/a2a-converse/src/stores/answer-log.ts, answer-queries.ts, memory-answer-log.ts): the grouping key, the order, the cut, which turns a write
  * logs, the cursor; and the PostgreSQL log's prune schedule. What the stores do with them: answer-log-contract.ts.
  */
 import t from 'tap'
-import {
-  MemoryAnswerLog, compareCodePoints, decodeGroupCursor, encodeGroupCursor, logText, newAnswers, questionKey
-} from '../../../packages/a2a-converse/src/stores/answer-log.js'
+import { compareCodePoints, logText, newAnswers, questionKey } from '../../../packages/a2a-converse/src/stores/answer-log.js'
+import { decodeGroupCursor, encodeGroupCursor } from '../../../packages/a2a-converse/src/stores/answer-queries.js'
+import { MemoryAnswerLog } from '../../../packages/a2a-converse/src/stores/memory-answer-log.js'
 import { PostgresAnswerLog, PRUNE_INTERVAL_MS } from '../../../packages/a2a-converse/src/stores/postgres/postgres-answer-log.js'
 import { newConversationState, type ConversationState } from '../../../packages/a2a-converse/src/stores/conversation-store.js'
 

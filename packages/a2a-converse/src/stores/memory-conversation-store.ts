@@ -7,9 +7,8 @@ import { InvalidOptionError } from '../core/errors.js'
 import { cloneData } from '../core/clone-data.js'
 import { CallerCapError } from './caller-key.js'
 import { KeyedLock } from './keyed-lock.js'
-import {
-  DEFAULT_ANSWER_RETENTION_MS, DEFAULT_MAX_ANSWERS_PER_AGENT, MemoryAnswerLog, newAnswers, type AnswerLogLimits
-} from './answer-log.js'
+import { DEFAULT_ANSWER_RETENTION_MS, DEFAULT_MAX_ANSWERS_PER_AGENT, newAnswers, type AnswerLogLimits } from './answer-log.js'
+import { MemoryAnswerLog } from './memory-answer-log.js'
 import {
   DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, applyConversationLimits, assertListOptions, conversationSummary,
   conversationTaskIds, matchesListOptions, type ConversationLimits, type ConversationListOptions, type ConversationState,

@@ -9,9 +9,10 @@
 import type pg from 'pg'
 import type { Coverage } from '../../core/envelope.js'
 import {
-  assertGroupQuery, assertWindow, buildSeries, countsFrom, windowBounds, GROUP_CONVERSATIONS, type AnswerLog, type AnswerLogLimits,
+  GROUP_CONVERSATIONS, type AnswerLog, type AnswerLogLimits,
   type AnswerRecord, type AnswerSeries, type AnswerWindow, type QuestionGroup, type QuestionGroupPage, type QuestionGroupQuery
 } from '../answer-log.js'
+import { assertGroupQuery, assertWindow, buildSeries, countsFrom, windowBounds } from '../answer-queries.js'
 import { ANSWERS_TABLE } from './migrations.js'
 
 /** How often a process prunes an agent's rows at most. */
