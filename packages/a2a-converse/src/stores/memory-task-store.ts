@@ -20,13 +20,16 @@
  * Otherwise it behaves as InMemoryTaskStore (test/library/stores/memory-task-store.test.ts compares the two): tasks are
  * scoped by tenant and owner, copies go in and out, and `list` filters, orders and pages exactly as the SDK's
  * does (its page token is the same base64 `<status timestamp>|<id>`).
+ *
+ * This module holds and bounds the tasks; ListTasks is memory-task-list.ts's, the per-caller counts caller-open-tasks.ts's.
  */
-import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk'
-import { RequestMalformedError } from '@a2a-js/sdk/errors'
+import { Task, type ListTasksRequest, type ListTasksResponse, type TaskState } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { cloneData } from '../core/clone-data.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { CallerCapError, callerKeyOf } from './caller-key.js'
+import { CallerOpenTasks } from './caller-open-tasks.js'
+import { listTasks } from './memory-task-list.js'
 import { SaveListeners, type TaskSaveSignals } from './task-save-signals.js'
 import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations } from './task-reservations.js'
 import { mayReplace, taskFinishedError, TERMINAL_TASK_STATES } from './task-states.js'
@@ -52,9 +55,6 @@ export const DEFAULT_MAX_TASK_BYTES = 256 * 1024 * 1024
  */
 export const DEFAULT_MAX_OPEN_TASKS_PER_CALLER = 1_000
 export const DEFAULT_FINISHED_TASK_TTL_MS = 3_600_000
-/** ListTasks' page size when the request gives none (the SDK's). */
-const DEFAULT_PAGE_SIZE = 50
-
 const FINISHED = TERMINAL_TASK_STATES
 
 interface Entry {
@@ -99,10 +99,8 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
   readonly #saved = new SaveListeners()
   /** The sum of the entries' `bytes`. */
   #bytes = 0
-  /** Caller key → its open tasks held. */
-  readonly #openByCaller = new Map<string, number>()
-  /** Caller key → its reserved new tasks (scope and task id, JSON) → when each reservation expires. */
-  readonly #reserved = new Map<string, Map<string, number>>()
+  /** Per caller: its open tasks held, its reserved new tasks (scope and task id, JSON). */
+  readonly #callers: CallerOpenTasks
   readonly #refused = new RefusedTasks()
 
   constructor (options: MemoryTaskStoreOptions = {}) {
@@ -111,6 +109,7 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
     this.maxOpenTasksPerCaller = positiveInteger('maxOpenTasksPerCaller', options.maxOpenTasksPerCaller, DEFAULT_MAX_OPEN_TASKS_PER_CALLER)
     this.finishedTaskTtlMs = positiveInteger('finishedTaskTtlMs', options.finishedTaskTtlMs, DEFAULT_FINISHED_TASK_TTL_MS)
     this.#now = options.now ?? Date.now
+    this.#callers = new CallerOpenTasks(this.#now)
   }
 
   /** Tasks held now (for tests and metrics). */
@@ -125,7 +124,7 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
 
   /** Open tasks the caller (caller key) holds now. */
   openTasksOf (caller: string): number {
-    return this.#openByCaller.get(caller) ?? 0
+    return this.#callers.open(caller)
   }
 
   /** Tasks someone waits to see saved (for tests: 0 once every wait ended). */
@@ -143,39 +142,14 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
     return entry === undefined ? undefined : cloneData(entry.task)
   }
 
-  /** Open tasks plus live reservations of the caller (what its cap counts). */
-  #heldBy (caller: string): number {
-    const reserved = this.#reserved.get(caller)
-    if (reserved === undefined) return this.openTasksOf(caller)
-    const now = this.#now()
-    for (const [key, until] of reserved) if (until <= now) reserved.delete(key)
-    if (reserved.size === 0) this.#reserved.delete(caller)
-    return this.openTasksOf(caller) + reserved.size
-  }
-
-  /** Takes the task's reservation; true when there was a live one. */
-  #takeReservation (caller: string, key: string): boolean {
-    const reserved = this.#reserved.get(caller)
-    const until = reserved?.get(key)
-    if (reserved === undefined || until === undefined) return false
-    reserved.delete(key)
-    if (reserved.size === 0) this.#reserved.delete(caller)
-    return until > this.#now()
-  }
-
   async reserve (taskId: string, context: ServerCallContext): Promise<void> {
     const scope = scopeOf(context)
     if (this.#buckets.get(scope)?.has(taskId) === true) return
     const caller = callerKeyOf(context)
     const key = JSON.stringify([scope, taskId])
-    const live = this.#takeReservation(caller, key)
-    if (!live && this.#heldBy(caller) >= this.maxOpenTasksPerCaller) throw this.#refused.add(taskId, this.#capError())
-    let reserved = this.#reserved.get(caller)
-    if (reserved === undefined) {
-      reserved = new Map()
-      this.#reserved.set(caller, reserved)
-    }
-    reserved.set(key, this.#now() + TASK_RESERVATION_TTL_MS)
+    const live = this.#callers.take(caller, key)
+    if (!live && this.#callers.held(caller) >= this.maxOpenTasksPerCaller) throw this.#refused.add(taskId, this.#capError())
+    this.#callers.reserve(caller, key, this.#now() + TASK_RESERVATION_TTL_MS)
     this.#refused.take(taskId)
   }
 
@@ -191,7 +165,7 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
     const open = !FINISHED.has(task.status?.state)
     const bytes = taskSize(task)
     const caller = previous?.caller ?? callerKeyOf(context)
-    if (previous === undefined) this.#admit(caller, open, bytes, this.#takeReservation(caller, JSON.stringify([scope, task.id])))
+    if (previous === undefined) this.#admit(caller, open, bytes, this.#callers.take(caller, JSON.stringify([scope, task.id])))
     else this.#forget(previous)
     const entry: Entry = { scope, taskId: task.id, task: cloneData(task), caller, bytes, open }
     // Looked up after #admit, which may have emptied (and dropped) the scope's bucket.
@@ -203,7 +177,7 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
     bucket.set(task.id, entry)
     this.#bySave.add(entry)
     this.#bytes += bytes
-    if (open) this.#openByCaller.set(caller, this.openTasksOf(caller) + 1)
+    if (open) this.#callers.opened(caller)
     // A finished task's time is its last save (a late artifact counts): the map stays ordered by time.
     else this.#finished.set(entry, this.#now())
     this.#expire()
@@ -222,7 +196,7 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
 
   /** `reserved`: the task's slot was reserved (counted then), so the caller's cap is not asked again. */
   #admit (caller: string, open: boolean, bytes: number, reserved: boolean): void {
-    if (open && !reserved && this.#heldBy(caller) >= this.maxOpenTasksPerCaller) throw this.#capError()
+    if (open && !reserved && this.#callers.held(caller) >= this.maxOpenTasksPerCaller) throw this.#capError()
     this.#expire()
     const full = (): boolean => this.#bySave.size + 1 > this.maxTasks || this.#bytes + bytes > this.maxTaskBytes
     for (const entry of this.#finished.keys()) {
@@ -237,30 +211,7 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
 
   async list (params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     this.#expire()
-    const { contextId, status, pageSize = DEFAULT_PAGE_SIZE, pageToken, statusTimestampAfter, includeArtifacts = false } = params
-    let tasks = [...(this.#buckets.get(scopeOf(context))?.values() ?? [])].map((entry) => entry.task)
-    if (contextId !== '' && contextId !== undefined) tasks = tasks.filter((task) => task.contextId === contextId)
-    if (status !== undefined && status !== TaskState.TASK_STATE_UNSPECIFIED) tasks = tasks.filter((task) => task.status?.state === status)
-    if (statusTimestampAfter !== undefined && statusTimestampAfter !== '') {
-      const after = new Date(statusTimestampAfter).getTime()
-      tasks = tasks.filter((task) => task.status?.timestamp !== undefined && task.status.timestamp !== '' && new Date(task.status.timestamp).getTime() > after)
-    }
-    const stamp = (task: Task): string => task.status?.timestamp ?? ''
-    tasks.sort((a, b) => stamp(a) !== stamp(b) ? stamp(b).localeCompare(stamp(a)) : b.id.localeCompare(a.id))
-    const totalSize = tasks.length
-    if (pageToken !== undefined && pageToken !== '') {
-      const cursor = decodePageToken(pageToken)
-      const at = tasks.findIndex((task) => stamp(task) === cursor.timestamp && task.id === cursor.id)
-      tasks = at === -1 ? [] : tasks.slice(at + 1)
-    }
-    const page = tasks.slice(0, pageSize)
-    const last = page[page.length - 1]
-    return {
-      tasks: page.map((task) => ({ ...cloneData(task), ...(includeArtifacts ? {} : { artifacts: [] }) })),
-      nextPageToken: page.length > 0 && tasks.length > page.length ? Buffer.from(`${stamp(last)}|${last.id}`).toString('base64') : '',
-      pageSize,
-      totalSize
-    }
+    return listTasks([...(this.#buckets.get(scopeOf(context))?.values() ?? [])].map((entry) => entry.task), params)
   }
 
   /** Finished tasks past their time, the earliest finished first. */
@@ -285,11 +236,7 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
     this.#bySave.delete(entry)
     this.#finished.delete(entry)
     this.#bytes -= entry.bytes
-    if (entry.open) {
-      const left = this.openTasksOf(entry.caller) - 1
-      if (left === 0) this.#openByCaller.delete(entry.caller)
-      else this.#openByCaller.set(entry.caller, left)
-    }
+    if (entry.open) this.#callers.closed(entry.caller)
   }
 
   #remove (entry: Entry): void {
@@ -298,11 +245,4 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
     bucket.delete(entry.taskId)
     if (bucket.size === 0) this.#buckets.delete(entry.scope)
   }
-}
-
-/** The SDK's cursor: base64 of `<status timestamp>|<id>`; anything else is RequestMalformedError (-32602). */
-function decodePageToken (pageToken: string): { timestamp: string, id: string } {
-  const [timestamp, ...idParts] = Buffer.from(pageToken, 'base64').toString('utf-8').split('|')
-  if (idParts.length === 0) throw new RequestMalformedError('Invalid page token format.')
-  return { timestamp, id: idParts.join('|') }
 }
