@@ -10,6 +10,10 @@ import { join } from 'node:path'
 
 export const SERVER_ONLY = [
   'src/gateway/postgres-state.ts',
+  // Cut out of postgres-state.ts (issue 42), server-only as it was: the push peers and an unsealed store need a server.
+  'src/gateway/database-stores.ts',
+  'src/gateway/embedded-state.ts',
+  'src/gateway/push-secrets-reseal.ts',
   'packages/a2a-converse/src/stores/postgres/connection-errors.ts',
   'packages/a2a-converse/src/stores/postgres/migrations.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-conversation-store.ts',

@@ -12,7 +12,7 @@ import { MemoryTaskTurnLock, type TaskTurnLock } from 'a2a-converse/service'
 import { MemoryUpstreamOwnershipStore } from 'a2a-converse/runtime'
 import type { UpstreamOwnershipStore } from 'a2a-converse/runtime'
 import { MemoryAgentStore, type AgentStore } from 'a2a-converse/runtime'
-import type { StateLogger } from './postgres-state.js'
+import type { StateLogger } from './database-stores.js'
 import type { ReadinessCheck } from '../../plugins/health.js'
 import type { GatewayConfig } from './config.js'
 import type { PushConfigStore } from 'a2a-converse/push'
@@ -109,7 +109,7 @@ export async function openGatewayState (config: StateConfig, logger: StateLogger
   const { maxOpenTasksPerCaller, maxConversationsPerCaller, turnWaitTimeoutMs, secrets, maxAgents } = config
   const maxPushConfigsPerCaller = config.push?.maxConfigsPerCaller
   if (config.state === 'embedded') {
-    const { openEmbeddedState } = await import('./postgres-state.js')
+    const { openEmbeddedState } = await import('./embedded-state.js')
     return await openEmbeddedState({ dataDir: config.dataDir, logger, turnWaitTimeoutMs, maxOpenTasksPerCaller, maxConversationsPerCaller, maxPushConfigsPerCaller, secrets, maxAgents })
   }
   const { openPostgresState } = await import('./postgres-state.js')
