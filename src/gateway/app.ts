@@ -1,11 +1,12 @@
+/**
+ * The gateway app: Fastify with the gateway's options, its state, and everything registered on it (registerAll,
+ * the composer); the runtime is start-runtime.ts's, the cards agent-cards.ts's, the start's log startup-log.ts's.
+ */
 import { randomUUID } from 'node:crypto'
-import { resolve } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Writable } from 'node:stream'
 import type { TaskStore } from '@a2a-js/sdk/server'
-import type { SigningKey } from 'a2a-converse/service'
 import { AgentAccess } from './agent-access.js'
-import { converse } from 'a2a-converse/fastify'
 import type { TaskEventHub } from 'a2a-converse/runtime'
 import { ConversationFeedStore } from 'a2a-converse/runtime'
 import type { ConversationStore } from 'a2a-converse/runtime'
@@ -15,20 +16,20 @@ import { registerOperator } from './operator-door.js'
 import { defaultAgentsFile, loadAgentDefinitions, type AgentDefinition } from './agent-definitions.js'
 import type { AgentAdminOptions } from '../../plugins/operator-agents.js'
 import type { StoredAgent } from 'a2a-converse/runtime'
-import { ConfigError, type GatewayConfig } from './config.js'
+import type { GatewayConfig } from './config.js'
 import type { ExecutorFactory } from './executors.js'
 import { openRateLimits } from './rate-limits.js'
-import { buildAgentRuntime, type AgentRuntime } from './runtime.js'
 import { liveAgents } from './live-agents.js'
-import { agentSwitch, withClientSecret } from './agent-switch.js'
+import { agentSwitch } from './agent-switch.js'
 import { registerDoors } from './doors.js'
 import { servedAgents } from './served-agents.js'
-import { gatewayPush, type GatewayPush } from './gateway-push.js'
-import type { UpstreamAgent } from 'a2a-converse/service'
+import { gatewayPush } from './gateway-push.js'
 import { openGatewayState, type GatewayState } from './state.js'
-import { createGatewayMetrics, type GatewayMetrics } from './metrics.js'
-import { METRICS_PATH, serveMetrics } from './metrics-endpoint.js'
-
+import { createGatewayMetrics } from './metrics.js'
+import { serveMetrics } from './metrics-endpoint.js'
+import { startRuntime } from './start-runtime.js'
+import { registerCards } from './agent-cards.js'
+import { logConfigured, warnTrustedWalkIns } from './startup-log.js'
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 declare module 'fastify' {
@@ -203,120 +204,5 @@ async function registerAll (
   logConfigured(app, config, definitions, state, access, metrics)
 }
 
-/** The runtime over the agents served at start, closed with the app; push delivery started and watched. */
-async function startRuntime (
-  app: FastifyInstance,
-  options: GatewayOptions,
-  definitions: AgentDefinition[],
-  { conversations, events, state, metrics, turnLock, push }: {
-    conversations: ConversationStore
-    events: TaskEventHub
-    state: GatewayState
-    metrics: GatewayMetrics | undefined
-    turnLock: (agentId: string) => TaskTurnLock
-    push: GatewayPush
-  }
-): Promise<AgentRuntime> {
-  const { config } = options
-  // What proxied agents sign assertions with: checked for the agents served at start, kept for those published later.
-  const assertions = upstreamAssertions(config, definitions) ??
-    (config.signing !== undefined && config.publicUrl !== undefined ? { key: config.signing, issuer: config.publicUrl } : undefined)
-  const runtime = await buildAgentRuntime({
-    // The runtime's definitions only: the secret goes to the upstream agent, nowhere else (the operator API, logs).
-    definitions: definitions.map((definition) => withClientSecret(definition, process.env)),
-    executors: options.executors,
-    maxReadChars: config.maxReadChars,
-    conversations,
-    events,
-    upstreamOwnership: state.upstreamOwnership,
-    taskStoreFor: push.taskStoreFor,
-    turnLockFor: turnLock,
-    push: push.agentPush,
-    upstreamPush: push.upstreamPush,
-    log: app.log,
-    envelopeProviderUrl: config.envelopeProviderUrl,
-    providerTimeoutMs: config.providerTimeoutMs,
-    proxyTakeover: config.operatorApiKey !== undefined,
-    assertions
-  })
-  app.addHook('onClose', async () => { await runtime.close() })
-  const outboxStats = state.startPushDelivery?.(push.push.delivery)
-  metrics?.watchPush(push.push.deliverer.stats)
-  metrics?.watchPush(outboxStats)
-  metrics?.watchPool(state.pool)
-
-  return runtime
-}
-
-/** TRUST_PROXY=true with walk-in agents: each walk-in picks its own address, and with it its per-address limits. */
-function warnTrustedWalkIns (app: FastifyInstance, config: GatewayConfig, definitions: AgentDefinition[], access: AgentAccess): void {
-  const walkIns = definitions.filter((definition) => !access.required.has(definition.id)).map((definition) => definition.id)
-  if (config.trustProxy === true && walkIns.length > 0) {
-    app.log.warn({ walkIns }, 'TRUST_PROXY=true believes any client\'s X-Forwarded-For: a walk-in picks its own address, ' +
-      'and with it its per-address limits (rate, streams, open tasks). Set TRUST_PROXY to the load balancer\'s addresses or CIDRs')
-  }
-}
-
-/**
- * The converse extension over the runtime's agents (cards, the JWKS, the tools routes); returns how a proxied agent's
- * card is followed: as read now (it may have been read since the runtime started), then every change (until a change of
- * the agent retires that upstream: runtime.ts stops its card).
- */
-async function registerCards (
-  app: FastifyInstance, config: GatewayConfig, definitions: AgentDefinition[], runtime: AgentRuntime, access: AgentAccess
-): Promise<(upstream: UpstreamAgent) => void> {
-  const wellKnown = new Map(definitions.map((definition) => [definition.id, definition.wellKnownCard]))
-  await app.register(converse, {
-    agents: runtime.agents.map(({ id, card, routines }) => ({ id, card: access.secured(id, card), routines, wellKnownCard: wellKnown.get(id) ?? config.wellKnownCard })),
-    publicUrl: config.publicUrl,
-    mcpPublicUrl: config.mcpPublicUrl,
-    publicHosts: config.publicHosts,
-    grpcUrl: config.publicGrpcUrl,
-    provider: runtime.envelopeProvider,
-    providerTimeoutMs: config.providerTimeoutMs,
-    // Every card signed last, after each rewrite (a proxied agent's included), and the JWKS published (docs/signing.md).
-    cardSigning: config.signing
-  })
-  const followCard = (upstream: UpstreamAgent): void => {
-    upstream.cards.onChange((card) => app.converse.extension.setCard(upstream.agentId, access.secured(upstream.agentId, card.served)))
-  }
-  for (const upstream of runtime.upstreams) followCard(upstream)
-  return followCard
-}
-
-/** One line saying what this gateway serves and how (never a credential). */
-function logConfigured (
-  app: FastifyInstance, config: GatewayConfig, definitions: AgentDefinition[], state: GatewayState, access: AgentAccess, metrics: GatewayMetrics | undefined
-): void {
-  const operatorOn = config.operatorApiKey !== undefined
-  app.log.info({
-    agents: definitions.map((definition) => definition.id),
-    stateStore: state.kind,
-    ...(state.kind === 'embedded' ? { dataDir: resolve(config.dataDir) } : {}),
-    operatorApi: operatorOn,
-    // Which agents need a credential (never the credentials themselves).
-    authenticated: [...access.required],
-    grpc: config.grpcPort !== undefined,
-    metrics: metrics === undefined ? false : config.metricsPort === undefined ? METRICS_PATH : `:${config.metricsPort}${METRICS_PATH}`,
-    rateLimitStore: config.rateLimit.redisUrl === undefined ? 'memory' : 'redis',
-    inbox: operatorOn ? '/inbox' : false,
-    // The key id cards are signed with (never the key).
-    cardSigning: config.signing?.kid ?? false
-  }, 'gateway configured')
-}
-
 /** Without metrics, a rate limit's refusals are not counted. */
 function noRefusalCount (): void {}
-
-/**
- * What proxied agents with `upstream.identity.mode: assertion` sign with: the card key, and PUBLIC_URL as the
- * assertions' `iss` (an upstream verifies it against one fixed value, so it cannot come from each request's Host).
- */
-function upstreamAssertions (config: GatewayConfig, definitions: AgentDefinition[]): { key: SigningKey, issuer: string } | undefined {
-  const asserting = definitions.find((definition) => definition.upstream?.identity?.mode === 'assertion')
-  if (asserting === undefined) return undefined
-  const why = `agent "${asserting.id}" sends the caller's identity upstream (upstream.identity.mode: assertion; docs/trust.md)`
-  if (config.signing === undefined) throw new ConfigError('SIGNING_KEY', `must be set: ${why}, signed with it`)
-  if (config.publicUrl === undefined) throw new ConfigError('PUBLIC_URL', `must be set: ${why}, issued by it`)
-  return { key: config.signing, issuer: config.publicUrl }
-}
