@@ -1,8 +1,9 @@
 /**
  * The stores every agent gets on the database, the same on a PostgreSQL server and on the embedded database: its
  * task store on the shared task table (scoped by agent and owner), its proxied upstream tasks' copies, its push
- * configs and the outbox. Apart from postgres-state.ts and embedded-state.ts, which open the database and choose
- * what differs (the event hub, the turn locks, the push peers).
+ * configs and the outbox; and the rest of the state both modes build alike (databaseStores). Apart from
+ * postgres-state.ts and embedded-state.ts, which open the database and choose what differs (the event hub, the turn
+ * locks, the push peers).
  */
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { type PostgresDatabase, type PostgresLogger } from 'a2a-converse/postgres'
@@ -13,10 +14,27 @@ import { PostgresPushConfigStore } from 'a2a-converse/postgres'
 import type { SecretBox } from 'a2a-converse/push'
 import { PostgresPushOutbox, type PostgresPushOutboxOptions } from 'a2a-converse/postgres'
 import type { PushStats } from 'a2a-converse/push'
+import { PostgresAgentStore, PostgresUpstreamOwnershipStore } from 'a2a-converse/postgres'
+import type { GatewayState } from './state.js'
 
 /** The driver's warnings, and one info line per migration applied at start (or that the schema is up to date). */
 export interface StateLogger extends PostgresLogger {
   info (obj: Record<string, unknown>, msg: string): void
+}
+
+/** What both openers take (postgres-state.ts, embedded-state.ts): the log and the bounds of the stores. */
+export interface DatabaseStateOptions {
+  logger: StateLogger
+  /** How long a turn waits for the task's earlier turns (the turn lock's waitTimeoutMs). Default 30 000 ms. */
+  turnWaitTimeoutMs?: number
+  /** Open tasks one caller holds per agent at most (MAX_OPEN_TASKS_PER_CALLER). Default 1 000. */
+  maxOpenTasksPerCaller?: number
+  /** Conversations one caller keeps per agent (MAX_CONVERSATIONS_PER_CALLER). Default 1 000. */
+  maxConversationsPerCaller?: number
+  /** Push configs per agent one caller holds (MAX_PUSH_CONFIGS_PER_CALLER). Default 100. */
+  maxPushConfigsPerCaller?: number
+  /** Agents the store holds at most (MAX_AGENTS). Default 1 000. */
+  maxAgents?: number
 }
 
 /**
@@ -101,5 +119,19 @@ export class PushState {
 
   async close (): Promise<void> {
     await this.outbox?.close()
+  }
+}
+
+/** The part of the state both modes build alike on the database: the records, the agents, push, the readiness check. */
+export function databaseStores (
+  database: PostgresDatabase, options: DatabaseStateOptions, push: PushState
+): Pick<GatewayState, 'upstreamOwnership' | 'agents' | 'pushConfigsFor' | 'startPushDelivery' | 'upstreamCopiesFor' | 'readinessChecks'> {
+  return {
+    upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
+    agents: new PostgresAgentStore(database.db, { maxAgents: options.maxAgents }),
+    pushConfigsFor: (agentId) => push.configsFor(agentId),
+    startPushDelivery: (delivery) => push.start(delivery),
+    upstreamCopiesFor: (agentId) => upstreamCopies(database, agentId, options.maxOpenTasksPerCaller, push),
+    readinessChecks: { database: () => database.ping() }
   }
 }

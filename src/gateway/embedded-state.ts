@@ -11,15 +11,13 @@ import { openEmbeddedDatabase } from 'a2a-converse/postgres'
 import { FolderInUseError } from 'a2a-converse/postgres'
 import { MemoryTaskEventHub } from 'a2a-converse/runtime'
 import { MemoryTaskTurnLock } from 'a2a-converse/service'
-import { PostgresUpstreamOwnershipStore } from 'a2a-converse/postgres'
-import { PostgresAgentStore } from 'a2a-converse/postgres'
 import type { GatewayState } from './state.js'
 import { SecretsKeyError, type SecretBox } from 'a2a-converse/push'
 import type { SecretsConfig } from './config.js'
 import { embeddedSecretBox, prepareDataDir, type PreparedDataDir } from './data-dir.js'
 import { join } from 'node:path'
 import { packageRoot } from './package-root.js'
-import { agentTaskStore, PushState, upstreamCopies, type StateLogger } from './database-stores.js'
+import { agentTaskStore, databaseStores, PushState, type DatabaseStateOptions } from './database-stores.js'
 import { resealed, SecretsKeyMissingError } from './push-secrets-reseal.js'
 
 /**
@@ -28,22 +26,11 @@ import { resealed, SecretsKeyMissingError } from './push-secrets-reseal.js'
  */
 const CLUSTER_TEMPLATES = join(packageRoot(), 'dist', 'cluster-templates')
 
-export interface EmbeddedStateOptions {
+export interface EmbeddedStateOptions extends DatabaseStateOptions {
   /** The data folder (DATA_DIR). */
   dataDir: string
-  logger: StateLogger
-  /** How long a turn waits for the task's earlier turns. Default 30 000 ms. */
-  turnWaitTimeoutMs?: number
-  /** Open tasks per agent one caller holds (MAX_OPEN_TASKS_PER_CALLER). */
-  maxOpenTasksPerCaller?: number
-  /** Conversations per agent one caller keeps (MAX_CONVERSATIONS_PER_CALLER). */
-  maxConversationsPerCaller?: number
-  /** Push configs per agent one caller holds (MAX_PUSH_CONFIGS_PER_CALLER). */
-  maxPushConfigsPerCaller?: number
   /** SECRETS_KEY and SECRETS_KEY_PREVIOUS; without a key, the key generated into DATA_DIR/secrets.key. */
   secrets?: SecretsConfig
-  /** Agents the store holds at most (MAX_AGENTS). Default 1 000. */
-  maxAgents?: number
 }
 
 /** DATA_DIR cannot be used: not writable, held by another gateway, or written by a newer version. Names the folder. */
@@ -102,15 +89,10 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
     kind: 'embedded',
     conversations,
     events,
-    upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
-    agents: new PostgresAgentStore(database.db, { maxAgents: options.maxAgents }),
+    ...databaseStores(database, options, push),
     // Saves are signalled in this process (the only one on the folder).
     taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: options.turnWaitTimeoutMs }),
-    pushConfigsFor: (agentId) => push.configsFor(agentId),
-    startPushDelivery: (delivery) => push.start(delivery),
-    upstreamCopiesFor: (agentId) => upstreamCopies(database, agentId, options.maxOpenTasksPerCaller, push),
-    readinessChecks: { database: () => database.ping() },
     async close () {
       await push.close()
       await events.close()

@@ -15,31 +15,18 @@ import { PostgresConversationStore } from 'a2a-converse/postgres'
 import { createPostgresDatabase } from 'a2a-converse/postgres'
 import { PostgresTaskEventHub } from 'a2a-converse/postgres'
 import { PostgresTaskTurnLock } from 'a2a-converse/postgres'
-import { PostgresUpstreamOwnershipStore } from 'a2a-converse/postgres'
-import { PostgresAgentStore } from 'a2a-converse/postgres'
 import type { GatewayState } from './state.js'
 import { SecretBox } from 'a2a-converse/push'
 import type { SecretsConfig } from './config.js'
-import { agentTaskStore, PushState, upstreamCopies, type StateLogger } from './database-stores.js'
+import { agentTaskStore, databaseStores, PushState, type DatabaseStateOptions } from './database-stores.js'
 import { resealed } from './push-secrets-reseal.js'
 
-export interface PostgresStateOptions {
+export interface PostgresStateOptions extends DatabaseStateOptions {
   connectionString: string
   /** Schema holding every table (created by the migration). Default: the server's search path. */
   schema?: string
-  logger: StateLogger
-  /** How long a turn waits for the task's earlier turns (PostgresTaskTurnLock's waitTimeoutMs). Default 30 000 ms. */
-  turnWaitTimeoutMs?: number
-  /** Open tasks one caller holds per agent at most (MAX_OPEN_TASKS_PER_CALLER). Default 1 000. */
-  maxOpenTasksPerCaller?: number
-  /** Conversations one caller keeps per agent (MAX_CONVERSATIONS_PER_CALLER). Default 1 000. */
-  maxConversationsPerCaller?: number
-  /** Push configs per agent one caller holds (MAX_PUSH_CONFIGS_PER_CALLER). Default 100. */
-  maxPushConfigsPerCaller?: number
   /** SECRETS_KEY and SECRETS_KEY_PREVIOUS: push credentials sealed; without a key, in clear (a warning at start). */
   secrets?: SecretsConfig
-  /** Agents the store holds at most (MAX_AGENTS). Default 1 000. */
-  maxAgents?: number
 }
 
 /** The database named by DATABASE_URL cannot be reached at start; the message names the variable, never credentials. */
@@ -98,16 +85,11 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     kind: 'postgresql',
     conversations,
     events,
-    upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
-    agents: new PostgresAgentStore(database.db, { maxAgents: options.maxAgents }),
+    ...databaseStores(database, options, push),
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
     taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push, events),
     // Turns on one task, one at a time across every instance on the database.
     taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
-    pushConfigsFor: (agentId) => push.configsFor(agentId),
-    startPushDelivery: (delivery) => push.start(delivery),
-    upstreamCopiesFor: (agentId) => upstreamCopies(database, agentId, options.maxOpenTasksPerCaller, push),
-    readinessChecks: { database: () => database.ping() },
     pool: database.pool,
     async close () {
       await push.close()
