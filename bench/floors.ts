@@ -58,3 +58,43 @@ export async function sequentialLatency (url: string, load: { method: string, he
   times.sort((a, b) => a - b)
   return { p50: times[Math.floor(count * 0.5)], p99: times[Math.floor(count * 0.99)] }
 }
+
+/** A connection's statements (`pg`'s client, or the embedded database's connection). */
+export type Connection = { query: SendQuery & ((text: string) => Promise<unknown>) }
+
+/**
+ * What sharing a commit would buy (issue 43's group commit): `count` INSERTs of `bytes` on one connection, each its
+ * own commit, then ten to a transaction; this process's CPU and the wall time per INSERT of each, in alternating
+ * rounds (the first two, warming up, not counted).
+ */
+export async function commitSharing (connection: Connection, table: string, bytes: number, count = 2000, rounds = 6): Promise<{ alone: Floor, shared: Floor }> {
+  const insert = { name: `bench_shared_insert_${table.replace(/\W/g, '_')}`, text: `insert into ${table} (id, state) values ($1, $2::jsonb)` }
+  const json = documentOf(bytes, 0)
+  // Ids of this run's own: the table holds the floor's rows.
+  const run = process.hrtime.bigint().toString(36)
+  let next = 0
+  const ten = async (): Promise<void> => { for (let row = 0; row < 10; row++) await connection.query(insert, [`${run}-${next++}`, json]) }
+  const kinds = {
+    alone: ten,
+    shared: async () => {
+      await connection.query('begin')
+      await ten()
+      await connection.query('commit')
+    }
+  }
+  const totals = { alone: { cpu: 0, wall: 0 }, shared: { cpu: 0, wall: 0 } }
+  for (let round = 0; round < rounds; round++) {
+    for (const kind of ['alone', 'shared'] as const) {
+      const cpu = process.cpuUsage()
+      const started = performance.now()
+      for (let tens = 0; tens < count / 10; tens++) await kinds[kind]()
+      const used = process.cpuUsage(cpu)
+      if (round < 2) continue
+      totals[kind].cpu += used.user + used.system
+      totals[kind].wall += (performance.now() - started) * 1000
+    }
+  }
+  const inserts = count * (rounds - 2)
+  const floor = (kind: 'alone' | 'shared'): Floor => ({ bytes: json.length, cpuMicros: totals[kind].cpu / inserts, wallMicros: totals[kind].wall / inserts })
+  return { alone: floor('alone'), shared: floor('shared') }
+}
