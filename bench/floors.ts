@@ -5,6 +5,8 @@
  * the database's work is this process's CPU (as the embedded gateway's is its own); on a server only the client's.
  */
 import { performance } from 'node:perf_hooks'
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
 
 /** Sends one query (`pg`'s Client or Pool query, or the embedded database's pool). */
 export type SendQuery = (query: { name: string, text: string }, values: unknown[]) => Promise<unknown>
@@ -19,7 +21,7 @@ export interface Floor {
 }
 
 /** A JSON document of about `bytes` characters (a conversation's turns stand in for its state). */
-function documentOf (bytes: number, id: number): string {
+export function documentOf (bytes: number, id: number): string {
   const turn = { role: 'user', text: 'How long do I have to return an order?', at: new Date(0).toISOString(), messageId: String(id) }
   const turns: unknown[] = []
   let json = JSON.stringify({ turns })
@@ -97,4 +99,22 @@ export async function commitSharing (connection: Connection, table: string, byte
   const inserts = count * (rounds - 2)
   const floor = (kind: 'alone' | 'shared'): Floor => ({ bytes: json.length, cpuMicros: totals[kind].cpu / inserts, wallMicros: totals[kind].wall / inserts })
   return { alone: floor('alone'), shared: floor('shared') }
+}
+
+/** A conversation's bytes as the demo's knowledge turns leave them (the scenarios report the measured average). */
+export const TURN_BYTES = 2000
+
+/**
+ * The floor as a gateway (issue 43): the memory gateway whose every POST first runs one INSERT of a conversation's
+ * bytes, awaited before the request goes on — a durable turn that costs one statement and nothing else. Against the
+ * memory gateway it is the highest ratio a store writing one statement per turn can reach.
+ */
+export async function withInsertPerTurn (app: FastifyInstance, setup: (text: string) => Promise<unknown>, send: SendQuery, table: string): Promise<FastifyInstance> {
+  await setup(`create table if not exists ${table} (id text primary key, state jsonb not null)`)
+  const insert = { name: `bench_turn_insert_${table.replace(/\W/g, '_')}`, text: `insert into ${table} (id, state) values ($1, $2::jsonb)` }
+  const json = documentOf(TURN_BYTES, 0)
+  app.addHook('preHandler', async (request) => {
+    if (request.method === 'POST') await send(insert, [randomUUID(), json])
+  })
+  return app
 }
