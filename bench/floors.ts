@@ -5,6 +5,8 @@
  * the database's work is this process's CPU (as the embedded gateway's is its own); on a server only the client's.
  */
 import { performance } from 'node:perf_hooks'
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
 
 /** Sends one query (`pg`'s Client or Pool query, or the embedded database's pool). */
 export type SendQuery = (query: { name: string, text: string }, values: unknown[]) => Promise<unknown>
@@ -19,7 +21,7 @@ export interface Floor {
 }
 
 /** A JSON document of about `bytes` characters (a conversation's turns stand in for its state). */
-function documentOf (bytes: number, id: number): string {
+export function documentOf (bytes: number, id: number): string {
   const turn = { role: 'user', text: 'How long do I have to return an order?', at: new Date(0).toISOString(), messageId: String(id) }
   const turns: unknown[] = []
   let json = JSON.stringify({ turns })
@@ -57,4 +59,62 @@ export async function sequentialLatency (url: string, load: { method: string, he
   }
   times.sort((a, b) => a - b)
   return { p50: times[Math.floor(count * 0.5)], p99: times[Math.floor(count * 0.99)] }
+}
+
+/** A connection's statements (`pg`'s client, or the embedded database's connection). */
+export type Connection = { query: SendQuery & ((text: string) => Promise<unknown>) }
+
+/**
+ * What sharing a commit would buy (issue 43's group commit): `count` INSERTs of `bytes` on one connection, each its
+ * own commit, then ten to a transaction; this process's CPU and the wall time per INSERT of each, in alternating
+ * rounds (the first two, warming up, not counted).
+ */
+export async function commitSharing (connection: Connection, table: string, bytes: number, count = 2000, rounds = 6): Promise<{ alone: Floor, shared: Floor }> {
+  const insert = { name: `bench_shared_insert_${table.replace(/\W/g, '_')}`, text: `insert into ${table} (id, state) values ($1, $2::jsonb)` }
+  const json = documentOf(bytes, 0)
+  // Ids of this run's own: the table holds the floor's rows.
+  const run = process.hrtime.bigint().toString(36)
+  let next = 0
+  const ten = async (): Promise<void> => { for (let row = 0; row < 10; row++) await connection.query(insert, [`${run}-${next++}`, json]) }
+  const kinds = {
+    alone: ten,
+    shared: async () => {
+      await connection.query('begin')
+      await ten()
+      await connection.query('commit')
+    }
+  }
+  const totals = { alone: { cpu: 0, wall: 0 }, shared: { cpu: 0, wall: 0 } }
+  for (let round = 0; round < rounds; round++) {
+    for (const kind of ['alone', 'shared'] as const) {
+      const cpu = process.cpuUsage()
+      const started = performance.now()
+      for (let tens = 0; tens < count / 10; tens++) await kinds[kind]()
+      const used = process.cpuUsage(cpu)
+      if (round < 2) continue
+      totals[kind].cpu += used.user + used.system
+      totals[kind].wall += (performance.now() - started) * 1000
+    }
+  }
+  const inserts = count * (rounds - 2)
+  const floor = (kind: 'alone' | 'shared'): Floor => ({ bytes: json.length, cpuMicros: totals[kind].cpu / inserts, wallMicros: totals[kind].wall / inserts })
+  return { alone: floor('alone'), shared: floor('shared') }
+}
+
+/** A conversation's bytes as the demo's knowledge turns leave them (the scenarios report the measured average). */
+export const TURN_BYTES = 2000
+
+/**
+ * The floor as a gateway (issue 43): the memory gateway whose every POST first runs one INSERT of a conversation's
+ * bytes, awaited before the request goes on — a durable turn that costs one statement and nothing else. Against the
+ * memory gateway it is the highest ratio a store writing one statement per turn can reach.
+ */
+export async function withInsertPerTurn (app: FastifyInstance, setup: (text: string) => Promise<unknown>, send: SendQuery, table: string): Promise<FastifyInstance> {
+  await setup(`create table if not exists ${table} (id text primary key, state jsonb not null)`)
+  const insert = { name: `bench_turn_insert_${table.replace(/\W/g, '_')}`, text: `insert into ${table} (id, state) values ($1, $2::jsonb)` }
+  const json = documentOf(TURN_BYTES, 0)
+  app.addHook('preHandler', async (request) => {
+    if (request.method === 'POST') await send(insert, [randomUUID(), json])
+  })
+  return app
 }

@@ -19,7 +19,7 @@ import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { startChildApp, type ChildApp } from './child-app.js'
-import { insertFloor, sequentialLatency } from './floors.js'
+import { insertFloor, sequentialLatency, withInsertPerTurn } from './floors.js'
 import { ANSWER_TEXT, SEED_REQUEST, compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
 
 export const name = 'postgres'
@@ -54,6 +54,15 @@ export async function buildPostgresGateway (): Promise<FastifyInstance> {
 /** Child: the same gateway with its in-memory default. */
 export async function buildMemoryGateway (): Promise<FastifyInstance> {
   return await buildGateway({ config: loadConfig({ STATE: 'memory', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_CONVERSATIONS_PER_CALLER: '10000000' }) })
+}
+
+/** Child: the memory gateway whose every turn first runs one INSERT on the server (floors.ts), on a pool of its own. */
+export async function buildPostgresFloorGateway (): Promise<FastifyInstance> {
+  const pool = new pg.Pool({ connectionString: databaseUrl(), max: 10 })
+  const app = await buildMemoryGateway()
+  app.addHook('onClose', async () => { await pool.end() })
+  const table = `${process.env[SCHEMA_VARIABLE] as string}.bench_turn_floor`
+  return await withInsertPerTurn(app, async (text) => await pool.query(text), async (query, values) => await pool.query(query, values), table)
 }
 
 /** Sends the request once and checks the reply is the demo's answer with its envelope; returns its byte size. */
@@ -93,10 +102,12 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
   try {
     servers.push(await startChildApp(import.meta.url, 'buildPostgresGateway'))
     servers.push(await startChildApp(import.meta.url, 'buildMemoryGateway'))
-    const [postgres, memory] = servers
+    servers.push(await startChildApp(import.meta.url, 'buildPostgresFloorGateway'))
+    const [postgres, memory, floorGateway] = servers
     const contenders: Contender[] = [
       { name: 'gateway SendMessage, state on PostgreSQL', url: postgres.url, load: LOAD, usage: postgres.usage },
-      { name: 'gateway SendMessage, state in memory', url: memory.url, load: LOAD, usage: memory.usage }
+      { name: 'gateway SendMessage, state in memory', url: memory.url, load: LOAD, usage: memory.usage },
+      { name: 'the floor: in memory + one INSERT on the server per turn', url: floorGateway.url, load: LOAD, usage: floorGateway.usage }
     ]
     const sizes = [await checkReply(contenders[0]), await checkReply(contenders[1])]
     const rows = await compare(contenders, options)
@@ -115,12 +126,14 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
       rows,
       ratios: [
         { description: 'PostgreSQL / memory', ratio: pairedRatio(rows, 0, 1), target: TARGET },
-        { description: 'PostgreSQL / memory, gateway CPU', ratio: pairedRatio(rows, 0, 1, true), target: CPU_TARGET }
+        { description: 'PostgreSQL / memory, gateway CPU', ratio: pairedRatio(rows, 0, 1, true), target: CPU_TARGET },
+        { description: 'the floor (memory + one INSERT per turn) / memory: what one statement per turn allows', ratio: pairedRatio(rows, 2, 1), target: TARGET },
+        { description: 'the floor / memory, gateway CPU', ratio: pairedRatio(rows, 2, 1, true), target: CPU_TARGET }
       ],
       notes: [
         `sequential latency of a knowledge turn, p50 / p99: ${contenders[0].name.replace('gateway SendMessage, ', '')} ${latency[0].p50.toFixed(2)} / ${latency[0].p99.toFixed(2)} ms, in memory ${latency[1].p50.toFixed(2)} / ${latency[1].p99.toFixed(2)} ms`,
         `reply bytes: PostgreSQL ${sizes[0]}, memory ${sizes[1]}; ${conversations} conversations committed to PostgreSQL (one per request)`,
-        `gateway CPU per request (median, the PostgreSQL server's work not included): PostgreSQL ${cpu(rows[0])}, memory ${cpu(rows[1])}`,
+        `gateway CPU per request (median, the PostgreSQL server's work not included): PostgreSQL ${cpu(rows[0])}, memory ${cpu(rows[1])}, the floor ${cpu(rows[2])}`,
         `floor: one autocommit INSERT of ${floor.bytes} bytes (a conversation's average), prepared, from this process: ${floor.cpuMicros.toFixed(1)} µs of client CPU, ${floor.wallMicros.toFixed(1)} µs wall`,
         `each gateway in its own process, the database on ${new URL(url).host}; ${options.connections} connections, ${options.rounds} rounds of ${options.durationSec} s`,
         ...(noisy ? ['WARNING: requests/s varied more than 1.5× between rounds (other load on the machine); the ratio is less reliable'] : [])
