@@ -197,6 +197,10 @@ t.test('task updates: a status change, new or changed artifacts; nothing else', 
   const changed = Task.fromJSON({ ...Task.toJSON(base) as object, artifacts: [{ artifactId: 'a', parts: [{ text: 'x' }] }, { artifactId: 'b', parts: [{ text: 'y' }] }] })
   t.match(taskUpdates(base, changed), [{ artifactUpdate: { artifact: { artifactId: 'b' } } }])
   t.strictSame(taskUpdates(base, { ...base, status: undefined }), [], 'no status: nothing to report')
+  const bare = { id: 't', contextId: 'c', status: base.status } as Task
+  t.strictSame(taskUpdates(undefined, bare).map((update) => Object.keys(update)), [['statusUpdate']], 'a task without artifacts: its status alone')
+  t.strictSame(taskUpdates(bare, base).map((update) => Object.keys(update)), [['artifactUpdate']], 'artifacts where there were none')
+  t.strictSame(taskUpdates(base, { ...base, history: [{ messageId: 'm', role: 1, parts: [] } as never] }), [], 'a longer history alone: nothing')
 })
 
 t.test('createPushNotifications wires an agent: an SDK store by default, updates reported only with configs', async (t) => {
