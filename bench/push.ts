@@ -5,7 +5,9 @@
  * active), which the routine completes in one turn: a Task, saved twice (SUBMITTED, then COMPLETED). Once with an
  * inline push config (`configuration.taskPushNotificationConfig`, a receiver on loopback: three notifications per
  * turn — SUBMITTED, the booking's artifact, COMPLETED — the config removed with the finished task), once without, on the same gateway process in alternating rounds.
- * Target: with a config ≥ 0.85× without, by requests/s.
+ * Target (issue 43): with a config ≥ 0.7× without, by requests/s — or, if HTTP itself forbids it, the push path's own
+ * cost (the gateway's CPU per turn with a config minus without) ≤ 1.3× its floor: the same three notifications
+ * POSTed with undici alone to the same receiver, from a child process of its own, in the same run (push-floor.ts).
  *
  * Latency: turns one at a time (no other load), the receiver taking each COMPLETED notification's arrival time
  * minus the task status's `timestamp` (set when the update is made, before it is saved): an upper bound of "commit
@@ -21,11 +23,12 @@ import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
 import { startChildApp, type ChildApp } from './child-app.js'
 import { databaseUrl, withClient } from './postgres.js'
+import { FLOOR_TARGET, pushFloor, senderHeaders, type CapturedNotification } from './push-floor.js'
 import { compare, median, pairedRatio, runOptions, type Contender, type RunOptions, type ScenarioResult } from './lib.js'
 
 export const name = 'push'
 /** With a config / without, by requests/s. */
-export const TARGET = 0.85
+export const TARGET = 0.7
 /** p50 of status timestamp → receiver, in ms. */
 export const P50_TARGET_MS = { memory: 5, postgres: 25 }
 /** Turns of the latency phase, per store. */
@@ -55,14 +58,14 @@ export async function buildPostgresGateway (): Promise<FastifyInstance> {
 
 /**
  * Child: the webhook receiver. POST /hook answers 200 at once and keeps, for each COMPLETED status update, its
- * arrival time minus the status timestamp; GET /stats returns those (and the count of all notifications), DELETE
- * /stats forgets them.
+ * arrival time minus the status timestamp, and the last notification of each kind as sent (its body and headers: the
+ * floor posts those); GET /stats returns those (and the count of all notifications), DELETE /stats forgets the counts.
  */
 export async function buildReceiver (): Promise<FastifyInstance> {
   const app = Fastify({ bodyLimit: 1 << 20 })
   app.addContentTypeParser('application/a2a+json', { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, JSON.parse(body as string))
+      done(null, { raw: body, json: JSON.parse(body as string) })
     } catch (error) {
       done(error as Error)
     }
@@ -70,17 +73,19 @@ export async function buildReceiver (): Promise<FastifyInstance> {
   let notifications = 0
   let latencies: number[] = []
   const kinds: Record<string, number> = {}
+  const samples: Record<string, CapturedNotification> = {}
   app.post('/hook', async (request) => {
     const arrived = Date.now()
     notifications++
-    const body = request.body as { statusUpdate?: { status?: { state?: string, timestamp?: string } } }
-    const status = body.statusUpdate?.status
-    const kind = status?.state ?? Object.keys(body)[0]
+    const { raw, json } = request.body as { raw: string, json: { statusUpdate?: { status?: { state?: string, timestamp?: string } } } }
+    const status = json.statusUpdate?.status
+    const kind = status?.state ?? Object.keys(json)[0]
     kinds[kind] = (kinds[kind] ?? 0) + 1
+    samples[kind] = { body: raw, headers: senderHeaders(request.headers) }
     if (status?.state === 'TASK_STATE_COMPLETED' && status.timestamp !== undefined) latencies.push(arrived - Date.parse(status.timestamp))
     return {}
   })
-  app.get('/stats', async () => ({ notifications, latencies, kinds }))
+  app.get('/stats', async () => ({ notifications, latencies, kinds, samples }))
   app.delete('/stats', async () => {
     notifications = 0
     latencies = []
@@ -120,7 +125,7 @@ async function book (gatewayUrl: string, hook?: string): Promise<string> {
   return task.id as string
 }
 
-interface Stats { notifications: number, latencies: number[], kinds: Record<string, number> }
+interface Stats { notifications: number, latencies: number[], kinds: Record<string, number>, samples: Record<string, CapturedNotification> }
 
 async function stats (receiver: ChildApp, reset = false): Promise<Stats> {
   const reply = await fetch(`${receiver.url}/stats`, { method: reset ? 'DELETE' : 'GET' })
@@ -192,7 +197,13 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
         `(per turn with a config: ${Object.keys(drained.kinds).join(', ')}; delivered after the reply)`,
       `gateway CPU per request (median): with ${(rows[0].cpuMicrosPerRequest as number).toFixed(1)} µs, without ${(rows[1].cpuMicrosPerRequest as number).toFixed(1)} µs (deliveries run in the same process)`
     ]
-    const ratios = [{ description: 'turns with a push config / without', ratio: pairedRatio(rows, 0, 1), target: TARGET }]
+    const floor = await pushFloor(rows, drained.samples, hook, options, children)
+    notes.push(floor.note)
+    const ratios = [
+      { description: 'turns with a push config / without', ratio: pairedRatio(rows, 0, 1), target: TARGET },
+      // Higher is better, as every ratio here: the floor over the push path's own cost, at least 1 / 1.3.
+      { description: `push floor / push path's own CPU (cost ≤ ${FLOOR_TARGET}× floor)`, ratio: floor.floorMicros / floor.ownMicros, target: 1 / FLOOR_TARGET }
+    ]
 
     const measured: Array<[keyof typeof P50_TARGET_MS, number[]]> = [['memory', await latencies(memory, receiver, hook)]]
     if (url !== undefined) {

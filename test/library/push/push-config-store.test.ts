@@ -17,3 +17,17 @@ t.test('the memory store\'s options and size', async (t) => {
   await store.save('task-1', context, { id: 'c2', taskId: 'task-1', url: 'https://h.example/hook', token: '', tenant: '' } as TaskPushNotificationConfig)
   t.equal(store.size, 2, 'counts every caller\'s configs')
 })
+
+t.test('the memory store hands delivery its configs frozen, and load a copy the caller may change', async (t) => {
+  const store = new MemoryPushConfigStore()
+  const context = new ServerCallContext()
+  const given = { id: 'c1', taskId: 'task-1', url: 'https://h.example/hook', token: 't', tenant: '', authentication: { scheme: 'Bearer', credentials: 'x' } }
+  await store.save('task-1', context, given as TaskPushNotificationConfig)
+  given.url = 'https://elsewhere.example/'
+  const [held] = await store.configsOf('task-1', context)
+  t.equal(held.config.url, 'https://h.example/hook', 'the saved config is the store\'s own copy')
+  t.ok(Object.isFrozen(held.config) && Object.isFrozen(held.config.authentication), 'frozen, deep')
+  const [loaded] = await store.load('task-1', context)
+  loaded.url = 'https://changed.example/'
+  t.equal((await store.configsOf('task-1', context))[0].config.url, 'https://h.example/hook', 'a loaded copy changed changes nothing held')
+})

@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import type { AddressInfo } from 'node:net'
 import { createServer } from 'node:net'
 import { PushUrlPolicy } from '../../../packages/a2a-converse/src/push/url-guard.js'
-import { retryAfterMs, webhookPoster, RESPONSE_BYTES, type PostOutcome, type WebhookPoster } from '../../../packages/a2a-converse/src/push/webhook-post.js'
+import { retryAfterMs, webhookPoster, RESPONSE_BYTES, TARGETS_KEPT, type PostOutcome, type WebhookPoster } from '../../../packages/a2a-converse/src/push/webhook-post.js'
 import { nextStep, DEFAULT_RETRY_SETTINGS } from '../../../packages/a2a-converse/src/push/retry-schedule.js'
 import { PushDeliverer, webhookHost } from '../../../packages/a2a-converse/src/push/push-deliverer.js'
 import { taskUpdates } from '../../../packages/a2a-converse/src/push/task-updates.js'
@@ -105,6 +105,32 @@ t.test('one POST: answers, retries, refusals, timeouts, DNS rebinding, bounded b
   t.match(await rebound.post({ url: `${base.replace('127.0.0.1', 'localhost')}/204` }, '{}', 'id'), { kind: 'refused', reason: /resolves to an address/ })
 })
 
+t.test('a URL is judged and parsed once per poster, at most TARGETS_KEPT kept; its query goes with the POST', async (t) => {
+  const app = Fastify()
+  app.addContentTypeParser('application/a2a+json', { parseAs: 'string' }, (_request, body, done) => { done(null, body) })
+  const seen: string[] = []
+  app.post('/hook', async (request) => { seen.push(request.url); return {} })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  const policy = new PushUrlPolicy({ allowedHosts: ['127.0.0.1'], allowHttp: true })
+  const judged: string[] = []
+  const refusal = policy.refusal.bind(policy)
+  policy.refusal = (url) => { judged.push(url); return refusal(url) }
+  const poster = webhookPoster(policy, { timeoutMs: 500 })
+  t.teardown(() => poster.close())
+  const hook = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/hook?for=a%20b`
+  t.strictSame(await poster.post({ url: hook }, '{}', 'id-1'), { kind: 'delivered', status: 200 })
+  t.strictSame(await poster.post({ url: hook }, '{}', 'id-2'), { kind: 'delivered', status: 200 })
+  t.strictSame(seen, ['/hook?for=a%20b', '/hook?for=a%20b'], 'the path and query as written')
+  t.strictSame(judged, [hook], 'judged once')
+  for (let n = 0; n < TARGETS_KEPT; n++) {
+    t.match(await poster.post({ url: `https://10.0.${n >> 8}.${n & 255}/` }, '{}', 'id'), { kind: 'refused', reason: /url must not point/ })
+  }
+  t.equal(judged.length, TARGETS_KEPT + 1)
+  t.strictSame(await poster.post({ url: hook }, '{}', 'id-3'), { kind: 'delivered', status: 200 })
+  t.equal(judged.at(-1), hook, 'forgotten once more URLs than kept were seen: judged again')
+})
+
 t.test('Retry-After and the retry schedule', async (t) => {
   t.equal(retryAfterMs(undefined), undefined)
   t.equal(retryAfterMs(' 3 '), 3000)
@@ -171,6 +197,10 @@ t.test('task updates: a status change, new or changed artifacts; nothing else', 
   const changed = Task.fromJSON({ ...Task.toJSON(base) as object, artifacts: [{ artifactId: 'a', parts: [{ text: 'x' }] }, { artifactId: 'b', parts: [{ text: 'y' }] }] })
   t.match(taskUpdates(base, changed), [{ artifactUpdate: { artifact: { artifactId: 'b' } } }])
   t.strictSame(taskUpdates(base, { ...base, status: undefined }), [], 'no status: nothing to report')
+  const bare = { id: 't', contextId: 'c', status: base.status } as Task
+  t.strictSame(taskUpdates(undefined, bare).map((update) => Object.keys(update)), [['statusUpdate']], 'a task without artifacts: its status alone')
+  t.strictSame(taskUpdates(bare, base).map((update) => Object.keys(update)), [['artifactUpdate']], 'artifacts where there were none')
+  t.strictSame(taskUpdates(base, { ...base, history: [{ messageId: 'm', role: 1, parts: [] } as never] }), [], 'a longer history alone: nothing')
 })
 
 t.test('createPushNotifications wires an agent: an SDK store by default, updates reported only with configs', async (t) => {

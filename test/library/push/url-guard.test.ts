@@ -6,7 +6,7 @@
 import t from 'tap'
 import ipaddr from 'ipaddr.js'
 import type { LookupAddress } from 'node:dns'
-import { PushUrlPolicy, publicAddress, type Resolver } from '../../../packages/a2a-converse/src/push/url-guard.js'
+import { PushUrlPolicy, VERDICTS_KEPT, publicAddress, type Resolver } from '../../../packages/a2a-converse/src/push/url-guard.js'
 
 /** The ranges docs/push.md says are refused (IPv4 and IPv6), as CIDRs. */
 const REFUSED = [
@@ -127,4 +127,14 @@ t.test('connect time: a name is refused unless every address it resolves to is a
   t.match(await lookup('public.example', { all: true }), { error: null, address: answers['public.example'] }, 'every address public: all of them')
   t.match(await lookup('public.example', { family: 4 }), { error: null, address: '93.184.216.34' })
   t.match(asked.at(-1), { host: 'public.example', family: 4 }, 'the family asked for is the resolver\'s')
+})
+
+t.test('a verdict is kept per URL, at most VERDICTS_KEPT: the same answers before, while and after they are forgotten', async (t) => {
+  const policy = new PushUrlPolicy()
+  const urls = ['https://10.0.0.1/hook', 'https://hooks.example/hook', 'http://hooks.example/hook']
+  const first = urls.map((url) => policy.refusal(url))
+  t.match(first, [/internal/, undefined, /plain http/])
+  t.strictSame(urls.map((url) => policy.refusal(url)), first, 'kept')
+  for (let n = 0; n < VERDICTS_KEPT; n++) t.equal(policy.refusal(`https://hooks.example/${n}`), undefined)
+  t.strictSame(urls.map((url) => policy.refusal(url)), first, 'judged again once forgotten')
 })

@@ -4,7 +4,7 @@
  * another PGlite made is passed over, and one naming a path outside its folder is refused.
  */
 import t from 'tap'
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
@@ -78,6 +78,13 @@ t.test('unpacking: files and folders (a ustar prefix, a name of the field\'s who
   writeFileSync(join(dir, 'u.tar.gz'), gzipSync(entry('PG_VERSION', '18\n', '0')))
   await unpackTemplate(join(dir, 'u.tar.gz'), join(dir, 'in', 'base'))
   t.ok(existsSync(join(dir, 'in', 'base', 'PG_VERSION')))
+  // Streamed: a file longer than the unzipped chunks (16 KiB) is written whole; an archive cut short in a header ends
+  // with its last whole entry.
+  const big = 'abcdefgh'.repeat(5000) + 'z'
+  writeFileSync(join(dir, 'b.tar.gz'), gzipSync(Buffer.concat([entry('big', big, '0'), entry('after', 'y', '0'), Buffer.alloc(100)])))
+  await unpackTemplate(join(dir, 'b.tar.gz'), join(dir, 'in', 'base'))
+  t.equal(readFileSync(join(dir, 'in', 'base', 'big'), 'utf8'), big)
+  t.equal(readFileSync(join(dir, 'in', 'base', 'after'), 'utf8'), 'y')
 })
 
 t.test('unpacking: a path outside the folder refuses the template', async (t) => {

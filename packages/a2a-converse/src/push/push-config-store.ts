@@ -15,6 +15,7 @@
 import type { TaskPushNotificationConfig } from '@a2a-js/sdk'
 import { resolveUserScope, type PushNotificationStore, type ServerCallContext } from '@a2a-js/sdk/server'
 import { randomUUID } from 'node:crypto'
+import { deepFreeze } from '../core/deep-freeze.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { CONVERSE_EXTENSION_URI } from '../core/uri.js'
 import { CallerCapError, callerKeyOf } from '../stores/caller-key.js'
@@ -90,7 +91,8 @@ export class MemoryPushConfigStore implements PushConfigStore {
     if (tasks === undefined) this.#scopes.set(scope, tasks = new Map())
     let held = tasks.get(taskId)
     if (held === undefined) tasks.set(taskId, held = new Map())
-    held.set(config.id, { config: { ...structuredClone(config), taskId }, converse: activatesConverse(context), caller })
+    // Frozen: configsOf hands the config itself to delivery (no copy per save), and nothing can change it there.
+    held.set(config.id, { config: deepFreeze({ ...structuredClone(config), taskId }), converse: activatesConverse(context), caller })
     this.#byCaller.set(caller, (this.#byCaller.get(caller) ?? 0) + 1)
   }
 
@@ -102,9 +104,11 @@ export class MemoryPushConfigStore implements PushConfigStore {
     return this.configsNow(taskId, context)
   }
 
-  /** configsOf, synchronously (the memory task store queues notifications in the same step as its save). */
+  /** configsOf, synchronously (the memory task store queues notifications in the same step as its save). The configs are frozen. */
   configsNow (taskId: string, context: ServerCallContext): StoredPushConfig[] {
-    return [...(this.#scopes.get(scopeOf(context))?.get(taskId)?.values() ?? [])].map((entry) => ({ config: structuredClone(entry.config), converse: entry.converse }))
+    const held = this.#scopes.get(scopeOf(context))?.get(taskId)
+    if (held === undefined) return []
+    return [...held.values()].map((entry) => ({ config: entry.config, converse: entry.converse }))
   }
 
   async delete (taskId: string, context: ServerCallContext, configId?: string): Promise<void> {

@@ -8,23 +8,30 @@
  * (an execution, the task writer, the SDK's own cancel), and on PostgreSQL the notification is written in the save's
  * own transaction.
  */
-import { Task } from '@a2a-js/sdk'
+import { Artifact, TaskStatus, type Task } from '@a2a-js/sdk'
 
 type Json = Record<string, unknown>
 
-/** The StreamResponse objects (ProtoJSON) that report the change from `previous` to `next`. */
+/**
+ * The StreamResponse objects (ProtoJSON) that report the change from `previous` to `next`. Only the status and the
+ * artifacts are converted (Task.toJSON's forms of them): the history, which grows with every turn, is no update.
+ */
 export function taskUpdates (previous: Task | undefined, next: Task): Json[] {
-  const before = previous === undefined ? undefined : Task.toJSON(previous) as Json
-  const after = Task.toJSON(next) as Json
   const updates: Json[] = []
-  const status = after.status
-  if (status !== undefined && JSON.stringify(status) !== JSON.stringify(before?.status)) {
-    updates.push({ statusUpdate: { taskId: next.id, contextId: next.contextId, status } })
+  if (next.status !== undefined) {
+    const status = TaskStatus.toJSON(next.status) as Json
+    if (previous?.status === undefined || JSON.stringify(status) !== JSON.stringify(TaskStatus.toJSON(previous.status))) {
+      updates.push({ statusUpdate: { taskId: next.id, contextId: next.contextId, status } })
+    }
   }
-  const earlier = new Map(((before?.artifacts ?? []) as Json[]).map((artifact) => [artifact.artifactId, JSON.stringify(artifact)]))
-  for (const artifact of (after.artifacts ?? []) as Json[]) {
-    if (earlier.get(artifact.artifactId) === JSON.stringify(artifact)) continue
-    updates.push({ artifactUpdate: { taskId: next.id, contextId: next.contextId, artifact, append: false, lastChunk: true } })
+  const earlier = new Map((previous?.artifacts ?? []).map((artifact) => {
+    const json = Artifact.toJSON(artifact) as Json
+    return [json.artifactId, JSON.stringify(json)]
+  }))
+  for (const artifact of next.artifacts ?? []) {
+    const json = Artifact.toJSON(artifact) as Json
+    if (earlier.get(json.artifactId) === JSON.stringify(json)) continue
+    updates.push({ artifactUpdate: { taskId: next.id, contextId: next.contextId, artifact: json, append: false, lastChunk: true } })
   }
   return updates
 }

@@ -48,6 +48,9 @@ function publicV6 (address: ipaddr.IPv6): boolean {
   }
 }
 
+/** URLs whose verdict a policy keeps (past it the kept ones are forgotten and judged again). */
+export const VERDICTS_KEPT = 1000
+
 /** How the connect-time check resolves a host name: every address (dns.lookup with `all: true`). */
 export type Resolver = (
   host: string, options: { all: true, family: number }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void
@@ -76,6 +79,7 @@ export class PushUrlPolicy {
   readonly #names = new Set<string>()
   readonly #allowed = new BlockList()
   readonly #resolve: Resolver
+  readonly #verdicts = new Map<string, string | undefined>()
 
   constructor (options: PushUrlPolicyOptions = {}) {
     this.allowHttp = options.allowHttp === true
@@ -116,9 +120,18 @@ export class PushUrlPolicy {
 
   /**
    * Why a webhook URL is refused as written (scheme, credentials, an address literal), or undefined when it may be
-   * used. Host names are checked again at connect time (`lookup`).
+   * used. Host names are checked again at connect time (`lookup`). The verdict depends on the URL alone (the policy
+   * does not change): the last VERDICTS_KEPT are kept, so a URL given on every turn is not parsed and classified again.
    */
   refusal (raw: string): string | undefined {
+    if (this.#verdicts.has(raw)) return this.#verdicts.get(raw)
+    const verdict = this.#judge(raw)
+    if (this.#verdicts.size >= VERDICTS_KEPT) this.#verdicts.clear()
+    this.#verdicts.set(raw, verdict)
+    return verdict
+  }
+
+  #judge (raw: string): string | undefined {
     let url: URL
     try {
       url = new URL(raw)

@@ -3,15 +3,21 @@
  * is one the policy checked). No redirect is followed (a 3xx is an answer like any other: not retried), at most
  * RESPONSE_BYTES of the answer are read, and only the headers built here are sent: the config's own `token` and
  * `authentication`, never the gateway's or the caller's credentials.
+ *
+ * What a URL yields (the policy's verdict on it as written, its origin and path, its span attributes) depends on the
+ * URL alone, the policy being fixed for the poster's life: it is worked out once per URL (at most TARGETS_KEPT kept),
+ * not once per POST. Host names are still resolved and checked at each connection (the policy's lookup).
  */
-import { ATTR, serverAttributes } from '../telemetry/attributes.js'
+import { ATTR, serverAttributes, type Attributes } from '../telemetry/attributes.js'
 import { inSpan, injectTraceHeaders, SpanKind, type Context, type Span } from '../telemetry/tracing.js'
-import { Agent, request } from 'undici'
+import { Agent, type Dispatcher } from 'undici'
 import type { PushUrlPolicy } from './url-guard.js'
 import { ERROR_CODES, isConverseError } from '../core/errors.js'
 
 /** The most of a webhook's answer read (then the connection is dropped): nothing in it is used. */
 export const RESPONSE_BYTES = 4096
+/** Webhook URLs whose verdict and parts are kept (past it the kept ones are forgotten and worked out again). */
+export const TARGETS_KEPT = 1000
 
 /** The delivery id header: the same on every attempt of one delivery, so a receiver can drop a duplicate. */
 export const DELIVERY_ID_HEADER = 'a2a-notification-id'
@@ -37,6 +43,9 @@ export interface WebhookPoster {
   close (): Promise<void>
 }
 
+/** What one webhook URL yields: why the policy refuses it, or where a POST goes and its span's attributes. */
+type ParsedTarget = { refusal: string } | { refusal: undefined, origin: string, path: string, attributes: Attributes }
+
 export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: number }): WebhookPoster {
   const dispatcher = new Agent({
     connect: { lookup: policy.lookup as never, timeout: options.timeoutMs },
@@ -44,10 +53,11 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
     bodyTimeout: options.timeoutMs,
     keepAliveTimeout: 4000
   })
+  const targets = new Map<string, ParsedTarget>()
   return {
     async post (target, body, deliveryId, traceContext) {
-      const refusal = policy.refusal(target.url)
-      if (refusal !== undefined) return { kind: 'refused', reason: `url ${refusal}` }
+      const parsed = parsedTarget(target.url)
+      if (parsed.refusal !== undefined) return { kind: 'refused', reason: `url ${parsed.refusal}` }
       const headers: Record<string, string> = {
         'content-type': 'application/a2a+json',
         [DELIVERY_ID_HEADER]: deliveryId,
@@ -58,20 +68,35 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
       if (auth !== undefined && auth.scheme !== '') {
         headers.authorization = auth.credentials === undefined || auth.credentials === '' ? auth.scheme : `${auth.scheme} ${auth.credentials}`
       }
-      return await inSpan('push.webhook POST', SpanKind.CLIENT, { [ATTR.httpMethod]: 'POST', ...serverAttributes(target.url) },
-        async (span, spanContext) => await send(target.url, injectTraceHeaders(headers, spanContext), body, span), { parent: traceContext })
+      return await inSpan('push.webhook POST', SpanKind.CLIENT, parsed.attributes,
+        async (span, spanContext) => await send(parsed, injectTraceHeaders(headers, spanContext), body, span), { parent: traceContext })
     },
     async close () {
       await dispatcher.close()
     }
   }
 
+  function parsedTarget (url: string): ParsedTarget {
+    let parsed = targets.get(url)
+    if (parsed !== undefined) return parsed
+    const refusal = policy.refusal(url)
+    if (refusal !== undefined) {
+      parsed = { refusal }
+    } else {
+      const { origin, pathname, search } = new URL(url)
+      parsed = { refusal: undefined, origin, path: pathname + search, attributes: { [ATTR.httpMethod]: 'POST', ...serverAttributes(url) } }
+    }
+    if (targets.size >= TARGETS_KEPT) targets.clear()
+    targets.set(url, parsed)
+    return parsed
+  }
+
   /** The POST and its outcome; the span gets the answer's status. */
-  async function send (url: string, headers: Record<string, string>, body: string, span: Span): Promise<PostOutcome> {
+  async function send (target: { origin: string, path: string }, headers: Record<string, string>, body: string, span: Span): Promise<PostOutcome> {
     const signal = AbortSignal.timeout(options.timeoutMs)
-    let response: Awaited<ReturnType<typeof request>>
+    let response: Dispatcher.ResponseData
     try {
-      response = await request(url, { method: 'POST', headers, body, dispatcher, signal })
+      response = await dispatcher.request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal })
     } catch (error) {
       if (isConverseError(error, ERROR_CODES.PUSH_FORBIDDEN_ADDRESS)) return { kind: 'refused', reason: error.message }
       const code = (error as { code?: unknown }).code
@@ -80,27 +105,14 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
     const status = response.statusCode
     span.setAttribute(ATTR.httpStatusCode, status)
     const retryAfter = response.headers['retry-after']
-    await drain(response.body)
+    // At most RESPONSE_BYTES read, then the connection dropped; a broken answer changes nothing (dump swallows its
+    // error: the body is not used).
+    await response.body.dump({ limit: RESPONSE_BYTES })
     if (status >= 200 && status < 300) return { kind: 'delivered', status }
     if (status === 408 || status === 429 || status >= 500) {
       return { kind: 'retry', reason: `HTTP ${status}`, retryAfterMs: retryAfterMs(typeof retryAfter === 'string' ? retryAfter : undefined) }
     }
     return { kind: 'refused', reason: `HTTP ${status}` }
-  }
-}
-
-/** Reads at most RESPONSE_BYTES of the answer, then drops the rest. */
-async function drain (body: AsyncIterable<Buffer> & { destroy: () => void }): Promise<void> {
-  let read = 0
-  try {
-    for await (const chunk of body) {
-      read += chunk.length
-      if (read >= RESPONSE_BYTES) break
-    }
-  } catch {
-    // The answer's body is not used: a broken one changes nothing.
-  } finally {
-    body.destroy()
   }
 }
 

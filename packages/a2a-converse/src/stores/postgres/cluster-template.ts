@@ -8,10 +8,12 @@
  */
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { createReadStream } from 'node:fs'
+import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises'
 import { dirname, extname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { gunzipSync } from 'node:zlib'
+import { pipeline } from 'node:stream'
+import { createGunzip } from 'node:zlib'
 
 /** The child's module beside this one: .js once built, .ts when run from the sources (tests). */
 const INITDB_MODULE = new URL(`./embedded-initdb${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
@@ -71,22 +73,66 @@ function field (header: Buffer, start: number, length: number): string {
 
 /**
  * Unpacks a template into an empty folder: regular files (0600) and folders (0700) of a ustar archive, the only
- * kinds PGlite writes; an entry naming a path outside the folder refuses the template.
+ * kinds PGlite writes; an entry naming a path outside the folder refuses the template. Streamed (the archive read,
+ * unzipped and written a chunk at a time): the unzipped cluster (≈ 40 MB) held whole raised the first start's
+ * resident set by ≈ 90 MB, at the moment the embedded database then opens.
  */
 export async function unpackTemplate (file: string, folder: string): Promise<void> {
-  const archive = gunzipSync(await readFile(file))
-  for (let offset = 0; offset + 512 <= archive.length;) {
-    const header = archive.subarray(offset, offset + 512)
-    const name = field(header, 0, 100)
-    if (name === '') break // the archive's end: blocks of zeros
-    const prefix = field(header, 345, 155)
-    const size = parseInt(field(header, 124, 12).trim() || '0', 8)
-    const type = field(header, 156, 1)
+  let header = Buffer.alloc(0)
+  /** The file being written, its bytes still to come, then the padding to its block's end. */
+  let out: FileHandle | undefined
+  let left = 0
+  let skip = 0
+  try {
+    for await (const chunk of pipeline(createReadStream(file), createGunzip(), () => {}) as AsyncIterable<Buffer>) {
+      let data = chunk
+      while (data.length > 0) {
+        if (left > 0 || skip > 0) {
+          const body = data.subarray(0, left)
+          if (body.length > 0) await (out as FileHandle).write(body)
+          left -= body.length
+          const padding = Math.min(skip, data.length - body.length)
+          skip -= padding
+          data = data.subarray(body.length + padding)
+          if (left === 0) await closeFile()
+          continue
+        }
+        const wanted = 512 - header.length
+        header = Buffer.concat([header, data.subarray(0, wanted)])
+        data = data.subarray(wanted)
+        if (header.length < 512) break
+        const entry = header
+        header = Buffer.alloc(0)
+        const name = field(entry, 0, 100)
+        if (name === '') return // the archive's end: blocks of zeros
+        const size = parseInt(field(entry, 124, 12).trim() || '0', 8)
+        await startEntry(entry, name, size)
+      }
+    }
+  } finally {
+    await closeFile()
+  }
+
+  async function startEntry (entry: Buffer, name: string, size: number): Promise<void> {
+    const prefix = field(entry, 345, 155)
+    const type = field(entry, 156, 1)
     const path = posix.normalize(`${prefix === '' ? '' : `${prefix}/`}${name}`).replace(/^\/+/, '').replace(/\/+$/, '')
     if (path === '..' || path.startsWith('../')) throw new Error(`the cluster template ${file} names a path outside its folder: ${name}`)
-    const body = offset + 512
+    const blocks = Math.ceil(size / 512) * 512
+    if (type === '0' || type === '') {
+      out = await open(join(folder, path), 'w', 0o600)
+      left = size
+      skip = blocks - size
+      if (size === 0) await closeFile()
+      return
+    }
     if (type === '5') await mkdir(join(folder, path), { recursive: true, mode: 0o700 })
-    else if (type === '0' || type === '') await writeFile(join(folder, path), archive.subarray(body, body + size), { mode: 0o600 })
-    offset = body + Math.ceil(size / 512) * 512
+    skip = blocks
+  }
+
+  async function closeFile (): Promise<void> {
+    const closing = out
+    out = undefined
+    await closing?.close()
   }
 }
