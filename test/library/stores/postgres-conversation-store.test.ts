@@ -132,7 +132,7 @@ if (url === undefined) {
     const statements: string[] = []
     const kind = (text: string): string => {
       const flat = text.replace(/\s+/g, ' ').trim()
-      if (flat.startsWith('with conversation as ( insert')) return 'insert-new'
+      if (flat.startsWith('with capped as')) return 'insert-new'
       if (flat.startsWith('with conversation as ( update')) return 'write'
       if (flat.endsWith('for update')) return 'lock'
       return flat.split(' ')[0].toLowerCase()
@@ -292,44 +292,33 @@ if (url === undefined) {
     }
   })
 
-  t.test('soleWriter: admit counts an owner\'s conversations once, then as its writes leave them', async (t) => {
+  t.test('MAX_CONVERSATIONS_PER_CALLER: the insert refuses a new conversation at the cap in its statement (no count read first); the locked path too', async (t) => {
     const { pool, statements } = counting(main)
-    const store = new PostgresConversationStore({ pool }, { soleWriter: true, maxConversationsPerCaller: 2, rememberedConversations: 2 })
+    const store = new PostgresConversationStore({ pool }, { maxConversationsPerCaller: 2 })
+    t.equal('admit' in store, false, 'nothing to ask before a turn')
     const alice = 'caller:alice'
-    await store.admit('held', alice)
-    t.same(statements, ['select'], 'counted once')
-    statements.length = 0
+    const refusal = { name: 'CallerCapError', cap: 'MAX_CONVERSATIONS_PER_CALLER', limit: 2 }
     await store.update('held', 'a-1', addTurn('t1'), { owner: alice })
-    await store.admit('held', alice)
     await store.update('held', 'a-2', addTurn('t1'), { owner: alice })
-    t.same(statements, ['insert-new', 'insert-new'], 'admitted on the count its insert returned')
-    await t.rejects(store.admit('held', alice), { name: 'CallerCapError', limit: 2 })
-    // Two at once both admitted: the insert evicts the oldest, which is then neither known nor kept.
-    await store.get('held', 'a-1', { recent: true })
-    await store.update('held', 'a-3', addTurn('t1'), { owner: alice })
-    t.equal(await store.exists('held', 'a-1'), false, 'a-1 evicted')
+    t.same(statements, ['insert-new', 'insert-new'], 'one statement each')
     statements.length = 0
-    t.equal(await store.get('held', 'a-1', { recent: true }), undefined, 'not answered from what was kept')
-    t.same(statements, ['select'])
-    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' }, 'held: still 2')
-    t.ok(await store.delete('held', 'a-2'))
-    t.equal(await store.delete('held', 'a-2'), false)
-    t.equal(await store.delete('held', 'none'), false)
-    statements.length = 0
-    await store.admit('held', alice)
-    t.same(statements, ['select'], 'a delete of the owner\'s: counted again')
-    // Created on the locked path (the key remembered, the row gone): counted again after it.
+    await t.rejects(store.update('held', 'a-3', addTurn('t1'), { owner: alice }), refusal)
+    t.same(statements, ['insert-new'], 'refused by the insert itself')
+    t.equal(await store.exists('held', 'a-3'), false, 'nothing written')
+    // A conversation alice already has, not known here (another instance's): not refused, continued on the locked path.
+    const other = new PostgresConversationStore(main, { maxConversationsPerCaller: 2 })
+    t.equal((await other.update('held', 'a-1', addTurn('t2'), { owner: alice })).turns.length, 2)
+    await other.update('held', 'w', addTurn('t1'))
+    t.equal((await other.get('held', 'w'))?.turns.length, 1, 'without an owner: no bound')
+    // Created on the locked path (the key remembered, the row gone): refused there too, rolled back.
     await store.update('held', 'x', addTurn('t1'))
     await admin.query(`delete from ${schema}.converse_conversations where agent_id = 'held' and context_id = 'x'`)
+    await t.rejects(store.update('held', 'x', addTurn('t2'), { owner: alice }), refusal)
+    t.equal(await store.exists('held', 'x'), false, 'the placeholder went with the transaction')
+    t.ok(await store.delete('held', 'a-2'))
     await store.update('held', 'x', addTurn('t2'), { owner: alice })
-    statements.length = 0
-    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' })
-    t.same(statements, ['select'], 'counted again after a locked creation')
-    // The counts are bounded as the remembered keys are.
-    for (const owner of ['caller:b', 'caller:c']) await store.admit('held', owner)
-    statements.length = 0
-    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' })
-    t.same(statements, ['select'], 'alice\'s count was dropped past the bound')
+    t.ok(await store.exists('held', 'x'), 'room again after a delete: created on the locked path')
+    await t.rejects(store.update('held', 'a-2', addTurn('t1'), { owner: alice }), refusal, 'at the cap again')
   })
 
   t.test('a conversation another instance created: the insert conflicts, fn runs again on the real state', async (t) => {

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto'
 import type { Message } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import type { MessageReplays } from '../stores/message-replays.js'
-import { callerKeyOf } from '../stores/caller-key.js'
+import { CallerCapError, callerKeyOf } from '../stores/caller-key.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 export type { TypedCall } from '../core/typed-call.js'
 import { ConverseError, ERROR_CODES, isConverseError, type ErrorCode } from '../core/errors.js'
@@ -93,7 +93,8 @@ interface TurnRecording {
  * again once the slot is taken; refused, nothing is written. On a conversation replayOf found new, the turn is
  * decided on the new state first, and its slot taken before the one update: the store's first write is then its
  * one-statement insert (issue 43). Created meanwhile by another request, the conversation is decided again on its
- * state (a slot taken for nothing holds until it expires, as one whose write failed).
+ * state (a slot taken for nothing holds until it expires, as one whose write failed). A store that bounds
+ * conversations per caller in its write (no `admit`) refuses a new one there: the turn then ends with that refusal.
  */
 async function recordTurn (recording: TurnRecording, requestContext: RequestContext): Promise<Turn> {
   const { agentId, store, taskStore, newId, plan, reads, fresh } = recording
@@ -112,12 +113,19 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
   }
   const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined }
   const update = async (): Promise<void> => {
-    await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
-      const decision = current === undefined && decided !== undefined ? decided : plan(current ?? newConversationState(agentId, key), input)
-      turn = decision
-      decided = undefined
-      return decision.opensTask && !reserved ? undefined : decision.next
-    }, options))
+    try {
+      await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
+        const decision = current === undefined && decided !== undefined ? decided : plan(current ?? newConversationState(agentId, key), input)
+        turn = decision
+        decided = undefined
+        return decision.opensTask && !reserved ? undefined : decision.next
+      }, options))
+    } catch (error) {
+      // A new conversation past its caller's bound, refused by the store's write (a store without `admit`): the
+      // SDK's FAILED task for this turn is refused alike, so the request answers -32000 and no task is stored.
+      if (error instanceof CallerCapError) (taskStore as Partial<TaskReservations>).refuse?.(requestContext.taskId, error)
+      throw error
+    }
   }
   await update()
   if ((turn as Turn).opensTask && !reserved) {

@@ -201,14 +201,17 @@ export interface ConversationStore {
    * that record the last computed plan are fine).
    * The store sets `agentId`, `contextId`, `version`, `createdAt` and `updatedAt`, and applies its limits
    * (turns, inbox, text length). Returns the stored state (a copy), or undefined when `fn` returned undefined (nothing
-   * written: the way a caller leaves an update it cannot finish yet without throwing).
+   * written: the way a caller leaves an update it cannot finish yet without throwing). A store without `admit` that
+   * bounds conversations per caller refuses here (CallerCapError, nothing written) an update that would create one
+   * more of `options.owner` at its bound.
    */
   update<R extends ConversationState | undefined = ConversationState> (agentId: string, contextId: string, fn: ConversationUpdate<R>, options?: ConversationUpdateOptions): Promise<R | ConversationState>
   /**
    * Optional: refuses (CallerCapError, -32000 at the endpoint) a new conversation of `owner` when the store bounds
    * conversations per caller and `owner` is at that bound. Asked before a request runs, so the refusal is an answer
    * and nothing is written; an update that creates one anyway (two at once) stays within the bound by evicting that
-   * owner's own least recently updated idle conversation, never another owner's.
+   * owner's own least recently updated idle conversation, never another owner's. A store whose write counts
+   * (PostgreSQL, embedded: the insert refuses in its statement) has none: `update` refuses instead.
    */
   admit? (agentId: string, owner: string): Promise<void>
   /** True when the conversation exists. */

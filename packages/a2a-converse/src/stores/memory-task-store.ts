@@ -179,6 +179,10 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
     this.#refused.take(taskId)
   }
 
+  refuse (taskId: string, error: CallerCapError): void {
+    this.#refused.add(taskId, error)
+  }
+
   async save (task: Task, context: ServerCallContext): Promise<void> {
     const scope = scopeOf(context)
     const previous = this.#buckets.get(scope)?.get(task.id)

@@ -22,6 +22,12 @@ export interface TaskReservations {
    * one caller, at most the cap succeed. A task already stored or reserved succeeds again (idempotent).
    */
   reserve (taskId: string, context: ServerCallContext): Promise<void>
+  /**
+   * The turn of `taskId` was refused with `error` before it stored anything (its new conversation past
+   * MAX_CONVERSATIONS_PER_CALLER, refused by the conversation store's write): the SDK's FAILED save of that task is
+   * refused alike, so the request answers as a refused reservation does and no task is stored.
+   */
+  refuse (taskId: string, error: CallerCapError): void
 }
 
 export function reservesTasks<T extends object> (store: T): store is T & TaskReservations {

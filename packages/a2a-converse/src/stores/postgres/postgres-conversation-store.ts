@@ -37,13 +37,14 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
   rememberedConversations?: number
   /**
    * Conversations one caller (the `owner` of the update that created them) keeps per agent, as in memory
-   * (MAX_CONVERSATIONS_PER_CALLER). Default 1000.
+   * (MAX_CONVERSATIONS_PER_CALLER). Default 1000. An update that would create one more rejects with CallerCapError
+   * (nothing written): the insert counts in its own statement, so the store has no `admit` (no read before a turn).
    */
   maxConversationsPerCaller?: number
   /**
    * true: this store is the only writer of its conversations (the embedded database: one process holds its folder),
    * so what it wrote is what is stored, and a turn may skip reads (issue 43): `get(…, { recent: true })` answers with
-   * the state it last wrote (recentStates), and `admit` with the owner's count as its last write left it. Default
+   * the state it last wrote (recentStates). Default
    * false: with other writers (instances on a server) a kept state may be behind, and a retry with other content that
    * another instance answered would be decided under the row lock (answered with a Message) instead of refused
    * (-32602) before the turn (docs/state.md, "Round trips per turn").
@@ -95,7 +96,7 @@ interface ListRow {
 }
 
 const SELECT_TASK = `select context_id from ${CONVERSATION_TASKS_TABLE} where agent_id = $1 and task_id = $2`
-const DELETE = `delete from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 returning owner`
+const DELETE = `delete from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 returning 1`
 const LOCK = `select state, version from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 for update`
 /** A row to lock for a new conversation; returns nothing when another transaction created it first. */
 const INSERT_PLACEHOLDER = `insert into ${CONVERSATIONS_TABLE} (agent_id, context_id) values ($1, $2)
@@ -123,20 +124,21 @@ const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_id, cont
 /**
  * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
  * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
- * for). The task index takes over ids as WRITE does. With an owner, that owner's overflow goes (OVERFLOW). The
- * conversation's answers ($9, a JSON array) are logged with it, and the agent's log pruned when due ($10, $11).
- * Returns the evicted ids and what the owner holds once it commits (`held`: the counter before the statement, which
- * none of its parts sees change, plus the new one, less the evicted).
+ * for), or when the owner already holds its cap ($8) of the agent's conversations and this one is not stored
+ * (`capped`: the refusal MAX_CONVERSATIONS_PER_CALLER, decided in the statement, so a turn reads no count first).
+ * The count is the statement's snapshot: two created at once may both pass it, as two requests passed a count read
+ * before them. The task index takes over ids as WRITE does. The conversation's answers ($9, a JSON array) are logged
+ * with it, and the agent's log pruned when due ($10, $11). Always one row: the version (NULL: nothing written) and
+ * `capped`.
  */
-const INSERT_NEW = `with conversation as (
+const INSERT_NEW = `with capped as (
+    select $7::text is not null and ${HELD_BY_OWNER} >= $8::int
+      and not exists (select 1 from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2) as capped
+  ), conversation as (
     insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
-    values ($1, $2, $3::jsonb, 1, $4, $5, $7)
+    select $1, $2, $3::jsonb, 1, $4, $5, $7 from capped where not capped
     on conflict do nothing
     returning version
-  ), evicted as (
-    delete from ${CONVERSATIONS_TABLE} where $7::text is not null and exists (select 1 from conversation)
-      and (agent_id, context_id) in (select agent_id, context_id from (${overflow(HELD_BY_OWNER)}) as overflow)
-    returning context_id
   ), indexed as (
     insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
     select $1, task_id, $2 from conversation, unnest($6::text[]) as task_id
@@ -147,9 +149,7 @@ const INSERT_NEW = `with conversation as (
   ), pruned as (
     ${pruneAnswers('$1', '$10', '$11')}
   )
-  select version, array(select context_id from evicted) as evicted,
-    (${HELD_BY_OWNER} + 1 - (select count(*) from evicted))::int as held
-  from conversation`
+  select (select version from conversation) as version, (select capped from capped) as capped`
 /**
  * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
  * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
@@ -278,8 +278,6 @@ export class PostgresConversationStore implements ConversationStore {
   readonly #known = new Map<string, true>()
   readonly #maxKnown: number
   readonly #soleWriter: boolean
-  /** With #soleWriter: what each owner (agentId, owner) holds as this store last counted or wrote it. */
-  readonly #held = new Map<string, number>()
   /** The JSON of the states this store last wrote, least recently used first; at most #maxRecent. */
   readonly #recent = new Map<string, string>()
   readonly #maxRecent: number
@@ -361,20 +359,6 @@ export class PostgresConversationStore implements ConversationStore {
     return rows[0]?.context_id
   }
 
-  /** As the memory store: refuses a new conversation of `owner` when it holds maxConversationsPerCaller of the agent. */
-  async admit (agentId: string, owner: string): Promise<void> {
-    this.#assertOpen()
-    const key = keyOf(agentId, owner)
-    let held = this.#held.get(key)
-    if (held === undefined) {
-      ;({ held } = (await this.#query<{ held: number }>(prepared('converse_held', HELD), [agentId, owner])).rows[0])
-      this.#count(key, held)
-    }
-    if (held < this.maxConversationsPerCaller) return
-    throw new CallerCapError('MAX_CONVERSATIONS_PER_CALLER', this.maxConversationsPerCaller,
-      `this caller has ${this.maxConversationsPerCaller} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
-  }
-
   async update<R extends ConversationState | undefined = ConversationState> (agentId: string, contextId: string, fn: ConversationUpdate<R>, options: ConversationUpdateOptions = {}): Promise<R | ConversationState> {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
@@ -409,8 +393,7 @@ export class PostgresConversationStore implements ConversationStore {
       // The DELETE waits for the row lock of an update running on another instance; the task index follows (cascade).
       // Run again after a lost connection it is harmless: the row is gone either way (only the answer may say false).
       this.#forget(agentId, [contextId])
-      const { rows } = await this.#query<{ owner: string | null }>(DELETE, [agentId, contextId])
-      if (rows[0]?.owner != null) this.#held.delete(keyOf(agentId, rows[0].owner))
+      const { rows } = await this.#query(DELETE, [agentId, contextId])
       return rows.length !== 0
     })
   }
@@ -440,14 +423,6 @@ export class PostgresConversationStore implements ConversationStore {
     while (this.#recent.size > this.#maxRecent || this.#recentChars > RECENT_STATES_CHARS) {
       this.#forgetRecent(this.#recent.keys().next().value as string)
     }
-  }
-
-  /** With #soleWriter, keeps what the owner holds (its key: agentId and owner), as many as keys are remembered. */
-  #count (key: string, held: number): void {
-    if (!this.#soleWriter) return
-    this.#held.delete(key)
-    this.#held.set(key, held)
-    if (this.#held.size > this.#maxKnown) this.#held.delete(this.#held.keys().next().value as string)
   }
 
   /** Conversations gone (deleted, evicted): neither known nor kept. */
@@ -503,14 +478,12 @@ export class PostgresConversationStore implements ConversationStore {
       return undefined
     }
     // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
-    const rows = await this.#once<{ version: number, evicted: string[], held: number }>(prepared('converse_insert_new', INSERT_NEW), [
+    const [row] = await this.#once<{ version: number | null, capped: boolean }>(prepared('converse_insert_new', INSERT_NEW), [
       agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, this.maxConversationsPerCaller,
       answers.json ?? '[]', answers.cap, answers.oldest
     ])
-    if (rows.length === 0) return undefined
-    this.#forget(agentId, rows[0].evicted)
-    if (owner !== null) this.#count(keyOf(agentId, owner), rows[0].held)
-    return written(json)
+    if (row.capped) throw this.#capped()
+    return row.version === null ? undefined : written(json)
   }
 
   /**
@@ -576,6 +549,18 @@ export class PostgresConversationStore implements ConversationStore {
     return await this.#withConnection(work, 2)
   }
 
+  /** MAX_CONVERSATIONS_PER_CALLER: the refusal of a new conversation of an owner at the cap (nothing written). */
+  #capped (): CallerCapError {
+    return new CallerCapError('MAX_CONVERSATIONS_PER_CALLER', this.maxConversationsPerCaller,
+      `this caller has ${this.maxConversationsPerCaller} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
+  }
+
+  /** Refuses (CallerCapError) when `owner` holds maxConversationsPerCaller of the agent's conversations. */
+  async #assertRoom (client: pg.PoolClient, agentId: string, owner: string): Promise<void> {
+    const { rows } = await client.query<{ held: number }>(prepared('converse_held', HELD), [agentId, owner])
+    if (rows[0].held >= this.maxConversationsPerCaller) throw this.#capped()
+  }
+
   async #update (agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<Written | undefined> {
     // Nothing has been done before the row is locked: that part may be retried; `fn` runs once here.
     const { client, result: row } = await this.#withConnection(async (connection) => await lockRow(connection, agentId, contextId))
@@ -593,11 +578,14 @@ export class PostgresConversationStore implements ConversationStore {
         return undefined
       }
       ;({ next, json, answers } = this.#next(draft, agentId, contextId, row.version + 1, before))
+      // A conversation this transaction creates (its placeholder row) is the owner's: refused at the owner's cap, as
+      // the insert refuses it; two created at once past it evict the owner's overflow.
+      if (row.state === null && owner !== null) await this.#assertRoom(client, agentId, owner)
     } catch (error) {
       await rollback(client)
-      throw error
+      // `fn`'s errors as thrown; a lost connection (the count's read) as the store's.
+      throw toStoreError(error)
     }
-    // A conversation this transaction creates (its placeholder row) is the owner's; its overflow goes with it.
     const created = row.state === null && owner !== null
     let evicted: pg.QueryResult<{ context_id: string }> | undefined
     try {
@@ -616,11 +604,7 @@ export class PostgresConversationStore implements ConversationStore {
       throw toStoreError(error)
     }
     client.release()
-    if (evicted !== undefined) {
-      this.#forget(agentId, evicted.rows.map((row) => row.context_id))
-      // Counted by the trigger and the eviction: the next admit asks the counter row again.
-      this.#held.delete(keyOf(agentId, owner as string))
-    }
+    if (evicted !== undefined) this.#forget(agentId, evicted.rows.map((row) => row.context_id))
     return written(json)
   }
 }

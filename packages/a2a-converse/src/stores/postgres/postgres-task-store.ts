@@ -154,6 +154,10 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     this.#refused.take(taskId)
   }
 
+  refuse (taskId: string, error: CallerCapError): void {
+    this.#refused.add(taskId, error)
+  }
+
   async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     return await this.#sdk.load(taskId, context)
   }
