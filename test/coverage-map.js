@@ -11,8 +11,12 @@ import { join } from 'node:path'
 export const SERVER_ONLY = [
   'src/gateway/postgres-state.ts',
   'packages/a2a-converse/src/stores/postgres/connection-errors.ts',
+  'packages/a2a-converse/src/stores/postgres/conversation-connections.ts',
+  'packages/a2a-converse/src/stores/postgres/conversation-statements.ts',
+  'packages/a2a-converse/src/stores/postgres/conversation-writes.ts',
   'packages/a2a-converse/src/stores/postgres/migrations.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-conversation-store.ts',
+  'packages/a2a-converse/src/stores/postgres/remembered-conversations.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-database.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-task-event-hub.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-task-store.ts',
