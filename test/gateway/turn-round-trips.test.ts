@@ -25,7 +25,8 @@ t.setTimeout(300_000)
  * plans a turn on the state it last wrote and admits on the count it last wrote (knowledge answers 2 → 1; a caller's
  * first conversation since the start still reads its count), then once a new conversation's insert refuses one past
  * MAX_CONVERSATIONS_PER_CALLER in its statement (no count read: a new conversation's turn one trip less on both
- * stores). A server's turn adds its live events' and saves' `pg_notify` and the turn lock's lease row.
+ * stores), and once a server's store keeps the states it wrote too (an existing conversation's knowledge answer
+ * 3 → 2). A server's turn adds its live events' and saves' `pg_notify` and the turn lock's lease row.
  */
 export const BUDGETS = {
   embedded: {
@@ -39,7 +40,7 @@ export const BUDGETS = {
   postgres: {
     'knowledge answer, a caller\'s first conversation since the start': 2,
     'knowledge answer, new conversation': 2,
-    'knowledge answer, existing conversation': 3,
+    'knowledge answer, existing conversation': 2,
     'routine start (a new task)': 11,
     'routine step (its task)': 18,
     'typed routine call, new conversation': 13

@@ -28,7 +28,7 @@ import { cloneData } from '../core/clone-data.js'
 import { InvalidOptionError } from '../core/errors.js'
 import { CallerCapError, callerKeyOf } from './caller-key.js'
 import { SaveListeners, type TaskSaveSignals } from './task-save-signals.js'
-import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations } from './task-reservations.js'
+import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type TurnRefusal } from './task-reservations.js'
 import { mayReplace, taskFinishedError, TERMINAL_TASK_STATES } from './task-states.js'
 
 export interface MemoryTaskStoreOptions {
@@ -179,7 +179,7 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
     this.#refused.take(taskId)
   }
 
-  refuse (taskId: string, error: CallerCapError): void {
+  refuse (taskId: string, error: TurnRefusal): void {
     this.#refused.add(taskId, error)
   }
 

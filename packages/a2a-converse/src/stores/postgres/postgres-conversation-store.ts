@@ -43,15 +43,14 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
    */
   maxConversationsPerCaller?: number
   /**
-   * true: this store is the only writer of its conversations (the embedded database: one process holds its folder),
-   * so what it wrote is what is stored, and a turn may skip reads (issue 43): `get(…, { recent: true })` answers with
-   * the state it last wrote (recentStates). Default
-   * false: with other writers (instances on a server) a kept state may be behind, and a retry with other content that
-   * another instance answered would be decided under the row lock (answered with a Message) instead of refused
-   * (-32602) before the turn (docs/state.md, "Round trips per turn").
+   * Deprecated, no effect: the store keeps the states it wrote whether or not other instances write too (a kept
+   * state another instance moved costs the locked path, never a lost update; docs/state.md, "Round trips per turn").
    */
   soleWriter?: boolean
-  /** With soleWriter: how many conversations' states are kept (the most recently written). Default 2,000; 0: none. */
+  /**
+   * How many conversations' states are kept (the most recently written) for `get(…, { recent: true })`, so a turn
+   * on a conversation this instance wrote last reads nothing first (issue 43). Default 2,000; 0: none.
+   */
   recentStates?: number
 }
 
@@ -85,9 +84,8 @@ export class PostgresConversationStore implements ConversationStore {
       maxInbox: positiveInteger('maxInbox', options.maxInbox, DEFAULT_CONVERSATION_LIMITS.maxInbox),
       maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
     })
-    const keepsStates = options.soleWriter === true && options.recentStates !== 0
     this.#remembered = new RememberedConversations(positiveInteger('rememberedConversations', options.rememberedConversations, 10_000),
-      keepsStates ? positiveInteger('recentStates', options.recentStates, 2000) : 0)
+      options.recentStates === 0 ? 0 : positiveInteger('recentStates', options.recentStates, 2000))
     this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
     this.#now = options.now ?? (() => new Date())

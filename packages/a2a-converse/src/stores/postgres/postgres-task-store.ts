@@ -19,7 +19,7 @@ import { CallerCapError, callerKeyOf } from '../caller-key.js'
 import { DEFAULT_MAX_OPEN_TASKS_PER_CALLER } from '../memory-task-store.js'
 import { SaveListeners, type TaskSaveSignals } from '../task-save-signals.js'
 import { taskFinishedError } from '../task-states.js'
-import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations } from '../task-reservations.js'
+import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type TurnRefusal } from '../task-reservations.js'
 import { resealTaskPushConfigs } from './postgres-push-config-store.js'
 import { CONFIG_TO_RESEAL, RESERVE_TASK_FUNCTION, SAVE_TASK_FUNCTION } from './task-store-functions.js'
 import { currentPrefix, type SecretBox } from '../secret-box.js'
@@ -154,7 +154,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     this.#refused.take(taskId)
   }
 
-  refuse (taskId: string, error: CallerCapError): void {
+  refuse (taskId: string, error: TurnRefusal): void {
     this.#refused.add(taskId, error)
   }
 

@@ -1,8 +1,7 @@
 /**
  * What a PostgreSQL conversation store remembers of the conversations it used lately (postgres-conversation-store.ts):
- * which exist (their updates go straight to the locked path; any other is first tried as new), and, when it keeps
- * states (`recentStates`: the embedded database's one writer), the JSON of the states it last wrote, for
- * `get(…, { recent: true })`. Both least recently used first (a Map keeps insertion order) and bounded.
+ * which exist (their updates go straight to the locked path; any other is first tried as new), and, unless
+ * `recentStates` is 0, the JSON of the states it last wrote, for `get(…, { recent: true })`. Both least recently used first (a Map keeps insertion order) and bounded.
  */
 
 /**
