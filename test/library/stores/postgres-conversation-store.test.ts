@@ -321,6 +321,27 @@ if (url === undefined) {
     await t.rejects(store.update('held', 'a-2', addTurn('t1'), { owner: alice }), refusal, 'at the cap again')
   })
 
+  t.test('MAX_CONVERSATIONS_PER_CALLER: two new conversations of one owner at once on the locked path both pass the count; the later one\'s transaction evicts the owner\'s oldest idle one', async (t) => {
+    const store = new PostgresConversationStore(main, { maxConversationsPerCaller: 2 })
+    const alice = 'caller:alice'
+    await store.update('racing', 'old', addTurn('t1'), { owner: alice })
+    // Known to this store, gone from the table: their next updates take the locked path.
+    for (const key of ['n-1', 'n-2']) await store.update('racing', key, addTurn('t0'))
+    await admin.query(`delete from ${schema}.converse_conversations where agent_id = 'racing' and context_id in ('n-1', 'n-2')`)
+    const arrived = [deferred(), deferred()]
+    const go = deferred()
+    const created = ['n-1', 'n-2'].map(async (key, index) => await store.update('racing', key, async (state) => {
+      arrived[index].resolve()
+      await go.promise
+      return addTurn('t1')(state)
+    }, { owner: alice }))
+    await Promise.all(arrived.map((entry) => entry.promise))
+    go.resolve()
+    await Promise.all(created)
+    t.same(await Promise.all(['old', 'n-1', 'n-2'].map(async (key) => await store.exists('racing', key))), [false, true, true],
+      'alice keeps 2: her oldest idle one went')
+  })
+
   t.test('a conversation another instance created: the insert conflicts, fn runs again on the real state', async (t) => {
     const a = new PostgresConversationStore(open())
     const { pool, statements } = counting(open())
