@@ -116,7 +116,7 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
   const update = async (): Promise<void> => {
     try {
       await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
-        if (current !== undefined && current.version !== options.read?.version && input.existingTaskId === undefined) assertNotReused(current, input, options.read)
+        if (current !== undefined) assertNotReused(current, input, options.read)
         const decision = current === undefined && decided !== undefined ? decided : plan(current ?? newConversationState(agentId, key), input)
         turn = decision
         decided = undefined
@@ -147,7 +147,7 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
  * task is left to that Message too: the SDK's FAILED save of a refused turn would end its task.
  */
 function assertNotReused (current: ConversationState, input: TurnInput, read: ConversationState | undefined): void {
-  if (read === undefined) return
+  if (read === undefined || read.version === current.version || input.existingTaskId !== undefined) return
   const first = firstTurnOf(current, input.message.messageId)
   if (first?.content !== undefined && first.content !== messageContentDigest(input.message)) throw new MessageIdReusedError(input.message.messageId)
 }
