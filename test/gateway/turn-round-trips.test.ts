@@ -42,7 +42,7 @@ export const BUDGETS = {
     'knowledge answer, new conversation': 2,
     'knowledge answer, existing conversation': 2,
     'routine start (a new task)': 11,
-    'routine step (its task)': 18,
+    'routine step (its task)': 17,
     'typed routine call, new conversation': 13
   }
 } as const
