@@ -81,8 +81,7 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
     await release()
     throw error instanceof SecretsKeyMissingError ? error : new DataDirError(options.dataDir, dataDirProblem(error), error)
   }
-  // This process is the folder's one writer: what it wrote is what is stored (a turn reads no row first).
-  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller, soleWriter: true })
+  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
   const events = new MemoryTaskEventHub()
   const push = new PushState(database, options.maxPushConfigsPerCaller, secrets)
   return {

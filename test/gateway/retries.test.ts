@@ -183,5 +183,28 @@ if (url === undefined) {
     const a = await gateway(t, { env })
     const b = await gateway(t, { env })
     await suite(t, [a, b])
+    t.test('a copy with other content on an instance whose kept state is behind: -32602 all the same (checked again under the lock)', async (t) => {
+      const [first, second] = [new Client(t, a), new Client(t, b)]
+      const contextId = randomUUID()
+      for (const stream of [false, true]) {
+        await second.call('SendMessage', { message: question(contextId) })
+        const message = question(contextId)
+        await first.call('SendMessage', { message })
+        // The second instance keeps the state it wrote: it has not seen this message.
+        const changed = { ...message, parts: [{ text: 'I would like to book a table' }] }
+        if (stream) {
+          const frames = await streamed(t, second, changed)
+          t.equal(frames.at(-1).error?.code, -32602, 'a stream: its error frame')
+        } else {
+          const reply = await second.call('SendMessage', { message: changed })
+          t.equal(reply.error?.code, -32602)
+          t.equal(reply.error?.data?.[0]?.fieldViolations?.[0]?.field, 'message.messageId')
+        }
+      }
+      const listed = await first.call('ListTasks', { contextId })
+      t.equal(listed.result.totalSize, 0, 'nothing ran: no task stored')
+      const stored = await first.call('SendMessage', { message: question(contextId) })
+      t.ok(stored.result.message, 'the conversation goes on')
+    })
   })
 }

@@ -23,12 +23,14 @@ t.setTimeout(300_000)
  * after it). The counts of 2026-12-06 once a task save and a reservation are one statement each (issue 43; before:
  * routine start 26 / 29, step 15 / 22, typed call 28 / 32), and once the embedded store, its database's one writer,
  * plans a turn on the state it last wrote and admits on the count it last wrote (knowledge answers 2 → 1; a caller's
- * first conversation since the start still reads its count). A server's turn adds its live events' and saves'
- * `pg_notify` and the turn lock's lease row.
+ * first conversation since the start still reads its count), then once a new conversation's insert refuses one past
+ * MAX_CONVERSATIONS_PER_CALLER in its statement (no count read: a new conversation's turn one trip less on both
+ * stores), and once a server's store keeps the states it wrote too (an existing conversation's knowledge answer
+ * 3 → 2). A server's turn adds its live events' and saves' `pg_notify` and the turn lock's lease row.
  */
 export const BUDGETS = {
   embedded: {
-    'knowledge answer, a caller\'s first conversation since the start': 2,
+    'knowledge answer, a caller\'s first conversation since the start': 1,
     'knowledge answer, new conversation': 1,
     'knowledge answer, existing conversation': 1,
     'routine start (a new task)': 8,
@@ -36,12 +38,12 @@ export const BUDGETS = {
     'typed routine call, new conversation': 9
   },
   postgres: {
-    'knowledge answer, a caller\'s first conversation since the start': 3,
-    'knowledge answer, new conversation': 3,
-    'knowledge answer, existing conversation': 3,
-    'routine start (a new task)': 12,
-    'routine step (its task)': 18,
-    'typed routine call, new conversation': 14
+    'knowledge answer, a caller\'s first conversation since the start': 2,
+    'knowledge answer, new conversation': 2,
+    'knowledge answer, existing conversation': 2,
+    'routine start (a new task)': 11,
+    'routine step (its task)': 17,
+    'typed routine call, new conversation': 13
   }
 } as const
 

@@ -65,6 +65,38 @@ t.test('the executor publishes the first reply to a copy the dispatcher did not 
   t.strictSame(gone.result.message.referenceTaskIds, [booked.id])
 })
 
+/** Answers `get` with the first state it found of each conversation: a kept state that falls behind (as a server's may). */
+class BehindConversationStore extends MemoryConversationStore {
+  readonly #first = new Map<string, ConversationState>()
+  override async get (agentId: string, contextId: string): Promise<ConversationState | undefined> {
+    const key = JSON.stringify([agentId, contextId])
+    const found = this.#first.get(key) ?? await super.get(agentId, contextId)
+    if (found !== undefined) this.#first.set(key, found)
+    return found
+  }
+}
+
+t.test('a retry check on a state that is behind is made again on the stored one: other content -32602, nothing stored; the same content its first reply', async (t) => {
+  const client = new Client(t, await gateway(t, { conversations: new BehindConversationStore() }))
+  const contextId = randomUUID()
+  const ask = (messageId = randomUUID(), text = 'When are you open on Saturday?'): Json => ({ messageId, contextId, role: 'ROLE_USER', parts: [{ text }] })
+  await client.call('SendMessage', { message: ask() })
+  await client.call('SendMessage', { message: ask() })
+  const message = ask()
+  const first = await client.call('SendMessage', { message })
+  const other = await client.call('SendMessage', { message: { ...message, parts: [{ text: 'Something else' }] } })
+  t.equal(other.error?.code, -32602, 'the check before the turn missed it (its state is behind); the one under the lock did not')
+  t.equal(other.error?.data?.[0]?.fieldViolations?.[0]?.field, 'message.messageId')
+  t.equal((await client.call('ListTasks', { contextId })).result.totalSize, 0, 'no task stored for it')
+  t.equal(bytes((await client.call('SendMessage', { message })).result), bytes(first.result), 'the same content: the first reply')
+
+  const start = (await client.call('SendMessage', { message: ask(randomUUID(), 'I would like to book a table') })).result.task
+  const step = (text: string): Json => ({ ...ask(randomUUID(), text), taskId: start.id })
+  t.equal((await client.call('SendMessage', { message: step('date=2026-12-24') })).result.task.status.state, 'TASK_STATE_INPUT_REQUIRED')
+  const done = await client.call('SendMessage', { message: step('partySize=4') })
+  t.equal(done.result.task.status.state, 'TASK_STATE_COMPLETED', 'a step of a stored task planned on the stored state')
+})
+
 t.test('turns an earlier version stored (no digest, no kept reply) are recognised', async (t) => {
   const conversations = new MemoryConversationStore()
   const client = new Client(t, await gateway(t, { conversations }))

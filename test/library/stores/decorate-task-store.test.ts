@@ -29,6 +29,8 @@ class ReservingStore extends InMemoryTaskStore {
     this.#reserved.add(taskId)
   }
 
+  refuse (_taskId: string, _error: unknown): void {}
+
   reserved (taskId: string): boolean { return this.#reserved.has(taskId) }
   override async save (saved: Task, ctx: ServerCallContext): Promise<void> {
     if (this.failWith !== undefined) throw this.failWith

@@ -73,11 +73,11 @@ t.test('a conversation created on the locked path (fn gave up on the optimistic 
   }
   await store.update(agentId, 'first', once, { owner: 'caller:alice' })
   t.equal(calls, 2)
-  await t.rejects(store.admit(agentId, 'caller:alice'), { name: 'CallerCapError', cap: 'MAX_CONVERSATIONS_PER_CALLER' })
   calls = 0
-  await store.update(agentId, 'second', once, { owner: 'caller:alice' })
-  t.equal(await store.exists(agentId, 'first'), false, 'the overflow went in the creating transaction')
-  t.ok(await store.exists(agentId, 'second'))
+  await t.rejects(store.update(agentId, 'second', once, { owner: 'caller:alice' }), { name: 'CallerCapError', cap: 'MAX_CONVERSATIONS_PER_CALLER' },
+    'counted: the locked path refuses the next one')
+  t.equal(calls, 2)
+  t.equal(await store.exists(agentId, 'second'), false)
 })
 
 t.test('each owner\'s counter (migration 0007) follows its conversations: created, evicted, deleted, placeholders not counted', async (t) => {
@@ -93,16 +93,15 @@ t.test('each owner\'s counter (migration 0007) follows its conversations: create
       where agent_id = '${agentId}' and owner is not null and state is not null group by owner order by owner`))
     return { counted: counted.rows, held: held.rows }
   }
-  for (let n = 0; n < 5; n++) await create(`alice-${n}`, 'caller:alice')
+  for (let n = 0; n < 3; n++) await create(`alice-${n}`, 'caller:alice')
+  await t.rejects(create('alice-3', 'caller:alice'), { name: 'CallerCapError' }, 'the cap reads the counter')
   await create('bob-0', 'caller:bob')
   await create('bob-1', 'caller:bob')
   await database.db.executeQuery(CompiledQuery.raw(`insert into converse_test.converse_conversations (agent_id, context_id) values ('${agentId}', 'placeholder')`))
   let { counted, held } = await counters()
-  t.same(held, [{ owner: 'caller:alice', held: 3 }, { owner: 'caller:bob', held: 2 }], 'alice at her cap (the overflow went), bob at 2')
+  t.same(held, [{ owner: 'caller:alice', held: 3 }, { owner: 'caller:bob', held: 2 }], 'alice at her cap, bob at 2')
   t.same(held, counted, 'the counters are the count')
-  await t.rejects(store.admit(agentId, 'caller:alice'), { name: 'CallerCapError' }, 'the cap reads the counter')
-  await store.delete(agentId, 'alice-4')
-  await store.admit(agentId, 'caller:alice')
+  await store.delete(agentId, 'alice-2')
   ;({ counted, held } = await counters())
   t.same(held, [{ owner: 'caller:alice', held: 2 }, { owner: 'caller:bob', held: 2 }], 'a delete counts down')
   t.same(held, counted)

@@ -78,7 +78,7 @@ if (url === undefined) {
   })
 
   t.test('the ConversationStore contract, keeping recent states', async (t) => {
-    conversationStoreContract(t, { create: (options) => new PostgresConversationStore(main, { soleWriter: true, recentStates: 100, ...options }) })
+    conversationStoreContract(t, { create: (options) => new PostgresConversationStore(main, { recentStates: 100, ...options }) })
   })
 
   t.test('the ConversationStore contract, on pipelined connections', async (t) => {
@@ -132,7 +132,7 @@ if (url === undefined) {
     const statements: string[] = []
     const kind = (text: string): string => {
       const flat = text.replace(/\s+/g, ' ').trim()
-      if (flat.startsWith('with conversation as ( insert')) return 'insert-new'
+      if (flat.startsWith('with capped as')) return 'insert-new'
       if (flat.startsWith('with conversation as ( update')) return 'write'
       if (flat.endsWith('for update')) return 'lock'
       return flat.split(' ')[0].toLowerCase()
@@ -222,10 +222,10 @@ if (url === undefined) {
     t.same([b.version, b.turns.map((entry) => entry.id)], [2, ['b', 'b2']], 'the last call\'s state is written')
   })
 
-  t.test('soleWriter: a turn reads the state the store last wrote and writes on it in one statement; a stale one falls back', async (t) => {
-    t.throws(() => new PostgresConversationStore(main, { soleWriter: true, recentStates: -1 }), { message: /recentStates/ })
+  t.test('kept states: a turn reads the state the store last wrote and writes on it in one statement; a stale one falls back', async (t) => {
+    t.throws(() => new PostgresConversationStore(main, { recentStates: -1 }), { message: /recentStates/ })
     const { pool, statements } = counting(main)
-    const store = new PostgresConversationStore({ pool }, { soleWriter: true, recentStates: 2 })
+    const store = new PostgresConversationStore({ pool }, { recentStates: 2 })
     const written = await store.update('recent', 'a', addTurn('a1'))
     statements.length = 0
     const read = await store.get('recent', 'a', { recent: true }) as ConversationState
@@ -268,9 +268,9 @@ if (url === undefined) {
     t.same(statements, ['select'], 'a deleted one is not kept')
   })
 
-  t.test('soleWriter: the kept states\' JSON is bounded as a whole; without soleWriter or with recentStates 0 none is kept', async (t) => {
+  t.test('kept states: their JSON is bounded as a whole; with recentStates 0 none is kept; soleWriter changes nothing', async (t) => {
     const { pool, statements } = counting(main)
-    const store = new PostgresConversationStore({ pool }, { soleWriter: true, maxTextLength: 9_000_000 })
+    const store = new PostgresConversationStore({ pool }, { maxTextLength: 9_000_000 })
     const long = (id: string) => (state: ConversationState | undefined): ConversationState => {
       const next = addTurn(id)(state)
       ;(next.turns.at(-1) as { text: string }).text = id.repeat(9_000_000)
@@ -282,54 +282,64 @@ if (url === undefined) {
     await store.get('recent-chars', 'b', { recent: true })
     await store.get('recent-chars', 'a', { recent: true })
     t.same(statements, ['select'], 'past 16 Mi characters the least recently used goes')
-    for (const options of [{ soleWriter: true, recentStates: 0 }, { recentStates: 5 }]) {
+    for (const [options, kept] of [[{ soleWriter: true, recentStates: 0 }, []], [{ recentStates: 0 }, []], [{ soleWriter: true }, ['kept']]] as const) {
       const plain = counting(main)
       const none = new PostgresConversationStore({ pool: plain.pool }, options)
       await none.update('recent-chars', 'c', addTurn('c'))
       plain.statements.length = 0
       await none.get('recent-chars', 'c', { recent: true })
-      t.same(plain.statements, ['select'], `${JSON.stringify(options)}: none kept`)
+      t.same(plain.statements.length === 0 ? ['kept'] : [], kept, JSON.stringify(options))
     }
   })
 
-  t.test('soleWriter: admit counts an owner\'s conversations once, then as its writes leave them', async (t) => {
+  t.test('MAX_CONVERSATIONS_PER_CALLER: the insert refuses a new conversation at the cap in its statement (no count read first); the locked path too', async (t) => {
     const { pool, statements } = counting(main)
-    const store = new PostgresConversationStore({ pool }, { soleWriter: true, maxConversationsPerCaller: 2, rememberedConversations: 2 })
+    const store = new PostgresConversationStore({ pool }, { maxConversationsPerCaller: 2 })
+    t.equal('admit' in store, false, 'nothing to ask before a turn')
     const alice = 'caller:alice'
-    await store.admit('held', alice)
-    t.same(statements, ['select'], 'counted once')
-    statements.length = 0
+    const refusal = { name: 'CallerCapError', cap: 'MAX_CONVERSATIONS_PER_CALLER', limit: 2 }
     await store.update('held', 'a-1', addTurn('t1'), { owner: alice })
-    await store.admit('held', alice)
     await store.update('held', 'a-2', addTurn('t1'), { owner: alice })
-    t.same(statements, ['insert-new', 'insert-new'], 'admitted on the count its insert returned')
-    await t.rejects(store.admit('held', alice), { name: 'CallerCapError', limit: 2 })
-    // Two at once both admitted: the insert evicts the oldest, which is then neither known nor kept.
-    await store.get('held', 'a-1', { recent: true })
-    await store.update('held', 'a-3', addTurn('t1'), { owner: alice })
-    t.equal(await store.exists('held', 'a-1'), false, 'a-1 evicted')
+    t.same(statements, ['insert-new', 'insert-new'], 'one statement each')
     statements.length = 0
-    t.equal(await store.get('held', 'a-1', { recent: true }), undefined, 'not answered from what was kept')
-    t.same(statements, ['select'])
-    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' }, 'held: still 2')
-    t.ok(await store.delete('held', 'a-2'))
-    t.equal(await store.delete('held', 'a-2'), false)
-    t.equal(await store.delete('held', 'none'), false)
-    statements.length = 0
-    await store.admit('held', alice)
-    t.same(statements, ['select'], 'a delete of the owner\'s: counted again')
-    // Created on the locked path (the key remembered, the row gone): counted again after it.
+    await t.rejects(store.update('held', 'a-3', addTurn('t1'), { owner: alice }), refusal)
+    t.same(statements, ['insert-new'], 'refused by the insert itself')
+    t.equal(await store.exists('held', 'a-3'), false, 'nothing written')
+    // A conversation alice already has, not known here (another instance's): not refused, continued on the locked path.
+    const other = new PostgresConversationStore(main, { maxConversationsPerCaller: 2 })
+    t.equal((await other.update('held', 'a-1', addTurn('t2'), { owner: alice })).turns.length, 2)
+    await other.update('held', 'w', addTurn('t1'))
+    t.equal((await other.get('held', 'w'))?.turns.length, 1, 'without an owner: no bound')
+    // Created on the locked path (the key remembered, the row gone): refused there too, rolled back.
     await store.update('held', 'x', addTurn('t1'))
     await admin.query(`delete from ${schema}.converse_conversations where agent_id = 'held' and context_id = 'x'`)
+    await t.rejects(store.update('held', 'x', addTurn('t2'), { owner: alice }), refusal)
+    t.equal(await store.exists('held', 'x'), false, 'the placeholder went with the transaction')
+    t.ok(await store.delete('held', 'a-2'))
     await store.update('held', 'x', addTurn('t2'), { owner: alice })
-    statements.length = 0
-    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' })
-    t.same(statements, ['select'], 'counted again after a locked creation')
-    // The counts are bounded as the remembered keys are.
-    for (const owner of ['caller:b', 'caller:c']) await store.admit('held', owner)
-    statements.length = 0
-    await t.rejects(store.admit('held', alice), { name: 'CallerCapError' })
-    t.same(statements, ['select'], 'alice\'s count was dropped past the bound')
+    t.ok(await store.exists('held', 'x'), 'room again after a delete: created on the locked path')
+    await t.rejects(store.update('held', 'a-2', addTurn('t1'), { owner: alice }), refusal, 'at the cap again')
+  })
+
+  t.test('MAX_CONVERSATIONS_PER_CALLER: two new conversations of one owner at once on the locked path both pass the count; the later one\'s transaction evicts the owner\'s oldest idle one', async (t) => {
+    const store = new PostgresConversationStore(main, { maxConversationsPerCaller: 2 })
+    const alice = 'caller:alice'
+    await store.update('racing', 'old', addTurn('t1'), { owner: alice })
+    // Known to this store, gone from the table: their next updates take the locked path.
+    for (const key of ['n-1', 'n-2']) await store.update('racing', key, addTurn('t0'))
+    await admin.query(`delete from ${schema}.converse_conversations where agent_id = 'racing' and context_id in ('n-1', 'n-2')`)
+    const arrived = [deferred(), deferred()]
+    const go = deferred()
+    const created = ['n-1', 'n-2'].map(async (key, index) => await store.update('racing', key, async (state) => {
+      arrived[index].resolve()
+      await go.promise
+      return addTurn('t1')(state)
+    }, { owner: alice }))
+    await Promise.all(arrived.map((entry) => entry.promise))
+    go.resolve()
+    await Promise.all(created)
+    t.same(await Promise.all(['old', 'n-1', 'n-2'].map(async (key) => await store.exists('racing', key))), [false, true, true],
+      'alice keeps 2: her oldest idle one went')
   })
 
   t.test('a conversation another instance created: the insert conflicts, fn runs again on the real state', async (t) => {

@@ -12,8 +12,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Message } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
-import type { MessageReplays } from '../stores/message-replays.js'
-import { callerKeyOf } from '../stores/caller-key.js'
+import { MessageIdReusedError, messageContentDigest, type MessageReplays } from '../stores/message-replays.js'
+import { CallerCapError, callerKeyOf } from '../stores/caller-key.js'
 import type { RoutineDeclaration } from '../core/routine-declarations.js'
 export type { TypedCall } from '../core/typed-call.js'
 import { ConverseError, ERROR_CODES, isConverseError, type ErrorCode } from '../core/errors.js'
@@ -29,8 +29,8 @@ import { maxReadCharsOf } from './slot-input.js'
 import { supersededTaskCloser } from './superseded-task.js'
 import { cancelConversationTask } from './task-cancel.js'
 import { taskTurnEvents } from './turn-events.js'
-import { turnInput } from './turn-input.js'
-import { createTurnPlanner, type Turn, type TurnPlanner } from './turn-plan.js'
+import { turnInput, type TurnInput } from './turn-input.js'
+import { createTurnPlanner, firstTurnOf, type Turn, type TurnPlanner } from './turn-plan.js'
 import { publishReplay, replayOf } from './turn-replays.js'
 
 export interface ConversationExecutorOptions {
@@ -65,13 +65,14 @@ export interface ConversationExecutorOptions {
 
 /**
  * The errors a turn may end with whose message the caller may read (the SDK words it into the FAILED task): a cap,
- * a busy task, the store down or closing, a routine's state, the envelope provider's timeout. Any other error's
+ * a busy task, the store down or closing, a routine's state, the envelope provider's timeout, a reused messageId. Any other error's
  * message (a driver's words, a bug) stays in the log.
  */
 const CALLER_READABLE: ReadonlySet<ErrorCode> = new Set([
   ERROR_CODES.CAP_REACHED, ERROR_CODES.TASK_BUSY, ERROR_CODES.STORE_UNAVAILABLE, ERROR_CODES.STORE_CLOSED, ERROR_CODES.ROUTINE_STATE,
   ERROR_CODES.UNKNOWN_ROUTINE, ERROR_CODES.ROUTINE_DECLARATION, ERROR_CODES.INVALID_OPTION, ERROR_CODES.PROVIDER_TIMEOUT,
-  ERROR_CODES.UNAUTHENTICATED, ERROR_CODES.AUTHENTICATION_UNAVAILABLE, ERROR_CODES.REQUEST_HOST, ERROR_CODES.RATE_LIMITED, ERROR_CODES.TURN_FAILED
+  ERROR_CODES.UNAUTHENTICATED, ERROR_CODES.AUTHENTICATION_UNAVAILABLE, ERROR_CODES.REQUEST_HOST, ERROR_CODES.RATE_LIMITED, ERROR_CODES.TURN_FAILED,
+  ERROR_CODES.MESSAGE_ID_REUSED
 ])
 
 /** What recording a turn takes from its executor. */
@@ -93,7 +94,8 @@ interface TurnRecording {
  * again once the slot is taken; refused, nothing is written. On a conversation replayOf found new, the turn is
  * decided on the new state first, and its slot taken before the one update: the store's first write is then its
  * one-statement insert (issue 43). Created meanwhile by another request, the conversation is decided again on its
- * state (a slot taken for nothing holds until it expires, as one whose write failed).
+ * state (a slot taken for nothing holds until it expires, as one whose write failed). A store that bounds
+ * conversations per caller in its write (no `admit`) refuses a new one there: the turn then ends with that refusal.
  */
 async function recordTurn (recording: TurnRecording, requestContext: RequestContext): Promise<Turn> {
   const { agentId, store, taskStore, newId, plan, reads, fresh } = recording
@@ -112,12 +114,21 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
   }
   const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined }
   const update = async (): Promise<void> => {
-    await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
-      const decision = current === undefined && decided !== undefined ? decided : plan(current ?? newConversationState(agentId, key), input)
-      turn = decision
-      decided = undefined
-      return decision.opensTask && !reserved ? undefined : decision.next
-    }, options))
+    try {
+      await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
+        if (current !== undefined) assertNotReused(current, input, options.read)
+        const decision = current === undefined && decided !== undefined ? decided : plan(current ?? newConversationState(agentId, key), input)
+        turn = decision
+        decided = undefined
+        return decision.opensTask && !reserved ? undefined : decision.next
+      }, options))
+    } catch (error) {
+      // A new conversation past its caller's bound, refused by the store's write (a store without `admit`), or a
+      // reused messageId found under the lock: the SDK's FAILED task for this turn is refused alike, so the request
+      // answers -32000 / -32602 and no task is stored.
+      if (error instanceof CallerCapError || error instanceof MessageIdReusedError) (taskStore as Partial<TaskReservations>).refuse?.(requestContext.taskId, error)
+      throw error
+    }
   }
   await update()
   if ((turn as Turn).opensTask && !reserved) {
@@ -126,6 +137,19 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
     await update()
   }
   return turn as Turn
+}
+
+/**
+ * The retry check (replayOf) read `read`, a state the store kept (ConversationGetOptions.recent), and the stored one
+ * has moved since (another instance wrote it): a copy of a message answered meanwhile, with other content, is refused
+ * (-32602) as the check would have refused it on the stored state. Without a kept read (or on the state read), a copy
+ * found here came at once with the first one, and gets a Message that says so (turn-plan.ts). A message for a stored
+ * task is left to that Message too: the SDK's FAILED save of a refused turn would end its task.
+ */
+function assertNotReused (current: ConversationState, input: TurnInput, read: ConversationState | undefined): void {
+  if (read === undefined || read.version === current.version || input.existingTaskId !== undefined) return
+  const first = firstTurnOf(current, input.message.messageId)
+  if (first?.content !== undefined && first.content !== messageContentDigest(input.message)) throw new MessageIdReusedError(input.message.messageId)
 }
 
 /** A turn failed for a reason that is not the caller's to read (its cause is logged, never sent). */

@@ -25,11 +25,16 @@ export class ConversationFeedStore implements ConversationStore {
   readonly #store: ConversationStore
   readonly #events: Pick<TaskEventHub, 'publishConversation'>
   readonly #logger: ConversationFeedLogger
+  /** The wrapped store's `admit`, when it has one. */
+  readonly admit?: (agentId: string, owner: string) => Promise<void>
 
   constructor (store: ConversationStore, events: Pick<TaskEventHub, 'publishConversation'>, logger: ConversationFeedLogger) {
     this.#store = store
     this.#events = events
     this.#logger = logger
+    // Only when the wrapped store has one: a store that refuses in its write is asked nothing before a turn.
+    const admit = store.admit
+    if (admit !== undefined) this.admit = async (agentId, owner) => { await admit.call(store, agentId, owner) }
   }
 
   /** The wrapped store's limits. */
@@ -69,10 +74,6 @@ export class ConversationFeedStore implements ConversationStore {
     // The position is the store's business (listings); a live entry replaces the one with the same contextId.
     this.#publish(agentId, { conversation: inboxEntry(conversationSummary(state, 0)) })
     return state
-  }
-
-  async admit (agentId: string, owner: string): Promise<void> {
-    await this.#store.admit?.(agentId, owner)
   }
 
   async delete (agentId: string, contextId: string): Promise<boolean> {

@@ -32,8 +32,9 @@ const RECENT = { recent: true } as const
 /**
  * The first reply to a message sent again, or undefined for a new message. The conversation read for a new message
  * is kept in `reads` (by call context) for the turn's update, so a turn reads it once; a new conversation is marked
- * in `fresh` (its turn is decided on the new state before its one write) and admitted first (refused here, before
- * anything runs, when its caller is at the store's bound).
+ * in `fresh` (its turn is decided on the new state before its one write) and admitted first by a store that has
+ * `admit` (refused here, before anything runs, when its caller is at the store's bound; a store without refuses in
+ * the write).
  */
 export async function replayOf (
   sources: ReplaySources,

@@ -31,7 +31,7 @@ import { CallerCapError, callerKeyOf } from './caller-key.js'
 import { CallerOpenTasks } from './caller-open-tasks.js'
 import { listTasks } from './memory-task-list.js'
 import { SaveListeners, type TaskSaveSignals } from './task-save-signals.js'
-import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations } from './task-reservations.js'
+import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type TurnRefusal } from './task-reservations.js'
 import { mayReplace, taskFinishedError, TERMINAL_TASK_STATES } from './task-states.js'
 
 export interface MemoryTaskStoreOptions {
@@ -151,6 +151,10 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
     if (!live && this.#callers.held(caller) >= this.maxOpenTasksPerCaller) throw this.#refused.add(taskId, this.#capError())
     this.#callers.reserve(caller, key, this.#now() + TASK_RESERVATION_TTL_MS)
     this.#refused.take(taskId)
+  }
+
+  refuse (taskId: string, error: TurnRefusal): void {
+    this.#refused.add(taskId, error)
   }
 
   async save (task: Task, context: ServerCallContext): Promise<void> {

@@ -11,6 +11,10 @@
  */
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import type { CallerCapError } from './caller-key.js'
+import type { MessageIdReusedError } from './message-replays.js'
+
+/** A turn refused before it stored anything: a cap, or a messageId used for other content. */
+export type TurnRefusal = CallerCapError | MessageIdReusedError
 
 /** How long a reservation holds its slot without the task's first save: longer than any turn takes to store it. */
 export const TASK_RESERVATION_TTL_MS = 120_000
@@ -22,6 +26,13 @@ export interface TaskReservations {
    * one caller, at most the cap succeed. A task already stored or reserved succeeds again (idempotent).
    */
   reserve (taskId: string, context: ServerCallContext): Promise<void>
+  /**
+   * The turn of `taskId` was refused with `error` before it stored anything (its new conversation past
+   * MAX_CONVERSATIONS_PER_CALLER, refused by the conversation store's write; a retry with other content found under
+   * the conversation's lock): the SDK's FAILED save of that task is refused alike, so the request answers as a
+   * refused reservation does (-32000, -32602) and no task is stored.
+   */
+  refuse (taskId: string, error: TurnRefusal): void
 }
 
 export function reservesTasks<T extends object> (store: T): store is T & TaskReservations {
@@ -30,14 +41,14 @@ export function reservesTasks<T extends object> (store: T): store is T & TaskRes
 
 /** Refused reservations waiting for the SDK's FAILED save of the same task; bounded (the oldest forgotten). */
 export class RefusedTasks {
-  readonly #refused = new Map<string, CallerCapError>()
+  readonly #refused = new Map<string, TurnRefusal>()
   readonly #max: number
 
   constructor (max = 1000) {
     this.#max = max
   }
 
-  add (taskId: string, error: CallerCapError): CallerCapError {
+  add<E extends TurnRefusal> (taskId: string, error: E): E {
     this.#refused.delete(taskId)
     this.#refused.set(taskId, error)
     if (this.#refused.size > this.#max) this.#refused.delete(this.#refused.keys().next().value as string)
@@ -45,7 +56,7 @@ export class RefusedTasks {
   }
 
   /** The refusal recorded for the task (forgotten now), or undefined. */
-  take (taskId: string): CallerCapError | undefined {
+  take (taskId: string): TurnRefusal | undefined {
     const error = this.#refused.get(taskId)
     this.#refused.delete(taskId)
     return error

@@ -19,7 +19,7 @@ import { CallerCapError, callerKeyOf } from '../caller-key.js'
 import { DEFAULT_MAX_OPEN_TASKS_PER_CALLER } from '../memory-task-store.js'
 import { SaveListeners, type TaskSaveSignals } from '../task-save-signals.js'
 import { taskFinishedError } from '../task-states.js'
-import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations } from '../task-reservations.js'
+import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type TurnRefusal } from '../task-reservations.js'
 import { resealTaskPushConfigs } from './postgres-push-config-store.js'
 import { CONFIG_TO_RESEAL, RESERVE_TASK_FUNCTION, SAVE_TASK_FUNCTION } from './task-store-functions.js'
 import { currentPrefix, type SecretBox } from '../secret-box.js'
@@ -152,6 +152,10 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     if (rows[0].outcome === 'capped') throw this.#refused.add(taskId, capped(this.maxOpenTasksPerCaller))
     // Admitted after all (an earlier try was refused): its task's saves are the task's own.
     this.#refused.take(taskId)
+  }
+
+  refuse (taskId: string, error: TurnRefusal): void {
+    this.#refused.add(taskId, error)
   }
 
   async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {

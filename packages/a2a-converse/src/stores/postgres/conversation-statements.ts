@@ -1,0 +1,179 @@
+/**
+ * The SQL text of the PostgreSQL conversation store (postgres-conversation-store.ts): its reads, its writes (the new
+ * conversation's insert, the locked write, the conditional write) and the row lock's statements. Tables: see
+ * migrations.ts and docs/postgres.md.
+ */
+import type pg from 'pg'
+import { SUMMARY_TEXT_LENGTH, type ConversationState, type ConversationSummary, type ConversationTurn } from '../conversation-store.js'
+import { CONVERSATION_OWNERS_TABLE, CONVERSATIONS_TABLE, CONVERSATION_TASKS_TABLE } from './migrations.js'
+import { insertAnswers, pruneAnswers } from './postgres-answer-log.js'
+
+export interface LockedRow {
+  state: ConversationState | null
+  version: number
+}
+
+export const SELECT_STATE = `select state from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 and state is not null`
+export const SELECT_EXISTS = `select 1 from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 and state is not null`
+/**
+ * A page of an agent's conversations, newest write first, with the listing's filters (a NULL parameter: no filter);
+ * only the summary's members leave the database. The filters read the stored state (`needsPerson` is written with
+ * it), so both stores filter on the same data.
+ */
+export const SELECT_LIST = `select context_id, state->>'ownership' as ownership, version, state->>'updatedAt' as updated_at,
+    write_seq, coalesce(state->'needsPerson', '[]'::jsonb) as needs_person, state->'caller' as caller,
+    (state->'turns'->-1) - 'text' - 'envelope' as last_turn, left(state->'turns'->-1->>'text', ${SUMMARY_TEXT_LENGTH}) as last_text
+  from ${CONVERSATIONS_TABLE}
+  where agent_id = $1 and state is not null
+    and ($3::bigint is null or write_seq < $3)
+    and ($4::text is null or state->>'ownership' = $4)
+    and ($5::boolean is null or (jsonb_array_length(coalesce(state->'needsPerson', '[]'::jsonb)) > 0) = $5)
+  order by write_seq desc limit $2`
+
+export interface ListRow {
+  context_id: string
+  ownership: ConversationSummary['ownership']
+  version: number
+  updated_at: string
+  write_seq: string
+  needs_person: ConversationSummary['needsPerson']
+  last_turn: ConversationTurn | null
+  caller: ConversationSummary['caller'] | null
+  last_text: string | null
+}
+
+export const SELECT_TASK = `select context_id from ${CONVERSATION_TASKS_TABLE} where agent_id = $1 and task_id = $2`
+export const DELETE = `delete from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 returning 1`
+export const LOCK = `select state, version from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2 for update`
+/** A row to lock for a new conversation; returns nothing when another transaction created it first. */
+export const INSERT_PLACEHOLDER = `insert into ${CONVERSATIONS_TABLE} (agent_id, context_id) values ($1, $2)
+  on conflict do nothing returning state, version`
+/** How many conversations the owner ($2) holds of the agent ($1): its counter row (migration 0007). */
+export const HELD = `select coalesce((select held from ${CONVERSATION_OWNERS_TABLE} where agent_id = $1 and owner = $2), 0) as held`
+/**
+ * The owner's ($7) conversations past the cap ($8) when one more ($2) was created: its least recently written ones
+ * that no transaction holds (the memory store's "idle"), never the new one and never another owner's. `$held` is
+ * what the owner holds besides the new one.
+ */
+const overflow = (held: string): string => `select agent_id, context_id from ${CONVERSATIONS_TABLE}
+  where agent_id = $1 and owner = $7 and context_id <> $2 and state is not null
+  order by write_seq
+  limit greatest(0, ${held} + 1 - $8::int)
+  for update skip locked`
+const HELD_BY_OWNER = `coalesce((select held from ${CONVERSATION_OWNERS_TABLE} where agent_id = $1 and owner = $7), 0)`
+/**
+ * The overflow removed after a new conversation's locked write (its task index follows: cascade). The write's trigger
+ * has counted the new one by then.
+ */
+export const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_id, context_id) in (
+  select agent_id, context_id from (${overflow(`(${HELD_BY_OWNER} - 1)`).replaceAll('$7', '$3').replaceAll('$8', '$4')}) as overflow)
+  returning context_id`
+/**
+ * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
+ * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
+ * for), or when the owner already holds its cap ($8) of the agent's conversations and this one is not stored
+ * (`capped`: the refusal MAX_CONVERSATIONS_PER_CALLER, decided in the statement, so a turn reads no count first).
+ * The count is the statement's snapshot: two created at once may both pass it, as two requests passed a count read
+ * before them. The task index takes over ids as WRITE does. The conversation's answers ($9, a JSON array) are logged
+ * with it, and the agent's log pruned when due ($10, $11). Always one row: the version (NULL: nothing written) and
+ * `capped`.
+ */
+export const INSERT_NEW = `with capped as (
+    select $7::text is not null and ${HELD_BY_OWNER} >= $8::int
+      and not exists (select 1 from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2) as capped
+  ), conversation as (
+    insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
+    select $1, $2, $3::jsonb, 1, $4, $5, $7 from capped where not capped
+    on conflict do nothing
+    returning version
+  ), indexed as (
+    insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
+    select $1, task_id, $2 from conversation, unnest($6::text[]) as task_id
+    on conflict (agent_id, task_id) do update set context_id = excluded.context_id
+    where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
+  ), answered as (
+    ${insertAnswers('$1', '$2', '$9', 'conversation, ')}
+  ), pruned as (
+    ${pruneAnswers('$1', '$10', '$11')}
+  )
+  select (select version from conversation) as version, (select capped from capped) as capped`
+/**
+ * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
+ * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
+ * version per update). Ids are sorted so that two transactions upserting the same ids lock them in the same order.
+ * `answers`: more common table expressions (WRITE_ANSWERED).
+ */
+const write = (answers: string): string => `with conversation as (
+    update ${CONVERSATIONS_TABLE}
+       set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6, owner = coalesce($8::text, owner),
+           write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
+     where agent_id = $1 and context_id = $2
+  ), forgotten as (
+    delete from ${CONVERSATION_TASKS_TABLE}
+     where agent_id = $1 and context_id = $2 and not (task_id = any ($7::text[]))
+  )${answers}
+  insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
+  select $1, task_id, $2 from unnest($7::text[]) as task_id
+  on conflict (agent_id, task_id) do update set context_id = excluded.context_id
+  where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id`
+export const WRITE = write('')
+/**
+ * The write without a lock (ConversationUpdateOptions.read), in one autocommit statement: the state only when the row
+ * is still at the version the caller read ($4 - 1) and was created when it was ($5: not deleted and made again since,
+ * which restarts its versions); every other change only when that one was made. Returns a row
+ * when it wrote. Answers ($8 or NULL, $9 cap or NULL, $10 oldest) go with it as in WRITE_ANSWERED.
+ */
+export const WRITE_IF_UNCHANGED = `with conversation as (
+    update ${CONVERSATIONS_TABLE}
+       set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6,
+           write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
+     where agent_id = $1 and context_id = $2 and version = $4 - 1 and created_at = $5
+     returning version
+  ), forgotten as (
+    delete from ${CONVERSATION_TASKS_TABLE}
+     where exists (select 1 from conversation) and agent_id = $1 and context_id = $2 and not (task_id = any ($7::text[]))
+  ), indexed as (
+    insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
+    select $1, task_id, $2 from conversation, unnest($7::text[]) as task_id
+    on conflict (agent_id, task_id) do update set context_id = excluded.context_id
+    where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
+  ), answered as (
+    ${insertAnswers('$1', '$2', "coalesce($8::text, '[]')", 'conversation, ')}
+  ), pruned as (
+    ${pruneAnswers('$1', '$9', '$10')}
+  )
+  select version from conversation`
+/**
+ * A write that adds answers: the same statement, which also logs them ($9) and, when due, prunes the agent's log ($10
+ * cap or NULL, $11 oldest). One statement, so a locked write stays two queries (itself and COMMIT) in flight.
+ */
+export const WRITE_ANSWERED = write(`, answered as (
+    ${insertAnswers('$1', '$2', '$9')}
+  ), pruned as (
+    ${pruneAnswers('$1', '$10', '$11')}
+  )`)
+
+/**
+ * A turn's statements, prepared once per connection (`pg` sends the text only the first time on each) and from then
+ * on only bound and executed: no parse and plan per call. On the embedded database, one session, that is about a
+ * third of each statement's cost (docs/state.md, "Speed").
+ */
+export function prepared (name: string, text: string): pg.QueryConfig {
+  return { name, text }
+}
+
+/** A listing's row as the summary it is. */
+export function listSummary (agentId: string, row: ListRow): ConversationSummary {
+  const summary: ConversationSummary = {
+    agentId,
+    contextId: row.context_id,
+    ownership: row.ownership,
+    version: row.version,
+    updatedAt: row.updated_at,
+    position: Number(row.write_seq),
+    needsPerson: row.needs_person
+  }
+  if (row.caller !== null) summary.caller = row.caller
+  if (row.last_turn !== null) summary.lastTurn = { role: row.last_turn.role, at: row.last_turn.at, text: row.last_text as string }
+  return summary
+}

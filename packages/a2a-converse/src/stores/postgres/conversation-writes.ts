@@ -1,0 +1,177 @@
+/**
+ * How the PostgreSQL conversation store writes (postgres-conversation-store.ts): `fn`'s result as stored —
+ * validated, cloned, the store's fields set, the limits applied — with the answers it adds to the log, by one of
+ * three paths: a new conversation's autocommit insert (which refuses one past MAX_CONVERSATIONS_PER_CALLER), the
+ * conditional write on the state the caller read, and the locked path (the row locked, `fn` on what is stored).
+ */
+import type pg from 'pg'
+import { CallerCapError } from '../caller-key.js'
+import {
+  applyConversationLimits, conversationTaskIds, type ConversationLimits, type ConversationState, type ConversationUpdate
+} from '../conversation-store.js'
+import { toStoreError } from './connection-errors.js'
+import { discard, lockRow, once, rollback, withConnection } from './conversation-connections.js'
+import { EVICT_OVERFLOW, HELD, INSERT_NEW, WRITE, WRITE_ANSWERED, WRITE_IF_UNCHANGED, prepared } from './conversation-statements.js'
+import { newAnswers } from '../answer-log.js'
+import { answersJson, type PostgresAnswerLog } from './postgres-answer-log.js'
+
+/** What a write adds to the answer log: the records' JSON (none: undefined) and the prune's parameters (not due: null). */
+export interface AnswerWrite {
+  json: string | undefined
+  cap: number | null
+  oldest: number | null
+}
+
+/** A state as written: the caller's copy and its JSON (kept for `get(…, { recent: true })`). */
+export interface Written {
+  state: ConversationState
+  json: string
+}
+
+export function written (json: string): Written {
+  return { state: JSON.parse(json) as ConversationState, json }
+}
+
+/** jsonb refuses U+0000 in strings; it becomes U+FFFD (the state is otherwise stored as given). */
+export function toJson (state: ConversationState): string {
+  const json = JSON.stringify(state)
+  if (!json.includes('\\u0000')) return json
+  return JSON.stringify(state, (_key, value: unknown) => typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)
+}
+
+/** The store's pool, clock, limits, answer log's prune schedule and per-caller bound. */
+export interface WriteContext {
+  pool: pg.Pool
+  maxConversationsPerCaller: number
+  now: () => Date
+  limits: ConversationLimits
+  answers: Pick<PostgresAnswerLog, 'pruneParameters'>
+}
+
+/** `fn`'s result as stored: validated, cloned, the store's fields set, the limits applied; its JSON and answers. */
+export function nextState (
+  context: WriteContext, draft: ConversationState, agentId: string, contextId: string, version: number, current: ConversationState | undefined
+): { next: ConversationState, json: string, answers: AnswerWrite } {
+  if (draft === null || typeof draft !== 'object') {
+    throw new TypeError('a conversation update must return the conversation state')
+  }
+  const at = context.now().toISOString()
+  // The clone refuses what the memory store refuses (functions, symbols…) before JSON would silently drop it.
+  const next = applyConversationLimits({
+    ...structuredClone(draft),
+    agentId,
+    contextId,
+    version,
+    createdAt: current?.createdAt ?? at,
+    updatedAt: at
+  }, context.limits)
+  const records = newAnswers(current, next, Date.parse(at))
+  const [cap, oldest] = records.length === 0 ? [null, null] : context.answers.pruneParameters(agentId, Date.parse(at))
+  return { next, json: toJson(next), answers: { json: records.length === 0 ? undefined : answersJson(records), cap, oldest } }
+}
+
+/** writeIfUnchanged found the row at another version than the caller read. */
+export const STALE = Symbol('stale')
+
+/**
+ * The optimistic path: `fn(undefined)` inserted as a new conversation in one autocommit statement. Undefined when
+ * the conversation exists (nothing written: the locked path follows), or when `fn` threw, returned undefined or
+ * returned something unusable for a conversation it took as new (the locked path calls it again, on the real state if there is one,
+ * and its error is the one that propagates). The statement is not retried on a new connection: a lost connection
+ * leaves unknown whether it committed.
+ */
+export async function insertNew (context: WriteContext, agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<Written | undefined> {
+  let next: ConversationState
+  let json: string
+  let answers: AnswerWrite
+  try {
+    const draft = await fn(undefined)
+    // Nothing to write for a new conversation: the locked path asks again, on the real state if there is one.
+    if (draft === undefined) return undefined
+    ;({ next, json, answers } = nextState(context, draft, agentId, contextId, 1, undefined))
+  } catch {
+    return undefined
+  }
+  // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
+  const [row] = await once<{ version: number | null, capped: boolean }>(context.pool, prepared('converse_insert_new', INSERT_NEW), [
+    agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, context.maxConversationsPerCaller,
+    answers.json ?? '[]', answers.cap, answers.oldest
+  ])
+  if (row.capped) throw capped(context.maxConversationsPerCaller)
+  return row.version === null ? undefined : written(json)
+}
+
+/**
+ * The path without a lock (ConversationUpdateOptions.read): `fn` on the state the caller read, written in one
+ * autocommit statement if the row is still at that version; STALE when it is not (nothing written: the locked path
+ * follows and calls `fn` again). Not retried on a new connection: a lost connection leaves unknown whether it
+ * committed.
+ */
+export async function writeIfUnchanged (context: WriteContext, agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, read: ConversationState): Promise<Written | undefined | typeof STALE> {
+  const draft = await fn(structuredClone(read))
+  if (draft === undefined) return undefined
+  const { next, json, answers } = nextState(context, draft, agentId, contextId, read.version + 1, read)
+  const rows = await once<{ version: number }>(context.pool, prepared('converse_write_if_unchanged', WRITE_IF_UNCHANGED), [
+    agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(),
+    answers.json ?? null, answers.cap, answers.oldest
+  ])
+  return rows.length === 0 ? STALE : written(json)
+}
+
+/** MAX_CONVERSATIONS_PER_CALLER: the refusal of a new conversation of an owner at the cap (nothing written). */
+function capped (max: number): CallerCapError {
+  return new CallerCapError('MAX_CONVERSATIONS_PER_CALLER', max,
+    `this caller has ${max} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
+}
+
+/** Refuses (CallerCapError) when `owner` holds maxConversationsPerCaller of the agent's conversations. */
+async function assertRoom (context: WriteContext, client: pg.PoolClient, agentId: string, owner: string): Promise<void> {
+  const { rows } = await client.query<{ held: number }>(prepared('converse_held', HELD), [agentId, owner])
+  if (rows[0].held >= context.maxConversationsPerCaller) throw capped(context.maxConversationsPerCaller)
+}
+
+export async function lockedWrite (context: WriteContext, agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<(Written & { evicted: string[] }) | undefined> {
+  // Nothing has been done before the row is locked: that part may be retried; `fn` runs once here.
+  const { client, result: row } = await withConnection(context.pool, async (connection) => await lockRow(connection, agentId, contextId))
+  let next: ConversationState
+  let json: string
+  let answers: AnswerWrite
+  try {
+    const current = row.state ?? undefined
+    // `fn` may change the state it is given: the turns before it ran are what the answer log compares with.
+    const before = current === undefined ? undefined : { ...current, turns: [...current.turns] }
+    const draft = await fn(current)
+    if (draft === undefined) {
+      // Nothing to write (a new conversation's placeholder row goes with the transaction).
+      await rollback(client)
+      return undefined
+    }
+    ;({ next, json, answers } = nextState(context, draft, agentId, contextId, row.version + 1, before))
+    // A conversation this transaction creates (its placeholder row) is the owner's: refused at the owner's cap, as
+    // the insert refuses it; two created at once past it evict the owner's overflow.
+    if (row.state === null && owner !== null) await assertRoom(context, client, agentId, owner)
+  } catch (error) {
+    await rollback(client)
+    // `fn`'s errors as thrown; a lost connection (the count's read) as the store's.
+    throw toStoreError(error)
+  }
+  const created = row.state === null && owner !== null
+  let evicted: pg.QueryResult<{ context_id: string }> | undefined
+  try {
+    // Sent together too: a failed write makes the COMMIT a ROLLBACK, and the write's error is the one thrown.
+    ;[, evicted] = await Promise.all([
+      client.query(answers.json === undefined ? prepared('converse_write', WRITE) : prepared('converse_write_answered', WRITE_ANSWERED), [
+        agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null,
+        ...(answers.json === undefined ? [] : [answers.json, answers.cap, answers.oldest])
+      ]),
+      created ? client.query<{ context_id: string }>(prepared('converse_evict_overflow', EVICT_OVERFLOW), [agentId, contextId, owner, context.maxConversationsPerCaller]) : undefined,
+      client.query('COMMIT')
+    ])
+  } catch (error) {
+    // A failed write leaves the transaction aborted; a failed COMMIT leaves the connection in doubt.
+    discard(client)
+    throw toStoreError(error)
+  }
+  client.release()
+  return { ...written(json), evicted: evicted?.rows.map((row) => row.context_id) ?? [] }
+}
