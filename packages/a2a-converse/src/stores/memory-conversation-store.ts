@@ -3,7 +3,6 @@
  * promise chain per key (no global lock). Memory is bounded: at most `maxConversations` conversations (the least
  * recently updated idle one is evicted first), each bounded by ConversationLimits (turns, inbox, text length).
  */
-import { InvalidOptionError } from '../core/errors.js'
 import { cloneData } from '../core/clone-data.js'
 import { CallerCapError } from './caller-key.js'
 import { KeyedLock } from './keyed-lock.js'
@@ -14,6 +13,7 @@ import {
   conversationTaskIds, matchesListOptions, type ConversationLimits, type ConversationListOptions, type ConversationState,
   type ConversationStore, type ConversationSummary, type ConversationUpdate, type ConversationUpdateOptions
 } from './conversation-store.js'
+import { integerOption } from '../core/integer-option.js'
 
 export interface MemoryConversationStoreOptions extends Partial<ConversationLimits>, Partial<AnswerLogLimits> {
   /** Conversations kept; beyond it the least recently updated one that no update holds is evicted. Default 10000. */
@@ -27,12 +27,6 @@ export interface MemoryConversationStoreOptions extends Partial<ConversationLimi
 export const DEFAULT_MAX_CONVERSATIONS = 10_000
 /** A tenth of DEFAULT_MAX_CONVERSATIONS, as for open tasks (memory-task-store.ts): ten callers fit before it is full. */
 export const DEFAULT_MAX_CONVERSATIONS_PER_CALLER = 1_000
-
-function positiveInteger (name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(name, 'must be a positive integer')
-  return value
-}
 
 /** Keys as JSON arrays: no separator can make two different (agentId, contextId) pairs collide. */
 function keyOf (agentId: string, id: string): string {
@@ -63,16 +57,16 @@ export class MemoryConversationStore implements ConversationStore {
 
   constructor (options: MemoryConversationStoreOptions = {}) {
     this.limits = Object.freeze({
-      maxTurns: positiveInteger('maxTurns', options.maxTurns, DEFAULT_CONVERSATION_LIMITS.maxTurns),
-      maxInbox: positiveInteger('maxInbox', options.maxInbox, DEFAULT_CONVERSATION_LIMITS.maxInbox),
-      maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
+      maxTurns: integerOption('maxTurns', options.maxTurns, DEFAULT_CONVERSATION_LIMITS.maxTurns),
+      maxInbox: integerOption('maxInbox', options.maxInbox, DEFAULT_CONVERSATION_LIMITS.maxInbox),
+      maxTextLength: integerOption('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
     })
-    this.maxConversations = positiveInteger('maxConversations', options.maxConversations, DEFAULT_MAX_CONVERSATIONS)
-    this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
+    this.maxConversations = integerOption('maxConversations', options.maxConversations, DEFAULT_MAX_CONVERSATIONS)
+    this.maxConversationsPerCaller = integerOption('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#now = options.now ?? (() => new Date())
     this.answers = new MemoryAnswerLog({
-      answerRetentionMs: positiveInteger('answerRetentionMs', options.answerRetentionMs, DEFAULT_ANSWER_RETENTION_MS),
-      maxAnswersPerAgent: positiveInteger('maxAnswersPerAgent', options.maxAnswersPerAgent, DEFAULT_MAX_ANSWERS_PER_AGENT)
+      answerRetentionMs: integerOption('answerRetentionMs', options.answerRetentionMs, DEFAULT_ANSWER_RETENTION_MS),
+      maxAnswersPerAgent: integerOption('maxAnswersPerAgent', options.maxAnswersPerAgent, DEFAULT_MAX_ANSWERS_PER_AGENT)
     }, this.#now)
   }
 

@@ -26,13 +26,13 @@
 import { Task, type ListTasksRequest, type ListTasksResponse, type TaskState } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { cloneData } from '../core/clone-data.js'
-import { InvalidOptionError } from '../core/errors.js'
 import { CallerCapError, callerKeyOf } from './caller-key.js'
 import { CallerOpenTasks } from './caller-open-tasks.js'
 import { listTasks } from './memory-task-list.js'
 import { SaveListeners, type TaskSaveSignals } from './task-save-signals.js'
 import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type TurnRefusal } from './task-reservations.js'
 import { mayReplace, taskFinishedError, TERMINAL_TASK_STATES } from './task-states.js'
+import { integerOption } from '../core/integer-option.js'
 
 export interface MemoryTaskStoreOptions {
   /** Tasks held at most (finished and open). Default 10 000. */
@@ -73,12 +73,6 @@ export function taskSize (task: Task): number {
   return JSON.stringify(Task.toJSON(task)).length
 }
 
-function positiveInteger (name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(name, 'must be a positive integer')
-  return value
-}
-
 /** The SDK's scope of a call: tenant and owner. JSON arrays, so no separator can make two scopes collide. */
 function scopeOf (context: ServerCallContext): string {
   return JSON.stringify([context.tenant ?? '', resolveUserScope(context)])
@@ -104,10 +98,10 @@ export class BoundedMemoryTaskStore implements TaskStore, TaskSaveSignals, TaskR
   readonly #refused = new RefusedTasks()
 
   constructor (options: MemoryTaskStoreOptions = {}) {
-    this.maxTasks = positiveInteger('maxTasks', options.maxTasks, DEFAULT_MAX_TASKS)
-    this.maxTaskBytes = positiveInteger('maxTaskBytes', options.maxTaskBytes, DEFAULT_MAX_TASK_BYTES)
-    this.maxOpenTasksPerCaller = positiveInteger('maxOpenTasksPerCaller', options.maxOpenTasksPerCaller, DEFAULT_MAX_OPEN_TASKS_PER_CALLER)
-    this.finishedTaskTtlMs = positiveInteger('finishedTaskTtlMs', options.finishedTaskTtlMs, DEFAULT_FINISHED_TASK_TTL_MS)
+    this.maxTasks = integerOption('maxTasks', options.maxTasks, DEFAULT_MAX_TASKS)
+    this.maxTaskBytes = integerOption('maxTaskBytes', options.maxTaskBytes, DEFAULT_MAX_TASK_BYTES)
+    this.maxOpenTasksPerCaller = integerOption('maxOpenTasksPerCaller', options.maxOpenTasksPerCaller, DEFAULT_MAX_OPEN_TASKS_PER_CALLER)
+    this.finishedTaskTtlMs = integerOption('finishedTaskTtlMs', options.finishedTaskTtlMs, DEFAULT_FINISHED_TASK_TTL_MS)
     this.#now = options.now ?? Date.now
     this.#callers = new CallerOpenTasks(this.#now)
   }

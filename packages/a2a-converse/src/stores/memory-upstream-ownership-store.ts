@@ -4,10 +4,10 @@
  * unknown to everyone (-32001), as a task the memory task store forgot; a forgotten context is free to be
  * claimed again (the next caller naming it owns it).
  */
-import { InvalidOptionError } from '../core/errors.js'
 import {
   assertListOptions, type OwnedTaskListOptions, type OwnedTaskPage, type UpstreamOwnershipStore
 } from './upstream-ownership-store.js'
+import { integerOption } from '../core/integer-option.js'
 
 export interface MemoryUpstreamOwnershipStoreOptions {
   /** Task records kept per agent. Default 10 000 (MEMORY_MAX_TASKS in the gateway). */
@@ -31,12 +31,6 @@ interface AgentRecords {
   contexts: Map<string, string>
 }
 
-function positiveInteger (name: string, value: number | undefined): number {
-  if (value === undefined) return DEFAULT_MAX_OWNED
-  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(name, 'must be a positive integer')
-  return value
-}
-
 export class MemoryUpstreamOwnershipStore implements UpstreamOwnershipStore {
   readonly maxTasks: number
   readonly maxContexts: number
@@ -44,8 +38,8 @@ export class MemoryUpstreamOwnershipStore implements UpstreamOwnershipStore {
   #seq = 0
 
   constructor (options: MemoryUpstreamOwnershipStoreOptions = {}) {
-    this.maxTasks = positiveInteger('maxTasks', options.maxTasks)
-    this.maxContexts = positiveInteger('maxContexts', options.maxContexts)
+    this.maxTasks = integerOption('maxTasks', options.maxTasks, DEFAULT_MAX_OWNED)
+    this.maxContexts = integerOption('maxContexts', options.maxContexts, DEFAULT_MAX_OWNED)
   }
 
   #records (agentId: string): AgentRecords {

@@ -12,7 +12,6 @@
  * of the conversations it used lately remembered-conversations.ts.
  */
 import type pg from 'pg'
-import { InvalidOptionError } from '../../core/errors.js'
 import {
   DEFAULT_CONVERSATION_LIMITS, ConversationStoreClosedError, assertListOptions, type ConversationGetOptions, type ConversationLimits,
   type ConversationListOptions, type ConversationState, type ConversationStore, type ConversationSummary, type ConversationUpdate,
@@ -27,6 +26,7 @@ import { STALE, insertNew, lockedWrite, writeIfUnchanged, type WriteContext } fr
 import { PostgresAnswerLog } from './postgres-answer-log.js'
 import type { PostgresDatabase } from './postgres-database.js'
 import { RememberedConversations, keyOf } from './remembered-conversations.js'
+import { integerOption } from '../../core/integer-option.js'
 
 export interface PostgresConversationStoreOptions extends Partial<ConversationLimits>, Partial<AnswerLogLimits> {
   /** Clock for createdAt / updatedAt. Default: `() => new Date()`. */
@@ -54,12 +54,6 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
   recentStates?: number
 }
 
-function positiveInteger (name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < 1) throw new InvalidOptionError(name, 'must be a positive integer')
-  return value
-}
-
 export class PostgresConversationStore implements ConversationStore {
   readonly limits: Readonly<ConversationLimits>
   /** Each call is a transaction (its row lock may wait): a span of its own in a turn's trace. */
@@ -80,21 +74,21 @@ export class PostgresConversationStore implements ConversationStore {
   /** Shares the database's pool; `close()` does not end it (the database's own `close()` does). */
   constructor (database: Pick<PostgresDatabase, 'pool'>, options: PostgresConversationStoreOptions = {}) {
     this.limits = Object.freeze({
-      maxTurns: positiveInteger('maxTurns', options.maxTurns, DEFAULT_CONVERSATION_LIMITS.maxTurns),
-      maxInbox: positiveInteger('maxInbox', options.maxInbox, DEFAULT_CONVERSATION_LIMITS.maxInbox),
-      maxTextLength: positiveInteger('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
+      maxTurns: integerOption('maxTurns', options.maxTurns, DEFAULT_CONVERSATION_LIMITS.maxTurns),
+      maxInbox: integerOption('maxInbox', options.maxInbox, DEFAULT_CONVERSATION_LIMITS.maxInbox),
+      maxTextLength: integerOption('maxTextLength', options.maxTextLength, DEFAULT_CONVERSATION_LIMITS.maxTextLength)
     })
-    this.#remembered = new RememberedConversations(positiveInteger('rememberedConversations', options.rememberedConversations, 10_000),
-      options.recentStates === 0 ? 0 : positiveInteger('recentStates', options.recentStates, 2000))
-    this.maxConversationsPerCaller = positiveInteger('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
+    this.#remembered = new RememberedConversations(integerOption('rememberedConversations', options.rememberedConversations, 10_000),
+      options.recentStates === 0 ? 0 : integerOption('recentStates', options.recentStates, 2000))
+    this.maxConversationsPerCaller = integerOption('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
     this.#now = options.now ?? (() => new Date())
     this.answers = new PostgresAnswerLog(async (text, values) => {
       this.#assertOpen()
       return await query(this.#pool, text, values)
     }, {
-      answerRetentionMs: positiveInteger('answerRetentionMs', options.answerRetentionMs, DEFAULT_ANSWER_RETENTION_MS),
-      maxAnswersPerAgent: positiveInteger('maxAnswersPerAgent', options.maxAnswersPerAgent, DEFAULT_MAX_ANSWERS_PER_AGENT)
+      answerRetentionMs: integerOption('answerRetentionMs', options.answerRetentionMs, DEFAULT_ANSWER_RETENTION_MS),
+      maxAnswersPerAgent: integerOption('maxAnswersPerAgent', options.maxAnswersPerAgent, DEFAULT_MAX_ANSWERS_PER_AGENT)
     }, this.#now)
     this.#writes = { pool: this.#pool, now: this.#now, limits: this.limits, answers: this.answers, maxConversationsPerCaller: this.maxConversationsPerCaller }
   }

@@ -8,6 +8,7 @@ import type pg from 'pg'
 import { Kysely, PostgresDialect, pgDriver } from '../../peers/postgres.js'
 import { InvalidOptionError } from '../../core/errors.js'
 import { namingClient, PreparedStatements } from './prepared-statements.js'
+import { integerOption } from '../../core/integer-option.js'
 
 /** The logging the PostgreSQL modules do: pino's `warn(obj, msg)` shape, so a Fastify `app.log` fits. */
 export interface PostgresLogger {
@@ -69,14 +70,6 @@ export function assertSchemaName (schema: string): void {
   if (!SCHEMA_NAME.test(schema)) {
     throw new InvalidOptionError('schema', 'must be a lowercase SQL identifier ([a-z_][a-z0-9_]*, at most 63 characters)')
   }
-}
-
-function integerOption (name: string, value: number | undefined, fallback: number, min: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < min) {
-    throw new InvalidOptionError(name, min === 0 ? 'must be a non-negative integer' : 'must be a positive integer')
-  }
-  return value
 }
 
 const consoleLogger: PostgresLogger = {
