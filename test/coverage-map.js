@@ -18,6 +18,7 @@ export const SERVER_ONLY = [
   'packages/a2a-converse/src/stores/postgres/conversation-connections.ts',
   'packages/a2a-converse/src/stores/postgres/conversation-statements.ts',
   'packages/a2a-converse/src/stores/postgres/conversation-writes.ts',
+  'packages/a2a-converse/src/stores/postgres/listen-connection.ts',
   'packages/a2a-converse/src/stores/postgres/migrations.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-conversation-store.ts',
   'packages/a2a-converse/src/stores/postgres/remembered-conversations.ts',
@@ -25,7 +26,8 @@ export const SERVER_ONLY = [
   'packages/a2a-converse/src/stores/postgres/postgres-task-event-hub.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-task-store.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-task-turn-lock.ts',
-  'packages/a2a-converse/src/stores/postgres/postgres-upstream-ownership-store.ts'
+  'packages/a2a-converse/src/stores/postgres/postgres-upstream-ownership-store.ts',
+  'packages/a2a-converse/src/stores/postgres/task-event-notifications.ts'
 ]
 
 export const REDIS_ONLY = [
