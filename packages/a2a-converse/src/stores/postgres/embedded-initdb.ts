@@ -16,7 +16,8 @@ import { migrate } from './migrations.js'
  * their files, not only in the WAL a first start would replay.
  */
 async function migratedCluster (params: string[]): Promise<Buffer> {
-  const { database, session } = await openEmbeddedSession({ logger: { warn () {} } }, params)
+  // A warning goes to stderr, which the parent reports if this process fails.
+  const { database, session } = await openEmbeddedSession({ logger: console }, params)
   try {
     await migrate(database.db, { schema: 'public' })
     await database.pool.query('checkpoint')
