@@ -1,14 +1,17 @@
 /**
- * A new data folder from a cluster template (issue 43): made once by a child process (PGlite's initdb, then its
- * gzipped tar), named after the PGlite that made it, unpacked at a first start instead of running initdb; a template
- * another PGlite made is passed over, and one naming a path outside its folder is refused.
+ * A new data folder from a cluster template (issue 43): made once by a child process (PGlite's initdb, the library's
+ * migrations, then its gzipped tar), named after the PGlite that made it and its migrations, unpacked at a first start
+ * instead of running initdb, so that start's `migrate` has nothing to do (or only newer migrations); a template
+ * another PGlite or another migration set made is passed over, and one naming a path outside its folder is refused.
  */
 import t from 'tap'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
-import { makeClusterTemplate, pgliteVersion, templateFile, unpackTemplate } from '../../../packages/a2a-converse/src/stores/postgres/cluster-template.js'
+import { makeClusterTemplate, pgliteVersion, templateFile, templateName, unpackTemplate } from '../../../packages/a2a-converse/src/stores/postgres/cluster-template.js'
+import { CONVERSE_MIGRATION_TABLE, migrate, migrationNames } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { RESERVE_TASK_FUNCTION, SAVE_TASK_FUNCTION } from '../../../packages/a2a-converse/src/stores/postgres/task-store-functions.js'
 
 const logger = { warn () {} }
 // A template is an initdb in a child process: seconds, tens of them on a loaded 2-core machine.
@@ -31,7 +34,7 @@ t.test('a first start unpacks the installed PGlite\'s template instead of runnin
   const templates = t.testdir()
   const file = await makeClusterTemplate(join(templates, 'made'))
   t.equal(file, await templateFile(join(templates, 'made')))
-  t.match(file, new RegExp(`cluster-pglite-${(await pgliteVersion()).replaceAll('.', '\\.')}\\.tar\\.gz$`), 'named after the PGlite that made it')
+  t.match(file, new RegExp(`cluster-pglite-${(await pgliteVersion()).replaceAll('.', '\\.')}-[0-9a-f]{12}\\.tar\\.gz$`), 'named after the PGlite that made it')
   t.strictSame(readdirSync(join(templates, 'made')), [file.split('/').pop()], 'nothing half-written left beside it')
   // Every initdb draws a new system identifier: two folders sharing one came from the same template.
   const identifiers: string[] = []
@@ -39,6 +42,7 @@ t.test('a first start unpacks the installed PGlite\'s template instead of runnin
     const dataDir = join(templates, name)
     const database = await openEmbeddedDatabase({ dataDir, templates: join(templates, 'made'), logger })
     identifiers.push((await database.pool.query('select system_identifier::text as id from pg_control_system()')).rows[0].id)
+    t.strictSame((await migrate(database.db, { schema: 'public' })).applied, [], 'migrated already: nothing to apply')
     await database.pool.query('create table kept (n int)')
     await database.close()
   }
@@ -48,11 +52,39 @@ t.test('a first start unpacks the installed PGlite\'s template instead of runnin
   t.equal(statSync(join(dataDir, 'PG_VERSION')).mode & 0o777, 0o600, 'its files private')
 })
 
-t.test('a template another PGlite made is passed over: initdb runs', async (t) => {
-  const templates = t.testdir({ 'cluster-pglite-0.0.1.tar.gz': 'not a tar: never read' })
+t.test('named after its PGlite and its migrations: a new migration makes a new name', async (t) => {
+  t.equal(await templateFile('x'), join('x', templateName(await pgliteVersion(), migrationNames())))
+  t.not(templateName('0.5.17', ['tasks/0001_create_tasks']), templateName('0.5.17', ['tasks/0001_create_tasks', 'converse/0001_converse_tables']))
+  t.not(templateName('0.5.17', ['tasks/0001_create_tasks']), templateName('0.5.18', ['tasks/0001_create_tasks']))
+  t.equal(migrationNames()[0], 'tasks/0001_create_tasks', 'history/name, in order')
+})
+
+t.test('a template another PGlite or another migration set made is passed over: initdb runs', async (t) => {
+  const version = await pgliteVersion()
+  const templates = t.testdir({
+    [templateName('0.0.1', migrationNames())]: 'not a tar: never read',
+    [templateName(version, migrationNames().slice(0, -1))]: 'not a tar: never read',
+    [`cluster-pglite-${version}.tar.gz`]: 'not a tar: never read'
+  })
   const database = await openEmbeddedDatabase({ dataDir: join(templates, 'pgdata'), templates, logger })
   t.teardown(async () => await database.close())
   t.strictSame((await database.pool.query('select 1 as one')).rows, [{ one: 1 }], 'a cluster of its own')
+})
+
+t.test('a cluster from a template with fewer migrations than the library\'s ends fully migrated', async (t) => {
+  const templates = t.testdir()
+  await makeClusterTemplate(templates)
+  const dataDir = join(templates, 'pgdata')
+  // What an older template holds: the newest migration neither applied nor in the ledger.
+  const older = await openEmbeddedDatabase({ dataDir, templates, logger })
+  const newest = migrationNames().at(-1) as string
+  await older.pool.query(`drop function ${SAVE_TASK_FUNCTION}, ${RESERVE_TASK_FUNCTION}, converse_open_work`)
+  await older.pool.query(`delete from ${CONVERSE_MIGRATION_TABLE} where name = $1`, [newest.split('/')[1]])
+  await older.close()
+  const database = await openEmbeddedDatabase({ dataDir, templates, logger })
+  t.teardown(async () => await database.close())
+  t.strictSame((await migrate(database.db, { schema: 'public' })).applied, [newest], 'the newer migration runs at start')
+  t.strictSame((await database.pool.query(`select count(*)::int as n from pg_proc where proname = '${SAVE_TASK_FUNCTION}'`)).rows, [{ n: 1 }])
 })
 
 t.test('a template that cannot be made fails with the child\'s message and leaves nothing', async (t) => {

@@ -3,17 +3,23 @@
  * instances at once (≈ 750 MB resident in the process that runs it), so a 512 MB container is killed on its first
  * start. A template is a new cluster as PGlite's `dumpDataDir('gzip')` writes it (a gzipped tar), made once where
  * memory is plenty (the gateway's build) by `makeClusterTemplate`; a first start only unpacks it (≈ 4.5 MB read,
- * 40 MB written). The file is named after the PGlite that made it: a cluster is read only by the PostgreSQL that
- * wrote it, so a template another PGlite made is passed over (initdb runs, as without one).
+ * 40 MB written). The template holds the library's migrations already applied to `public` (the schema the gateway's
+ * embedded database uses): running them at a first start left ≈ 40 MB in PGlite's WebAssembly memory, which never
+ * shrinks, so a first start now opens what a restart opens; a migration newer than the template's still runs at
+ * start (`migrate`). The file is named after the PGlite that made it (a cluster is read only by the PostgreSQL that
+ * wrote it) and after its migrations: a template another PGlite or another migration set made is passed over
+ * (initdb runs, as without one).
  */
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
+import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises'
 import { dirname, extname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pipeline } from 'node:stream'
 import { createGunzip } from 'node:zlib'
+import { migrationNames } from './migrations.js'
 
 /** The child's module beside this one: .js once built, .ts when run from the sources (tests). */
 const INITDB_MODULE = new URL(`./embedded-initdb${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
@@ -25,14 +31,22 @@ export async function pgliteVersion (): Promise<string> {
   return manifest.version
 }
 
-/** The template the installed PGlite reads, in a folder of templates. */
+/**
+ * A template's file name: the PGlite that made it and a short hash of the migrations it holds (`history/name`:
+ * a released migration is never edited, a new one gets a new name).
+ */
+export function templateName (pglite: string, migrations: readonly string[]): string {
+  return `cluster-pglite-${pglite}-${createHash('sha256').update(migrations.join('\n')).digest('hex').slice(0, 12)}.tar.gz`
+}
+
+/** The template the installed PGlite reads with this library's migrations, in a folder of templates. */
 export async function templateFile (folder: string): Promise<string> {
-  return join(folder, `cluster-pglite-${await pgliteVersion()}.tar.gz`)
+  return join(folder, templateName(await pgliteVersion(), migrationNames()))
 }
 
 /**
  * Runs embedded-initdb in a child process: `folder` gets a new cluster, or, with `template`, none is kept and the
- * cluster is written there as a gzipped tar. Rejects with the child's stderr (or how it ended).
+ * cluster, migrated, is written there as a gzipped tar. Rejects with the child's stderr (or how it ended).
  */
 export async function initdbInChild (folder: string, params: string[], template?: string): Promise<void> {
   const child = fork(INITDB_MODULE, [folder, JSON.stringify(params), ...(template === undefined ? [] : [template])], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
@@ -49,7 +63,10 @@ export function initdbFailure (stderr: string, code: number | null, signal: Node
 
 /**
  * Makes the installed PGlite's template in `folder` (created when missing) with these start parameters written into
- * its postgresql.conf; written whole or not at all (a temporary name, then renamed). Returns its path.
+ * its postgresql.conf: a new cluster with the library's migrations applied to its `public` schema (`migrate`), made
+ * and migrated in a child process (initdb's ≈ 750 MB end with it). A database later opened on it with another
+ * `schema` gets its own tables there at its `migrate`; those in `public` stay empty. Written whole or not at all (a
+ * temporary name, then renamed). Returns its path.
  */
 export async function makeClusterTemplate (folder: string, params: string[] = []): Promise<string> {
   const file = await templateFile(folder)

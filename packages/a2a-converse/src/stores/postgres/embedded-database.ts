@@ -41,9 +41,9 @@ export interface EmbeddedDatabaseOptions {
   /** PostgreSQL settings over EMBEDDED_SETTINGS (`shared_buffers: '32MB'`), given at each start. */
   settings?: Readonly<Record<string, string>>
   /**
-   * A folder of cluster templates (`makeClusterTemplate`): a new data folder starts from the installed PGlite's one
-   * when it is there, instead of running initdb (≈ 750 MB for a few seconds, in a child process). The gateway ships
-   * one, made by its build.
+   * A folder of cluster templates (`makeClusterTemplate`): a new data folder starts from the one of the installed
+   * PGlite and this library's migrations when it is there (its `public` schema already migrated), instead of running
+   * initdb (≈ 750 MB for a few seconds, in a child process). The gateway ships one, made by its build.
    */
   templates?: string
   logger: PostgresLogger
@@ -157,12 +157,11 @@ function sessionPool (
  * The PGlite session over the folder (made first when new), and `pg` speaking to it through PGlite's node-postgres
  * adapter: statements prepared once (prepared-statements.ts), values read as from a server (int8 and numeric as strings).
  */
-async function openSession (options: EmbeddedDatabaseOptions): Promise<{ session: PGlite, wire: pg.Client }> {
+async function openSession (options: EmbeddedDatabaseOptions, params: string[]): Promise<{ session: PGlite, wire: pg.Client }> {
   const [{ PGlite: Session }, { createPgConfig }] = await Promise.all([
     importPeer<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', EMBEDDED),
     importPeer<typeof import('@electric-sql/pglite/node-postgres')>('@electric-sql/pglite/node-postgres', EMBEDDED)
   ])
-  const params = settingParams({ ...EMBEDDED_SETTINGS, ...options.settings })
   if (options.dataDir !== undefined) await initialised(options.dataDir, params, options.templates)
   // In memory (no folder), initdb runs here: nothing outlives the session.
   const session = new Session({ dataDir: options.dataDir, startParams: [...Session.defaultStartParams, ...params], initDbStartParams: params })
@@ -176,12 +175,23 @@ async function openSession (options: EmbeddedDatabaseOptions): Promise<{ session
 }
 
 export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): Promise<PostgresDatabase> {
+  return (await openEmbeddedSession(options)).database
+}
+
+/**
+ * `openEmbeddedDatabase`, and its PGlite session: a cluster template is the session's dump once migrated
+ * (embedded-initdb.ts). `params`, PostgreSQL's start parameters (and initdb's, in memory), replace the settings'.
+ */
+export async function openEmbeddedSession (
+  options: EmbeddedDatabaseOptions,
+  params = settingParams({ ...EMBEDDED_SETTINGS, ...options.settings })
+): Promise<{ database: PostgresDatabase, session: PGlite }> {
   if (options.schema !== undefined) assertSchemaName(options.schema)
   const unlock = options.dataDir === undefined ? async () => {} : await lockFolder(options.dataDir)
   let session: PGlite
   let wire: pg.Client
   try {
-    ({ session, wire } = await openSession(options))
+    ({ session, wire } = await openSession(options, params))
   } catch (error) {
     await unlock()
     throw error
@@ -208,7 +218,7 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) })
 
   let closing: Promise<void> | undefined
-  return {
+  const database: PostgresDatabase = {
     db,
     pool: pool as unknown as pg.Pool,
     schema: options.schema,
@@ -233,4 +243,5 @@ export async function openEmbeddedDatabase (options: EmbeddedDatabaseOptions): P
       await closing
     }
   }
+  return { database, session }
 }

@@ -68,6 +68,11 @@ function histories (schema: string): History[] {
   ]
 }
 
+/** Every migration `migrate` applies, as `history/name`, in order (the cluster template is named after them). */
+export function migrationNames (): string[] {
+  return histories('public').flatMap((history) => Object.keys(history.migrations).map((name) => `${history.name}/${name}`))
+}
+
 const MIGRATE_RETRIES = 3
 
 /**
