@@ -23,6 +23,7 @@ export const SERVER_ONLY = [
   'packages/a2a-converse/src/stores/postgres/postgres-conversation-store.ts',
   'packages/a2a-converse/src/stores/postgres/remembered-conversations.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-database.ts',
+  'packages/a2a-converse/src/stores/postgres/notify-queue.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-task-event-hub.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-task-store.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-task-turn-lock.ts',

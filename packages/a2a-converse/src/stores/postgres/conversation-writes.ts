@@ -28,15 +28,21 @@ export interface Written {
   json: string
 }
 
-export function written (json: string): Written {
-  return { state: JSON.parse(json) as ConversationState, json }
+/** `next` (nextState's own clone: nothing else holds it) is the caller's copy; no need to parse `json` again. */
+export function written (next: ConversationState, json: string): Written {
+  return { state: next, json }
 }
 
-/** jsonb refuses U+0000 in strings; it becomes U+FFFD (the state is otherwise stored as given). */
+/**
+ * jsonb refuses U+0000 in strings; it becomes U+FFFD (the state is otherwise stored as given), in `state` too, so
+ * that the caller's copy is what is stored.
+ */
 export function toJson (state: ConversationState): string {
   const json = JSON.stringify(state)
   if (!json.includes('\\u0000')) return json
-  return JSON.stringify(state, (_key, value: unknown) => typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)
+  const stored = JSON.stringify(state, (_key, value: unknown) => typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)
+  Object.assign(state, JSON.parse(stored))
+  return stored
 }
 
 /** The store's pool, clock, limits, answer log's prune schedule and per-caller bound. */
@@ -98,7 +104,7 @@ export async function insertNew (context: WriteContext, agentId: string, context
     answers.json ?? '[]', answers.cap, answers.oldest
   ])
   if (row.capped) throw capped(context.maxConversationsPerCaller)
-  return row.version === null ? undefined : written(json)
+  return row.version === null ? undefined : written(next, json)
 }
 
 /**
@@ -115,7 +121,7 @@ export async function writeIfUnchanged (context: WriteContext, agentId: string, 
     agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(),
     answers.json ?? null, answers.cap, answers.oldest
   ])
-  return rows.length === 0 ? STALE : written(json)
+  return rows.length === 0 ? STALE : written(next, json)
 }
 
 /** MAX_CONVERSATIONS_PER_CALLER: the refusal of a new conversation of an owner at the cap (nothing written). */
@@ -173,5 +179,5 @@ export async function lockedWrite (context: WriteContext, agentId: string, conte
     throw toStoreError(error)
   }
   client.release()
-  return { ...written(json), evicted: evicted?.rows.map((row) => row.context_id) ?? [] }
+  return { ...written(next, json), evicted: evicted?.rows.map((row) => row.context_id) ?? [] }
 }

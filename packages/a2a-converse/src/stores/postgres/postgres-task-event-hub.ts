@@ -1,8 +1,8 @@
 /**
  * TaskEventHub across instances, on PostgreSQL LISTEN/NOTIFY (no extra service). Every hub LISTENs on one channel
  * (per schema, so deployments or test runs sharing a database do not cross-talk) over its own dedicated
- * connection; `publish` NOTIFYs through the pool, and every hub on the database hands the event to its
- * subscribers of that task. The publishing hub delivers to its own subscribers directly (in publish order) and
+ * connection; `publish` NOTIFYs through the pool (notify-queue.ts: one statement at a time, the NOTIFYs asked for
+ * meanwhile together in the next), and every hub on the database hands the event to its subscribers of that task. The publishing hub delivers to its own subscribers directly (in publish order) and
  * ignores its echo.
  *
  * The agent-level channel (conversation events) travels the same way, its notifications keyed by agent instead of
@@ -32,6 +32,7 @@ import { MAX_CHANNEL_LENGTH, MAX_NOTIFY_PAYLOAD_BYTES, parseEnvelope, READ_SPILL
 import type { PostgresDatabase } from './postgres-database.js'
 import type { PostgresSaveSignals } from './postgres-task-store.js'
 import { integerOption } from '../../core/integer-option.js'
+import { NotifyQueue } from './notify-queue.js'
 
 export { MAX_NOTIFY_PAYLOAD_BYTES, TASK_EVENT_CHANNEL, taskEventChannel } from './task-event-notifications.js'
 
@@ -56,8 +57,8 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
   readonly #pushListeners = new Set<() => void>()
   /** Other hubs' events, delivered in notification order (a spilled one is read before the next is delivered). */
   #delivery: Promise<void> = Promise.resolve()
-  /** Save NOTIFYs on their way (close waits for them: the pool may end right after). */
-  readonly #sendingSaves = new Set<Promise<void>>()
+  /** The NOTIFYs, one statement at a time (close waits for them: the pool may end right after). */
+  readonly #notices: NotifyQueue
   #closed = false
 
   /** Starts listening at once (see `ready()`); shares the database's pool for publishing. */
@@ -69,6 +70,7 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
     const timings = listenTimings(options)
     this.#spillRetentionMs = integerOption('spillRetentionMs', options.spillRetentionMs, 60_000, 1)
     this.#pool = database.pool
+    this.#notices = new NotifyQueue(database.pool, this.channel)
     this.#logger = database.logger
     this.#connection = new ListenConnection({
       clientConfig: database.clientConfig,
@@ -161,16 +163,9 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
   #notifyInBackground (envelope: object, fields: object, failure: string): void {
     if (this.#closed) return
     const payload = JSON.stringify(envelope)
-    const sending = (async () => {
-      try {
-        if (Buffer.byteLength(payload) > MAX_NOTIFY_PAYLOAD_BYTES) throw new Error('the task id is too long for a notification')
-        await this.#pool.query('select pg_notify($1, $2)', [this.channel, payload])
-      } catch (error) {
-        this.#logger.warn({ err: error, ...fields, channel: this.channel }, failure)
-      }
-    })()
-    this.#sendingSaves.add(sending)
-    sending.finally(() => { this.#sendingSaves.delete(sending) })
+    const warn = (error: unknown): void => { this.#logger.warn({ err: error, ...fields, channel: this.channel }, failure) }
+    if (Buffer.byteLength(payload) > MAX_NOTIFY_PAYLOAD_BYTES) warn(new Error('the task id is too long for a notification'))
+    else this.#notices.notify(payload, true).catch(warn)
   }
 
   async #publish (channel: Channel, key: string, event: TaskStreamEvent): Promise<void> {
@@ -179,9 +174,9 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
     const payload = `{"o":${JSON.stringify(this.#origin)},"${channel}":${JSON.stringify(key)},"e":${eventJson}}`
     try {
       if (Buffer.byteLength(payload) <= MAX_NOTIFY_PAYLOAD_BYTES) {
-        await this.#pool.query('select pg_notify($1, $2)', [this.channel, payload])
+        await this.#notices.notify(payload)
       } else {
-        await this.#pool.query(SPILL, [key, eventJson, this.channel, this.#origin, this.#spillRetentionMs, channel])
+        await this.#notices.spill({ text: SPILL, values: [key, eventJson, this.channel, this.#origin, this.#spillRetentionMs, channel] })
       }
     } catch (error) {
       throw toStoreError(error)
@@ -197,7 +192,7 @@ export class PostgresTaskEventHub implements TaskEventHub, PostgresSaveSignals {
     this.#pushListeners.clear()
     this.#agentListeners.clear()
     await this.#connection.close()
-    await Promise.all(this.#sendingSaves)
+    await this.#notices.idle()
     await this.#delivery
   }
 
