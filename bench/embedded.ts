@@ -18,9 +18,9 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { buildGateway } from '../src/gateway/app.js'
 import { loadConfig } from '../src/gateway/config.js'
-import { openEmbeddedDatabase } from 'a2a-converse/postgres'
+import { migrate, openEmbeddedDatabase } from 'a2a-converse/postgres'
 import { buildMemoryGateway, checkReply, LOAD } from './postgres.js'
-import { commitSharing, insertFloor, sequentialLatency, withInsertPerTurn, TURN_BYTES, type Connection } from './floors.js'
+import { commitSharing, insertFloor, sequentialLatency, withInsertPerTurn, withTurnRowsPerTurn, TURN_BYTES, type Connection } from './floors.js'
 import { startChildApp, type ChildApp } from './child-app.js'
 import { compare, pairedRatio, runOptions, type Contender, type Row, type RunOptions, type ScenarioResult } from './lib.js'
 
@@ -55,6 +55,19 @@ export async function buildFloorGateway (): Promise<FastifyInstance> {
   return await withInsertPerTurn(app, async (text) => await database.pool.query(text), async (query, values) => await database.pool.query(query, values), 'bench_turn_floor')
 }
 
+/** Child: the memory gateway whose every turn first writes the turn's rows in one plain statement on PGlite (floors.ts). */
+export async function buildRowsFloorGateway (): Promise<FastifyInstance> {
+  const database = await openEmbeddedDatabase({
+    dataDir: join(process.env[DATA_DIR_VARIABLE] as string, 'rows-floor'),
+    templates: fileURLToPath(new URL('../cluster-templates/', import.meta.url)),
+    logger: { warn () {} }
+  })
+  await migrate(database.db)
+  const app = await buildMemoryGateway()
+  app.addHook('onClose', async () => { await database.close() })
+  return await withTurnRowsPerTurn(app, async (query, values) => await database.pool.query(query, values))
+}
+
 export async function run (overrides: Partial<RunOptions> = {}): Promise<ScenarioResult> {
   const options = runOptions({ connections: 10, ...overrides })
   const dataDir = await mkdtemp(join(tmpdir(), 'a2a-bench-embedded-'))
@@ -64,11 +77,13 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
     servers.push(await startChildApp(import.meta.url, 'buildEmbeddedGateway'))
     servers.push(await startChildApp(import.meta.url, 'buildMemoryGateway'))
     servers.push(await startChildApp(import.meta.url, 'buildFloorGateway'))
-    const [embedded, memory, floorGateway] = servers
+    servers.push(await startChildApp(import.meta.url, 'buildRowsFloorGateway'))
+    const [embedded, memory, floorGateway, rowsFloorGateway] = servers
     const contenders: Contender[] = [
       { name: 'gateway SendMessage, state embedded (PGlite)', url: embedded.url, load: LOAD, usage: embedded.usage },
       { name: 'gateway SendMessage, state in memory', url: memory.url, load: LOAD, usage: memory.usage },
-      { name: 'the floor: in memory + one INSERT on PGlite per turn', url: floorGateway.url, load: LOAD, usage: floorGateway.usage }
+      { name: 'the floor: in memory + one INSERT on PGlite per turn', url: floorGateway.url, load: LOAD, usage: floorGateway.usage },
+      { name: 'the rows\' floor: in memory + the turn\'s rows in one plain statement on PGlite', url: rowsFloorGateway.url, load: LOAD, usage: rowsFloorGateway.usage }
     ]
     const sizes = [await checkReply(contenders[0]), await checkReply(contenders[1])]
     const rows = await compare(contenders, options)
@@ -101,13 +116,15 @@ export async function run (overrides: Partial<RunOptions> = {}): Promise<Scenari
       ratios: [
         { description: 'embedded / memory', ratio: pairedRatio(rows, 0, 1), target: TARGET },
         { description: 'the floor (memory + one INSERT per turn) / memory: what one statement per turn allows', ratio: pairedRatio(rows, 2, 1), target: TARGET },
+        { description: 'the rows\' floor (memory + the turn\'s rows, no checks) / memory: what the turn\'s rows allow', ratio: pairedRatio(rows, 3, 1), target: TARGET },
         { description: 'one-INSERT floor / the turn\'s writes, CPU', ratio: floor.cpuMicros / writes, target: FLOOR_TARGET },
         { description: 'INSERTs ten to a commit / each its own, by CPU', ratio: sharing.alone.cpuMicros / sharing.shared.cpuMicros, target: GROUP_COMMIT_TARGET }
       ],
       notes: [
         `sequential latency of a knowledge turn, p50 / p99: ${contenders[0].name.replace('gateway SendMessage, ', '')} ${latency[0].p50.toFixed(2)} / ${latency[0].p99.toFixed(2)} ms, in memory ${latency[1].p50.toFixed(2)} / ${latency[1].p99.toFixed(2)} ms`,
+        `embedded / the rows' floor (what the turn's checks and the store cost beyond its rows): ${pairedRatio(rows, 0, 3).toFixed(3)}`,
         `reply bytes: embedded ${sizes[0]}, memory ${sizes[1]}`,
-        `gateway CPU per request (median, the embedded database's work included): embedded ${cpu(rows[0]).toFixed(1)} µs, memory ${cpu(rows[1]).toFixed(1)} µs — one turn's writes ≈ ${writes.toFixed(1)} µs; the floor gateway ${cpu(rows[2]).toFixed(1)} µs (one INSERT of ${TURN_BYTES} bytes per turn)`,
+        `gateway CPU per request (median, the embedded database's work included): embedded ${cpu(rows[0]).toFixed(1)} µs, memory ${cpu(rows[1]).toFixed(1)} µs — one turn's writes ≈ ${writes.toFixed(1)} µs; the floor gateway ${cpu(rows[2]).toFixed(1)} µs (one INSERT of ${TURN_BYTES} bytes per turn), the rows' floor gateway ${cpu(rows[3]).toFixed(1)} µs (the turn's rows: a conversation of ${TURN_BYTES} bytes, its owner's count, its answer)`,
         `floor: one autocommit INSERT of ${floor.bytes} bytes (a conversation's average) on PGlite, prepared: ${floor.cpuMicros.toFixed(1)} µs CPU, ${floor.wallMicros.toFixed(1)} µs wall`,
         `group commit, measured on PGlite per INSERT: ten to a commit ${sharing.shared.cpuMicros.toFixed(1)} µs CPU, ${sharing.shared.wallMicros.toFixed(1)} µs wall; each its own ${sharing.alone.cpuMicros.toFixed(1)} µs CPU, ${sharing.alone.wallMicros.toFixed(1)} µs wall (docs/state.md, "Group commit")`,
         `each gateway in its own process; ${options.connections} connections, ${options.rounds} rounds of ${options.durationSec} s`,

@@ -118,3 +118,28 @@ export async function withInsertPerTurn (app: FastifyInstance, setup: (text: str
   })
   return app
 }
+
+/**
+ * The rows' floor as a gateway (issue 43): the memory gateway whose every POST first writes, in one plain statement
+ * on the real schema (migrated), the rows a knowledge turn on a new conversation must write — the conversation (its
+ * owner counted by the schema's trigger) and its answer in the log — with none of the turn's checks (the cap, a
+ * conversation that exists, the task index, the log's prune). What the engine costs for the turn's rows alone: no
+ * store writing them can beat it.
+ */
+export async function withTurnRowsPerTurn (app: FastifyInstance, send: SendQuery): Promise<FastifyInstance> {
+  // Table names as the library's migrations make them (a renamed table fails this statement loudly).
+  const write = {
+    name: 'bench_turn_rows',
+    text: `with conversation as (
+        insert into converse_conversations (agent_id, context_id, state, version, created_at, updated_at, owner)
+        values ('demo', $1, $2::jsonb, 1, now(), now(), 'address:127.0.0.1')
+      )
+      insert into converse_answers (agent_id, context_id, at, availability, coverage, reason, question, question_key)
+      values ('demo', $1, $3, 'assessed', 'answered', 'sufficient_evidence', '', '')`
+  }
+  const json = documentOf(TURN_BYTES, 0)
+  app.addHook('preHandler', async (request) => {
+    if (request.method === 'POST') await send(write, [randomUUID(), json, Date.now()])
+  })
+  return app
+}

@@ -31,6 +31,43 @@ t.test('the conversation store contract', async (t) => {
   conversationStoreContract(t, { create: (options) => new PostgresConversationStore(database, options), oneSession: true })
 })
 
+t.test('a turn\'s statement is planned once, however long the answer log: the prune is in it only when it is due', async (t) => {
+  // A database of its own: a session whose statements were first planned on a long log (a restart on a used folder).
+  const database = await openEmbeddedDatabase({ schema: 'converse_plans', logger: { warn () {} } })
+  t.teardown(async () => await database.close())
+  await migrate(database.db, { schema: 'converse_plans' })
+  const store = new PostgresConversationStore(database, { maxAnswersPerAgent: 1_000_000 })
+  const agentId = 'planned'
+  // A long log: the planner reckons a prune's scan of it expensive. A statement holding the prune, its parameters NULL
+  // when it is not due, was then planned again on every call (a custom plan cheaper than the generic one).
+  await database.db.executeQuery(CompiledQuery.raw(`insert into converse_plans.converse_answers (agent_id, context_id, at, availability, question, question_key)
+    select '${agentId}', 'old', g, 'assessed', '', '' from generate_series(1, 20000) as g`))
+  const answered = (question: string) => (state: ConversationState | undefined): ConversationState => {
+    const next = state ?? newConversationState(agentId, 'ignored')
+    next.turns.push({ id: `${question}-u`, at: 'x', role: 'user', text: question })
+    next.turns.push({
+      id: `${question}-a`,
+      at: 'x',
+      role: 'agent',
+      text: 'an answer',
+      envelope: { author: 'agent', answerCoverage: { availability: 'assessed', coverage: 'answered', reason: 'sufficient_evidence' }, ownership: { state: 'ai_owned', suppressed: false } }
+    })
+    return next
+  }
+  let read = await store.update(agentId, 'existing', answered('first'))
+  for (let turn = 0; turn < 12; turn++) {
+    await store.update(agentId, `new-${turn}`, answered(`new ${turn}`))
+    read = await store.update(agentId, 'existing', answered(`again ${turn}`), { read })
+  }
+  const { rows } = await database.db.executeQuery<{ name: string, generic_plans: string, custom_plans: string }>(CompiledQuery.raw(
+    `select name, generic_plans::text, custom_plans::text from pg_prepared_statements
+      where name in ('converse_insert_new', 'converse_write_if_unchanged') order by name`))
+  t.same(rows.map((row) => row.name), ['converse_insert_new', 'converse_write_if_unchanged'])
+  for (const row of rows) {
+    t.ok(Number(row.generic_plans) >= 6, `${row.name}: a generic plan from the sixth call on (${row.generic_plans} generic, ${row.custom_plans} custom)`)
+  }
+})
+
 t.test('the answer log\'s rows past the cap and the retention are deleted by the writes, at most once a minute per agent', async (t) => {
   let now = Date.UTC(2026, 0, 10, 12)
   const store = new PostgresConversationStore(database, { now: () => new Date(now), maxAnswersPerAgent: 2, answerRetentionMs: 60 * 60 * 1000 })

@@ -75,10 +75,10 @@ export const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_i
  * (`capped`: the refusal MAX_CONVERSATIONS_PER_CALLER, decided in the statement, so a turn reads no count first).
  * The count is the statement's snapshot: two created at once may both pass it, as two requests passed a count read
  * before them. The task index takes over ids as WRITE does. The conversation's answers ($9, a JSON array) are logged
- * with it, and the agent's log pruned when due ($10, $11). Always one row: the version (NULL: nothing written) and
- * `capped`.
+ * with it; INSERT_NEW_PRUNING also prunes the agent's log ($10 cap, $11 oldest) when that is due. Always one row: the
+ * version (NULL: nothing written) and `capped`.
  */
-export const INSERT_NEW = `with capped as (
+const insertNew = (pruning: string): string => `with capped as (
     select $7::text is not null and ${HELD_BY_OWNER} >= $8::int
       and not exists (select 1 from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2) as capped
   ), conversation as (
@@ -93,10 +93,19 @@ export const INSERT_NEW = `with capped as (
     where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
   ), answered as (
     ${insertAnswers('$1', '$2', '$9', 'conversation, ')}
-  ), pruned as (
-    ${pruneAnswers('$1', '$10', '$11')}
-  )
+  )${pruning}
   select (select version from conversation) as version, (select capped from capped) as capped`
+/**
+ * The answer log's prune, a statement's last CTE: only in the variants used when it is due (once a minute per agent).
+ * Apart so that the other turns' plans need not hold it: with its parameters NULL the planner keeps making a custom
+ * plan of the whole statement on every call (the generic one counts the delete's scan of the log), which costs the
+ * embedded turn more than the statement's own work once the log holds a few thousand answers.
+ */
+const pruning = (cap: string, oldest: string): string => `, pruned as (
+    ${pruneAnswers('$1', cap, oldest)}
+  )`
+export const INSERT_NEW = insertNew('')
+export const INSERT_NEW_PRUNING = insertNew(pruning('$10', '$11'))
 /**
  * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
  * gains (or takes over: the last writer wins) the ones it names; rows already right are left alone (no new row
@@ -121,9 +130,9 @@ export const WRITE = write('')
  * The write without a lock (ConversationUpdateOptions.read), in one autocommit statement: the state only when the row
  * is still at the version the caller read ($4 - 1) and was created when it was ($5: not deleted and made again since,
  * which restarts its versions); every other change only when that one was made. Returns a row
- * when it wrote. Answers ($8 or NULL, $9 cap or NULL, $10 oldest) go with it as in WRITE_ANSWERED.
+ * when it wrote. Answers ($8 or NULL) go with it; WRITE_IF_UNCHANGED_PRUNING also prunes ($9 cap, $10 oldest).
  */
-export const WRITE_IF_UNCHANGED = `with conversation as (
+const writeIfUnchanged = (pruning: string): string => `with conversation as (
     update ${CONVERSATIONS_TABLE}
        set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6,
            write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
@@ -139,19 +148,19 @@ export const WRITE_IF_UNCHANGED = `with conversation as (
     where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
   ), answered as (
     ${insertAnswers('$1', '$2', "coalesce($8::text, '[]')", 'conversation, ')}
-  ), pruned as (
-    ${pruneAnswers('$1', '$9', '$10')}
-  )
+  )${pruning}
   select version from conversation`
+export const WRITE_IF_UNCHANGED = writeIfUnchanged('')
+export const WRITE_IF_UNCHANGED_PRUNING = writeIfUnchanged(pruning('$9', '$10'))
 /**
- * A write that adds answers: the same statement, which also logs them ($9) and, when due, prunes the agent's log ($10
- * cap or NULL, $11 oldest). One statement, so a locked write stays two queries (itself and COMMIT) in flight.
+ * A write that adds answers: the same statement, which also logs them ($9); WRITE_ANSWERED_PRUNING also prunes the
+ * agent's log ($10 cap, $11 oldest). One statement, so a locked write stays two queries (itself and COMMIT) in flight.
  */
-export const WRITE_ANSWERED = write(`, answered as (
+const ANSWERED = `, answered as (
     ${insertAnswers('$1', '$2', '$9')}
-  ), pruned as (
-    ${pruneAnswers('$1', '$10', '$11')}
-  )`)
+  )`
+export const WRITE_ANSWERED = write(ANSWERED)
+export const WRITE_ANSWERED_PRUNING = write(ANSWERED + pruning('$10', '$11'))
 
 /**
  * A turn's statements, prepared once per connection (`pg` sends the text only the first time on each) and from then

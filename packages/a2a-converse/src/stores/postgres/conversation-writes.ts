@@ -11,7 +11,10 @@ import {
 } from '../conversation-store.js'
 import { toStoreError } from './connection-errors.js'
 import { discard, lockRow, once, rollback, withConnection } from './conversation-connections.js'
-import { EVICT_OVERFLOW, HELD, INSERT_NEW, WRITE, WRITE_ANSWERED, WRITE_IF_UNCHANGED, prepared } from './conversation-statements.js'
+import {
+  EVICT_OVERFLOW, HELD, INSERT_NEW, INSERT_NEW_PRUNING, WRITE, WRITE_ANSWERED, WRITE_ANSWERED_PRUNING, WRITE_IF_UNCHANGED,
+  WRITE_IF_UNCHANGED_PRUNING, prepared
+} from './conversation-statements.js'
 import { newAnswers } from '../answer-log.js'
 import { answersJson, type PostgresAnswerLog } from './postgres-answer-log.js'
 
@@ -76,6 +79,18 @@ export function nextState (
   return { next, json: toJson(next), answers: { json: records.length === 0 ? undefined : answersJson(records), cap, oldest } }
 }
 
+/** The prune's parameters, when it is due (the statements' `_PRUNING` variants take them; the others none). */
+function pruneValues (answers: AnswerWrite): Array<number | null> {
+  return answers.cap === null ? [] : [answers.cap, answers.oldest]
+}
+
+/** The locked path's write: with the answers it adds, and the prune when due. */
+function lockedStatement (answers: AnswerWrite): pg.QueryConfig {
+  if (answers.json === undefined) return prepared('converse_write', WRITE)
+  if (answers.cap === null) return prepared('converse_write_answered', WRITE_ANSWERED)
+  return prepared('converse_write_answered_pruning', WRITE_ANSWERED_PRUNING)
+}
+
 /** writeIfUnchanged found the row at another version than the caller read. */
 export const STALE = Symbol('stale')
 
@@ -99,9 +114,10 @@ export async function insertNew (context: WriteContext, agentId: string, context
     return undefined
   }
   // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
-  const [row] = await once<{ version: number | null, capped: boolean }>(context.pool, prepared('converse_insert_new', INSERT_NEW), [
+  const statement = answers.cap === null ? prepared('converse_insert_new', INSERT_NEW) : prepared('converse_insert_new_pruning', INSERT_NEW_PRUNING)
+  const [row] = await once<{ version: number | null, capped: boolean }>(context.pool, statement, [
     agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, context.maxConversationsPerCaller,
-    answers.json ?? '[]', answers.cap, answers.oldest
+    answers.json ?? '[]', ...pruneValues(answers)
   ])
   if (row.capped) throw capped(context.maxConversationsPerCaller)
   return row.version === null ? undefined : written(next, json)
@@ -117,9 +133,12 @@ export async function writeIfUnchanged (context: WriteContext, agentId: string, 
   const draft = await fn(structuredClone(read))
   if (draft === undefined) return undefined
   const { next, json, answers } = nextState(context, draft, agentId, contextId, read.version + 1, read)
-  const rows = await once<{ version: number }>(context.pool, prepared('converse_write_if_unchanged', WRITE_IF_UNCHANGED), [
+  const statement = answers.cap === null
+    ? prepared('converse_write_if_unchanged', WRITE_IF_UNCHANGED)
+    : prepared('converse_write_if_unchanged_pruning', WRITE_IF_UNCHANGED_PRUNING)
+  const rows = await once<{ version: number }>(context.pool, statement, [
     agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(),
-    answers.json ?? null, answers.cap, answers.oldest
+    answers.json ?? null, ...pruneValues(answers)
   ])
   return rows.length === 0 ? STALE : written(next, json)
 }
@@ -166,9 +185,9 @@ export async function lockedWrite (context: WriteContext, agentId: string, conte
   try {
     // Sent together too: a failed write makes the COMMIT a ROLLBACK, and the write's error is the one thrown.
     ;[, evicted] = await Promise.all([
-      client.query(answers.json === undefined ? prepared('converse_write', WRITE) : prepared('converse_write_answered', WRITE_ANSWERED), [
+      client.query(lockedStatement(answers), [
         agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null,
-        ...(answers.json === undefined ? [] : [answers.json, answers.cap, answers.oldest])
+        ...(answers.json === undefined ? [] : [answers.json, ...pruneValues(answers)])
       ]),
       created ? client.query<{ context_id: string }>(prepared('converse_evict_overflow', EVICT_OVERFLOW), [agentId, contextId, owner, context.maxConversationsPerCaller]) : undefined,
       client.query('COMMIT')
