@@ -10,6 +10,7 @@ import {
   applyConversationLimits, conversationTaskIds, type ConversationLimits, type ConversationState, type ConversationUpdate
 } from '../conversation-store.js'
 import { toStoreError } from './connection-errors.js'
+import { CONVERSATION_CAP_REACHED } from './conversation-migrations.js'
 import { discard, lockRow, once, rollback, withConnection } from './conversation-connections.js'
 import { EVICT_OVERFLOW, HELD, INSERT_NEW, WRITE, WRITE_ANSWERED, WRITE_IF_UNCHANGED, prepared } from './conversation-statements.js'
 import { newAnswers } from '../answer-log.js'
@@ -96,7 +97,10 @@ export async function insertNew (context: WriteContext, agentId: string, context
   const [row] = await once<{ version: number | null, capped: boolean }>(context.pool, prepared('converse_insert_new', INSERT_NEW), [
     agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, context.maxConversationsPerCaller,
     answers.json ?? '[]', answers.cap, answers.oldest
-  ])
+  ]).catch((error: unknown) => {
+    // The owner's count found the cap reached by a conversation created at the same instant: the same refusal.
+    throw (error as { code?: unknown }).code === CONVERSATION_CAP_REACHED ? capped(context.maxConversationsPerCaller) : error
+  })
   if (row.capped) throw capped(context.maxConversationsPerCaller)
   return row.version === null ? undefined : written(json)
 }
