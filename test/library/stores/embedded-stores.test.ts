@@ -113,7 +113,7 @@ t.test('the owners\' count refuses past a cap its transaction set (migration 001
   const agentId = `capped-${process.pid}`
   const client = await database.pool.connect()
   t.teardown(() => { client.release() })
-  const insert = `insert into converse_test.converse_conversations (agent_id, context_id, state, owner) values ($1, $2, '{}', 'caller:alice')`
+  const insert = 'insert into converse_test.converse_conversations (agent_id, context_id, state, owner) values ($1, $2, jsonb_build_object(), \'caller:alice\')'
   await client.query('begin')
   await client.query(`select set_config('${CONVERSATION_CAP_SETTING}', '1', true)`)
   await client.query(insert, [agentId, 'a-1'])
