@@ -111,7 +111,7 @@ if (url === undefined) {
     t.same(await held('rollback', alice), { counted: 2, rows: 2 })
   })
 
-  t.test('a statement that does not set the cap is counted as before (the locked path\'s write, a later transaction of a session that set it)', async (t) => {
+  t.test('a statement that does not set the cap is counted as before (as the locked path\'s write is), also in a later transaction of a session that set it', async (t) => {
     // The cap set by an earlier transaction of the session is gone: '' (no refusal) rather than NULL.
     await other.query('begin')
     await other.query('select set_config($1, $2, true)', [CONVERSATION_CAP_SETTING, '1'])
