@@ -5,10 +5,12 @@
  * naming the cap, nothing runs for it), and so is a new task when the store holds nothing but open work. Walk-ins
  * count per client address. The per-caller caps (open tasks, conversations) on every store: memory, embedded, and
  * PostgreSQL (two instances sharing the database) when TEST_DATABASE_URL is set; refused before anything is
- * recorded, and race-free (concurrent new tasks of one caller: exactly the cap succeed).
+ * recorded, and race-free (concurrent new tasks of one caller: exactly the cap succeed; on PostgreSQL, a new
+ * conversation while another of the caller's is being created elsewhere: refused once that one commits).
  */
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
+import pg from 'pg'
 import type { FastifyInstance } from 'fastify'
 import { API_KEYS, ALICE_KEY, BOB_KEY } from '../fixtures/auth.js'
 import { gateway } from '../fixtures/conversation-gateway.js'
@@ -192,5 +194,39 @@ for (const store of STORES) {
     t.ok((await send(on(6), BOB_KEY, question(randomUUID()))).result?.message, 'bob has his own bound')
     const listed = await on(7).inject({ method: 'GET', url: '/api/v1/agents/demo/conversations', headers: { authorization: 'Bearer operator-key-0123456789' } })
     t.equal(listed.json().conversations.length, 4, 'nothing was written for the refused ones')
+  })
+}
+
+if (url !== undefined) {
+  t.test('PostgreSQL: a new conversation while another of the caller\'s is being created elsewhere at the cap: -32000, nothing stored', async (t) => {
+    const schema = testSchema(t, url)
+    const app = await gateway(t, { env: { DATABASE_URL: url, DATABASE_SCHEMA: schema, A2A_API_KEYS: API_KEYS, MAX_CONVERSATIONS_PER_CALLER: '2' } })
+    const question = (): Json => ({ messageId: randomUUID(), contextId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'When are you open on Saturday?' }] })
+    t.ok((await send(app, ALICE_KEY, question())).result?.message, 'alice\'s first conversation')
+    // Another instance creates alice's second one and holds its transaction open (the owner's counter row locked).
+    const other = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` })
+    await other.connect()
+    t.teardown(async () => await other.end())
+    const count = async (table: string): Promise<number> => (await other.query(`select count(*)::int as n from ${table}`)).rows[0].n
+    const tasksBefore = await count('tasks')
+    await other.query('begin')
+    await other.query(`insert into converse_conversations (agent_id, context_id, state, version, owner)
+      select agent_id, context_id || '-elsewhere', state, 1, owner from converse_conversations`)
+    const reply = send(app, ALICE_KEY, question())
+    // The gateway's insert is seen waiting for that transaction (a state polled for, at most 5 s).
+    const { rows: [{ pid }] } = await other.query<{ pid: number }>('select pg_backend_pid() as pid')
+    const probe = new pg.Client({ connectionString: url })
+    await probe.connect()
+    t.teardown(async () => await probe.end())
+    let waiting = false
+    for (let i = 0; i < 500 && !waiting; i++) {
+      waiting = (await probe.query('select 1 from pg_stat_activity where $1 = any (pg_blocking_pids(pid))', [pid])).rows.length > 0
+      if (!waiting) await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    t.ok(waiting, 'the turn\'s insert waits for the other creation\'s count')
+    await other.query('commit')
+    checkCap(t, await reply, 'MAX_CONVERSATIONS_PER_CALLER', 2)
+    t.equal(await count('converse_conversations'), 2, 'alice holds the cap: hers and the one created elsewhere')
+    t.equal(await count('tasks'), tasksBefore, 'no task stored for the refused turn')
   })
 }

@@ -10,8 +10,8 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
 import { makeClusterTemplate, pgliteVersion, templateFile, templateName, unpackTemplate } from '../../../packages/a2a-converse/src/stores/postgres/cluster-template.js'
-import { CONVERSE_MIGRATION_TABLE, migrate, migrationNames } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
-import { RESERVE_TASK_FUNCTION, SAVE_TASK_FUNCTION } from '../../../packages/a2a-converse/src/stores/postgres/task-store-functions.js'
+import { CONVERSATION_OWNERS_TABLE, CONVERSE_MIGRATION_TABLE, migrate, migrationNames } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { CONVERSATION_CAP_SETTING } from '../../../packages/a2a-converse/src/stores/postgres/conversation-migrations.js'
 
 const logger = { warn () {} }
 // A template is an initdb in a child process: seconds, tens of them on a loaded 2-core machine.
@@ -75,16 +75,19 @@ t.test('a cluster from a template with fewer migrations than the library\'s ends
   const templates = t.testdir()
   await makeClusterTemplate(templates)
   const dataDir = join(templates, 'pgdata')
-  // What an older template holds: the newest migration neither applied nor in the ledger.
+  // What an older template holds: the newest migration (0013, the owners' count that refuses past the cap) neither
+  // applied nor in the ledger; a count without the refusal stands in for 0007's.
   const older = await openEmbeddedDatabase({ dataDir, templates, logger })
   const newest = migrationNames().at(-1) as string
-  await older.pool.query(`drop function ${SAVE_TASK_FUNCTION}, ${RESERVE_TASK_FUNCTION}, converse_open_work`)
+  await older.pool.query(`create or replace function ${CONVERSATION_OWNERS_TABLE}_count () returns trigger language plpgsql as $$
+    begin return null; end $$`)
   await older.pool.query(`delete from ${CONVERSE_MIGRATION_TABLE} where name = $1`, [newest.split('/')[1]])
   await older.close()
   const database = await openEmbeddedDatabase({ dataDir, templates, logger })
   t.teardown(async () => await database.close())
   t.strictSame((await migrate(database.db, { schema: 'public' })).applied, [newest], 'the newer migration runs at start')
-  t.strictSame((await database.pool.query(`select count(*)::int as n from pg_proc where proname = '${SAVE_TASK_FUNCTION}'`)).rows, [{ n: 1 }])
+  const { rows } = await database.pool.query<{ source: string }>('select prosrc as source from pg_proc where proname = $1', [`${CONVERSATION_OWNERS_TABLE}_count`])
+  t.ok(rows[0].source.includes(CONVERSATION_CAP_SETTING), 'the count is the newest one')
 })
 
 t.test('a template that cannot be made fails with the child\'s message and leaves nothing', async (t) => {

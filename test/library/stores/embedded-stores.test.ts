@@ -16,6 +16,7 @@ import { finishedStaysFinished } from '../../fixtures/finished-stays-finished.js
 import { taskReservationCases } from '../../fixtures/task-reservations.js'
 import { CALLER_KEY_STATE } from '../../../packages/a2a-converse/src/stores/caller-key.js'
 import { CompiledQuery } from 'kysely'
+import { CONVERSATION_CAP_REACHED, CONVERSATION_CAP_SETTING } from '../../../packages/a2a-converse/src/stores/postgres/conversation-migrations.js'
 import { conversationStoreContract } from './conversation-store-contract.js'
 
 const database = await openEmbeddedDatabase({ schema: 'converse_test', logger: { warn () {} } })
@@ -23,7 +24,7 @@ t.teardown(async () => await database.close())
 const report = await migrate(database.db, { schema: 'converse_test' })
 
 t.test('the server\'s migrations apply as they are', async (t) => {
-  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'converse/0011_agents', 'converse/0012_task_store_functions'])
+  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'converse/0011_agents', 'converse/0012_task_store_functions', 'converse/0013_conversation_cap_in_count'])
   t.same((await migrate(database.db, { schema: 'converse_test' })).applied, [], 'and again: nothing to do')
 })
 
@@ -142,6 +143,23 @@ t.test('each owner\'s counter (migration 0007) follows its conversations: create
   ;({ counted, held } = await counters())
   t.same(held, [{ owner: 'caller:alice', held: 2 }, { owner: 'caller:bob', held: 2 }], 'a delete counts down')
   t.same(held, counted)
+})
+
+t.test('the owners\' count refuses past a cap its transaction set (migration 0013) here too; one session: two creations never overlap', async (t) => {
+  // The race 0013 closes on a server cannot happen here (each statement runs alone); the refusal is the same SQL.
+  const agentId = `capped-${process.pid}`
+  const client = await database.pool.connect()
+  t.teardown(() => { client.release() })
+  const insert = 'insert into converse_test.converse_conversations (agent_id, context_id, state, owner) values ($1, $2, jsonb_build_object(), \'caller:alice\')'
+  await client.query('begin')
+  await client.query(`select set_config('${CONVERSATION_CAP_SETTING}', '1', true)`)
+  await client.query(insert, [agentId, 'a-1'])
+  await t.rejects(client.query(insert, [agentId, 'a-2']), { code: CONVERSATION_CAP_REACHED })
+  await client.query('rollback')
+  await client.query(insert, [agentId, 'a-1'])
+  await client.query(insert, [agentId, 'a-2'])
+  t.same((await client.query('select held from converse_test.converse_conversation_owners where agent_id = $1', [agentId])).rows, [{ held: 2 }],
+    'no cap set: counted as before')
 })
 
 t.test('task reservations (MAX_OPEN_TASKS_PER_CALLER before a turn is recorded)', async (t) => {

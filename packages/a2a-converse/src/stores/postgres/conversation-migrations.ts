@@ -1,8 +1,8 @@
 /**
  * The migrations of the conversation tables: the conversations and their task index (with the live events' spill
  * table, created in the same first migration), then each conversation's owner and the owners' counts behind the
- * per-caller bounds (with the task reservations those bounds added). Apart from the runner (migrations.ts), which
- * only orders the histories.
+ * per-caller bounds (with the task reservations those bounds added), and that count's refusal past the cap. Apart
+ * from the runner (migrations.ts), which only orders the histories.
  */
 import type { Migration } from 'kysely'
 import { sqlMigration } from './sql-migration.js'
@@ -100,5 +100,46 @@ export function countOwnedConversations (schema: string): Migration {
         end $$`,
     `create trigger ${CONVERSATION_OWNERS_TABLE}_count after insert or delete or update of owner, state, agent_id
       on ${CONVERSATIONS_TABLE} for each row execute function ${CONVERSATION_OWNERS_TABLE}_count()`
+  ])
+}
+
+/** The setting a statement creating a conversation sets (transaction-local) to have the count refuse past it. */
+export const CONVERSATION_CAP_SETTING = 'converse.conversation_cap'
+/** The SQLSTATE the count raises with when an owner would hold more than that cap (nothing of the statement stays). */
+export const CONVERSATION_CAP_REACHED = 'CV002'
+
+/**
+ * The count refuses past the cap when the statement asked for it (issue 43: per-caller caps race-free). The new
+ * conversation's insert sets CONVERSATION_CAP_SETTING for its own transaction; its snapshot may miss a conversation
+ * of the same owner another transaction is creating, but the counter row's upsert waits for that transaction's lock
+ * and then counts on its committed row: past the cap, it raises CONVERSATION_CAP_REACHED and the statement is undone.
+ * Without the setting (the locked path, moves, deletes, a session that set it in an earlier transaction: '') the
+ * count is 0007's.
+ */
+export function refuseOwnedPastCap (schema: string): Migration {
+  return sqlMigration(schema, [
+    `create or replace function ${CONVERSATION_OWNERS_TABLE}_count () returns trigger language plpgsql as $$
+        declare
+          was boolean := tg_op <> 'INSERT' and old.owner is not null and old.state is not null;
+          is_now boolean := tg_op <> 'DELETE' and new.owner is not null and new.state is not null;
+          moved boolean := was and is_now and (old.agent_id, old.owner) is distinct from (new.agent_id, new.owner);
+          held_now integer;
+          cap integer;
+        begin
+          if was and (moved or not is_now) then
+            update ${CONVERSATION_OWNERS_TABLE} set held = held - 1 where agent_id = old.agent_id and owner = old.owner;
+          end if;
+          if is_now and (moved or not was) then
+            insert into ${CONVERSATION_OWNERS_TABLE} as counted (agent_id, owner, held) values (new.agent_id, new.owner, 1)
+              on conflict (agent_id, owner) do update set held = counted.held + 1
+              returning counted.held into held_now;
+            cap := nullif(current_setting('${CONVERSATION_CAP_SETTING}', true), '')::integer;
+            if held_now > cap then
+              raise exception 'owner % of agent % holds its cap of % conversations', new.owner, new.agent_id, cap
+                using errcode = '${CONVERSATION_CAP_REACHED}';
+            end if;
+          end if;
+          return null;
+        end $$`
   ])
 }

@@ -6,6 +6,7 @@
 import type pg from 'pg'
 import { SUMMARY_TEXT_LENGTH, type ConversationState, type ConversationSummary, type ConversationTurn } from '../conversation-store.js'
 import { CONVERSATION_OWNERS_TABLE, CONVERSATIONS_TABLE, CONVERSATION_TASKS_TABLE } from './migrations.js'
+import { CONVERSATION_CAP_SETTING } from './conversation-migrations.js'
 import { insertAnswers, pruneAnswers } from './postgres-answer-log.js'
 
 export interface LockedRow {
@@ -73,14 +74,18 @@ export const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_i
  * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
  * for), or when the owner already holds its cap ($8) of the agent's conversations and this one is not stored
  * (`capped`: the refusal MAX_CONVERSATIONS_PER_CALLER, decided in the statement, so a turn reads no count first).
- * The count is the statement's snapshot: two created at once may both pass it, as two requests passed a count read
- * before them. The task index takes over ids as WRITE does. The conversation's answers ($9, a JSON array) are logged
- * with it; INSERT_NEW_PRUNING also prunes the agent's log ($10 cap, $11 oldest) when that is due. Always one row: the
- * version (NULL: nothing written) and `capped`.
+ * That count is the statement's snapshot, which misses a conversation of the owner another transaction is creating:
+ * so `capped` first sets the cap for this transaction (CONVERSATION_CAP_SETTING; the insert's rows come from
+ * `capped`), and the owner's count, which waits for that transaction's lock on the counter row and counts on what it
+ * committed, raises CONVERSATION_CAP_REACHED past it (migration 0013): nothing of the statement stays. The task
+ * index takes over ids as WRITE does. The conversation's answers ($9, a JSON array) are logged with it;
+ * INSERT_NEW_PRUNING also prunes the agent's log ($10 cap, $11 oldest) when that is due. Always one row: the version
+ * (NULL: nothing written) and `capped`.
  */
 const insertNew = (pruning: string): string => `with capped as (
-    select $7::text is not null and ${HELD_BY_OWNER} >= $8::int
+    select $7::text is not null and ${HELD_BY_OWNER} >= setting.cap
       and not exists (select 1 from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2) as capped
+    from (select set_config('${CONVERSATION_CAP_SETTING}', $8::int::text, true)::int as cap) as setting
   ), conversation as (
     insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
     select $1, $2, $3::jsonb, 1, $4, $5, $7 from capped where not capped

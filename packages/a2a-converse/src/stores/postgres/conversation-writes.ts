@@ -10,6 +10,7 @@ import {
   applyConversationLimits, conversationTaskIds, type ConversationLimits, type ConversationState, type ConversationUpdate
 } from '../conversation-store.js'
 import { toStoreError } from './connection-errors.js'
+import { CONVERSATION_CAP_REACHED } from './conversation-migrations.js'
 import { discard, lockRow, once, rollback, withConnection } from './conversation-connections.js'
 import {
   EVICT_OVERFLOW, HELD, INSERT_NEW, INSERT_NEW_PRUNING, WRITE, WRITE_ANSWERED, WRITE_ANSWERED_PRUNING, WRITE_IF_UNCHANGED,
@@ -118,7 +119,10 @@ export async function insertNew (context: WriteContext, agentId: string, context
   const [row] = await once<{ version: number | null, capped: boolean }>(context.pool, statement, [
     agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, context.maxConversationsPerCaller,
     answers.json ?? '[]', ...pruneValues(answers)
-  ])
+  ]).catch((error: unknown) => {
+    // The owner's count found the cap reached by a conversation created at the same instant: the same refusal.
+    throw (error as { code?: unknown }).code === CONVERSATION_CAP_REACHED ? capped(context.maxConversationsPerCaller) : error
+  })
   if (row.capped) throw capped(context.maxConversationsPerCaller)
   return row.version === null ? undefined : written(next, json)
 }

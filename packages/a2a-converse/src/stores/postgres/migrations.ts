@@ -16,7 +16,7 @@
 import type { Kysely, Migration } from 'kysely'
 import { Migrator, sql } from '../../peers/postgres.js'
 import { assertSchemaName } from './postgres-database.js'
-import { addCallerBounds, countOwnedConversations, createConverseTables } from './conversation-migrations.js'
+import { addCallerBounds, countOwnedConversations, createConverseTables, refuseOwnedPastCap } from './conversation-migrations.js'
 import { addOutboxTraceContext, createPushTables } from './push-migrations.js'
 import { createAgentTables, createAnswerLog, createUpstreamOwnership } from './record-migrations.js'
 import { addTaskCallers, createTasks, createTaskStoreFunctions, createTaskTurnLocks, widenTaskIds } from './task-table-migrations.js'
@@ -62,7 +62,8 @@ function histories (schema: string): History[] {
         '0009_answer_log': createAnswerLog(schema),
         '0010_push_outbox_trace': addOutboxTraceContext(schema),
         '0011_agents': createAgentTables(schema),
-        '0012_task_store_functions': createTaskStoreFunctions(schema)
+        '0012_task_store_functions': createTaskStoreFunctions(schema),
+        '0013_conversation_cap_in_count': refuseOwnedPastCap(schema)
       }
     }
   ]
