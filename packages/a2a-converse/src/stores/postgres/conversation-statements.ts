@@ -70,6 +70,15 @@ export const EVICT_OVERFLOW = `delete from ${CONVERSATIONS_TABLE} where (agent_i
   select agent_id, context_id from (${overflow(`(${HELD_BY_OWNER} - 1)`).replaceAll('$7', '$3').replaceAll('$8', '$4')}) as overflow)
   returning context_id`
 /**
+ * The conversation's ($1, $2) task index gains, or takes over (the last writer wins), the ids of the text[] parameter
+ * `ids`; rows already right are left alone (no new row version). `from`: what the rows depend on (`conversation, `:
+ * only when the conversation was written).
+ */
+const indexTasks = (ids: string, from = ''): string => `insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
+    select $1, task_id, $2 from ${from}unnest(${ids}::text[]) as task_id
+    on conflict (agent_id, task_id) do update set context_id = excluded.context_id
+    where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id`
+/**
  * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
  * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
  * for), or when the owner already holds its cap ($8) of the agent's conversations and this one is not stored
@@ -92,10 +101,7 @@ const insertNew = (pruning: string): string => `with capped as (
     on conflict do nothing
     returning version
   ), indexed as (
-    insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
-    select $1, task_id, $2 from conversation, unnest($6::text[]) as task_id
-    on conflict (agent_id, task_id) do update set context_id = excluded.context_id
-    where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
+    ${indexTasks('$6', 'conversation, ')}
   ), answered as (
     ${insertAnswers('$1', '$2', '$9', 'conversation, ')}
   )${pruning}
@@ -126,10 +132,7 @@ const write = (answers: string): string => `with conversation as (
     delete from ${CONVERSATION_TASKS_TABLE}
      where agent_id = $1 and context_id = $2 and not (task_id = any ($7::text[]))
   )${answers}
-  insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
-  select $1, task_id, $2 from unnest($7::text[]) as task_id
-  on conflict (agent_id, task_id) do update set context_id = excluded.context_id
-  where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id`
+  ${indexTasks('$7')}`
 export const WRITE = write('')
 /**
  * The write without a lock (ConversationUpdateOptions.read), in one autocommit statement: the state only when the row
@@ -147,10 +150,7 @@ const writeIfUnchanged = (pruning: string): string => `with conversation as (
     delete from ${CONVERSATION_TASKS_TABLE}
      where exists (select 1 from conversation) and agent_id = $1 and context_id = $2 and not (task_id = any ($7::text[]))
   ), indexed as (
-    insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
-    select $1, task_id, $2 from conversation, unnest($7::text[]) as task_id
-    on conflict (agent_id, task_id) do update set context_id = excluded.context_id
-    where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
+    ${indexTasks('$7', 'conversation, ')}
   ), answered as (
     ${insertAnswers('$1', '$2', "coalesce($8::text, '[]')", 'conversation, ')}
   )${pruning}
