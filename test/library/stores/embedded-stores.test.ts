@@ -32,6 +32,23 @@ t.test('the conversation store contract', async (t) => {
   conversationStoreContract(t, { create: (options) => new PostgresConversationStore(database, options), oneSession: true })
 })
 
+/** An update adding a question and the agent's assessed answer to it (one record of the answer log). */
+function answerTurn (agentId: string, question: string, coverage: 'answered' | 'unanswered') {
+  return (state: ConversationState | undefined): ConversationState => {
+    const next = state ?? newConversationState(agentId, 'ignored')
+    next.turns.push({ id: `${question}-u`, at: 'x', role: 'user', text: question })
+    const reason = coverage === 'answered' ? 'sufficient_evidence' : 'insufficient_evidence'
+    next.turns.push({
+      id: `${question}-a`,
+      at: 'x',
+      role: 'agent',
+      text: coverage === 'answered' ? 'an answer' : 'no idea',
+      envelope: { author: 'agent', answerCoverage: { availability: 'assessed', coverage, reason }, ownership: { state: 'ai_owned', suppressed: false } }
+    })
+    return next
+  }
+}
+
 t.test('a turn\'s statement is planned once, however long the answer log: the prune is in it only when it is due', async (t) => {
   // A database of its own: a session whose statements were first planned on a long log (a restart on a used folder).
   const database = await openEmbeddedDatabase({ schema: 'converse_plans', logger: { warn () {} } })
@@ -43,18 +60,7 @@ t.test('a turn\'s statement is planned once, however long the answer log: the pr
   // when it is not due, was then planned again on every call (a custom plan cheaper than the generic one).
   await database.db.executeQuery(CompiledQuery.raw(`insert into converse_plans.converse_answers (agent_id, context_id, at, availability, question, question_key)
     select '${agentId}', 'old', g, 'assessed', '', '' from generate_series(1, 20000) as g`))
-  const answered = (question: string) => (state: ConversationState | undefined): ConversationState => {
-    const next = state ?? newConversationState(agentId, 'ignored')
-    next.turns.push({ id: `${question}-u`, at: 'x', role: 'user', text: question })
-    next.turns.push({
-      id: `${question}-a`,
-      at: 'x',
-      role: 'agent',
-      text: 'an answer',
-      envelope: { author: 'agent', answerCoverage: { availability: 'assessed', coverage: 'answered', reason: 'sufficient_evidence' }, ownership: { state: 'ai_owned', suppressed: false } }
-    })
-    return next
-  }
+  const answered = (question: string) => answerTurn(agentId, question, 'answered')
   let read = await store.update(agentId, 'existing', answered('first'))
   for (let turn = 0; turn < 12; turn++) {
     await store.update(agentId, `new-${turn}`, answered(`new ${turn}`))
@@ -75,18 +81,7 @@ t.test('the answer log\'s rows past the cap and the retention are deleted by the
   const agentId = `pruned-${process.pid}`
   const rows = async (): Promise<string[]> => (await database.db.executeQuery<{ question: string }>(CompiledQuery.raw(
     `select question from converse_test.converse_answers where agent_id = '${agentId}' order by seq`))).rows.map((row) => row.question)
-  const answer = (question: string) => (state: ConversationState | undefined): ConversationState => {
-    const next = state ?? newConversationState(agentId, 'ignored')
-    next.turns.push({ id: `${question}-u`, at: 'x', role: 'user', text: question })
-    next.turns.push({
-      id: `${question}-a`,
-      at: 'x',
-      role: 'agent',
-      text: 'no idea',
-      envelope: { author: 'agent', answerCoverage: { availability: 'assessed', coverage: 'unanswered', reason: 'insufficient_evidence' }, ownership: { state: 'ai_owned', suppressed: false } }
-    })
-    return next
-  }
+  const answer = (question: string) => answerTurn(agentId, question, 'unanswered')
   // The agent's first answer comes on the locked path (the conversation exists): that write prunes.
   await store.update(agentId, 'c1', (state) => state ?? newConversationState(agentId, 'c1'))
   await store.update(agentId, 'c1', answer('one'))
