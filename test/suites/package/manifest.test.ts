@@ -54,7 +54,8 @@ t.test('the gateway app is a package of its own on the library, with every peer 
   // The app serves Fastify, MCP, gRPC and both databases; Express only in examples and tests.
   for (const peer of PEERS.filter((name) => name !== 'express')) t.ok(peer in app.dependencies, peer)
   t.ok('express' in app.devDependencies)
-  t.equal(app.scripts.start, 'node --max-semi-space-size=2 dist/src/gateway/main.js', 'a small young generation: docs/state.md, "Memory"')
+  t.equal(app.scripts.start, 'node --max-semi-space-size=2 --heap-growing-percent=10 --liftoff-only --no-maglev dist/src/gateway/main.js',
+    'a small young generation, a slowly grown old one, WebAssembly without tier-up, no Maglev: docs/state.md, "Memory"')
   // Packed (the Docker image and `npm pack` of the app): built first, the built app, the inbox page, the embedded
   // database's cluster template and the demo agent.
   t.equal(app.scripts.prepack, 'npm run clean && npm run build')
