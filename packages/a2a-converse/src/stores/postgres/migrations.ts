@@ -10,12 +10,13 @@
  * - `converse`: our tables (conversations, their task index, spilled task events, turn locks, upstream ownership
  *   records, push configs and outbox, the answer log), ledger `converse_migrations`.
  *
- * This module is the runner (the histories in order, the ledgers, the retries); the migrations' SQL is in
+ * This module is the runner (the histories in order, the ledgers); the migrations' SQL is in
  * task-table-migrations.ts, conversation-migrations.ts, push-migrations.ts and record-migrations.ts.
  */
 import type { Kysely, Migration } from 'kysely'
 import { Migrator, sql } from '../../peers/postgres.js'
 import { assertSchemaName } from './postgres-database.js'
+import { withSchemaIntrospection } from './schema-introspection.js'
 import { addCallerBounds, countOwnedConversations, createConverseTables, refuseOwnedPastCap } from './conversation-migrations.js'
 import { addOutboxTraceContext, createPushTables } from './push-migrations.js'
 import { createAgentTables, createAnswerLog, createUpstreamOwnership } from './record-migrations.js'
@@ -74,24 +75,6 @@ export function migrationNames (): string[] {
   return histories('public').flatMap((history) => Object.keys(history.migrations).map((name) => `${history.name}/${name}`))
 }
 
-const MIGRATE_RETRIES = 3
-
-/**
- * Kysely's Migrator looks its ledger up by listing every table of the database; a schema another client drops at
- * that moment (3F000, invalid_schema_name, naming a schema that is not ours) fails that listing, not our
- * migration: run it again, a few times at most.
- */
-export async function retryOnConcurrentSchemaDrop<T extends { error?: unknown }> (run: () => Promise<T>, schema: string): Promise<T> {
-  let outcome = await run()
-  for (let retry = 0; retry < MIGRATE_RETRIES && isConcurrentSchemaDrop(outcome.error, schema); retry++) outcome = await run()
-  return outcome
-}
-
-function isConcurrentSchemaDrop (error: unknown, schema: string): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown, message?: unknown }
-  return code === '3F000' && typeof message === 'string' && !message.includes(`"${schema}"`)
-}
-
 /** Creates the schema if missing and applies what is pending. Throws when a migration fails (nothing of it stays). */
 export async function migrate (db: Kysely<any>, options: MigrateOptions = {}): Promise<MigrationReport> {
   let schema = options.schema
@@ -105,13 +88,13 @@ export async function migrate (db: Kysely<any>, options: MigrateOptions = {}): P
   const applied: string[] = []
   for (const history of histories(schema)) {
     const migrator = new Migrator({
-      db,
+      db: withSchemaIntrospection(db, schema),
       provider: { getMigrations: async () => history.migrations },
       migrationTableName: history.ledger,
       migrationLockTableName: history.lock,
       migrationTableSchema: schema
     })
-    const { error, results = [] } = await retryOnConcurrentSchemaDrop(() => migrator.migrateToLatest(), schema)
+    const { error, results = [] } = await migrator.migrateToLatest()
     if (error !== undefined) {
       const failed = results.find((result) => result.status === 'Error')
       const where = failed === undefined ? '' : ` in "${failed.migrationName}"`
