@@ -23,6 +23,12 @@ const database = await openEmbeddedDatabase({ schema: 'converse_test', logger: {
 t.teardown(async () => await database.close())
 const report = await migrate(database.db, { schema: 'converse_test' })
 
+// pg 8 warns (once per process) when a query is issued while another runs on a connection that is not pipelined.
+const queued: string[] = []
+const onWarning = (warning: Error): void => { if (warning.message.includes('already executing a query')) queued.push(warning.stack ?? warning.message) }
+process.on('warning', onWarning)
+t.teardown(() => { process.off('warning', onWarning) })
+
 t.test('the server\'s migrations apply as they are', async (t) => {
   t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'converse/0011_agents', 'converse/0012_task_store_functions', 'converse/0013_conversation_cap_in_count'])
   t.same((await migrate(database.db, { schema: 'converse_test' })).applied, [], 'and again: nothing to do')
@@ -206,4 +212,9 @@ t.test('the per-task turn lock runs on the embedded database too (one process: t
   await first()
   await (await second)()
   t.same(order, ['first', 'second'])
+})
+
+t.test('no store queues a query behind another on a connection that is not pipelined (deprecated by pg 8, gone in pg 9)', async (t) => {
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(queued, [])
 })

@@ -20,6 +20,11 @@ if (url === undefined) {
   const { newConversationState } = await import('../../../packages/a2a-converse/src/stores/conversation-store.js')
   const { conversationStoreContract } = await import('./conversation-store-contract.js')
 
+  // pg 8 warns (once per process) when a query is issued while another runs on a connection that is not pipelined.
+  const queued: string[] = []
+  const onWarning = (warning: Error): void => { if (warning.message.includes('already executing a query')) queued.push(warning.stack ?? warning.message) }
+  process.on('warning', onWarning)
+  t.teardown(() => { process.off('warning', onWarning) })
   const schema = `a2a_test_${process.pid}_${randomBytes(4).toString('hex')}`
   const warnings: string[] = []
   const logger = { warn: (_obj: Record<string, unknown>, msg: string) => { warnings.push(msg) } }
@@ -603,5 +608,9 @@ if (url === undefined) {
     })
     const { port } = silent.address() as { port: number }
     await check(new PostgresConversationStore(open({ connectionString: `postgres://postgres@127.0.0.1:${port}/test`, connectTimeoutMs: 200 })), 2000)
+  })
+  t.test('no store queues a query behind another on a connection that is not pipelined (deprecated by pg 8, gone in pg 9)', async (t) => {
+    await new Promise((resolve) => setImmediate(resolve))
+    t.same(queued, [])
   })
 }

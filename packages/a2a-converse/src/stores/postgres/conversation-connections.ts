@@ -70,14 +70,26 @@ export async function query<R extends pg.QueryResultRow> (pool: pg.Pool, text: s
 }
 
 /**
+ * Queries that go out together on a pipelined connection (PostgresDatabaseOptions.pipeline: one round trip), else one
+ * after the other — as pg would send them anyway, without its warning: pg 8 deprecates a query issued while another
+ * runs on a connection that is not pipelined (pg 9 drops it). The results in order, or the first error (a query after
+ * a failed one is then not sent).
+ */
+export async function together<T extends readonly unknown[]> (client: pg.PoolClient, ...queries: { [K in keyof T]: () => Promise<T[K]> }): Promise<T> {
+  if ((client as Partial<pg.Client>).pipeline === true) return await (Promise.all(queries.map(async (query) => await query())) as Promise<unknown> as Promise<T>)
+  const results: unknown[] = []
+  for (const query of queries) results.push(await query())
+  return results as unknown as T
+}
+
+/**
  * BEGIN and lock the conversation's row. A new conversation gets a placeholder row (state NULL) that our insert
  * holds locked until we commit. When another transaction inserts it first, our insert waits for that one to finish
  * and does nothing: the row is then committed and ours to lock on the next turn of the loop.
  */
 export async function lockRow (client: pg.PoolClient, agentId: string, contextId: string): Promise<LockedRow> {
   const keys = [agentId, contextId]
-  // Sent together: one round trip with pipelined connections (PostgresDatabaseOptions.pipeline), else back to back.
-  const [, locked] = await Promise.all([client.query('BEGIN'), client.query<LockedRow>(prepared('converse_lock', LOCK), keys)])
+  const [, locked] = await together(client, async () => await client.query('BEGIN'), async () => await client.query<LockedRow>(prepared('converse_lock', LOCK), keys))
   let row = locked.rows[0]
   while (row === undefined) {
     row = (await client.query<LockedRow>(prepared('converse_insert_placeholder', INSERT_PLACEHOLDER), keys)).rows[0] ?? (await client.query<LockedRow>(prepared('converse_lock', LOCK), keys)).rows[0]

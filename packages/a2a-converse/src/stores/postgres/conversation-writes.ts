@@ -11,7 +11,7 @@ import {
 } from '../conversation-store.js'
 import { toStoreError } from './connection-errors.js'
 import { CONVERSATION_CAP_REACHED } from './conversation-migrations.js'
-import { discard, lockRow, once, rollback, withConnection } from './conversation-connections.js'
+import { discard, lockRow, once, rollback, together, withConnection } from './conversation-connections.js'
 import {
   EVICT_OVERFLOW, HELD, INSERT_NEW, INSERT_NEW_PRUNING, WRITE, WRITE_ANSWERED, WRITE_ANSWERED_PRUNING, WRITE_IF_UNCHANGED,
   WRITE_IF_UNCHANGED_PRUNING, prepared
@@ -187,15 +187,15 @@ export async function lockedWrite (context: WriteContext, agentId: string, conte
   const created = row.state === null && owner !== null
   let evicted: pg.QueryResult<{ context_id: string }> | undefined
   try {
-    // Sent together too: a failed write makes the COMMIT a ROLLBACK, and the write's error is the one thrown.
-    ;[, evicted] = await Promise.all([
-      client.query(lockedStatement(answers), [
+    // Together on a pipelined connection: a failed write makes the COMMIT a ROLLBACK, and the write's error is the
+    // one thrown (one after the other, the COMMIT is not sent after a failed write: the discard rolls back).
+    ;[, evicted] = await together(client,
+      async () => await client.query(lockedStatement(answers), [
         agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), created ? owner : null,
         ...(answers.json === undefined ? [] : [answers.json, ...pruneValues(answers)])
       ]),
-      created ? client.query<{ context_id: string }>(prepared('converse_evict_overflow', EVICT_OVERFLOW), [agentId, contextId, owner, context.maxConversationsPerCaller]) : undefined,
-      client.query('COMMIT')
-    ])
+      async () => created ? await client.query<{ context_id: string }>(prepared('converse_evict_overflow', EVICT_OVERFLOW), [agentId, contextId, owner, context.maxConversationsPerCaller]) : undefined,
+      async () => await client.query('COMMIT'))
   } catch (error) {
     // A failed write leaves the transaction aborted; a failed COMMIT leaves the connection in doubt.
     discard(client)
