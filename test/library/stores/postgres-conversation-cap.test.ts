@@ -82,9 +82,11 @@ if (url === undefined) {
     // The store's insert counts 1 in its snapshot, inserts, and its count waits for that lock.
     const outcome = store.update('race', 'a-3', withTask('race', 'a-3'), { owner: alice }).then(() => 'stored', (error: unknown) => error)
     await waitingOnOther()
+    const connections = database.pool.totalCount
     await other.query('commit')
     const error = await outcome
     t.match(error, refusal, 'the same refusal as at the cap: MAX_CONVERSATIONS_PER_CALLER')
+    t.same([database.pool.totalCount, database.pool.idleCount], [connections, connections], 'the refusal is an answer, not an outage: its connection goes back to the pool')
     t.ok(error instanceof CallerCapError, 'a CallerCapError (the executor hands it to the task store: nothing stored, -32000)')
     t.same(await held('race', alice), { counted: 2, rows: 2 }, 'alice holds exactly the cap, counted and stored')
     t.equal(await store.exists('race', 'a-3'), false, 'nothing of the refused conversation stays')

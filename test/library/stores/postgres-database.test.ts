@@ -10,7 +10,7 @@ if (url === undefined) {
 } else {
   // Loaded only here: without a database these modules are not part of the run (nor of its coverage).
   const { createPostgresDatabase, assertSchemaName } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-database.js')
-  const { isConnectionFailure, isUnavailable, toStoreError } = await import('../../../packages/a2a-converse/src/stores/postgres/connection-errors.js')
+  const { isConnectionFailure, isStatementError, isUnavailable, toStoreError } = await import('../../../packages/a2a-converse/src/stores/postgres/connection-errors.js')
   const { StoreUnavailableError } = await import('../../../packages/a2a-converse/src/stores/errors.js')
   const { ConverseError, InvalidOptionError } = await import('../../../packages/a2a-converse/src/core/errors.js')
 
@@ -44,6 +44,10 @@ if (url === undefined) {
     }
     for (const value of [coded('42P01', 'relation "x" does not exist'), coded('23505'), new Error('boom'), 'ECONNREFUSED', undefined, { code: 'ECONNREFUSED' }]) {
       t.notOk(isUnavailable(value), `not an outage: ${String((value as { code?: string } | undefined)?.code ?? value)}`)
+    }
+    for (const code of ['CV002', '23505', '42P01']) t.ok(isStatementError(coded(code)), `${code}: the statement refused, the connection as before`)
+    for (const value of [coded('57014'), coded('53100'), coded('08006'), coded('ECONNRESET'), new Error('Connection terminated unexpectedly'), 'CV002', { code: 'CV002' }]) {
+      t.notOk(isStatementError(value), `in doubt: ${String((value as { code?: string }).code ?? value)}`)
     }
     t.ok(toStoreError(coded('ECONNREFUSED')) instanceof StoreUnavailableError)
     const other = coded('42P01')

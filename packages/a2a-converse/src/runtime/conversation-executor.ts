@@ -19,7 +19,7 @@ export type { TypedCall } from '../core/typed-call.js'
 import { ConverseError, ERROR_CODES, isConverseError, type ErrorCode } from '../core/errors.js'
 import { conversationKey, newConversationState, type ConversationState, type ConversationStore } from '../stores/conversation-store.js'
 import type { TaskEventHub } from '../events/task-event-hub.js'
-import { reservesTasks, type TaskReservations } from '../stores/task-reservations.js'
+import { reservesTasks } from '../stores/task-reservations.js'
 import { inConversationSpan } from '../stores/traced-conversations.js'
 import { traceContextIn } from '../telemetry/tracing.js'
 import type { KnowledgeBase } from './knowledge-base.js'
@@ -102,14 +102,16 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
   const input = turnInput(requestContext, newId())
   const key = conversationKey(input.callerId, requestContext.contextId)
   const trace = traceContextIn(requestContext.context.state)
-  let reserved = !reservesTasks(taskStore)
+  // A task store without reservations has no slot to take: every turn counts as reserved.
+  const reservations = reservesTasks(taskStore) ? taskStore : undefined
+  let reserved = reservations === undefined
   let turn: Turn | undefined
   const read = reads.get(requestContext.context)
   reads.delete(requestContext.context)
   // Decided on the new state before the update: the update's first call on no state takes that decision.
   let decided = fresh.delete(requestContext.context) ? plan(newConversationState(agentId, key), input) : undefined
-  if (decided?.opensTask === true && !reserved) {
-    await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
+  if (decided?.opensTask === true && reservations !== undefined && !reserved) {
+    await reservations.reserve(requestContext.taskId, requestContext.context)
     reserved = true
   }
   const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined }
@@ -126,13 +128,13 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
       // A new conversation past its caller's bound, refused by the store's write (a store without `admit`), or a
       // reused messageId found under the lock: the SDK's FAILED task for this turn is refused alike, so the request
       // answers -32000 / -32602 and no task is stored.
-      if (error instanceof CallerCapError || error instanceof MessageIdReusedError) (taskStore as Partial<TaskReservations>).refuse?.(requestContext.taskId, error)
+      if (error instanceof CallerCapError || error instanceof MessageIdReusedError) reservations?.refuse(requestContext.taskId, error)
       throw error
     }
   }
   await update()
-  if ((turn as Turn).opensTask && !reserved) {
-    await (taskStore as TaskStore & TaskReservations).reserve(requestContext.taskId, requestContext.context)
+  if ((turn as Turn).opensTask && reservations !== undefined && !reserved) {
+    await reservations.reserve(requestContext.taskId, requestContext.context)
     reserved = true
     await update()
   }

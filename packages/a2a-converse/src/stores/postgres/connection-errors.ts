@@ -39,6 +39,15 @@ export function isConnectionFailure (error: unknown): boolean {
 }
 
 /**
+ * True when the server answered the statement with an error (a SQLSTATE: a constraint, a refusal such as the owner's
+ * cap) and the connection is as before — not lost, not timed out, not out of room: an autocommit statement leaves
+ * nothing open, so the connection can go back to its pool.
+ */
+export function isStatementError (error: unknown): boolean {
+  return error instanceof Error && /^[0-9A-Z]{5}$/.test(codeOf(error) ?? '') && !isUnavailable(error)
+}
+
+/**
  * True when the database is unreachable, not answering within its bounds (a connection failure or a timeout), or
  * cannot write its files (a full disk).
  */

@@ -4,7 +4,7 @@
  * locked path, and a connection given back or discarded.
  */
 import type pg from 'pg'
-import { isConnectionFailure, toStoreError } from './connection-errors.js'
+import { isConnectionFailure, isStatementError, toStoreError } from './connection-errors.js'
 import { INSERT_PLACEHOLDER, LOCK, prepared, type LockedRow } from './conversation-statements.js'
 
 /** Closes a connection instead of giving it back: it failed, or its transaction is in an unknown state. */
@@ -34,7 +34,10 @@ export async function once<R extends pg.QueryResultRow> (pool: pg.Pool, query: p
   try {
     rows = (await client.query<R>(query, values)).rows
   } catch (error) {
-    discard(client)
+    // A statement the server refused leaves the connection usable (a refusal at the cap is a turn's answer, not an
+    // outage); anything else leaves it in doubt.
+    if (isStatementError(error)) client.release()
+    else discard(client)
     throw toStoreError(error)
   }
   client.release()
