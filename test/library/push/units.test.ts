@@ -72,6 +72,13 @@ t.test('one POST: answers, retries, refusals, timeouts, DNS rebinding, bounded b
     const status = Number((request.params as { status: string }).status)
     if (status === 299) return await reply.code(200).send('x'.repeat(RESPONSE_BYTES * 4))
     if (status === 599) return await new Promise(() => {})
+    if (status === 598) {
+      // An answer whose body trickles forever, a byte at a time, each well within the Agent's bodyTimeout.
+      reply.raw.writeHead(200, { 'content-type': 'text/plain' })
+      const trickle = setInterval(() => reply.raw.write('x'), 50)
+      reply.raw.on('close', () => { clearInterval(trickle) })
+      return await reply.hijack()
+    }
     if (status === 429) reply.header('retry-after', '2')
     return await reply.code(status).send({ headers: request.headers })
   })
@@ -89,6 +96,8 @@ t.test('one POST: answers, retries, refusals, timeouts, DNS rebinding, bounded b
   t.strictSame(await poster.post(target(404), '{}', 'id'), { kind: 'refused', reason: 'HTTP 404' })
   t.strictSame(await poster.post(target(302), '{}', 'id'), { kind: 'refused', reason: 'HTTP 302' })
   t.match(await poster.post(target(599), '{}', 'id'), { kind: 'retry' }, 'a webhook that never answers: the timeout')
+  t.strictSame(await poster.post(target(598), '{}', 'id'), { kind: 'delivered', status: 200 },
+    'an answer that never ends: the attempt ends at its time, its status stands')
   t.match(await poster.post({ url: 'https://10.0.0.1/' }, '{}', 'id'), { kind: 'refused', reason: /url must not point/ })
 
   const closed = createServer()
