@@ -17,6 +17,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import { InvalidOptionError, ConverseError, ERROR_CODES } from '../core/errors.js'
+import { ATTR, serverAttributes, type Attributes } from '../telemetry/attributes.js'
 
 /** The NAT64 well-known prefix (RFC 6052), which embeds the IPv4 address in its last 32 bits. */
 const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96')
@@ -47,6 +48,9 @@ function publicV6 (address: ipaddr.IPv6): boolean {
     default: return false
   }
 }
+
+/** What a webhook URL yields: why the policy refuses it, or where a POST goes and its span's attributes. */
+export type UrlVerdict = { refusal: string } | { refusal: undefined, origin: string, path: string, attributes: Attributes }
 
 /** URLs whose verdict a policy keeps (past it the kept ones are forgotten and judged again). */
 export const VERDICTS_KEPT = 1000
@@ -79,7 +83,7 @@ export class PushUrlPolicy {
   readonly #names = new Set<string>()
   readonly #allowed = new BlockList()
   readonly #resolve: Resolver
-  readonly #verdicts = new Map<string, string | undefined>()
+  readonly #verdicts = new Map<string, UrlVerdict>()
 
   constructor (options: PushUrlPolicyOptions = {}) {
     this.allowHttp = options.allowHttp === true
@@ -120,24 +124,39 @@ export class PushUrlPolicy {
 
   /**
    * Why a webhook URL is refused as written (scheme, credentials, an address literal), or undefined when it may be
-   * used. Host names are checked again at connect time (`lookup`). The verdict depends on the URL alone (the policy
-   * does not change): the last VERDICTS_KEPT are kept, so a URL given on every turn is not parsed and classified again.
+   * used. Host names are checked again at connect time (`lookup`).
    */
   refusal (raw: string): string | undefined {
-    if (this.#verdicts.has(raw)) return this.#verdicts.get(raw)
-    const verdict = this.#judge(raw)
+    return this.verdict(raw).refusal
+  }
+
+  /**
+   * The refusal of a URL, or where a POST to it goes (its origin, its path with the query) and the POST span's server
+   * attributes. It depends on the URL alone (the policy does not change): the last VERDICTS_KEPT are kept, here only
+   * (the webhook poster asks for each POST), so a URL given on every turn is not parsed and classified again.
+   */
+  verdict (raw: string): UrlVerdict {
+    let verdict = this.#verdicts.get(raw)
+    if (verdict !== undefined) return verdict
+    verdict = this.#judge(raw)
     if (this.#verdicts.size >= VERDICTS_KEPT) this.#verdicts.clear()
     this.#verdicts.set(raw, verdict)
     return verdict
   }
 
-  #judge (raw: string): string | undefined {
+  #judge (raw: string): UrlVerdict {
     let url: URL
     try {
       url = new URL(raw)
     } catch {
-      return 'must be an absolute URL'
+      return { refusal: 'must be an absolute URL' }
     }
+    const refusal = this.#refusalOf(url)
+    if (refusal !== undefined) return { refusal }
+    return { refusal: undefined, origin: url.origin, path: url.pathname + url.search, attributes: { [ATTR.httpMethod]: 'POST', ...serverAttributes(url) } }
+  }
+
+  #refusalOf (url: URL): string | undefined {
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL'
     if (url.protocol === 'http:' && !this.allowHttp) return 'must be an https URL (plain http is not allowed here: PUSH_ALLOW_HTTP)'
     if (url.username !== '' || url.password !== '') return 'must not carry credentials (use authentication)'

@@ -4,11 +4,11 @@
  * RESPONSE_BYTES of the answer are read, and only the headers built here are sent: the config's own `token` and
  * `authentication`, never the gateway's or the caller's credentials.
  *
- * What a URL yields (the policy's verdict on it as written, its origin and path, its span attributes) depends on the
- * URL alone, the policy being fixed for the poster's life: it is worked out once per URL (at most TARGETS_KEPT kept),
- * not once per POST. Host names are still resolved and checked at each connection (the policy's lookup).
+ * What a URL yields (the policy's verdict on it as written, its origin and path, its span attributes) is the policy's
+ * (PushUrlPolicy.verdict), worked out once per URL and kept there, not once per POST. Host names are still resolved
+ * and checked at each connection (the policy's lookup).
  */
-import { ATTR, serverAttributes, type Attributes } from '../telemetry/attributes.js'
+import { ATTR } from '../telemetry/attributes.js'
 import { inSpan, injectTraceHeaders, SpanKind, type Context, type Span } from '../telemetry/tracing.js'
 import { Agent, type Dispatcher } from 'undici'
 import type { PushUrlPolicy } from './url-guard.js'
@@ -16,8 +16,6 @@ import { ERROR_CODES, isConverseError } from '../core/errors.js'
 
 /** The most of a webhook's answer read (then the connection is dropped): nothing in it is used. */
 export const RESPONSE_BYTES = 4096
-/** Webhook URLs whose verdict and parts are kept (past it the kept ones are forgotten and worked out again). */
-export const TARGETS_KEPT = 1000
 
 /** The delivery id header: the same on every attempt of one delivery, so a receiver can drop a duplicate. */
 export const DELIVERY_ID_HEADER = 'a2a-notification-id'
@@ -43,9 +41,6 @@ export interface WebhookPoster {
   close (): Promise<void>
 }
 
-/** What one webhook URL yields: why the policy refuses it, or where a POST goes and its span's attributes. */
-type ParsedTarget = { refusal: string } | { refusal: undefined, origin: string, path: string, attributes: Attributes }
-
 export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: number }): WebhookPoster {
   const dispatcher = new Agent({
     connect: { lookup: policy.lookup as never, timeout: options.timeoutMs },
@@ -53,10 +48,9 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
     bodyTimeout: options.timeoutMs,
     keepAliveTimeout: 4000
   })
-  const targets = new Map<string, ParsedTarget>()
   return {
     async post (target, body, deliveryId, traceContext) {
-      const parsed = parsedTarget(target.url)
+      const parsed = policy.verdict(target.url)
       if (parsed.refusal !== undefined) return { kind: 'refused', reason: `url ${parsed.refusal}` }
       const headers: Record<string, string> = {
         'content-type': 'application/a2a+json',
@@ -76,24 +70,22 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
     }
   }
 
-  function parsedTarget (url: string): ParsedTarget {
-    let parsed = targets.get(url)
-    if (parsed !== undefined) return parsed
-    const refusal = policy.refusal(url)
-    if (refusal !== undefined) {
-      parsed = { refusal }
-    } else {
-      const { origin, pathname, search } = new URL(url)
-      parsed = { refusal: undefined, origin, path: pathname + search, attributes: { [ATTR.httpMethod]: 'POST', ...serverAttributes(url) } }
+  /**
+   * The POST and its outcome; the span gets the answer's status. The attempt's time is bounded by a timer cleared
+   * when it ends, not AbortSignal.timeout: that signal and its timer live for the whole timeoutMs after the POST is
+   * done (10 s by default, thousands of them at a few hundred turns per second), which the garbage collector pays for.
+   */
+  async function send (target: { origin: string, path: string }, headers: Record<string, string>, body: string, span: Span): Promise<PostOutcome> {
+    const controller = new AbortController()
+    const timer = setTimeout(abortOnTimeout, options.timeoutMs, controller)
+    try {
+      return await attempt(target, headers, body, span, controller.signal)
+    } finally {
+      clearTimeout(timer)
     }
-    if (targets.size >= TARGETS_KEPT) targets.clear()
-    targets.set(url, parsed)
-    return parsed
   }
 
-  /** The POST and its outcome; the span gets the answer's status. */
-  async function send (target: { origin: string, path: string }, headers: Record<string, string>, body: string, span: Span): Promise<PostOutcome> {
-    const signal = AbortSignal.timeout(options.timeoutMs)
+  async function attempt (target: { origin: string, path: string }, headers: Record<string, string>, body: string, span: Span, signal: AbortSignal): Promise<PostOutcome> {
     let response: Dispatcher.ResponseData
     try {
       response = await dispatcher.request({ origin: target.origin, path: target.path, method: 'POST', headers, body, signal })
@@ -114,6 +106,11 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
     }
     return { kind: 'refused', reason: `HTTP ${status}` }
   }
+}
+
+/** Ends an attempt that outlived its time, with the reason AbortSignal.timeout gives (the outcome says TimeoutError). */
+function abortOnTimeout (controller: AbortController): void {
+  controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))
 }
 
 /** Retry-After (RFC 9110 §10.2.3): seconds or an HTTP date; undefined when absent or unreadable. */
