@@ -135,7 +135,7 @@ export class PushState {
 
 /**
  * The part of the state both modes build alike on the database: the records, the agents, push, the readiness check.
- * `writers`: as the agents' task stores are told (the upstream copies' saves are not signalled to other instances).
+ * `writers`: what the upstream copies' task stores are told (`soleWriter` only: their saves signal no other instance).
  */
 export function databaseStores (
   database: PostgresDatabase, options: DatabaseStateOptions, push: PushState, writers: TaskWriters

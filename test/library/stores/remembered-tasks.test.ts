@@ -19,7 +19,7 @@ function pendingSave (): { written: (ok: boolean) => void, save: () => Promise<b
 
 t.test('the defaults', async (t) => {
   t.equal(REMEMBERED_TASKS, 1000)
-  t.equal(REMEMBERED_TASK_CHARS, 16 * 1024 * 1024)
+  t.equal(REMEMBERED_TASK_CHARS, 8 * 1024 * 1024)
   t.not(taskKey('a', 'b:c', 'd'), taskKey('a:b', 'c', 'd'), 'keys never run together')
 })
 

@@ -19,10 +19,11 @@
 export const REMEMBERED_TASKS = 1000
 
 /**
- * The kept tasks' JSON together, in characters (about bytes): 16 Mi, so that however long their histories, the kept
- * tasks stay a small part of a gateway's memory (docs/state.md, "Memory").
+ * The kept tasks' JSON together, in characters (about bytes): 8 Mi, so that however long their histories, the kept
+ * tasks stay a small part of a gateway's memory (docs/state.md, "Memory"; half the conversation store's kept states:
+ * a task's history repeats its turns).
  */
-export const REMEMBERED_TASK_CHARS = 16 * 1024 * 1024
+export const REMEMBERED_TASK_CHARS = 8 * 1024 * 1024
 
 /** A task's row as the SDK writes it: its JSON columns (null: absent). */
 export interface TaskColumns {
