@@ -21,6 +21,9 @@ t.test('the defaults', async (t) => {
   t.equal(REMEMBERED_TASKS, 1000)
   t.equal(REMEMBERED_TASK_CHARS, 8 * 1024 * 1024)
   t.not(taskKey('a', 'b:c', 'd'), taskKey('a:b', 'c', 'd'), 'keys never run together')
+  for (const bounds of [[0, 1], [1, 0], [Number.NaN, 1], [1, 1.5]]) {
+    t.throws(() => new RememberedTasks(...bounds), { name: 'InvalidOptionError' }, `bounds ${bounds.join(', ')}: refused`)
+  }
 })
 
 t.test('a save written is kept; one not written, or failed, forgets the task', async (t) => {

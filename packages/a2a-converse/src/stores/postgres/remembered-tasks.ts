@@ -14,6 +14,7 @@
  * of that task started meanwhile, and a save keeps what it wrote only when no other save of it overlapped; otherwise
  * the task is forgotten, and the next load reads the row.
  */
+import { integerOption } from '../../core/integer-option.js'
 
 /** Tasks kept at most: a gateway's active tasks (a routine turn's task is read right after its last save). */
 export const REMEMBERED_TASKS = 1000
@@ -63,9 +64,10 @@ export class RememberedTasks {
   /** The tasks with a read or a save under way; none otherwise. */
   readonly #pending = new Map<string, Pending>()
 
-  constructor (maxTasks = REMEMBERED_TASKS, maxChars = REMEMBERED_TASK_CHARS) {
-    this.#maxTasks = maxTasks
-    this.#maxChars = maxChars
+  /** At most `maxTasks` tasks (default REMEMBERED_TASKS) and `maxChars` characters (default REMEMBERED_TASK_CHARS). */
+  constructor (maxTasks?: number, maxChars?: number) {
+    this.#maxTasks = integerOption('maxTasks', maxTasks, REMEMBERED_TASKS)
+    this.#maxChars = integerOption('maxChars', maxChars, REMEMBERED_TASK_CHARS)
   }
 
   /** How many tasks are kept (with or without a row). */
