@@ -8,7 +8,7 @@
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { type PostgresDatabase, type PostgresLogger } from 'a2a-converse/postgres'
 import { PostgresTaskEventHub } from 'a2a-converse/postgres'
-import { PostgresTaskStore, failuresAsUnavailable, type PostgresSaveSignals } from 'a2a-converse/postgres'
+import { PostgresTaskStore, failuresAsUnavailable, type PostgresSaveSignals, type RememberedTasks } from 'a2a-converse/postgres'
 import { callerKeyOf } from 'a2a-converse/runtime'
 import { PostgresPushConfigStore } from 'a2a-converse/postgres'
 import type { SecretBox } from 'a2a-converse/push'
@@ -47,15 +47,26 @@ export function agentScope (agentId: string) {
 }
 
 /**
+ * Who else writes the task table, as the task stores are told. On a server: other instances, told of each save by the
+ * event hub (`signals`). Embedded: nobody (the folder lock), so every task store of the process shares one memory of
+ * the tasks it saved or read (`soleWriter`), which answers their loads.
+ */
+export interface TaskWriters {
+  signals?: PostgresSaveSignals
+  soleWriter?: RememberedTasks
+}
+
+/**
  * An agent's task store on the shared task table (server or embedded): its tasks scoped by agent and owner, a caller's
  * open tasks counted per agent (as each memory store counts them), store failures answered as the store's.
  */
 export function agentTaskStore (
-  database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, push: PushState, signals?: PostgresSaveSignals, scope = agentId
+  database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, push: PushState, writers: TaskWriters, scope = agentId
 ): TaskStore {
   return failuresAsUnavailable(new PostgresTaskStore(database.db, {
     ownerResolver: agentScope(scope),
-    signals,
+    signals: writers.signals,
+    soleWriter: writers.soleWriter,
     callerResolver: (context) => `${scope}:${callerKeyOf(context)}`,
     maxOpenTasksPerCaller,
     push: { agentId, recorded: () => { push.recorded() }, secrets: push.secrets }
@@ -67,10 +78,10 @@ export function agentTaskStore (
  * on the same tables, apart from the agent's own tasks (held turns, the inbox's) — "!" is never in an agent id — with
  * their own count of a caller's open tasks. Their configs count with the agent's (the cap is per agent id).
  */
-export function upstreamCopies (database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, push: PushState) {
+export function upstreamCopies (database: PostgresDatabase, agentId: string, maxOpenTasksPerCaller: number | undefined, push: PushState, writers: TaskWriters) {
   const scope = `${agentId}!upstream`
   return {
-    taskStore: agentTaskStore(database, agentId, maxOpenTasksPerCaller, push, undefined, scope),
+    taskStore: agentTaskStore(database, agentId, maxOpenTasksPerCaller, push, { soleWriter: writers.soleWriter }, scope),
     configs: push.configsFor(agentId, scope)
   }
 }
@@ -122,16 +133,19 @@ export class PushState {
   }
 }
 
-/** The part of the state both modes build alike on the database: the records, the agents, push, the readiness check. */
+/**
+ * The part of the state both modes build alike on the database: the records, the agents, push, the readiness check.
+ * `writers`: what the upstream copies' task stores are told (`soleWriter` only: their saves signal no other instance).
+ */
 export function databaseStores (
-  database: PostgresDatabase, options: DatabaseStateOptions, push: PushState
+  database: PostgresDatabase, options: DatabaseStateOptions, push: PushState, writers: TaskWriters
 ): Pick<GatewayState, 'upstreamOwnership' | 'agents' | 'pushConfigsFor' | 'startPushDelivery' | 'upstreamCopiesFor' | 'readinessChecks'> {
   return {
     upstreamOwnership: new PostgresUpstreamOwnershipStore(database),
     agents: new PostgresAgentStore(database.db, { maxAgents: options.maxAgents }),
     pushConfigsFor: (agentId) => push.configsFor(agentId),
     startPushDelivery: (delivery) => push.start(delivery),
-    upstreamCopiesFor: (agentId) => upstreamCopies(database, agentId, options.maxOpenTasksPerCaller, push),
+    upstreamCopiesFor: (agentId) => upstreamCopies(database, agentId, options.maxOpenTasksPerCaller, push, writers),
     readinessChecks: { database: () => database.ping() }
   }
 }

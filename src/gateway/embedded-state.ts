@@ -8,6 +8,7 @@ import { migrate } from 'a2a-converse/postgres'
 import { PostgresConversationStore } from 'a2a-converse/postgres'
 import { type PostgresDatabase } from 'a2a-converse/postgres'
 import { openEmbeddedDatabase } from 'a2a-converse/postgres'
+import { RememberedTasks } from 'a2a-converse/postgres'
 import { FolderInUseError } from 'a2a-converse/postgres'
 import { MemoryTaskEventHub } from 'a2a-converse/runtime'
 import { MemoryTaskTurnLock } from 'a2a-converse/service'
@@ -84,13 +85,15 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
   const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
   const events = new MemoryTaskEventHub()
   const push = new PushState(database, options.maxPushConfigsPerCaller, secrets)
+  // This process alone writes the folder's tables: the task stores answer loads from the tasks saved or read here.
+  const writers = { soleWriter: new RememberedTasks() }
   return {
     kind: 'embedded',
     conversations,
     events,
-    ...databaseStores(database, options, push),
+    ...databaseStores(database, options, push, writers),
     // Saves are signalled in this process (the only one on the folder).
-    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push),
+    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push, writers),
     taskTurnLockFor: () => new MemoryTaskTurnLock({ waitTimeoutMs: options.turnWaitTimeoutMs }),
     async close () {
       await push.close()

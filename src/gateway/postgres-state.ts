@@ -85,9 +85,9 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     kind: 'postgresql',
     conversations,
     events,
-    ...databaseStores(database, options, push),
+    ...databaseStores(database, options, push, {}),
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
-    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push, events),
+    taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push, { signals: events }),
     // Turns on one task, one at a time across every instance on the database.
     taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
     pool: database.pool,

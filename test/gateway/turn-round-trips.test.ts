@@ -26,16 +26,20 @@ t.setTimeout(300_000)
  * first conversation since the start still reads its count), then once a new conversation's insert refuses one past
  * MAX_CONVERSATIONS_PER_CALLER in its statement (no count read: a new conversation's turn one trip less on both
  * stores), and once a server's store keeps the states it wrote too (an existing conversation's knowledge answer
- * 3 → 2). A server's turn adds its live events' and saves' `pg_notify` and the turn lock's lease row.
+ * 3 → 2), then once the embedded task store, its table's one writer too, answers the SDK's reads of a task from the
+ * tasks it saved or read (soleWriter, remembered-tasks.ts; a new task's reservation tells it has no row): routine start
+ * 8 → 5, step 10 → 5, typed call 9 → 5, what is left being the saves and the conversation's statements. A server's
+ * turn adds its live events' and saves' `pg_notify` and the turn lock's lease row, and reads the task before each save
+ * (other instances write it).
  */
 export const BUDGETS = {
   embedded: {
     'knowledge answer, a caller\'s first conversation since the start': 1,
     'knowledge answer, new conversation': 1,
     'knowledge answer, existing conversation': 1,
-    'routine start (a new task)': 8,
-    'routine step (its task)': 10,
-    'typed routine call, new conversation': 9
+    'routine start (a new task)': 5,
+    'routine step (its task)': 5,
+    'typed routine call, new conversation': 5
   },
   postgres: {
     'knowledge answer, a caller\'s first conversation since the start': 2,

@@ -10,6 +10,10 @@
  * event hub) the save is also NOTIFYed once it committed, so that readers on every instance sharing the database
  * wake (the save does not wait for that NOTIFY); without, only this instance's readers do. A refused save signals
  * nothing.
+ *
+ * With `soleWriter` (the embedded database: this process alone writes the table), a `load` answers from the tasks
+ * saved or read here lately (remembered-tasks.ts) when it can, without a query: the SDK reads a task again before each
+ * of its saves, and a routine turn saves several times (issue 43).
  */
 import { Task, taskStateFromJSON, taskStateToJSON } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
@@ -23,6 +27,7 @@ import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type Turn
 import { resealTaskPushConfigs } from './postgres-push-config-store.js'
 import { CONFIG_TO_RESEAL, RESERVE_TASK_FUNCTION, SAVE_TASK_FUNCTION } from './task-store-functions.js'
 import { currentPrefix, type SecretBox } from '../secret-box.js'
+import { RememberedTasks, taskKey, type TaskColumns } from './remembered-tasks.js'
 import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
 
 /** Where the saves are signalled across instances: PostgresTaskEventHub (it NOTIFYs them and LISTENs for them). */
@@ -49,6 +54,14 @@ export interface PostgresTaskStoreOptions {
    * it finishes; `recorded` is called after such a commit (this instance's deliverer wakes).
    */
   push?: { agentId: string, recorded?: () => void, secrets?: SecretBox }
+  /**
+   * This process is the only writer of the task table (the embedded database: its folder lock keeps other processes
+   * out): `load` answers from the tasks saved or read here lately (remembered-tasks.ts), without a query. `true`: a
+   * memory of this store's own; a RememberedTasks: one shared by the task stores of this process on the database
+   * (the gateway's), so that a save through any of them is seen by all. Default false: on a PostgreSQL server other
+   * instances write (a cancellation, a turn elsewhere), and every load reads the row.
+   */
+  soleWriter?: boolean | RememberedTasks
 }
 
 /** The SDK's payload format (the `protocol_version` column its rows carry). */
@@ -66,6 +79,18 @@ interface SaveOutcome {
   pushed: boolean
 }
 
+/** The task of a row (the SDK's fromTaskRow): a new Task each time. */
+function taskOf (id: string, row: TaskColumns): Task {
+  const decode = (value: string | null): unknown => value === null ? undefined : JSON.parse(value)
+  return Task.fromJSON({ id, contextId: row.contextId, status: decode(row.status), artifacts: decode(row.artifacts), history: decode(row.history), metadata: decode(row.metadata) })
+}
+
+/** The row of a task (the SDK's toTaskRow): its JSON columns. */
+function columnsOf (task: Task): TaskColumns {
+  const payload = Task.toJSON(task) as Record<string, unknown>
+  return { contextId: task.contextId, status: encode(payload.status), artifacts: encode(payload.artifacts), history: encode(payload.history), metadata: encode(payload.metadata) }
+}
+
 function capped (max: number): CallerCapError {
   return new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', max,
     `this caller has ${max} open tasks (MAX_OPEN_TASKS_PER_CALLER): finish or cancel one before starting another`)
@@ -80,6 +105,8 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   readonly maxOpenTasksPerCaller: number
   readonly #refused = new RefusedTasks()
   readonly #push: PostgresTaskStoreOptions['push']
+  /** The tasks saved or read lately, when this process alone writes the table. */
+  readonly #remembered: RememberedTasks | undefined
 
   constructor (db: Kysely<any>, options: PostgresTaskStoreOptions = {}) {
     this.#push = options.push
@@ -89,6 +116,8 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     this.maxOpenTasksPerCaller = options.maxOpenTasksPerCaller ?? DEFAULT_MAX_OPEN_TASKS_PER_CALLER
     this.#sdk = new DatabaseTaskStore(db, { ownerResolver: this.#ownerResolver })
     this.#signals = options.signals ?? new SaveListeners()
+    const soleWriter = options.soleWriter ?? false
+    this.#remembered = soleWriter === false ? undefined : soleWriter === true ? new RememberedTasks() : soleWriter
   }
 
   onSaved (taskId: string, listener: () => void): () => void {
@@ -102,7 +131,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
    * task-store-functions.ts), so one round trip and one transaction.
    */
   async save (task: Task, context: ServerCallContext): Promise<void> {
-    const payload = Task.toJSON(task) as Record<string, unknown>
+    const row = columnsOf(task)
     const tenant = context.tenant ?? ''
     const owner = this.#ownerResolver(context)
     // The SDK's FAILED task for a turn whose reservation was refused: refused alike, unless the task is stored.
@@ -112,21 +141,19 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     const trace = push === undefined ? undefined : traceHeadersFor(traceContextIn(context.state))
     const values = [
       tenant, owner, task.id, this.#callerResolver(context),
-      task.contextId, statusLastUpdated(task.status?.timestamp), task.status === undefined ? null : taskStateToJSON(task.status.state),
-      encode(payload.status), encode(payload.artifacts), encode(payload.history), encode(payload.metadata), PAYLOAD_FORMAT,
+      row.contextId, statusLastUpdated(task.status?.timestamp), task.status === undefined ? null : taskStateToJSON(task.status.state),
+      row.status, row.artifacts, row.history, row.metadata, PAYLOAD_FORMAT,
       refused === undefined, this.maxOpenTasksPerCaller,
       push?.agentId ?? null, push?.secrets === undefined ? null : currentPrefix(push.secrets), trace?.traceparent ?? null, trace?.tracestate ?? null
     ]
-    let saved: SaveOutcome
-    try {
-      saved = await this.#saveTask(values)
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== CONFIG_TO_RESEAL) throw error
-      // A config of the task sealed with a previous key (or written in clear before a key was given): its outbox
-      // rows are sealed with the current one, so it is re-sealed first (as resealPushSecrets would).
-      await resealTaskPushConfigs(this.#db, tenant, owner, task.id, push?.secrets)
-      saved = await this.#saveTask(values)
+    let saved!: SaveOutcome
+    const write = async (): Promise<boolean> => {
+      saved = await this.#written(values, tenant, owner, task.id)
+      return saved.outcome === 'saved'
     }
+    // Kept as written, or forgotten (refused, failed): the next load reads what the row holds.
+    if (this.#remembered === undefined) await write()
+    else await this.#remembered.save(taskKey(tenant, owner, task.id), row, write)
     if (saved.outcome === 'saved') {
       if (saved.pushed) recorded?.()
       this.#signals.saved(task.id)
@@ -139,17 +166,44 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     throw taskFinishedError(task.id, taskStateFromJSON(saved.stored_state))
   }
 
+  /** converse_save_task's outcome; a config to re-seal first is re-sealed, and the save made again. */
+  async #written (values: unknown[], tenant: string, owner: string, taskId: string): Promise<SaveOutcome> {
+    try {
+      return await this.#saveTask(values)
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== CONFIG_TO_RESEAL) throw error
+      // A config of the task sealed with a previous key (or written in clear before a key was given): its outbox
+      // rows are sealed with the current one, so it is re-sealed first (as resealPushSecrets would).
+      await resealTaskPushConfigs(this.#db, tenant, owner, taskId, this.#push?.secrets)
+      return await this.#saveTask(values)
+    }
+  }
+
   async #saveTask (values: unknown[]): Promise<SaveOutcome> {
     const { rows } = await sql<SaveOutcome>`select outcome, stored_state, pushed
       from ${sql.raw(SAVE_TASK_FUNCTION)}(${sql.join(values)})`.execute(this.#db)
     return rows[0]
   }
 
-  /** One statement (converse_reserve_task): the existence check, the caller's lock, the count and the reservation. */
+  /**
+   * One statement (converse_reserve_task): the existence check, the caller's lock, the count and the reservation.
+   * Unless `held`, the task has no row yet: kept as such when this process alone writes (its first load reads nothing).
+   */
   async reserve (taskId: string, context: ServerCallContext): Promise<void> {
-    const { rows } = await sql<{ outcome: string }>`select ${sql.raw(RESERVE_TASK_FUNCTION)}(${context.tenant ?? ''}, ${this.#ownerResolver(context)},
-      ${taskId}, ${this.#callerResolver(context)}, ${this.maxOpenTasksPerCaller}, ${TASK_RESERVATION_TTL_MS}) as outcome`.execute(this.#db)
-    if (rows[0].outcome === 'capped') throw this.#refused.add(taskId, capped(this.maxOpenTasksPerCaller))
+    const tenant = context.tenant ?? ''
+    const owner = this.#ownerResolver(context)
+    const readEnds = this.#remembered?.readStarts(taskKey(tenant, owner, taskId))
+    let outcome: string | undefined
+    let row: null | undefined
+    try {
+      const { rows } = await sql<{ outcome: string }>`select ${sql.raw(RESERVE_TASK_FUNCTION)}(${tenant}, ${owner},
+        ${taskId}, ${this.#callerResolver(context)}, ${this.maxOpenTasksPerCaller}, ${TASK_RESERVATION_TTL_MS}) as outcome`.execute(this.#db)
+      outcome = rows[0].outcome
+      if (outcome !== 'held') row = null
+    } finally {
+      readEnds?.(row)
+    }
+    if (outcome === 'capped') throw this.#refused.add(taskId, capped(this.maxOpenTasksPerCaller))
     // Admitted after all (an earlier try was refused): its task's saves are the task's own.
     this.#refused.take(taskId)
   }
@@ -158,8 +212,23 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     this.#refused.add(taskId, error)
   }
 
+  /** The SDK's read of the row; when this process alone writes, the task kept since its last save or read, if any. */
   async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    return await this.#sdk.load(taskId, context)
+    const remembered = this.#remembered
+    if (remembered === undefined) return await this.#sdk.load(taskId, context)
+    const key = taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)
+    const kept = remembered.get(key)
+    if (kept !== undefined) return kept === null ? undefined : taskOf(taskId, kept)
+    const readEnds = remembered.readStarts(key)
+    let row: TaskColumns | null | undefined
+    try {
+      const task = await this.#sdk.load(taskId, context)
+      // Its columns before the caller changes it.
+      row = task === undefined ? null : columnsOf(task)
+      return task
+    } finally {
+      readEnds(row)
+    }
   }
 
   list: TaskStore['list'] = async (params, context) => await this.#sdk.list(params, context)
