@@ -218,3 +218,18 @@ t.test('no store queues a query behind another on a connection that is not pipel
   await new Promise((resolve) => setImmediate(resolve))
   t.same(queued, [])
 })
+
+t.test('what migrate hands Kysely\'s Migrator sees only the schema migrated, and is the same database otherwise', async (t) => {
+  const { withSchemaIntrospection } = await import('../../../packages/a2a-converse/src/stores/postgres/schema-introspection.js')
+  await database.pool.query('create schema if not exists someone_else; create table if not exists someone_else.theirs (id int)')
+  t.teardown(async () => { await database.pool.query('drop schema someone_else cascade') })
+  const scoped = withSchemaIntrospection(database.db, 'converse_test')
+  t.same(await scoped.introspection.getSchemas(), [{ name: 'converse_test' }])
+  const tables = await scoped.introspection.getTables()
+  t.ok(tables.some((table) => table.name === 'converse_conversations' && !table.isView), 'our tables')
+  t.ok(tables.every((table) => table.schema === 'converse_test'), 'no other schema\'s')
+  t.same((await scoped.introspection.getMetadata()).tables, tables)
+  t.same(await withSchemaIntrospection(database.db, 'missing').introspection.getSchemas(), [], 'a schema not there yet: none')
+  const { rows } = await scoped.executeQuery<{ one: number }>(CompiledQuery.raw('select 1 as one'))
+  t.same(rows, [{ one: 1 }], 'its other methods run on the database itself')
+})
