@@ -7,7 +7,7 @@ export { migrate, type MigrateOptions, type MigrationReport } from './stores/pos
 export { PostgresConversationStore, type PostgresConversationStoreOptions } from './stores/postgres/postgres-conversation-store.js'
 export { PostgresTaskEventHub, type PostgresTaskEventHubOptions } from './stores/postgres/postgres-task-event-hub.js'
 export { PostgresTaskStore, type PostgresTaskStoreOptions } from './stores/postgres/postgres-task-store.js'
-export { RememberedTasks, REMEMBERED_TASKS, REMEMBERED_TASK_CHARS } from './stores/postgres/remembered-tasks.js'
+export { RememberedTasks } from './stores/postgres/remembered-tasks.js'
 export { PostgresTaskTurnLock, DEFAULT_LEASE_MS, type PostgresTaskTurnLockOptions } from './stores/postgres/postgres-task-turn-lock.js'
 // For the gateway app and other integrators.
 export { isUnavailable, toStoreError } from './stores/postgres/connection-errors.js'
