@@ -11,13 +11,12 @@
  * AGENTS_VIEW_SCREENSHOT=<file> saves a screenshot of the view (docs/agents-view.png was made so).
  */
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { AUTH, OPERATOR_KEY } from '../../fixtures/conversation-gateway.js'
 import { startGateway } from '../../fixtures/gateway-helpers.js'
 import { ROOT } from '../../fixtures/gateway-process.js'
+import { compileInboxScripts } from '../../fixtures/inbox-script.js'
 import type { Page } from 'playwright-core'
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -65,7 +64,7 @@ async function listed (page: Page): Promise<string[]> {
 if (!existsSync(chromiumPath)) {
   t.test('the Agents view in a browser', { skip: `no Chromium at ${chromiumPath} (apt-get install -y chromium, or set CHROMIUM_PATH)` }, async () => {})
 } else {
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'web/inbox/tsconfig.json')])
+  await compileInboxScripts()
   const { chromium } = await import('playwright-core')
 
   t.test('the Agents view in headless Chromium', async (t) => {

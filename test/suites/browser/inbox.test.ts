@@ -10,14 +10,11 @@
  * (docs/inbox.png was made so).
  */
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { OPERATOR_KEY, stream, statusMessageOf, URI } from '../../fixtures/conversation-gateway.js'
 import { rpc, startGateway, userMessage } from '../../fixtures/gateway-helpers.js'
-import { ROOT } from '../../fixtures/gateway-process.js'
 import { contextIdOf } from '../../fixtures/context-ids.js'
+import { compileInboxScripts } from '../../fixtures/inbox-script.js'
 import type { Page } from 'playwright-core'
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -59,7 +56,7 @@ if (!existsSync(chromiumPath)) {
   t.test('the inbox in a browser', { skip: `no Chromium at ${chromiumPath} (apt-get install -y chromium, or set CHROMIUM_PATH)` }, async () => {})
 } else {
   // The page's script, compiled as `npm run build` does.
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'web/inbox/tsconfig.json')])
+  await compileInboxScripts()
   const { chromium } = await import('playwright-core')
 
   t.test('the inbox in headless Chromium', async (t) => {

@@ -8,14 +8,11 @@
  * KNOWLEDGE_GAPS_SCREENSHOT=<file> saves a screenshot of the view (docs/knowledge-gaps.png was made so).
  */
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { OPERATOR_KEY, URI } from '../../fixtures/conversation-gateway.js'
 import { rpc, startGateway, userMessage } from '../../fixtures/gateway-helpers.js'
-import { ROOT } from '../../fixtures/gateway-process.js'
 import { contextIdOf } from '../../fixtures/context-ids.js'
+import { compileInboxScripts } from '../../fixtures/inbox-script.js'
 import type { Page } from 'playwright-core'
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -45,7 +42,7 @@ async function ask (base: string, text: string, contextId: string): Promise<Json
 if (!existsSync(chromiumPath)) {
   t.test('the knowledge-gaps view in a browser', { skip: `no Chromium at ${chromiumPath} (apt-get install -y chromium, or set CHROMIUM_PATH)` }, async () => {})
 } else {
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'web/inbox/tsconfig.json')])
+  await compileInboxScripts()
   const { chromium } = await import('playwright-core')
 
   t.test('the knowledge-gaps view in headless Chromium', async (t) => {
