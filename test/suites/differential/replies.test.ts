@@ -18,6 +18,7 @@ import { GetTaskRequest, ListTasksRequest, SendMessageRequest, CancelTaskRequest
 import { configSchema } from '../../../src/gateway/config.js'
 import { ROOT } from '../../fixtures/gateway-process.js'
 import { freePort } from '../../fixtures/gateway-helpers.js'
+import { holdLibraryBuild } from '../../fixtures/library-build-lock.js'
 import { rawGrpcClient } from '../../fixtures/grpc.js'
 
 // Building the app (incremental: seconds when dist/ is current) and two processes started from it.
@@ -188,6 +189,8 @@ if (recordFrom !== undefined) {
   })
 } else {
   t.test('the built gateway and Express example answer as the tree before the split did', async (t) => {
+    // Its build and its processes use packages/a2a-converse/dist, which the package suite's `npm pack` rebuilds.
+    await holdLibraryBuild(t)
     await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-b', 'tsconfig.build.json'], { cwd: ROOT, timeout: 240_000 })
     const recorded = JSON.parse(readFileSync(RECORDED, 'utf8')) as Exchange[]
     const replies = await replay(t, ROOT) as Exchange[]

@@ -16,6 +16,7 @@ import { promisify } from 'node:util'
 import { packagesLoaded } from '../../fixtures/load-recorder.js'
 import { ROOT } from '../../fixtures/gateway-process.js'
 import { SEED_HEADERS, URI } from '../../fixtures/gateway-helpers.js'
+import { holdLibraryBuild } from '../../fixtures/library-build-lock.js'
 
 // Packing builds the library (tsc -b), each install resolves its packages from npm's cache, and the consumer's type
 // check reads every declaration it uses (skipLibCheck off): a minute or two on an idle 2-core machine, several when
@@ -123,6 +124,8 @@ async function assertEnvelope (t: Test, base: string) {
 }
 
 t.test('npm pack ships the built library and its documents, nothing else', async (t) => {
+  // The pack's prepack removes and rebuilds dist/, which the differential suite's built gateway imports.
+  await holdLibraryBuild(t)
   const { stdout } = await npm(['pack', '--json', '--pack-destination', scratch], LIBRARY)
   const [packed] = JSON.parse(stdout) as Array<{ filename: string, files: Array<{ path: string }> }>
   tarball = join(scratch, packed.filename)
