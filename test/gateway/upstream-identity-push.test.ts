@@ -115,8 +115,10 @@ t.test('passthrough and exchange: the follow of a configured upstream task carri
   const shop = client(base, 'pass')
   const passTask = await shop.heldTask(alice)
   const before = pass.upstream.seen.length
+  const verifiedBefore = pass.verified.length
   t.equal((await shop.rpc('CreateTaskPushNotificationConfig', { taskId: passTask, url: receiver.url }, alice)).error, undefined)
-  await until('the follow on the upstream', () => pass.upstream.seen.length >= before + 2)
+  // A request is seen when it arrives, verified once its token's check (asynchronous) ends: both awaited.
+  await until('the follow on the upstream', () => pass.upstream.seen.length >= before + 2 && pass.verified.length >= verifiedBefore + 2)
   t.strictSame(pass.upstream.seen.slice(before).map((headers) => headers.authorization), [`Bearer ${alice}`, `Bearer ${alice}`], 'GetTask, then the follow: alice\'s token')
   t.ok(pass.verified.slice(-2).every((claims) => claims.sub === 'alice'), 'verified upstream as alice')
   await cancelUpstream(pass.upstream, passTask)
@@ -130,7 +132,7 @@ t.test('passthrough and exchange: the follow of a configured upstream task carri
   const exTask = await exShop.heldTask(alice)
   const exBefore = ex.upstream.seen.length
   t.equal((await exShop.rpc('CreateTaskPushNotificationConfig', { taskId: exTask, url: receiver.url }, alice)).error, undefined)
-  await until('the follow on the upstream', () => ex.upstream.seen.length >= exBefore + 2)
+  await until('the follow on the upstream', () => ex.upstream.seen.length >= exBefore + 2 && ex.verified.length >= 3)
   t.ok(ex.verified.length >= 3 && ex.verified.every((claims) => claims.sub === 'alice' && claims.iss === STS_ISSUER), 'the stream, GetTask and the follow: alice, exchanged')
   t.equal(sts.calls(), 1, 'no extra exchange while cached')
   await cancelUpstream(ex.upstream, exTask)
