@@ -30,7 +30,8 @@ t.setTimeout(300_000)
  * tasks it saved or read (soleWriter, remembered-tasks.ts; a new task's reservation tells it has no row): routine start
  * 8 → 5, step 10 → 5, typed call 9 → 5, what is left being the saves and the conversation's statements. A server's
  * turn adds its live events' and saves' `pg_notify` and the turn lock's lease row, and reads the task before each save
- * (other instances write it).
+ * (other instances write it) — but a step, which holds its task's turn lock on every instance, reads it once and is
+ * answered from what it saved afterwards (held-task-turn.ts): routine step 17 → 13.
  */
 export const BUDGETS = {
   embedded: {
@@ -46,7 +47,7 @@ export const BUDGETS = {
     'knowledge answer, new conversation': 2,
     'knowledge answer, existing conversation': 2,
     'routine start (a new task)': 11,
-    'routine step (its task)': 17,
+    'routine step (its task)': 13,
     'typed routine call, new conversation': 13
   }
 } as const

@@ -16,6 +16,7 @@ import type { Task } from '@a2a-js/sdk'
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
 import { TaskListeners } from '../events/task-listeners.js'
 import { decorateTaskStore } from './decorate-task-store.js'
+import { forgetHeldTask } from './held-task-turn.js'
 
 export interface TaskSaveSignals {
   /**
@@ -73,23 +74,28 @@ export function withSaveSignals (store: TaskStore): TaskStore & TaskSaveSignals 
 export async function loadWhen (
   store: TaskStore, taskId: string, context: ServerCallContext, until: (task: Task | undefined) => boolean, timeoutMs: number
 ): Promise<Task | undefined> {
+  // Waiting for another writer's save: what the request kept of a task whose turn lock it holds would hide it.
+  const load = async (): Promise<Task | undefined> => {
+    forgetHeldTask(context, taskId)
+    return await store.load(taskId, context)
+  }
   if (!signalsSaves(store)) {
-    const task = await store.load(taskId, context)
+    const task = await load()
     if (until(task)) return task
     await sleep(timeoutMs)
-    return await store.load(taskId, context)
+    return await load()
   }
   let wake = signal()
   const stop = store.onSaved(taskId, () => { wake.resolve(true) })
   let timer: NodeJS.Timeout | undefined
   const bound = new Promise<false>((resolve) => { timer = setTimeout(resolve, timeoutMs, false) })
   try {
-    let task = await store.load(taskId, context)
+    let task = await load()
     while (!until(task)) {
       const saved = await Promise.race([wake.promise, bound])
       // A save during the next read resolves the new signal: the loop reads again after it.
       wake = signal()
-      task = await store.load(taskId, context)
+      task = await load()
       if (!saved) break
     }
     return task

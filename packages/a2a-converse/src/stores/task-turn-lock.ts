@@ -24,6 +24,11 @@ export type TaskTurnRelease = () => Promise<void>
 
 export interface TaskTurnLock {
   /**
+   * True when the lock is one for every instance writing the task store (PostgresTaskTurnLock): while a request holds
+   * it, no other turn anywhere writes the task, and the dispatcher marks the request so (held-task-turn.ts).
+   */
+  readonly spansInstances?: boolean
+  /**
    * Resolves once the task's earlier turns are done, with the function that releases the lock. Rejects with
    * TaskBusyError when that takes longer than the lock's wait bound, and with the signal's reason when it aborts.
    */

@@ -13,7 +13,8 @@
  *
  * With `soleWriter` (the embedded database: this process alone writes the table), a `load` answers from the tasks
  * saved or read here lately (remembered-tasks.ts) when it can, without a query: the SDK reads a task again before each
- * of its saves, and a routine turn saves several times (issue 43).
+ * of its saves, and a routine turn saves several times (issue 43). Without (a server), a request that holds the task's
+ * turn lock on every instance is answered from what it last saved or read of the task (held-task-turn.ts).
  */
 import { Task, taskStateFromJSON, taskStateToJSON } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
@@ -28,6 +29,7 @@ import { resealTaskPushConfigs } from './postgres-push-config-store.js'
 import { CONFIG_TO_RESEAL, RESERVE_TASK_FUNCTION, SAVE_TASK_FUNCTION } from './task-store-functions.js'
 import { currentPrefix, type SecretBox } from '../secret-box.js'
 import { RememberedTasks, taskKey, type TaskColumns } from './remembered-tasks.js'
+import { heldTaskTurn } from '../held-task-turn.js'
 import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
 
 /** Where the saves are signalled across instances: PostgresTaskEventHub (it NOTIFYs them and LISTENs for them). */
@@ -59,7 +61,8 @@ export interface PostgresTaskStoreOptions {
    * out): `load` answers from the tasks saved or read here lately (remembered-tasks.ts), without a query. `true`: a
    * memory of this store's own; a RememberedTasks: one shared by the task stores of this process on the database
    * (the gateway's), so that a save through any of them is seen by all. Default false: on a PostgreSQL server other
-   * instances write (a cancellation, a turn elsewhere), and every load reads the row.
+   * instances write (a cancellation, a turn elsewhere), and every load reads the row, but a request's own re-reads of
+   * a task whose turn lock it holds on every instance (held-task-turn.ts).
    */
   soleWriter?: boolean | RememberedTasks
 }
@@ -152,8 +155,9 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
       return saved.outcome === 'saved'
     }
     // Kept as written, or forgotten (refused, failed): the next load reads what the row holds.
-    if (this.#remembered === undefined) await write()
-    else await this.#remembered.save(taskKey(tenant, owner, task.id), row, write)
+    const kept = this.#keptFor(context, task.id)
+    if (kept === undefined) await write()
+    else await kept.save(taskKey(tenant, owner, task.id), row, write)
     if (saved.outcome === 'saved') {
       if (saved.pushed) recorded?.()
       this.#signals.saved(task.id)
@@ -192,7 +196,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   async reserve (taskId: string, context: ServerCallContext): Promise<void> {
     const tenant = context.tenant ?? ''
     const owner = this.#ownerResolver(context)
-    const readEnds = this.#remembered?.readStarts(taskKey(tenant, owner, taskId))
+    const readEnds = this.#keptFor(context, taskId)?.readStarts(taskKey(tenant, owner, taskId))
     let outcome: string | undefined
     let row: null | undefined
     try {
@@ -212,9 +216,22 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     this.#refused.add(taskId, error)
   }
 
-  /** The SDK's read of the row; when this process alone writes, the task kept since its last save or read, if any. */
+  /**
+   * What answers a load of the task besides its row: when this process alone writes, the tasks kept since their last
+   * save or read; otherwise, while the request holds the task's turn lock on every instance (held-task-turn.ts), what
+   * this request last saved or read of it (one task, kept on the request's context).
+   */
+  #keptFor (context: ServerCallContext, taskId: string): RememberedTasks | undefined {
+    if (this.#remembered !== undefined) return this.#remembered
+    const held = heldTaskTurn(context, taskId)
+    if (held === undefined) return undefined
+    held.kept ??= new RememberedTasks(1)
+    return held.kept
+  }
+
+  /** The SDK's read of the row; or the task kept since its last save or read, if any (#keptFor). */
   async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const remembered = this.#remembered
+    const remembered = this.#keptFor(context, taskId)
     if (remembered === undefined) return await this.#sdk.load(taskId, context)
     const key = taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)
     const kept = remembered.get(key)

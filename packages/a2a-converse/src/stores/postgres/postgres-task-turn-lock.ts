@@ -55,6 +55,8 @@ function positive (name: string, value: number | undefined, fallback: number): n
 }
 
 export class PostgresTaskTurnLock implements TaskTurnLock {
+  /** One lease row for every instance on the database. */
+  readonly spansInstances = true
   readonly leaseMs: number
   readonly waitTimeoutMs: number
   readonly #scope: string
