@@ -4,7 +4,8 @@
  * embedded-remembered-tasks.test.ts.
  */
 import t from 'tap'
-import { REMEMBERED_TASK_CHARS, REMEMBERED_TASKS, RememberedTasks, taskKey, type TaskColumns } from '../../../packages/a2a-converse/src/stores/postgres/remembered-tasks.js'
+import { REMEMBERED_TASK_CHARS, REMEMBERED_TASKS, RememberedTasks, taskKey } from '../../../packages/a2a-converse/src/stores/postgres/remembered-tasks.js'
+import type { TaskColumns } from '../../../packages/a2a-converse/src/stores/postgres/task-rows.js'
 
 function row (history: string | null = '[]'): TaskColumns {
   return { contextId: 'ctx', status: '{"state":"TASK_STATE_WORKING"}', artifacts: null, history, metadata: null }

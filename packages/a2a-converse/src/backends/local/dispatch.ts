@@ -19,9 +19,9 @@ import {
 import { ExecutionBuses } from './execution-buses.js'
 import { hasReplays } from '../../stores/message-replays.js'
 import { createTaskWriter } from '../../events/task-writer.js'
-import { MemoryTaskTurnLock, type TaskTurnLock, type TaskTurnRelease } from '../../stores/task-turn-lock.js'
-import { holdTaskTurn } from '../../stores/held-task-turn.js'
-import { acquireTurn } from '../../stores/traced-turn-lock.js'
+import { MemoryTaskTurnLock, type TaskTurnLock } from '../../stores/task-turn-lock.js'
+// The request marked as holding the lock where every instance shares it (a server's task store reads less).
+import { acquireTaskTurn } from '../../stores/held-task-turn.js'
 import type { TaskEventHub } from '../../events/task-event-hub.js'
 import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from './sdk-internals.js'
 import { followTask, relayTaskEvents, type TaskEventSource } from './task-event-relay.js'
@@ -170,7 +170,7 @@ export class A2ADispatcher {
   async * #turnStream (
     context: ServerCallContext, taskId: string, request: SendMessageRequest, signal: AbortSignal
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    const release = await this.#acquire(context, taskId, signal)
+    const release = await acquireTaskTurn(this.#turnLock, context, taskId, signal)
     try {
       yield * this.#streamOrReplay(request, context)
     } finally {
@@ -190,25 +190,10 @@ export class A2ADispatcher {
 
   /** A blocking turn on an existing task, under the task's turn lock. */
   async #turn<T> (context: ServerCallContext, taskId: string, signal: AbortSignal | undefined, turn: () => Promise<T>): Promise<T> {
-    const release = await this.#acquire(context, taskId, signal)
+    const release = await acquireTaskTurn(this.#turnLock, context, taskId, signal)
     try {
       return await turn()
     } finally {
-      await release()
-    }
-  }
-
-  /**
-   * The task's turn lock for the request. A lock every instance shares marks the request as holding it until released
-   * (held-task-turn.ts: a server's task store then answers the request's re-reads of the task without a query).
-   */
-  async #acquire (context: ServerCallContext, taskId: string, signal: AbortSignal | undefined): Promise<TaskTurnRelease> {
-    const release = await acquireTurn(this.#turnLock, context, taskId, signal)
-    if (this.#turnLock.spansInstances !== true) return release
-    const unhold = holdTaskTurn(context, taskId)
-    return async () => {
-      // Unmarked first: the SDK's saves after the release (a non-blocking SendMessage) read the row again.
-      unhold()
       await release()
     }
   }

@@ -28,7 +28,8 @@ import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type Turn
 import { resealTaskPushConfigs } from './postgres-push-config-store.js'
 import { CONFIG_TO_RESEAL, RESERVE_TASK_FUNCTION, SAVE_TASK_FUNCTION } from './task-store-functions.js'
 import { currentPrefix, type SecretBox } from '../secret-box.js'
-import { RememberedTasks, taskKey, type TaskColumns } from './remembered-tasks.js'
+import { RememberedTasks, taskKey } from './remembered-tasks.js'
+import { columnsOf, taskOf, type TaskColumns } from './task-rows.js'
 import { heldTaskTurn } from '../held-task-turn.js'
 import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
 
@@ -70,28 +71,12 @@ export interface PostgresTaskStoreOptions {
 /** The SDK's payload format (the `protocol_version` column its rows carry). */
 const PAYLOAD_FORMAT = '1.0'
 
-function encode (value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value)
-}
-
 /** What converse_save_task answers: `saved` (and whether the task has push configs), or why nothing was written. */
 interface SaveOutcome {
   outcome: 'saved' | 'finished' | 'capped' | 'refused'
   /** The stored task's state (status_state) when `finished`. */
   stored_state: string
   pushed: boolean
-}
-
-/** The task of a row (the SDK's fromTaskRow): a new Task each time. */
-function taskOf (id: string, row: TaskColumns): Task {
-  const decode = (value: string | null): unknown => value === null ? undefined : JSON.parse(value)
-  return Task.fromJSON({ id, contextId: row.contextId, status: decode(row.status), artifacts: decode(row.artifacts), history: decode(row.history), metadata: decode(row.metadata) })
-}
-
-/** The row of a task (the SDK's toTaskRow): its JSON columns. */
-function columnsOf (task: Task): TaskColumns {
-  const payload = Task.toJSON(task) as Record<string, unknown>
-  return { contextId: task.contextId, status: encode(payload.status), artifacts: encode(payload.artifacts), history: encode(payload.history), metadata: encode(payload.metadata) }
 }
 
 function capped (max: number): CallerCapError {
@@ -218,15 +203,12 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
 
   /**
    * What answers a load of the task besides its row: when this process alone writes, the tasks kept since their last
-   * save or read; otherwise, while the request holds the task's turn lock on every instance (held-task-turn.ts), what
-   * this request last saved or read of it (one task, kept on the request's context).
+   * save or read; otherwise what the request holding the task's turn lock on every instance kept (held-task-turn.ts).
    */
   #keptFor (context: ServerCallContext, taskId: string): RememberedTasks | undefined {
     if (this.#remembered !== undefined) return this.#remembered
     const held = heldTaskTurn(context, taskId)
-    if (held === undefined) return undefined
-    held.kept ??= new RememberedTasks(1)
-    return held.kept
+    return held === undefined ? undefined : (held.kept ??= new RememberedTasks(1))
   }
 
   /** The SDK's read of the row; or the task kept since its last save or read, if any (#keptFor). */

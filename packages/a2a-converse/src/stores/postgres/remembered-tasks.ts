@@ -15,6 +15,7 @@
  * the task is forgotten, and the next load reads the row.
  */
 import { integerOption } from '../../core/integer-option.js'
+import type { TaskColumns } from './task-rows.js'
 
 /** Tasks kept at most: a gateway's active tasks (a routine turn's task is read right after its last save). */
 export const REMEMBERED_TASKS = 1000
@@ -25,15 +26,6 @@ export const REMEMBERED_TASKS = 1000
  * a task's history repeats its turns).
  */
 export const REMEMBERED_TASK_CHARS = 8 * 1024 * 1024
-
-/** A task's row as the SDK writes it: its JSON columns (null: absent). */
-export interface TaskColumns {
-  contextId: string
-  status: string | null
-  artifacts: string | null
-  history: string | null
-  metadata: string | null
-}
 
 /** A task's key, the table's primary key: tenant, owner and id. */
 export function taskKey (tenant: string, owner: string, id: string): string {
