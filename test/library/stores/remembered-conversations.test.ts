@@ -46,6 +46,7 @@ t.test('kept states: past their characters, down to 90 % of them', async (t) => 
   t.equal(RECENT_STATES_CHARS, 16 * json.length)
   for (const key of all.slice(0, 16)) remembered.remember(key, json)
   t.same(all.filter((key) => remembered.recent(key) === undefined), [all[16]], 'at the bound: all kept')
+  remembered.forgetRecent(keyOf('agent', 'never kept')) // counts nothing off
   remembered.remember(all[16], json)
   t.same(all.filter((key) => remembered.recent(key) === undefined), [all[0], all[1], all[2]], '14 Mi left: 90 % of 16 Mi is 14.4 Mi')
   t.same(all.filter((key) => !remembered.known(key)), [], 'still known')
