@@ -21,7 +21,6 @@ export const SERVER_ONLY = [
   'packages/a2a-converse/src/stores/postgres/listen-connection.ts',
   'packages/a2a-converse/src/stores/postgres/migrations.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-conversation-store.ts',
-  'packages/a2a-converse/src/stores/postgres/remembered-conversations.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-database.ts',
   'packages/a2a-converse/src/stores/postgres/notify-queue.ts',
   'packages/a2a-converse/src/stores/postgres/postgres-task-event-hub.ts',

@@ -9,6 +9,7 @@ import { CallerCapError } from '../caller-key.js'
 import {
   applyConversationLimits, conversationTaskIds, type ConversationLimits, type ConversationState, type ConversationUpdate
 } from '../conversation-store.js'
+import { cloneData } from '../../core/clone-data.js'
 import { toStoreError } from './connection-errors.js'
 import { CONVERSATION_CAP_REACHED } from './conversation-migrations.js'
 import { discard, lockRow, once, rollback, together, withConnection } from './conversation-connections.js'
@@ -66,9 +67,10 @@ export function nextState (
     throw new TypeError('a conversation update must return the conversation state')
   }
   const at = context.now().toISOString()
-  // The clone refuses what the memory store refuses (functions, symbols…) before JSON would silently drop it.
+  // The clone refuses what the memory store refuses (functions, symbols…) before JSON would silently drop it;
+  // cloneData, as the memory store: structuredClone's result, a few times faster on a state's plain data.
   const next = applyConversationLimits({
-    ...structuredClone(draft),
+    ...cloneData(draft),
     agentId,
     contextId,
     version,
@@ -134,7 +136,7 @@ export async function insertNew (context: WriteContext, agentId: string, context
  * committed.
  */
 export async function writeIfUnchanged (context: WriteContext, agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, read: ConversationState): Promise<Written | undefined | typeof STALE> {
-  const draft = await fn(structuredClone(read))
+  const draft = await fn(cloneData(read))
   if (draft === undefined) return undefined
   const { next, json, answers } = nextState(context, draft, agentId, contextId, read.version + 1, read)
   const statement = answers.cap === null
