@@ -5,10 +5,10 @@
  * counted as test/gateway/turn-round-trips.test.ts counts round trips: each query `pg`'s Client sends.
  */
 import t from 'tap'
-import pg from 'pg'
 import { TaskState, type Task } from '@a2a-js/sdk'
 import { ServerCallContext } from '@a2a-js/sdk/server'
 import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
+import { queryCounter } from '../../fixtures/query-counter.js'
 import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
 import { migrate } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
 import { PostgresTaskStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-task-store.js'
@@ -22,21 +22,8 @@ const database = await openEmbeddedDatabase({ schema: 'converse_remembered', log
 t.teardown(async () => await database.close())
 await migrate(database.db, { schema: 'converse_remembered' })
 
-const sent: string[] = []
-const query = pg.Client.prototype.query
-t.teardown(() => { pg.Client.prototype.query = query })
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  const config = args[0] as string | { text?: string } | undefined
-  sent.push(typeof config === 'string' ? config : config?.text ?? '?')
-  return (query as (...args: unknown[]) => unknown).apply(this, args)
-} as typeof query
-
-/** What `run` answers, and how many queries it sent. */
-async function counted<T> (run: () => Promise<T>): Promise<{ result: T, queries: number }> {
-  const before = sent.length
-  const result = await run()
-  return { result, queries: sent.length - before }
-}
+// Every query pg sends, counted (one round trip each).
+const counted = queryCounter(t)
 
 function task (id: string, state: TaskState, metadata: Record<string, unknown> = {}): Task {
   return {

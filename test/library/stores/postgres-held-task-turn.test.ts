@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { AgentEvent, ServerCallContext, type AgentExecutor } from '@a2a-js/sdk/server'
 import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
+import { queryCounter } from '../../fixtures/query-counter.js'
 import { Message, Task, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk'
 import { holdTaskTurn } from '../../../packages/a2a-converse/src/stores/held-task-turn.js'
 import { loadWhen } from '../../../packages/a2a-converse/src/stores/task-save-signals.js'
@@ -39,21 +40,8 @@ if (url === undefined) {
     await admin.end()
   })
 
-  const sent: string[] = []
-  const query = pg.Client.prototype.query
-  t.teardown(() => { pg.Client.prototype.query = query })
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { text?: string } | undefined
-    sent.push(typeof config === 'string' ? config : config?.text ?? '?')
-    return (query as (...args: unknown[]) => unknown).apply(this, args)
-  } as typeof query
-
-  /** What `run` answers, and how many queries it sent. */
-  async function counted<T> (run: () => Promise<T>): Promise<{ result: T, queries: number }> {
-    const before = sent.length
-    const result = await run()
-    return { result, queries: sent.length - before }
-  }
+  // Every query pg sends, counted (one round trip each).
+  const counted = queryCounter(t)
 
   function task (id: string, state: TaskState, step: number): Task {
     return {
