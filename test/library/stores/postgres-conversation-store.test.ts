@@ -137,7 +137,7 @@ if (url === undefined) {
     const statements: string[] = []
     const kind = (text: string): string => {
       const flat = text.replace(/\s+/g, ' ').trim()
-      if (flat.startsWith('with capped as')) return 'insert-new'
+      if (flat.startsWith('with setting as')) return 'insert-new'
       if (flat.startsWith('with conversation as ( update')) return 'write'
       if (flat.endsWith('for update')) return 'lock'
       return flat.split(' ')[0].toLowerCase()

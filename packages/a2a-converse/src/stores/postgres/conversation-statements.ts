@@ -81,23 +81,20 @@ const indexTasks = (ids: string, from = ''): string => `insert into ${CONVERSATI
 /**
  * A new conversation in one autocommit statement: the row at version 1, its owner ($7, or NULL) and its task index
  * rows, or nothing at all when the row exists (committed by another transaction; one still in progress is waited
- * for), or when the owner already holds its cap ($8) of the agent's conversations and this one is not stored
- * (`capped`: the refusal MAX_CONVERSATIONS_PER_CALLER, decided in the statement, so a turn reads no count first).
- * That count is the statement's snapshot, which misses a conversation of the owner another transaction is creating:
- * so `capped` first sets the cap for this transaction (CONVERSATION_CAP_SETTING; the insert's rows come from
- * `capped`), and the owner's count, which waits for that transaction's lock on the counter row and counts on what it
- * committed, raises CONVERSATION_CAP_REACHED past it (migration 0013): nothing of the statement stays. The task
- * index takes over ids as WRITE does. The conversation's answers ($9, a JSON array) are logged with it;
- * INSERT_NEW_PRUNING also prunes the agent's log ($10 cap, $11 oldest) when that is due. Always one row: the version
- * (NULL: nothing written) and `capped`.
+ * for). The cap ($8, MAX_CONVERSATIONS_PER_CALLER) is the owner's count's to enforce (migration 0013): `setting` sets
+ * it for this transaction (CONVERSATION_CAP_SETTING; the insert's rows come from `setting`, so it is set first), and
+ * the count, which waits for another transaction's lock on the counter row and counts on what it committed, raises
+ * CONVERSATION_CAP_REACHED past it: nothing of the statement stays, so a turn reads no count first and two new
+ * conversations of one owner at the same instant cannot both pass. A conversation that exists is not inserted, so
+ * not counted nor refused. The task index takes over ids as WRITE does. The conversation's answers ($9, a JSON
+ * array) are logged with it; INSERT_NEW_PRUNING also prunes the agent's log ($10 cap, $11 oldest) when that is due.
+ * One row: the version (NULL: nothing written).
  */
-const insertNew = (pruning: string): string => `with capped as (
-    select $7::text is not null and ${HELD_BY_OWNER} >= setting.cap
-      and not exists (select 1 from ${CONVERSATIONS_TABLE} where agent_id = $1 and context_id = $2) as capped
-    from (select set_config('${CONVERSATION_CAP_SETTING}', $8::int::text, true)::int as cap) as setting
+const insertNew = (pruning: string): string => `with setting as (
+    select set_config('${CONVERSATION_CAP_SETTING}', $8::int::text, true)
   ), conversation as (
     insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
-    select $1, $2, $3::jsonb, 1, $4, $5, $7 from capped where not capped
+    select $1, $2, $3::jsonb, 1, $4, $5, $7 from setting
     on conflict do nothing
     returning version
   ), indexed as (
@@ -105,7 +102,7 @@ const insertNew = (pruning: string): string => `with capped as (
   ), answered as (
     ${insertAnswers('$1', '$2', '$9', 'conversation, ')}
   )${pruning}
-  select (select version from conversation) as version, (select capped from capped) as capped`
+  select (select version from conversation) as version`
 /**
  * The answer log's prune, a statement's last CTE: only in the variants used when it is due (once a minute per agent).
  * Apart so that the other turns' plans need not hold it: with its parameters NULL the planner keeps making a custom

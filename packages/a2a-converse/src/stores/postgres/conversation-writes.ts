@@ -118,14 +118,13 @@ export async function insertNew (context: WriteContext, agentId: string, context
   }
   // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
   const statement = answers.cap === null ? prepared('converse_insert_new', INSERT_NEW) : prepared('converse_insert_new_pruning', INSERT_NEW_PRUNING)
-  const [row] = await once<{ version: number | null, capped: boolean }>(context.pool, statement, [
+  const [row] = await once<{ version: number | null }>(context.pool, statement, [
     agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, context.maxConversationsPerCaller,
     answers.json ?? '[]', ...pruneValues(answers)
   ]).catch((error: unknown) => {
-    // The owner's count found the cap reached by a conversation created at the same instant: the same refusal.
+    // The owner's count refused past the cap (the new conversation is not stored).
     throw (error as { code?: unknown }).code === CONVERSATION_CAP_REACHED ? capped(context.maxConversationsPerCaller) : error
   })
-  if (row.capped) throw capped(context.maxConversationsPerCaller)
   return row.version === null ? undefined : written(next, json)
 }
 
