@@ -31,7 +31,9 @@ t.setTimeout(300_000)
  * 8 → 5, step 10 → 5, typed call 9 → 5, what is left being the saves and the conversation's statements. A server's
  * turn adds its live events' and saves' `pg_notify` and the turn lock's lease row, and reads the task before each save
  * (other instances write it) — but a step, which holds its task's turn lock on every instance, reads it once and is
- * answered from what it saved afterwards (held-task-turn.ts): routine step 17 → 13.
+ * answered from what it saved afterwards (held-task-turn.ts): routine step 17 → 13. Then (2026-12-07) a save of the
+ * task as kept — the SDK's save of a step's opening task event, merged onto the task it stored — writes nothing
+ * (sameColumns, task-rows.ts): routine step 5 → 4 embedded, 13 → 11 on a server (the save and its NOTIFY).
  */
 export const BUDGETS = {
   embedded: {
@@ -39,7 +41,7 @@ export const BUDGETS = {
     'knowledge answer, new conversation': 1,
     'knowledge answer, existing conversation': 1,
     'routine start (a new task)': 5,
-    'routine step (its task)': 5,
+    'routine step (its task)': 4,
     'typed routine call, new conversation': 5
   },
   postgres: {
@@ -47,7 +49,7 @@ export const BUDGETS = {
     'knowledge answer, new conversation': 2,
     'knowledge answer, existing conversation': 2,
     'routine start (a new task)': 11,
-    'routine step (its task)': 13,
+    'routine step (its task)': 11,
     'typed routine call, new conversation': 13
   }
 } as const

@@ -52,6 +52,30 @@ t.test('a load after a save answers the task saved, as the row holds it, without
   t.equal((await store.load('kept-1', context))?.metadata?.step, 1, 'the task saved changed afterwards: not what is kept')
 })
 
+t.test('a save of the task as kept writes nothing; a change, a task not kept, a refused turn\'s task are written', async (t) => {
+  const store = new PostgresTaskStore(database.db, { soleWriter: true })
+  const saved = task('same-1', TaskState.TASK_STATE_INPUT_REQUIRED, { step: 1 })
+  await store.save(saved, context)
+  // What the SDK saves when a turn opens with the task's event: the stored task, merged again.
+  const merged = await store.load('same-1', context) as Task
+  t.equal((await counted(async () => { await store.save(merged, context) })).queries, 0, 'the same columns: no statement')
+  t.strictSame(await rows.load('same-1', context), await store.load('same-1', context), 'the row is what is kept')
+  merged.status = { ...merged.status, timestamp: '2026-12-01T10:00:01.000Z' } as Task['status']
+  t.equal((await counted(async () => { await store.save(merged, context) })).queries, 1, 'a changed status: written')
+  t.equal((await rows.load('same-1', context))?.status?.timestamp, '2026-12-01T10:00:01.000Z')
+  merged.history = [...merged.history, merged.history[0]]
+  t.equal((await counted(async () => { await store.save(merged, context) })).queries, 1, 'a longer history: written')
+  t.equal((await rows.load('same-1', context))?.history.length, 2)
+  const other = new PostgresTaskStore(database.db, { soleWriter: new RememberedTasks() })
+  t.equal((await counted(async () => { await other.save(merged, context) })).queries, 1, 'not kept (another memory): written')
+  const unshared = new PostgresTaskStore(database.db)
+  t.equal((await counted(async () => { await unshared.save(merged, context) })).queries, 1, 'a store that keeps nothing: written')
+  // A turn refused past a cap: its task's save is refused by the statement, never skipped.
+  const refusal = new Error('refused')
+  store.refuse('same-1', refusal as never)
+  t.equal((await counted(async () => { await store.save(merged, context) })).queries, 1, 'a refused turn\'s save: sent')
+})
+
 t.test('each load is a copy: a caller changing what it loaded changes nothing kept', async (t) => {
   const store = new PostgresTaskStore(database.db, { soleWriter: true })
   await store.save(task('copy-1', TaskState.TASK_STATE_WORKING, { step: 1 }), context)

@@ -73,6 +73,8 @@ if (url === undefined) {
     t.equal(saved.queries, 0, 'a load after its save: no query')
     t.strictSame(saved.result, await rows.load('held-1', context), 'what the row holds')
     t.equal(saved.result?.metadata?.step, 2)
+    t.equal((await counted(async () => { await store.save(task('held-1', TaskState.TASK_STATE_WORKING, 2), context) })).queries, 0,
+      'a save of the task as kept (a turn\'s opening task event): nothing to write')
     t.equal((await counted(async () => await store.load('held-2', context))).queries, 1, 'another task of the request: read')
     t.equal((await counted(async () => await store.load('held-2', context))).queries, 1, 'and read again')
     t.equal((await counted(async () => await store.load('held-1', new ServerCallContext()))).queries, 1, 'another request: read')
@@ -92,6 +94,8 @@ if (url === undefined) {
     const kept = await counted(async () => await store.load('cancel-1', context))
     t.equal(kept.queries, 0, 'the turn\'s re-read: what it read, without a query')
     t.equal(kept.result?.status?.state, TaskState.TASK_STATE_WORKING)
+    t.equal((await counted(async () => { await store.save(task('cancel-1', TaskState.TASK_STATE_WORKING, 1), context) })).queries, 0,
+      'a save of the task as the turn read it writes nothing (the row stays CANCELED)')
     await t.rejects(store.save(task('cancel-1', TaskState.TASK_STATE_WORKING, 2), context), { name: 'UnsupportedOperationError', message: /TASK_STATE_CANCELED/ },
       'the turn that read before the cancel cannot write over it (-32004)')
     const { result, queries } = await counted(async () => await store.load('cancel-1', context))

@@ -29,7 +29,7 @@ import { resealTaskPushConfigs } from './postgres-push-config-store.js'
 import { CONFIG_TO_RESEAL, RESERVE_TASK_FUNCTION, SAVE_TASK_FUNCTION } from './task-store-functions.js'
 import { currentPrefix, type SecretBox } from '../secret-box.js'
 import { RememberedTasks, taskKey } from './remembered-tasks.js'
-import { columnsOf, taskOf, type TaskColumns } from './task-rows.js'
+import { columnsOf, sameColumns, taskOf, type TaskColumns } from './task-rows.js'
 import { heldTaskTurn } from '../held-task-turn.js'
 import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
 
@@ -124,6 +124,12 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     const owner = this.#ownerResolver(context)
     // The SDK's FAILED task for a turn whose reservation was refused: refused alike, unless the task is stored.
     const refused = this.#refused.take(task.id)
+    const key = taskKey(tenant, owner, task.id)
+    // Kept as written, or forgotten (refused, failed): the next load reads what the row holds.
+    const kept = this.#keptFor(context, task.id)
+    // The row as kept already (a turn's opening task event, merged by the SDK onto the task it stored): nothing to
+    // write, nor to notify — the update would change no column, record no push notification, wake nobody.
+    if (refused === undefined && kept !== undefined && sameColumns(kept.get(key), row)) return
     const push = this.#push
     const recorded = push?.recorded
     const trace = push === undefined ? undefined : traceHeadersFor(traceContextIn(context.state))
@@ -139,10 +145,8 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
       saved = await this.#written(values, tenant, owner, task.id)
       return saved.outcome === 'saved'
     }
-    // Kept as written, or forgotten (refused, failed): the next load reads what the row holds.
-    const kept = this.#keptFor(context, task.id)
     if (kept === undefined) await write()
-    else await kept.save(taskKey(tenant, owner, task.id), row, write)
+    else await kept.save(key, row, write)
     if (saved.outcome === 'saved') {
       if (saved.pushed) recorded?.()
       this.#signals.saved(task.id)

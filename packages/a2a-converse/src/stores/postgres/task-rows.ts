@@ -28,3 +28,9 @@ export function columnsOf (task: Task): TaskColumns {
   const payload = Task.toJSON(task) as Record<string, unknown>
   return { contextId: task.contextId, status: encode(payload.status), artifacts: encode(payload.artifacts), history: encode(payload.history), metadata: encode(payload.metadata) }
 }
+
+/** Whether `kept` (a kept row; null or undefined: none) holds the same columns as `row`: a save of it writes nothing new. */
+export function sameColumns (kept: TaskColumns | null | undefined, row: TaskColumns): boolean {
+  return kept !== null && kept !== undefined && kept.contextId === row.contextId && kept.status === row.status &&
+    kept.artifacts === row.artifacts && kept.history === row.history && kept.metadata === row.metadata
+}
