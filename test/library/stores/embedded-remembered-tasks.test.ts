@@ -66,6 +66,13 @@ t.test('a save of the task as kept writes nothing; a change, a task not kept, a 
   merged.history = [...merged.history, merged.history[0]]
   t.equal((await counted(async () => { await store.save(merged, context) })).queries, 1, 'a longer history: written')
   t.equal((await rows.load('same-1', context))?.history.length, 2)
+  merged.metadata = { step: 2 }
+  t.equal((await counted(async () => { await store.save(merged, context) })).queries, 1, 'other metadata: written')
+  merged.artifacts = [{ artifactId: 'a-1', name: 'a', description: '', parts: [], metadata: undefined, extensions: [] }]
+  t.equal((await counted(async () => { await store.save(merged, context) })).queries, 1, 'an artifact: written')
+  merged.contextId = 'ctx-moved'
+  t.equal((await counted(async () => { await store.save(merged, context) })).queries, 1, 'another context: written')
+  t.strictSame(await rows.load('same-1', context), await store.load('same-1', context), 'the row is what is kept')
   const other = new PostgresTaskStore(database.db, { soleWriter: new RememberedTasks() })
   t.equal((await counted(async () => { await other.save(merged, context) })).queries, 1, 'not kept (another memory): written')
   const unshared = new PostgresTaskStore(database.db)
