@@ -46,6 +46,11 @@ t.test('bounded in count, least recently used first', async (t) => {
   tasks.get('a')
   await tasks.save('c', row(), async () => true)
   t.same(['a', 'b', 'c'].map((key) => tasks.get(key) !== undefined), [true, false, true])
+  // Past a bound of ten or more, the least recently used tenth goes at once (least-recently-used.ts).
+  const many = new RememberedTasks(20)
+  for (let i = 0; i < 21; i++) await many.save(`k${i}`, row(), async () => true)
+  t.equal(many.size, 18, 'the 21st: three go, the oldest')
+  t.same([0, 1, 2, 3, 20].map((i) => many.get(`k${i}`) !== undefined), [false, false, false, true, true])
 })
 
 t.test('bounded in characters: the keys and the columns; a task larger than the bound is not kept', async (t) => {

@@ -2,24 +2,16 @@
  * What a PostgreSQL conversation store remembers of the conversations it used lately (postgres-conversation-store.ts):
  * which exist (their updates go straight to the locked path; any other is first tried as new), and, unless
  * `recentStates` is 0, the JSON of the states it last wrote, for `get(…, { recent: true })`. Both least recently used
- * first (a Map keeps insertion order) and bounded; past a bound, the least recently used tenth is forgotten at once.
+ * first (a Map keeps insertion order) and bounded; past a bound, the least recently used tenth is forgotten at once
+ * (least-recently-used.ts).
  */
+import { afterTrim, forgetOldest } from './least-recently-used.js'
 
 /**
  * The kept states' JSON together, in characters (about bytes): 16 Mi, so that however long the conversations, the
  * states kept for recentStates stay a small part of a gateway's memory (docs/state.md, "Memory").
  */
 export const RECENT_STATES_CHARS = 16 * 1024 * 1024
-
-/**
- * What a bound keeps once passed: the least recently used tenth goes at once (none below 10). A Map keeps the slots
- * of deleted entries until it rehashes, so finding its oldest entry walks past every one deleted before it: dropping
- * one entry per write walked thousands of slots per turn once full (≈ 5 µs per turn at 10,000 keys); one walk per
- * batch does not.
- */
-function afterTrim (bound: number): number {
-  return bound - Math.floor(bound / 10)
-}
 
 /** A conversation's key in the store's memory: its agent and contextId. */
 export function keyOf (agentId: string, contextId: string): string {
@@ -60,20 +52,14 @@ export class RememberedConversations {
     this.#known.set(key, true)
     if (this.#known.size > this.#maxKnown) {
       const keep = afterTrim(this.#maxKnown)
-      for (const oldest of this.#known.keys()) {
-        if (this.#known.size <= keep) break
-        this.#known.delete(oldest)
-      }
+      forgetOldest(this.#known, () => this.#known.size <= keep, (oldest) => this.#known.delete(oldest))
     }
     if (json === undefined || this.#maxRecent === 0) return
     this.#recent.set(key, json)
     this.#recentChars += json.length
     if (this.#recent.size <= this.#maxRecent && this.#recentChars <= RECENT_STATES_CHARS) return
     const [keep, keepChars] = [afterTrim(this.#maxRecent), afterTrim(RECENT_STATES_CHARS)]
-    for (const oldest of this.#recent.keys()) {
-      if (this.#recent.size <= keep && this.#recentChars <= keepChars) break
-      this.forgetRecent(oldest)
-    }
+    forgetOldest(this.#recent, () => this.#recent.size <= keep && this.#recentChars <= keepChars, (oldest) => { this.forgetRecent(oldest) })
   }
 
   /** Conversations gone (deleted, evicted): neither known nor kept. */

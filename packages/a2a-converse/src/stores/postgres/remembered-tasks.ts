@@ -8,7 +8,8 @@
  * A task is kept as the row holds it (the SDK's JSON columns, the text its save sent), so a load answers what a read
  * of the row would: a new Task each time (the SDK mutates the tasks it loads). A task known to have no row is kept
  * too (`null`): a new task's first load. Keyed as the table is (tenant, owner, id): a caller never gets another
- * caller's task. Bounded in count and in characters, least recently used first (a Map keeps insertion order).
+ * caller's task. Bounded in count and in characters, least recently used first (a Map keeps insertion order); past a
+ * bound, the least recently used tenth is forgotten at once (least-recently-used.ts).
  *
  * Saves and reads of a task may overlap (several requests on one task): a read keeps what it found only when no save
  * of that task started meanwhile, and a save keeps what it wrote only when no other save of it overlapped; otherwise
@@ -16,6 +17,7 @@
  */
 import { integerOption } from '../../core/integer-option.js'
 import type { TaskColumns } from './task-rows.js'
+import { afterTrim, forgetOldest } from './least-recently-used.js'
 
 /** Tasks kept at most: a gateway's active tasks (a routine turn's task is read right after its last save). */
 export const REMEMBERED_TASKS = 1000
@@ -125,7 +127,10 @@ export class RememberedTasks {
     if (chars > this.#maxChars) return
     this.#rows.set(key, row)
     this.#chars += chars
-    while (this.#rows.size > this.#maxTasks || this.#chars > this.#maxChars) this.forget(this.#rows.keys().next().value as string)
+    if (this.#rows.size <= this.#maxTasks && this.#chars <= this.#maxChars) return
+    const [keep, keepChars] = [afterTrim(this.#maxTasks), afterTrim(this.#maxChars)]
+    // Never the task just kept (the last key): alone, it is within the bound (checked above).
+    forgetOldest(this.#rows, () => (this.#rows.size <= keep && this.#chars <= keepChars) || this.#rows.size === 1, (oldest) => { this.forget(oldest) })
   }
 
   #enter (key: string): Pending {
