@@ -104,7 +104,7 @@ t.test('loadWhen forgets what the request kept of a task it holds before each re
     const store = signalled ? withSaveSignals(memory) : memory
     const context = new ServerCallContext()
     const unhold = holdTaskTurn(context, 'w-1')
-    const held = heldTaskTurn(context, 'w-1')!
+    const held = heldTaskTurn<RememberedTasks>(context, 'w-1')!
     const kept: Array<RememberedTasks | undefined> = []
     const load = store.load.bind(store)
     store.load = async (taskId, ctx) => {

@@ -13,17 +13,17 @@
  * One task per request, on its context: nothing outlives the request, nothing is shared between requests.
  */
 import type { ServerCallContext } from '@a2a-js/sdk/server'
-import type { RememberedTasks } from './postgres/remembered-tasks.js'
 import { acquireTurn } from './traced-turn-lock.js'
 import type { TaskTurnLock, TaskTurnRelease } from './task-turn-lock.js'
 
 /** The call context state naming the task whose turn lock the request holds (a HeldTaskTurn). */
 export const HELD_TASK_TURN_STATE = 'a2a-converse.heldTaskTurn'
 
-export interface HeldTaskTurn {
+/** `Kept`: what the task store keeps (its own type: a server's PostgresTaskStore keeps a RememberedTasks). */
+export interface HeldTaskTurn<Kept = unknown> {
   readonly taskId: string
   /** What the task store kept of the task for this request (the store's to make; undefined: nothing kept). */
-  kept: RememberedTasks | undefined
+  kept: Kept | undefined
 }
 
 /**
@@ -50,9 +50,9 @@ export function holdTaskTurn (context: ServerCallContext, taskId: string): () =>
   }
 }
 
-/** The mark, when the request holds `taskId`'s turn lock now; undefined otherwise. */
-export function heldTaskTurn (context: ServerCallContext, taskId: string): HeldTaskTurn | undefined {
-  const held = context.state.get(HELD_TASK_TURN_STATE) as HeldTaskTurn | undefined
+/** The mark, when the request holds `taskId`'s turn lock now; undefined otherwise. One store keeps on a mark. */
+export function heldTaskTurn<Kept = unknown> (context: ServerCallContext, taskId: string): HeldTaskTurn<Kept> | undefined {
+  const held = context.state.get(HELD_TASK_TURN_STATE) as HeldTaskTurn<Kept> | undefined
   return held?.taskId === taskId ? held : undefined
 }
 

@@ -211,7 +211,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
    */
   #keptFor (context: ServerCallContext, taskId: string): RememberedTasks | undefined {
     if (this.#remembered !== undefined) return this.#remembered
-    const held = heldTaskTurn(context, taskId)
+    const held = heldTaskTurn<RememberedTasks>(context, taskId)
     return held === undefined ? undefined : (held.kept ??= new RememberedTasks(1))
   }
 
