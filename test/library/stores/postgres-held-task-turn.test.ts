@@ -8,8 +8,7 @@
  * test/gateway/turn-round-trips.test.ts counts round trips. Runs when TEST_DATABASE_URL is set.
  */
 import t from 'tap'
-import { randomBytes } from 'node:crypto'
-import pg from 'pg'
+import { migratedDatabase } from '../../fixtures/migrated-database.js'
 import { AgentEvent, ServerCallContext, type AgentExecutor } from '@a2a-js/sdk/server'
 import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
 import { queryCounter } from '../../fixtures/query-counter.js'
@@ -24,21 +23,10 @@ if (url === undefined) {
   t.test('a server\'s task store and the request holding a task\'s turn lock', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   // Loaded only here: without a database these modules are not part of the run (nor of its coverage).
-  const { createPostgresDatabase } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-database.js')
-  const { migrate } = await import('../../../packages/a2a-converse/src/stores/postgres/migrations.js')
   const { PostgresTaskStore } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-task-store.js')
   const { PostgresTaskTurnLock } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-task-turn-lock.js')
 
-  const schema = `a2a_test_${process.pid}_${randomBytes(4).toString('hex')}`
-  const database = createPostgresDatabase({ connectionString: url, schema })
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await migrate(database.db, { schema })
-  t.teardown(async () => {
-    await database.close()
-    await admin.query(`drop schema if exists ${schema} cascade`)
-    await admin.end()
-  })
+  const { database, schema } = await migratedDatabase(t, url)
 
   // Every query pg sends, counted (one round trip each).
   const counted = queryCounter(t)

@@ -4,11 +4,10 @@
  * lists and pages the same. Runs when TEST_DATABASE_URL is set.
  */
 import t from 'tap'
-import { randomBytes } from 'node:crypto'
+import { migratedDatabase } from '../../fixtures/migrated-database.js'
 import { TaskState, type ListTasksRequest, type Task } from '@a2a-js/sdk'
 import { ServerCallContext } from '@a2a-js/sdk/server'
 import { DatabaseTaskStore } from '@a2a-js/sdk/server/database'
-import pg from 'pg'
 import { finishedStaysFinished } from '../../fixtures/finished-stays-finished.js'
 
 const url = process.env.TEST_DATABASE_URL
@@ -17,20 +16,9 @@ if (url === undefined) {
   t.test('PostgreSQL task store', { skip: 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)' }, async () => {})
 } else {
   // Loaded only here: without a database these modules are not part of the run (nor of its coverage).
-  const { createPostgresDatabase } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-database.js')
-  const { migrate } = await import('../../../packages/a2a-converse/src/stores/postgres/migrations.js')
   const { PostgresTaskStore } = await import('../../../packages/a2a-converse/src/stores/postgres/postgres-task-store.js')
 
-  const schema = `a2a_test_${process.pid}_${randomBytes(4).toString('hex')}`
-  const database = createPostgresDatabase({ connectionString: url, schema })
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await migrate(database.db, { schema })
-  t.teardown(async () => {
-    await database.close()
-    await admin.query(`drop schema if exists ${schema} cascade`)
-    await admin.end()
-  })
+  const { database } = await migratedDatabase(t, url)
   const context = new ServerCallContext()
 
   t.test('a finished task stays finished', async (t) => {
