@@ -8,7 +8,7 @@
  * would. A connection released as broken (`release(true)`) rolls back what it left open first — what a server does
  * when a connection closes.
  *
- * The session is spoken to by `pg` (PGlite's node-postgres adapter), so values come back as from a server and the
+ * The session is spoken to by `pg`, over the wire protocol (embedded-wire.ts), so values come back as from a server and the
  * stores' named statements are prepared once per session.
  *
  * A new data folder's cluster is unpacked from a template (cluster-template.ts) or created in a child process
@@ -27,6 +27,7 @@ import { isWriteFailure } from './connection-errors.js'
 import { lockFolder } from './folder-lock.js'
 import { privateFolder } from './folder-permissions.js'
 import { namingClient, PreparedStatements } from './prepared-statements.js'
+import { EmbeddedWire } from './embedded-wire.js'
 import { assertSchemaName, type PostgresDatabase, type PostgresLogger } from './postgres-database.js'
 
 export interface EmbeddedDatabaseOptions {
@@ -154,14 +155,11 @@ function sessionPool (
 }
 
 /**
- * The PGlite session over the folder (made first when new), and `pg` speaking to it through PGlite's node-postgres
- * adapter: statements prepared once (prepared-statements.ts), values read as from a server (int8 and numeric as strings).
+ * The PGlite session over the folder (made first when new), and `pg` speaking the wire protocol to it (embedded-wire.ts):
+ * statements prepared once (prepared-statements.ts), values read as from a server (int8 and numeric as strings).
  */
 async function openSession (options: EmbeddedDatabaseOptions, params: string[]): Promise<{ session: PGlite, wire: pg.Client }> {
-  const [{ PGlite: Session }, { createPgConfig }] = await Promise.all([
-    importPeer<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', EMBEDDED),
-    importPeer<typeof import('@electric-sql/pglite/node-postgres')>('@electric-sql/pglite/node-postgres', EMBEDDED)
-  ])
+  const { PGlite: Session } = await importPeer<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', EMBEDDED)
   if (options.dataDir !== undefined) await initialised(options.dataDir, params, options.templates)
   // In memory (no folder), initdb runs here: nothing outlives the session.
   const session = new Session({ dataDir: options.dataDir, startParams: [...Session.defaultStartParams, ...params], initDbStartParams: params })
@@ -169,7 +167,7 @@ async function openSession (options: EmbeddedDatabaseOptions, params: string[]):
   // PGlite's start writes files 0666 or 0644 whatever the umask (folder-permissions.ts).
   if (options.dataDir !== undefined) await privateFolder(options.dataDir)
   if (options.schema !== undefined) await session.query(`set search_path to ${options.schema}`)
-  const wire = new (namingClient(new PreparedStatements()))(createPgConfig(session) as pg.ClientConfig)
+  const wire = new (namingClient(new PreparedStatements()))({ stream: () => new EmbeddedWire(session), user: 'postgres', database: 'postgres' })
   await wire.connect()
   return { session, wire }
 }
