@@ -87,4 +87,6 @@ t.test('a session that fails under a query: the query rejects with its error', a
   client.on('error', () => {})
   failing = true
   await t.rejects(client.query('select 1'), { message: 'the session failed' })
+  await client.end()
+  t.pass('and pg\'s end still ends')
 })
