@@ -8,8 +8,8 @@
  * would. A connection released as broken (`release(true)`) rolls back what it left open first — what a server does
  * when a connection closes.
  *
- * The session is spoken to by `pg`, over the wire protocol (embedded-wire.ts), so values come back as from a server and the
- * stores' named statements are prepared once per session.
+ * The session is spoken to by `pg`, over the wire protocol (embedded-wire.ts), so values come back as from a server
+ * and the stores' named statements are prepared once per session.
  *
  * A new data folder's cluster is unpacked from a template (cluster-template.ts) or created in a child process
  * (embedded-initdb.ts), in a temporary sibling folder, then moved in: PGlite's initdb leaves ≈ 800 MB resident in the
@@ -155,8 +155,9 @@ function sessionPool (
 }
 
 /**
- * The PGlite session over the folder (made first when new), and `pg` speaking the wire protocol to it (embedded-wire.ts):
- * statements prepared once (prepared-statements.ts), values read as from a server (int8 and numeric as strings).
+ * The PGlite session over the folder (made first when new), and `pg` speaking the wire protocol to it
+ * (embedded-wire.ts): statements prepared once (prepared-statements.ts), values read as from a server (int8 and
+ * numeric as strings).
  */
 async function openSession (options: EmbeddedDatabaseOptions, params: string[]): Promise<{ session: PGlite, wire: pg.Client }> {
   const { PGlite: Session } = await importPeer<typeof import('@electric-sql/pglite')>('@electric-sql/pglite', EMBEDDED)
