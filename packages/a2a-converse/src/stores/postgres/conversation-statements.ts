@@ -104,6 +104,37 @@ const insertNew = (pruning: string): string => `with setting as (
   )${pruning}
   select (select version from conversation) as version`
 /**
+ * New conversations of one agent ($1) and owner ($2) in one autocommit statement (new-conversation-batches.ts): each
+ * row as INSERT_NEW inserts it, from arrays of one element per conversation — its context id ($4), state ($5),
+ * created and updated times ($6, $7), task ids ($8, each a JSON array) and answers ($9, each a JSON array). The cap
+ * ($3) as INSERT_NEW sets it: the owner's count raises CONVERSATION_CAP_REACHED past it, and then none of the rows
+ * stays. The task index's ids go in sorted order, as WRITE's do. One row per conversation, in the arrays' order:
+ * whether it was inserted (false: the conversation exists).
+ */
+export const INSERT_NEW_MANY = `with setting as (
+    select set_config('${CONVERSATION_CAP_SETTING}', $3::int::text, true)
+  ), given as (
+    select * from unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) with ordinality
+      as given (context_id, state, created_at, updated_at, task_ids, answers, ord)
+  ), conversation as (
+    insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
+    select $1, given.context_id, given.state::jsonb, 1, given.created_at::timestamptz, given.updated_at::timestamptz, $2
+      from setting, given order by given.ord
+    on conflict do nothing
+    returning context_id
+  ), indexed as (
+    insert into ${CONVERSATION_TASKS_TABLE} (agent_id, task_id, context_id)
+    select $1, task.id, given.context_id
+      from conversation join given using (context_id), jsonb_array_elements_text(given.task_ids::jsonb) as task (id)
+      order by task.id
+    on conflict (agent_id, task_id) do update set context_id = excluded.context_id
+    where ${CONVERSATION_TASKS_TABLE}.context_id <> excluded.context_id
+  ), answered as (
+    ${insertAnswers('$1', 'given.context_id', 'given.answers', 'conversation join given using (context_id), ', 'given.ord, ')}
+  )
+  select given.context_id, conversation.context_id is not null as inserted
+    from given left join conversation using (context_id) order by given.ord`
+/**
  * The answer log's prune, a statement's last CTE: only in the variants used when it is due (once a minute per agent).
  * Apart so that the other turns' plans need not hold it: with its parameters NULL the planner keeps making a custom
  * plan of the whole statement on every call (the generic one counts the delete's scan of the log), which costs the

@@ -5,20 +5,19 @@
  * conditional write on the state the caller read, and the locked path (the row locked, `fn` on what is stored).
  */
 import type pg from 'pg'
-import { CallerCapError } from '../caller-key.js'
 import {
   applyConversationLimits, conversationTaskIds, type ConversationLimits, type ConversationState, type ConversationUpdate
 } from '../conversation-store.js'
 import { cloneData } from '../../core/clone-data.js'
 import { toStoreError } from './connection-errors.js'
-import { CONVERSATION_CAP_REACHED } from './conversation-migrations.js'
 import { discard, lockRow, once, rollback, together, withConnection } from './conversation-connections.js'
 import {
-  EVICT_OVERFLOW, HELD, INSERT_NEW, INSERT_NEW_PRUNING, WRITE, WRITE_ANSWERED, WRITE_ANSWERED_PRUNING, WRITE_IF_UNCHANGED,
+  EVICT_OVERFLOW, HELD, WRITE, WRITE_ANSWERED, WRITE_ANSWERED_PRUNING, WRITE_IF_UNCHANGED,
   WRITE_IF_UNCHANGED_PRUNING, prepared
 } from './conversation-statements.js'
 import { newAnswers } from '../answer-log.js'
 import { answersJson, type PostgresAnswerLog } from './postgres-answer-log.js'
+import { capped, type NewConversationInserts } from './new-conversation-inserts.js'
 
 /** What a write adds to the answer log: the records' JSON (none: undefined) and the prune's parameters (not due: null). */
 export interface AnswerWrite {
@@ -57,6 +56,8 @@ export interface WriteContext {
   now: () => Date
   limits: ConversationLimits
   answers: Pick<PostgresAnswerLog, 'pruneParameters'>
+  /** New conversations' inserts (an owner's that arrive together share a statement). */
+  newConversations: NewConversationInserts
 }
 
 /** `fn`'s result as stored: validated, cloned, the store's fields set, the limits applied; its JSON and answers. */
@@ -98,7 +99,8 @@ function lockedStatement (answers: AnswerWrite): pg.QueryConfig {
 export const STALE = Symbol('stale')
 
 /**
- * The optimistic path: `fn(undefined)` inserted as a new conversation in one autocommit statement. Undefined when
+ * The optimistic path: `fn(undefined)` inserted as a new conversation in one autocommit statement (shared with the
+ * owner's others that arrive meanwhile: new-conversation-inserts.ts). Undefined when
  * the conversation exists (nothing written: the locked path follows), or when `fn` threw, returned undefined or
  * returned something unusable for a conversation it took as new (the locked path calls it again, on the real state if there is one,
  * and its error is the one that propagates). The statement is not retried on a new connection: a lost connection
@@ -116,16 +118,10 @@ export async function insertNew (context: WriteContext, agentId: string, context
   } catch {
     return undefined
   }
-  // Named: prepared once per connection, so the server does not parse and plan it again on every new turn.
-  const statement = answers.cap === null ? prepared('converse_insert_new', INSERT_NEW) : prepared('converse_insert_new_pruning', INSERT_NEW_PRUNING)
-  const [row] = await once<{ version: number | null }>(context.pool, statement, [
-    agentId, contextId, json, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(), owner, context.maxConversationsPerCaller,
-    answers.json ?? '[]', ...pruneValues(answers)
-  ]).catch((error: unknown) => {
-    // The owner's count refused past the cap (the new conversation is not stored).
-    throw (error as { code?: unknown }).code === CONVERSATION_CAP_REACHED ? capped(context.maxConversationsPerCaller) : error
-  })
-  return row.version === null ? undefined : written(next, json)
+  const inserted = await context.newConversations.insert(agentId, owner, {
+    contextId, json, createdAt: next.createdAt, updatedAt: next.updatedAt, taskIds: conversationTaskIds(next).sort(), answers: answers.json ?? '[]'
+  }, pruneValues(answers))
+  return inserted ? written(next, json) : undefined
 }
 
 /**
@@ -146,12 +142,6 @@ export async function writeIfUnchanged (context: WriteContext, agentId: string, 
     answers.json ?? null, ...pruneValues(answers)
   ])
   return rows.length === 0 ? STALE : written(next, json)
-}
-
-/** MAX_CONVERSATIONS_PER_CALLER: the refusal of a new conversation of an owner at the cap (nothing written). */
-function capped (max: number): CallerCapError {
-  return new CallerCapError('MAX_CONVERSATIONS_PER_CALLER', max,
-    `this caller has ${max} conversations (MAX_CONVERSATIONS_PER_CALLER): continue one of them`)
 }
 
 /** Refuses (CallerCapError) when `owner` holds maxConversationsPerCaller of the agent's conversations. */

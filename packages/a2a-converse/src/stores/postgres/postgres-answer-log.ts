@@ -24,14 +24,17 @@ const REMEMBERED_PRUNES = 1000
 const FIRST_COUNTED = (agent: string, offset: string): string =>
   `coalesce((select seq from ${ANSWERS_TABLE} where agent_id = ${agent} order by seq desc offset ${offset} limit 1), 0)`
 
-/** Inserts the records ($records: a JSON array of AnswerRecord) of the conversation ($context) of the agent ($agent). */
-export const insertAnswers = (agent: string, context: string, records: string, from = ''): string =>
+/**
+ * Inserts the records ($records: a JSON array of AnswerRecord) of the conversation ($context) of the agent ($agent).
+ * `from`: what the rows depend on; `order`: what orders them before each array's own order (several conversations).
+ */
+export const insertAnswers = (agent: string, context: string, records: string, from = '', order = ''): string =>
   `insert into ${ANSWERS_TABLE} (agent_id, context_id, at, availability, coverage, reason, question, question_key)
     select ${agent}, ${context}, r.at, r.availability, r.coverage, r.reason, r.question, r.key
     from ${from}rows from (jsonb_to_recordset(${records}::jsonb)
       as (at bigint, availability text, coverage text, reason text, question text, key text)) with ordinality
       as r (at, availability, coverage, reason, question, key, ord)
-    order by r.ord`
+    order by ${order}r.ord`
 
 /** Deletes the agent's rows past the retention ($oldest, epoch ms) or the cap ($cap); nothing when $cap is NULL. */
 export const pruneAnswers = (agent: string, cap: string, oldest: string): string =>

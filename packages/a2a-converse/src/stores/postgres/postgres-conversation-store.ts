@@ -22,6 +22,7 @@ import { KeyedLock } from '../keyed-lock.js'
 import { DEFAULT_ANSWER_RETENTION_MS, DEFAULT_MAX_ANSWERS_PER_AGENT, type AnswerLogLimits } from '../answer-log.js'
 import { query } from './conversation-connections.js'
 import { DELETE, SELECT_EXISTS, SELECT_LIST, SELECT_STATE, SELECT_TASK, listSummary, prepared, type ListRow } from './conversation-statements.js'
+import { NewConversationInserts } from './new-conversation-inserts.js'
 import { STALE, insertNew, lockedWrite, writeIfUnchanged, type WriteContext } from './conversation-writes.js'
 import { PostgresAnswerLog } from './postgres-answer-log.js'
 import type { PostgresDatabase } from './postgres-database.js'
@@ -90,7 +91,14 @@ export class PostgresConversationStore implements ConversationStore {
       answerRetentionMs: integerOption('answerRetentionMs', options.answerRetentionMs, DEFAULT_ANSWER_RETENTION_MS),
       maxAnswersPerAgent: integerOption('maxAnswersPerAgent', options.maxAnswersPerAgent, DEFAULT_MAX_ANSWERS_PER_AGENT)
     }, this.#now)
-    this.#writes = { pool: this.#pool, now: this.#now, limits: this.limits, answers: this.answers, maxConversationsPerCaller: this.maxConversationsPerCaller }
+    this.#writes = {
+      pool: this.#pool,
+      now: this.#now,
+      limits: this.limits,
+      answers: this.answers,
+      maxConversationsPerCaller: this.maxConversationsPerCaller,
+      newConversations: new NewConversationInserts(this.#pool, this.maxConversationsPerCaller)
+    }
   }
 
   async get (agentId: string, contextId: string, options: ConversationGetOptions = {}): Promise<ConversationState | undefined> {
