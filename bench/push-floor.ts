@@ -69,6 +69,37 @@ export async function buildFloorPoster (): Promise<FastifyInstance> {
   return app
 }
 
+/** The header of the in-process floor's turns (push.ts): the gateway POSTs the captured notifications after their reply. */
+export const IN_PROCESS_FLOOR_HEADER = 'x-bench-push-floor'
+
+/**
+ * The floor in the gateway's own process: `app` (the memory gateway push.ts measures) made to POST, after the reply
+ * of each request carrying IN_PROCESS_FLOOR_HEADER, the notifications a PUT /bench/push-floor { url, notifications }
+ * gave it — with undici alone, through one keep-alive Agent, one after the other, not awaited by the reply: what the
+ * gateway's push path does at the least, sharing the process (its event loop, its garbage collector) with the turns
+ * as the path does. Its CPU per turn less the same turn's without the header is the floor's cost.
+ */
+export function withInProcessFloor (app: FastifyInstance): FastifyInstance {
+  const dispatcher = new Agent({ keepAliveTimeout: 4000 })
+  let floor: { url: string, notifications: CapturedNotification[] } | undefined
+  app.addHook('onClose', async () => { await dispatcher.close() })
+  app.put('/bench/push-floor', async (req) => {
+    floor = req.body as { url: string, notifications: CapturedNotification[] }
+    return {}
+  })
+  const post = async (url: string, notifications: CapturedNotification[]): Promise<void> => {
+    for (const { body, headers } of notifications) {
+      const response = await request(url, { method: 'POST', headers: { ...headers, 'a2a-notification-id': randomUUID() }, body, dispatcher })
+      await response.body.dump()
+    }
+  }
+  app.addHook('onResponse', async (req) => {
+    if (floor === undefined || req.headers[IN_PROCESS_FLOOR_HEADER] === undefined) return
+    post(floor.url, floor.notifications).catch((error: unknown) => { app.log.error(error) })
+  })
+  return app
+}
+
 /** One round of the floor: CPU µs per turn (its notifications) and turns per second. */
 export async function floorRound (poster: ChildApp, run: RunRequest): Promise<{ cpuMicrosPerTurn: number, turnsPerSecond: number }> {
   const before = await poster.usage()
@@ -87,13 +118,24 @@ const TURN_KINDS = ['TASK_STATE_SUBMITTED', 'artifactUpdate', 'TASK_STATE_COMPLE
  * turn's notifications as the receiver got them, POSTed by push-floor.ts's child for as many rounds, as long each, at
  * the load's concurrency (the median of its CPU per turn).
  */
+/** A `book_table` turn's notifications as the receiver got them, in the order they are sent. */
+export function turnNotifications (received: Record<string, CapturedNotification>): CapturedNotification[] {
+  const notifications = TURN_KINDS.map((kind) => received[kind])
+  if (notifications.some((notification) => notification === undefined)) throw new Error(`the receiver got no ${TURN_KINDS.join(' / ')} (it got ${Object.keys(received).join(', ')})`)
+  return notifications
+}
+
+/** The median over the rounds of rows[a]'s CPU per turn less rows[b]'s. */
+export function cpuDifference (rows: Row[], a: number, b: number): number {
+  const [minuend, subtrahend] = [rows[a].cpuSamples as number[], rows[b].cpuSamples as number[]]
+  return median(minuend.map((sample, round) => sample - subtrahend[round]))
+}
+
 export async function pushFloor (
   rows: Row[], received: Record<string, CapturedNotification>, hook: string, options: RunOptions, children: ChildApp[]
 ): Promise<{ ownMicros: number, floorMicros: number, note: string }> {
-  const notifications = TURN_KINDS.map((kind) => received[kind])
-  if (notifications.some((notification) => notification === undefined)) throw new Error(`the receiver got no ${TURN_KINDS.join(' / ')} (it got ${Object.keys(received).join(', ')})`)
-  const [withConfig, without] = [rows[0].cpuSamples as number[], rows[1].cpuSamples as number[]]
-  const ownMicros = median(withConfig.map((sample, round) => sample - without[round]))
+  const notifications = turnNotifications(received)
+  const ownMicros = cpuDifference(rows, 0, 1)
   const poster = await startChildApp(new URL('./push-floor.js', import.meta.url).href, 'buildFloorPoster')
   children.push(poster)
   await floorRound(poster, { url: hook, notifications, concurrency: options.connections, durationSec: options.warmupSec })
