@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import type { AddressInfo } from 'node:net'
 import { createServer } from 'node:net'
 import { PushUrlPolicy, type UrlVerdict } from '../../../packages/a2a-converse/src/push/url-guard.js'
-import { retryAfterMs, webhookPoster, RESPONSE_BYTES, type PostOutcome, type WebhookPoster } from '../../../packages/a2a-converse/src/push/webhook-post.js'
+import { retryAfterMs, sharedDeadlines, webhookPoster, RESPONSE_BYTES, type PostOutcome, type WebhookPoster } from '../../../packages/a2a-converse/src/push/webhook-post.js'
 import { nextStep, DEFAULT_RETRY_SETTINGS } from '../../../packages/a2a-converse/src/push/retry-schedule.js'
 import { PushDeliverer, webhookHost } from '../../../packages/a2a-converse/src/push/push-deliverer.js'
 import { taskUpdates } from '../../../packages/a2a-converse/src/push/task-updates.js'
@@ -112,6 +112,25 @@ t.test('one POST: answers, retries, refusals, timeouts, DNS rebinding, bounded b
   const rebound = webhookPoster(rebinding, { timeoutMs: 500 })
   t.teardown(() => rebound.close())
   t.match(await rebound.post({ url: `${base.replace('127.0.0.1', 'localhost')}/204` }, '{}', 'id'), { kind: 'refused', reason: /resolves to an address/ })
+})
+
+t.test('attempts that start within one slot share a deadline: each ends between its time and its time plus a slot', async (t) => {
+  // 100 ms: slots of 10 ms.
+  const deadline = sharedDeadlines(100)
+  const started = performance.now()
+  const first = deadline()
+  t.equal(deadline(), first, 'an attempt started in the same slot shares its signal')
+  t.equal(first.aborted, false)
+  // The deadline's timer does not hold the process open (an attempt's socket does): this test's interval does.
+  const open = setInterval(() => {}, 1000)
+  await new Promise<void>((resolve) => first.addEventListener('abort', () => { resolve() }))
+  clearInterval(open)
+  const after = performance.now() - started
+  t.ok(after >= 99 && after < 200, `aborted after its time and a slot (${after.toFixed(0)} ms)`)
+  t.match(first.reason, { name: 'TimeoutError' }, 'the reason AbortSignal.timeout gives')
+  const next = deadline()
+  t.not(next, first, 'a later attempt: a slot of its own')
+  t.equal(next.aborted, false)
 })
 
 t.test('a URL\'s verdict and parts are the policy\'s, kept there (one cache for configs and POSTs); its query goes with the POST', async (t) => {

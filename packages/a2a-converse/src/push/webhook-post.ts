@@ -10,6 +10,7 @@
  */
 import { ATTR } from '../telemetry/attributes.js'
 import { inSpan, injectTraceHeaders, SpanKind, type Context, type Span } from '../telemetry/tracing.js'
+import { setMaxListeners } from 'node:events'
 import { Agent, type Dispatcher } from 'undici'
 import type { PushUrlPolicy } from './url-guard.js'
 import { ERROR_CODES, isConverseError } from '../core/errors.js'
@@ -48,6 +49,7 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
     bodyTimeout: options.timeoutMs,
     keepAliveTimeout: 4000
   })
+  const deadline = sharedDeadlines(options.timeoutMs)
   return {
     async post (target, body, deliveryId, traceContext) {
       const parsed = policy.verdict(target.url)
@@ -63,28 +65,14 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
         headers.authorization = auth.credentials === undefined || auth.credentials === '' ? auth.scheme : `${auth.scheme} ${auth.credentials}`
       }
       return await inSpan('push.webhook POST', SpanKind.CLIENT, parsed.attributes,
-        async (span, spanContext) => await send(parsed, injectTraceHeaders(headers, spanContext), body, span), { parent: traceContext })
+        async (span, spanContext) => await attempt(parsed, injectTraceHeaders(headers, spanContext), body, span, deadline()), { parent: traceContext })
     },
     async close () {
       await dispatcher.close()
     }
   }
 
-  /**
-   * The POST and its outcome; the span gets the answer's status. The attempt's time is bounded by a timer cleared
-   * when it ends, not AbortSignal.timeout: that signal and its timer live for the whole timeoutMs after the POST is
-   * done (10 s by default, thousands of them at a few hundred turns per second), which the garbage collector pays for.
-   */
-  async function send (target: { origin: string, path: string }, headers: Record<string, string>, body: string, span: Span): Promise<PostOutcome> {
-    const controller = new AbortController()
-    const timer = setTimeout(abortOnTimeout, options.timeoutMs, controller)
-    try {
-      return await attempt(target, headers, body, span, controller.signal)
-    } finally {
-      clearTimeout(timer)
-    }
-  }
-
+  /** The POST and its outcome; the span gets the answer's status. `signal`: its deadline (sharedDeadlines). */
   async function attempt (target: { origin: string, path: string }, headers: Record<string, string>, body: string, span: Span, signal: AbortSignal): Promise<PostOutcome> {
     let response: Dispatcher.ResponseData
     try {
@@ -108,7 +96,32 @@ export function webhookPoster (policy: PushUrlPolicy, options: { timeoutMs: numb
   }
 }
 
-/** Ends an attempt that outlived its time, with the reason AbortSignal.timeout gives (the outcome says TimeoutError). */
+/**
+ * The deadlines of attempts: those that start within one slot (a tenth of `timeoutMs`, at most 100 ms) share an
+ * AbortController, aborted `timeoutMs` after the slot's end, so each attempt ends between `timeoutMs` and `timeoutMs`
+ * plus a slot after it starts, however slowly its answer arrives. One controller and one timer per slot, not per POST:
+ * a controller and a timer cleared when the attempt ends were ≈ a tenth of the push path's own CPU at a few hundred
+ * turns per second, three POSTs each (docs/push.md, "What a notification costs"); AbortSignal.timeout before them
+ * kept a signal and a timer alive for the whole `timeoutMs` after each POST, which the garbage collector paid for.
+ */
+export function sharedDeadlines (timeoutMs: number): () => AbortSignal {
+  const slotMs = Math.min(100, Math.ceil(timeoutMs / 10))
+  let slot: { signal: AbortSignal, ends: number } | undefined
+  return () => {
+    const now = performance.now()
+    if (slot === undefined || now >= slot.ends) {
+      const controller = new AbortController()
+      // Every attempt of the slot listens to its signal until it ends (undici then removes its listener).
+      setMaxListeners(0, controller.signal)
+      // Not kept alive for it: a process with nothing else to do need not wait for a deadline nobody awaits.
+      setTimeout(abortOnTimeout, timeoutMs + slotMs, controller).unref()
+      slot = { signal: controller.signal, ends: now + slotMs }
+    }
+    return slot.signal
+  }
+}
+
+/** Ends the attempts that outlived their time, with the reason AbortSignal.timeout gives (the outcome says TimeoutError). */
 function abortOnTimeout (controller: AbortController): void {
   controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))
 }
