@@ -9,8 +9,7 @@
  * when a connection closes.
  *
  * The session is spoken to by `pg`, over the wire protocol (embedded-wire.ts), so values come back as from a server
- * and the stores' named statements are prepared once per session.
- *
+ * and the stores' named statements are prepared once per session. Tables are vacuumed here (embedded-vacuum.ts).
  * A new data folder's cluster is unpacked from a template (cluster-template.ts) or created in a child process
  * (embedded-initdb.ts), in a temporary sibling folder, then moved in: PGlite's initdb leaves ≈ 800 MB resident in the
  * process that ran it, and a first start cut short leaves no half-made database behind.
@@ -28,6 +27,7 @@ import { lockFolder } from './folder-lock.js'
 import { privateFolder } from './folder-permissions.js'
 import { namingClient, PreparedStatements } from './prepared-statements.js'
 import { EmbeddedWire } from './embedded-wire.js'
+import { startVacuum } from './embedded-vacuum.js'
 import { assertSchemaName, type PostgresDatabase, type PostgresLogger } from './postgres-database.js'
 
 export interface EmbeddedDatabaseOptions {
@@ -47,6 +47,8 @@ export interface EmbeddedDatabaseOptions {
    * initdb (≈ 750 MB for a few seconds, in a child process). The gateway ships one, made by its build.
    */
   templates?: string
+  /** How often tables with dead rows are vacuumed (embedded-vacuum.ts; PGlite has no autovacuum). Default 10 s. */
+  vacuumIntervalMs?: number
   logger: PostgresLogger
 }
 
@@ -216,6 +218,7 @@ export async function openEmbeddedSession (
   const pool = sessionPool(turns, run, async () => { await wire.query('rollback') }, () => closed)
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: pool as unknown as pg.Pool }) })
 
+  const stopVacuum = startVacuum(pool as unknown as pg.Pool, options.logger, options.vacuumIntervalMs)
   let closing: Promise<void> | undefined
   const database: PostgresDatabase = {
     db,
@@ -228,6 +231,7 @@ export async function openEmbeddedSession (
     },
     async close () {
       closing ??= (async () => {
+        await stopVacuum()
         // Every holder hands the session on before it closes: nothing is cut mid-transaction.
         const handOn = await turns.take()
         closed = true
