@@ -1,11 +1,11 @@
 /**
- * The embedded database's vacuum (issue 43; docs/state.md "The embedded database's vacuum"). PGlite runs PostgreSQL
- * in this process without autovacuum's workers, so the row versions that updates and deletes leave behind stayed for
- * good, and every scan of a churned table walked them: one caller's task reservations (each a row inserted, then
- * deleted once taken or expired) cost 355 µs of CPU each over the first 2,000, 900 µs after 12,000 (11,616 dead rows),
- * and 93–108 µs after a VACUUM of the table, which took 5.4 ms; vacuumed every second, 109–145 µs throughout 16,000
- * (scratch scripts, 2026-12-07). So this does what autovacuum would: every `intervalMs` the tables whose dead rows
- * passed autovacuum's default threshold (50 and a fifth of the live rows) are vacuumed, one at a time, each a
+ * The embedded database's vacuum (issue 43; docs/state.md, "One code for both PostgreSQLs": no autovacuum). PGlite runs
+ * PostgreSQL in this process without autovacuum's workers, so the row versions that updates and deletes leave behind
+ * stayed for good, and every scan of a churned table walked them: one caller's task reservations (each a row inserted,
+ * then deleted once taken or expired) cost 355 µs of CPU each over the first 2,000, 900 µs after 12,000 (11,616 dead
+ * rows), and 93–108 µs after a VACUUM of the table, which took 5.4 ms; vacuumed every second, 109–145 µs throughout
+ * 16,000 (scratch scripts, 2026-12-07). So this does what autovacuum would: every `intervalMs` the tables whose dead
+ * rows passed autovacuum's default threshold (50 and a fifth of the live rows) are vacuumed, one at a time, each a
  * statement of its own between the turns' statements. A server has its own autovacuum.
  */
 import type pg from 'pg'
