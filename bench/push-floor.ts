@@ -113,11 +113,6 @@ export async function floorRound (poster: ChildApp, run: RunRequest): Promise<{ 
 /** The order of a `book_table` turn's notifications (the receiver's kinds). */
 const TURN_KINDS = ['TASK_STATE_SUBMITTED', 'artifactUpdate', 'TASK_STATE_COMPLETED']
 
-/**
- * The push path's own CPU per turn (with a config minus without, per round, the median) against its floor: the
- * turn's notifications as the receiver got them, POSTed by push-floor.ts's child for as many rounds, as long each, at
- * the load's concurrency (the median of its CPU per turn).
- */
 /** A `book_table` turn's notifications as the receiver got them, in the order they are sent. */
 export function turnNotifications (received: Record<string, CapturedNotification>): CapturedNotification[] {
   const notifications = TURN_KINDS.map((kind) => received[kind])
@@ -131,6 +126,11 @@ export function cpuDifference (rows: Row[], a: number, b: number): number {
   return median(minuend.map((sample, round) => sample - subtrahend[round]))
 }
 
+/**
+ * The push path's own CPU per turn (with a config minus without, per round, the median) against its floor: the
+ * turn's notifications as the receiver got them, POSTed by push-floor.ts's child for as many rounds, as long each, at
+ * the load's concurrency (the median of its CPU per turn).
+ */
 export async function pushFloor (
   rows: Row[], received: Record<string, CapturedNotification>, hook: string, options: RunOptions, children: ChildApp[]
 ): Promise<{ ownMicros: number, floorMicros: number, note: string }> {
