@@ -16,8 +16,8 @@ import { embeddedSecretBox, prepareDataDir } from '../../src/gateway/data-dir.js
 import { openGatewayState } from '../../src/gateway/state.js'
 import { lockFolder } from '../../packages/a2a-converse/src/stores/postgres/folder-lock.js'
 import { openEmbeddedDatabase } from '../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
-import { CONVERSATION_OWNERS_TABLE, CONVERSE_MIGRATION_TABLE, migrationNames } from '../../packages/a2a-converse/src/stores/postgres/migrations.js'
-import { CONVERSATION_CAP_SETTING } from '../../packages/a2a-converse/src/stores/postgres/conversation-migrations.js'
+import { CONVERSE_MIGRATION_TABLE, migrationNames } from '../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { SAVE_TASK_STEPS_FUNCTION } from '../../packages/a2a-converse/src/stores/postgres/task-store-functions.js'
 import { privateFolder } from '../../packages/a2a-converse/src/stores/postgres/folder-permissions.js'
 import { SecretBox } from '../../packages/a2a-converse/src/stores/secret-box.js'
 import { recordNotifications } from '../fixtures/push-outbox-rows.js'
@@ -195,12 +195,11 @@ t.test('an upgrade: a migration newer than the folder\'s database runs at start,
   const dataDir = join(t.testdir(), 'data')
   const first = await openGatewayState({ state: 'embedded', dataDir, databaseUrl: undefined }, recorder())
   await first.close()
-  // What a folder an earlier version made holds: the newest migration (0013, the owners' count that refuses past
-  // the cap) neither applied nor in the ledger; a count without the refusal stands in for 0007's.
+  // What a folder an earlier version made holds: the newest migration (0014, a blocking turn's saves in one
+  // statement) neither applied nor in the ledger.
   const older = await openEmbeddedDatabase({ dataDir: join(dataDir, 'pgdata'), logger: { warn () {} } })
   const newest = migrationNames().at(-1) as string
-  await older.pool.query(`create or replace function ${CONVERSATION_OWNERS_TABLE}_count () returns trigger language plpgsql as $$
-    begin return null; end $$`)
+  await older.pool.query(`drop function ${SAVE_TASK_STEPS_FUNCTION}`)
   await older.pool.query(`delete from ${CONVERSE_MIGRATION_TABLE} where name = $1`, [newest.split('/')[1]])
   await older.close()
   const log = recorder()
@@ -209,7 +208,7 @@ t.test('an upgrade: a migration newer than the folder\'s database runs at start,
     [[`migration applied: ${newest}`, { dataDir, migration: newest }]], 'the newer one applied and logged, the others found done')
   await state.close()
   const upgraded = await openEmbeddedDatabase({ dataDir: join(dataDir, 'pgdata'), logger: { warn () {} } })
-  const { rows } = await upgraded.pool.query<{ source: string }>('select prosrc as source from pg_proc where proname = $1', [`${CONVERSATION_OWNERS_TABLE}_count`])
+  const { rows } = await upgraded.pool.query<{ name: string }>('select proname as name from pg_proc where proname = $1', [SAVE_TASK_STEPS_FUNCTION])
   await upgraded.close()
-  t.ok(rows[0].source.includes(CONVERSATION_CAP_SETTING), 'the count is the newest one')
+  t.equal(rows.length, 1, 'the newest one\'s function is there')
 })

@@ -10,8 +10,8 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
 import { makeClusterTemplate, pgliteVersion, templateFile, templateName, unpackTemplate } from '../../../packages/a2a-converse/src/stores/postgres/cluster-template.js'
-import { CONVERSATION_OWNERS_TABLE, CONVERSE_MIGRATION_TABLE, migrate, migrationNames } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
-import { CONVERSATION_CAP_SETTING } from '../../../packages/a2a-converse/src/stores/postgres/conversation-migrations.js'
+import { CONVERSE_MIGRATION_TABLE, migrate, migrationNames } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { SAVE_TASK_STEPS_FUNCTION } from '../../../packages/a2a-converse/src/stores/postgres/task-store-functions.js'
 
 const logger = { warn () {} }
 // A template is an initdb in a child process: seconds, tens of them on a loaded 2-core machine.
@@ -75,19 +75,18 @@ t.test('a cluster from a template with fewer migrations than the library\'s ends
   const templates = t.testdir()
   await makeClusterTemplate(templates)
   const dataDir = join(templates, 'pgdata')
-  // What an older template holds: the newest migration (0013, the owners' count that refuses past the cap) neither
-  // applied nor in the ledger; a count without the refusal stands in for 0007's.
+  // What an older template holds: the newest migration (0014, a blocking turn's saves in one statement) neither
+  // applied nor in the ledger.
   const older = await openEmbeddedDatabase({ dataDir, templates, logger })
   const newest = migrationNames().at(-1) as string
-  await older.pool.query(`create or replace function ${CONVERSATION_OWNERS_TABLE}_count () returns trigger language plpgsql as $$
-    begin return null; end $$`)
+  await older.pool.query(`drop function ${SAVE_TASK_STEPS_FUNCTION}`)
   await older.pool.query(`delete from ${CONVERSE_MIGRATION_TABLE} where name = $1`, [newest.split('/')[1]])
   await older.close()
   const database = await openEmbeddedDatabase({ dataDir, templates, logger })
   t.teardown(async () => await database.close())
   t.strictSame((await migrate(database.db, { schema: 'public' })).applied, [newest], 'the newer migration runs at start')
-  const { rows } = await database.pool.query<{ source: string }>('select prosrc as source from pg_proc where proname = $1', [`${CONVERSATION_OWNERS_TABLE}_count`])
-  t.ok(rows[0].source.includes(CONVERSATION_CAP_SETTING), 'the count is the newest one')
+  const { rows } = await database.pool.query<{ name: string }>('select proname as name from pg_proc where proname = $1', [SAVE_TASK_STEPS_FUNCTION])
+  t.equal(rows.length, 1, 'the newest one\'s function is there')
 })
 
 t.test('a template that cannot be made fails with the child\'s message and leaves nothing', async (t) => {

@@ -16,12 +16,17 @@
  *   save is the conditional update alone (the cheapest: no row lock before it). A row's target is the config as stored; a config not sealed with the
  *   store's current key (or sealed, for a store without one) raises CONFIG_TO_RESEAL (nothing is written): the
  *   store re-seals it and saves again.
+ * - `converse_save_task_steps` (migration `0014_task_save_steps`): a blocking turn's saves of its task, deferred
+ *   until its reply (deferred-task-saves.ts), written in order by `converse_save_task` in one statement: the same rows,
+ *   refusals and outbox rows as one save after the other, one round trip and one commit. It stops at the first save
+ *   that is not `saved` and answers that one (those before it are written, as they would have been).
  *
  * Tables are named unqualified: a call resolves them in its connection's search_path, as every statement does.
  */
 
 export const RESERVE_TASK_FUNCTION = 'converse_reserve_task'
 export const SAVE_TASK_FUNCTION = 'converse_save_task'
+export const SAVE_TASK_STEPS_FUNCTION = 'converse_save_task_steps'
 
 /** The SQLSTATE converse_save_task raises with when a config of the task must be re-sealed first. */
 export const CONFIG_TO_RESEAL = 'CV001'
@@ -191,6 +196,37 @@ function saveTaskFunction ({ tasks, reservations, pushConfigs, pushOutbox }: Tas
       end if;
       return query select 'saved'::text, null::text, configs > 0;
     end $$`
+}
+
+function saveTaskStepsFunction (): string {
+  return `create function ${SAVE_TASK_STEPS_FUNCTION} (
+      p_tenant text, p_owner text, p_id text, p_caller_key text,
+      p_context_ids text[], p_status_last_updated bigint[], p_status_states text[], p_statuses text[], p_artifacts text[],
+      p_histories text[], p_metadata text[], p_protocol_version text, p_max_open integer,
+      p_push_agent text, p_seal_prefix text, p_traceparent text, p_tracestate text
+    ) returns table (outcome text, stored_state text, pushed boolean) language plpgsql as $$
+    declare
+      step record;
+      any_pushed boolean := false;
+    begin
+      for i in 1 .. cardinality(p_context_ids) loop
+        select s.outcome, s.stored_state, s.pushed into step from ${SAVE_TASK_FUNCTION}(p_tenant, p_owner, p_id,
+            p_caller_key, p_context_ids[i], p_status_last_updated[i], p_status_states[i], p_statuses[i], p_artifacts[i],
+            p_histories[i], p_metadata[i], p_protocol_version, true, p_max_open, p_push_agent, p_seal_prefix,
+            p_traceparent, p_tracestate) s;
+        any_pushed := any_pushed or step.pushed;
+        if step.outcome <> 'saved' then
+          return query select step.outcome, step.stored_state, any_pushed;
+          return;
+        end if;
+      end loop;
+      return query select 'saved'::text, null::text, any_pushed;
+    end $$`
+}
+
+/** The DDL of migration 0014: the steps function (it calls converse_save_task). */
+export function taskSaveStepsFunctions (): string[] {
+  return [saveTaskStepsFunction()]
 }
 
 /** The migration's DDL. */

@@ -7,7 +7,7 @@ import type { Migration } from 'kysely'
 import { sql, TASK_TABLE } from '../../peers/postgres.js'
 import { sqlMigration, useSchema } from './sql-migration.js'
 import { PUSH_CONFIGS_TABLE, PUSH_OUTBOX_TABLE, TASK_RESERVATIONS_TABLE, TASK_TURN_LOCKS_TABLE } from './table-names.js'
-import { taskStoreFunctions } from './task-store-functions.js'
+import { taskSaveStepsFunctions, taskStoreFunctions } from './task-store-functions.js'
 
 /** The SDK's `0001_create_tasks` for PostgreSQL, builder call for builder call (dist/cli/run.js, `createTasks`). */
 export function createTasks (schema: string): Migration {
@@ -93,4 +93,12 @@ export function addTaskCallers (schema: string): Migration {
 export function createTaskStoreFunctions (schema: string): Migration {
   const tables = { tasks: TASK_TABLE, reservations: TASK_RESERVATIONS_TABLE, pushConfigs: PUSH_CONFIGS_TABLE, pushOutbox: PUSH_OUTBOX_TABLE }
   return sqlMigration(schema, taskStoreFunctions(tables))
+}
+
+/**
+ * A blocking turn's deferred saves of its task as one statement (task-store-functions.ts, `converse_save_task_steps`;
+ * issue 43).
+ */
+export function createTaskSaveSteps (schema: string): Migration {
+  return sqlMigration(schema, taskSaveStepsFunctions())
 }
