@@ -31,6 +31,10 @@ class ReservingStore extends InMemoryTaskStore {
 
   refuse (_taskId: string, _error: unknown): void {}
 
+  async writeDeferredSaves (_context: ServerCallContext): Promise<void> {
+    if (this.failWith !== undefined) throw this.failWith
+  }
+
   reserved (taskId: string): boolean { return this.#reserved.has(taskId) }
   override async save (saved: Task, ctx: ServerCallContext): Promise<void> {
     if (this.failWith !== undefined) throw this.failWith
@@ -64,6 +68,7 @@ t.test('failuresAsUnavailable: connection failures become StoreUnavailableError;
   t.equal((await guarded.list({} as never, context)).tasks.length, 1)
   await guarded.reserve('t-3', context)
   t.ok(store.reserved('t-3'))
+  await guarded.writeDeferredSaves(context)
 
   const failure = `Agent execution error: ${new StoreUnavailableError().message}: connect ECONNREFUSED`
   await t.rejects(guarded.save(task('t-2', TaskState.TASK_STATE_FAILED, failure), context), StoreUnavailableError)
@@ -75,7 +80,7 @@ t.test('failuresAsUnavailable: connection failures become StoreUnavailableError;
   }
 
   store.failWith = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
-  for (const call of [() => guarded.save(task('t-4'), context), () => guarded.reserve('t-5', context)]) {
+  for (const call of [() => guarded.save(task('t-4'), context), () => guarded.reserve('t-5', context), () => guarded.writeDeferredSaves(context)]) {
     const error = await call().catch((caught: unknown) => caught)
     t.ok(isConverseError(error, ERROR_CODES.STORE_UNAVAILABLE), 'a connection failure reads as the store\'s')
   }

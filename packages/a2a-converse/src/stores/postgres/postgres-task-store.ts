@@ -14,9 +14,10 @@
  * With `soleWriter` (the embedded database: this process alone writes the table), a `load` answers from the tasks
  * saved or read here lately (remembered-tasks.ts) when it can, without a query: the SDK reads a task again before each
  * of its saves, and a routine turn saves several times (issue 43). Without (a server), a request that holds the task's
- * turn lock on every instance is answered from what it last saved or read of the task (held-task-turn.ts).
+ * turn lock on every instance is answered from what it last saved or read of the task (held-task-turn.ts). A blocking
+ * turn's saves may be written once, before its reply (deferred-task-saves.ts: `writeDeferredSaves`).
  */
-import { Task, taskStateFromJSON, taskStateToJSON } from '@a2a-js/sdk'
+import { Task, taskStateFromJSON } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import type { Kysely } from 'kysely'
 import { DatabaseTaskStore, sql } from '../../peers/postgres.js'
@@ -25,13 +26,13 @@ import { DEFAULT_MAX_OPEN_TASKS_PER_CALLER } from '../memory-task-store.js'
 import { SaveListeners, type TaskSaveSignals } from '../task-save-signals.js'
 import { taskFinishedError } from '../task-states.js'
 import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type TurnRefusal } from '../task-reservations.js'
-import { resealTaskPushConfigs } from './postgres-push-config-store.js'
-import { CONFIG_TO_RESEAL, RESERVE_TASK_FUNCTION, SAVE_TASK_FUNCTION } from './task-store-functions.js'
-import { currentPrefix, type SecretBox } from '../secret-box.js'
+import { RESERVE_TASK_FUNCTION } from './task-store-functions.js'
+import { saveTask, saveTaskSteps, type SaveOutcome, type TaskSaveScope } from './task-save-statements.js'
+import type { SecretBox } from '../secret-box.js'
 import { RememberedTasks, taskKey } from './remembered-tasks.js'
-import { columnsOf, sameColumns, taskOf, type TaskColumns } from './task-rows.js'
+import { columnsOf, sameColumns, savedRowOf, taskOf, type SavedRow, type TaskColumns } from './task-rows.js'
 import { heldTaskTurn } from '../held-task-turn.js'
-import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
+import { adoptTask, deferredSavesOf, takeDeferredSaves, type DefersTaskSaves } from '../deferred-task-saves.js'
 
 /** Where the saves are signalled across instances: PostgresTaskEventHub (it NOTIFYs them and LISTENs for them). */
 export interface PostgresSaveSignals extends TaskSaveSignals {
@@ -68,23 +69,12 @@ export interface PostgresTaskStoreOptions {
   soleWriter?: boolean | RememberedTasks
 }
 
-/** The SDK's payload format (the `protocol_version` column its rows carry). */
-const PAYLOAD_FORMAT = '1.0'
-
-/** What converse_save_task answers: `saved` (and whether the task has push configs), or why nothing was written. */
-interface SaveOutcome {
-  outcome: 'saved' | 'finished' | 'capped' | 'refused'
-  /** The stored task's state (status_state) when `finished`. */
-  stored_state: string
-  pushed: boolean
-}
-
 function capped (max: number): CallerCapError {
   return new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', max,
     `this caller has ${max} open tasks (MAX_OPEN_TASKS_PER_CALLER): finish or cancel one before starting another`)
 }
 
-export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReservations {
+export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReservations, DefersTaskSaves {
   readonly #db: Kysely<any>
   readonly #sdk: DatabaseTaskStore
   readonly #ownerResolver: (context: ServerCallContext) => string
@@ -95,6 +85,8 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   readonly #push: PostgresTaskStoreOptions['push']
   /** The tasks saved or read lately, when this process alone writes the table. */
   readonly #remembered: RememberedTasks | undefined
+  /** What the save statements need (task-save-statements.ts). */
+  readonly #scope: TaskSaveScope
 
   constructor (db: Kysely<any>, options: PostgresTaskStoreOptions = {}) {
     this.#push = options.push
@@ -106,6 +98,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     this.#signals = options.signals ?? new SaveListeners()
     const soleWriter = options.soleWriter ?? false
     this.#remembered = soleWriter === false ? undefined : soleWriter === true ? new RememberedTasks() : soleWriter
+    this.#scope = { db, ownerResolver: this.#ownerResolver, callerResolver: this.#callerResolver, maxOpenTasksPerCaller: this.maxOpenTasksPerCaller, push: options.push }
   }
 
   onSaved (taskId: string, listener: () => void): () => void {
@@ -116,10 +109,12 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
    * The SDK's row (toTaskRow in its database module), written unless the stored task is finished in another state; a
    * new task counted (unless reserved) and inserted under the caller's lock, its reservation taken; with push, its
    * outbox rows and a finished task's configs dropped: all one statement (converse_save_task,
-   * task-store-functions.ts), so one round trip and one transaction.
+   * task-store-functions.ts), so one round trip and one transaction. While the request defers its task's saves
+   * (deferred-task-saves.ts), a save is kept on the request instead, and written with the others by writeDeferredSaves.
    */
   async save (task: Task, context: ServerCallContext): Promise<void> {
-    const row = columnsOf(task)
+    const saved = savedRowOf(task)
+    const row = saved.columns
     const tenant = context.tenant ?? ''
     const owner = this.#ownerResolver(context)
     // The SDK's FAILED task for a turn whose reservation was refused: refused alike, unless the task is stored.
@@ -127,55 +122,64 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     const key = taskKey(tenant, owner, task.id)
     // Kept as written, or forgotten (refused, failed): the next load reads what the row holds.
     const kept = this.#keptFor(context, task.id)
+    const deferred = deferredSavesOf<SavedRow>(context, task.id)
+    // What the row holds for this request: its last deferred save, else the row as kept.
+    const before = deferred?.saves.at(-1)?.columns ?? (deferred?.noRow === true ? null : kept?.get(key))
     // The row as kept already (a turn's opening task event, merged by the SDK onto the task it stored): nothing to
     // write, nor to notify — the update would change no column, record no push notification, wake nobody.
-    if (refused === undefined && kept !== undefined && sameColumns(kept.get(key), row)) return
-    const push = this.#push
-    const recorded = push?.recorded
-    const trace = push === undefined ? undefined : traceHeadersFor(traceContextIn(context.state))
-    const values = [
-      tenant, owner, task.id, this.#callerResolver(context),
-      row.contextId, statusLastUpdated(task.status?.timestamp), task.status === undefined ? null : taskStateToJSON(task.status.state),
-      row.status, row.artifacts, row.history, row.metadata, PAYLOAD_FORMAT,
-      refused === undefined, this.maxOpenTasksPerCaller,
-      push?.agentId ?? null, push?.secrets === undefined ? null : currentPrefix(push.secrets), trace?.traceparent ?? null, trace?.tracestate ?? null
-    ]
-    let saved!: SaveOutcome
+    if (refused === undefined && sameColumns(before, row)) return
+    if (deferred !== undefined) {
+      // A refused turn's task is written now, after what was deferred before it.
+      if (refused === undefined) {
+        deferred.saves.push(saved)
+        return
+      }
+      await this.writeDeferredSaves(context)
+    }
+    const outcome = await this.#write(kept, key, row, async () => await saveTask(this.#scope, context, task.id, saved, refused === undefined))
+    this.#settle(outcome, refused, task.id)
+  }
+
+  /**
+   * Writes the request's deferred saves of its task (deferred-task-saves.ts) in order, in one statement
+   * (converse_save_task_steps), and ends the deferral; rejects as the first save refused would have.
+   */
+  async writeDeferredSaves (context: ServerCallContext): Promise<void> {
+    const deferred = takeDeferredSaves<SavedRow>(context)
+    const saves = deferred?.saves ?? []
+    if (deferred?.taskId === undefined || saves.length === 0) return
+    const taskId = deferred.taskId
+    const last = (saves.at(-1) as SavedRow).columns
+    const kept = this.#keptFor(context, taskId)
+    const key = taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)
+    const outcome = await this.#write(kept, key, last, async () => await saveTaskSteps(this.#scope, context, taskId, saves))
+    this.#settle(outcome, undefined, taskId)
+  }
+
+  /** Runs a save's statement; what is kept of the task follows (kept when written, forgotten otherwise). */
+  async #write (kept: RememberedTasks | undefined, key: string, row: TaskColumns, statement: () => Promise<SaveOutcome>): Promise<SaveOutcome> {
+    let outcome!: SaveOutcome
     const write = async (): Promise<boolean> => {
-      saved = await this.#written(values, tenant, owner, task.id)
-      return saved.outcome === 'saved'
+      outcome = await statement()
+      return outcome.outcome === 'saved'
     }
     if (kept === undefined) await write()
     else await kept.save(key, row, write)
+    return outcome
+  }
+
+  /** After a save's statement: signalled when written, else the refusal. */
+  #settle (saved: SaveOutcome, refused: TurnRefusal | undefined, taskId: string): void {
     if (saved.outcome === 'saved') {
-      if (saved.pushed) recorded?.()
-      this.#signals.saved(task.id)
+      if (saved.pushed) this.#push?.recorded?.()
+      this.#signals.saved(taskId)
       return
     }
     if (saved.outcome === 'capped') throw capped(this.maxOpenTasksPerCaller)
     // Refused only when asked to (a refusal recorded).
     if (refused !== undefined && saved.outcome === 'refused') throw refused
     // Refused: the stored task is finished. Say in which state.
-    throw taskFinishedError(task.id, taskStateFromJSON(saved.stored_state))
-  }
-
-  /** converse_save_task's outcome; a config to re-seal first is re-sealed, and the save made again. */
-  async #written (values: unknown[], tenant: string, owner: string, taskId: string): Promise<SaveOutcome> {
-    try {
-      return await this.#saveTask(values)
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== CONFIG_TO_RESEAL) throw error
-      // A config of the task sealed with a previous key (or written in clear before a key was given): its outbox
-      // rows are sealed with the current one, so it is re-sealed first (as resealPushSecrets would).
-      await resealTaskPushConfigs(this.#db, tenant, owner, taskId, this.#push?.secrets)
-      return await this.#saveTask(values)
-    }
-  }
-
-  async #saveTask (values: unknown[]): Promise<SaveOutcome> {
-    const { rows } = await sql<SaveOutcome>`select outcome, stored_state, pushed
-      from ${sql.raw(SAVE_TASK_FUNCTION)}(${sql.join(values)})`.execute(this.#db)
-    return rows[0]
+    throw taskFinishedError(taskId, taskStateFromJSON(saved.stored_state))
   }
 
   /**
@@ -197,6 +201,8 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
       readEnds?.(row)
     }
     if (outcome === 'capped') throw this.#refused.add(taskId, capped(this.maxOpenTasksPerCaller))
+    // A new task's saves are deferred when the request defers them (deferred-task-saves.ts).
+    if (outcome === 'reserved') adoptTask(context, taskId)
     // Admitted after all (an earlier try was refused): its task's saves are the task's own.
     this.#refused.take(taskId)
   }
@@ -217,6 +223,10 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
 
   /** The SDK's read of the row; or the task kept since its last save or read, if any (#keptFor). */
   async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const deferred = deferredSavesOf<SavedRow>(context, taskId)
+    const pending = deferred?.saves.at(-1)
+    if (pending !== undefined) return taskOf(taskId, pending.columns)
+    if (deferred?.noRow === true) return undefined
     const remembered = this.#keptFor(context, taskId)
     if (remembered === undefined) return await this.#sdk.load(taskId, context)
     const key = taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)
@@ -235,11 +245,4 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   }
 
   list: TaskStore['list'] = async (params, context) => await this.#sdk.list(params, context)
-}
-
-/** The SDK's `status_last_updated`: the status timestamp in milliseconds, 0 when absent or unreadable. */
-function statusLastUpdated (timestamp: string | undefined): number {
-  if (timestamp === undefined || timestamp === '') return 0
-  const parsed = Date.parse(timestamp)
-  return Number.isNaN(parsed) ? 0 : parsed
 }

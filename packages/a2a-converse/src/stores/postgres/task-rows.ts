@@ -2,7 +2,7 @@
  * A task's row as the SDK's DatabaseTaskStore writes it (toTaskRow / fromTaskRow in its database module): the JSON
  * columns, encoded once per save; what the task store writes and what it keeps of a task (remembered-tasks.ts).
  */
-import { Task } from '@a2a-js/sdk'
+import { Task, taskStateToJSON } from '@a2a-js/sdk'
 
 /** A task's row as the SDK writes it: its JSON columns (null: absent). */
 export interface TaskColumns {
@@ -33,4 +33,23 @@ export function columnsOf (task: Task): TaskColumns {
 export function sameColumns (kept: TaskColumns | null | undefined, row: TaskColumns): boolean {
   return kept !== null && kept !== undefined && kept.contextId === row.contextId && kept.status === row.status &&
     kept.artifacts === row.artifacts && kept.history === row.history && kept.metadata === row.metadata
+}
+
+/** A save's row: its JSON columns and the two the table derives from the status. */
+export interface SavedRow {
+  columns: TaskColumns
+  /** The SDK's `status_last_updated`: the status timestamp in milliseconds, 0 when absent or unreadable. */
+  statusLastUpdated: number
+  /** `status_state`: the state's name, null without a status. */
+  state: string | null
+}
+
+export function savedRowOf (task: Task): SavedRow {
+  const timestamp = task.status?.timestamp
+  const parsed = timestamp === undefined || timestamp === '' ? 0 : Date.parse(timestamp)
+  return {
+    columns: columnsOf(task),
+    statusLastUpdated: Number.isNaN(parsed) ? 0 : parsed,
+    state: task.status === undefined ? null : taskStateToJSON(task.status.state)
+  }
 }

@@ -11,6 +11,7 @@ import type { TaskStore } from '@a2a-js/sdk/server'
 import { StoreUnavailableError } from '../errors.js'
 import { decorateTaskStore } from '../decorate-task-store.js'
 import type { TaskReservations } from '../task-reservations.js'
+import type { DefersTaskSaves } from '../deferred-task-saves.js'
 import { toStoreError } from './connection-errors.js'
 
 /** How the SDK words an executor's rejection into the FAILED task ("Agent execution error: <message>"). */
@@ -34,7 +35,7 @@ async function asStoreError<T> (call: () => Promise<T>): Promise<T> {
   }
 }
 
-export function failuresAsUnavailable<S extends TaskStore & TaskReservations> (store: S): S {
+export function failuresAsUnavailable<S extends TaskStore & TaskReservations & DefersTaskSaves> (store: S): S {
   return decorateTaskStore(store, {
     reserve: async (taskId, context) => { await asStoreError(async () => { await store.reserve(taskId, context) }) },
     save: async (task, context) => {
@@ -43,6 +44,7 @@ export function failuresAsUnavailable<S extends TaskStore & TaskReservations> (s
       await asStoreError(async () => { await store.save(task, context) })
     },
     load: async (taskId, context) => await asStoreError(async () => await store.load(taskId, context)),
-    list: async (params, context) => await asStoreError(async () => await store.list(params, context))
-  } satisfies Partial<TaskStore & TaskReservations>)
+    list: async (params, context) => await asStoreError(async () => await store.list(params, context)),
+    writeDeferredSaves: async (context) => { await asStoreError(async () => { await store.writeDeferredSaves(context) }) }
+  } satisfies Partial<TaskStore & TaskReservations & DefersTaskSaves>)
 }

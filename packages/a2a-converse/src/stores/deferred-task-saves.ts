@@ -1,0 +1,86 @@
+/**
+ * A blocking turn's saves of its task, written once, before its reply (issue 43: a turn's trips to the database).
+ *
+ * The SDK saves a task at each event it processes — a step's user message, its artifact, its closing status — and
+ * reads it again before each. A blocking SendMessage answers only once every event is processed, so nobody reads
+ * those saves one by one: the dispatcher (backends/local/dispatch.ts) defers them for the request (`withDeferredSaves`)
+ * when its executor publishes a turn's events all at once (`publishesTurnAtOnce`: a turn of the conversation executor
+ * takes milliseconds, so the task is out of sight no longer than that), and a task store that can (`DefersTaskSaves`:
+ * the PostgreSQL one) keeps each save in the request's call context, answers the request's reads from the last, and
+ * writes them all in order in one statement when the request's events are done — before the reply, and before the
+ * task's turn lock is released. The rows, refusals and push outbox rows are those the saves one by one would have
+ * written; a save refused on the way rejects the write (the reply is that error, as it was).
+ *
+ * Deferred: the saves of one task — the one a step names, or a new task once its slot is reserved (`adoptTask`: a
+ * reservation says it has no row). Never deferred: a stream's saves (each event is sent once saved), a SendMessage
+ * that returns at once (`returnImmediately`), an executor that publishes over time (another client may read the task
+ * meanwhile), saves of other tasks and of other requests.
+ */
+import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
+
+/** The call context state holding the request's deferred saves. */
+const DEFERRED_TASK_SAVES_STATE = 'a2a-converse.deferredTaskSaves'
+
+/** One request's deferred saves of one task: what the store would have written, in order (`Save`: the store's). */
+export interface DeferredTaskSaves<Save = unknown> {
+  /** The task whose saves are deferred; undefined until a new task's slot is reserved. */
+  taskId: string | undefined
+  /** The task is known to have no row (its slot was just reserved): a read before its first save answers none. */
+  noRow: boolean
+  readonly saves: Save[]
+}
+
+/** A task store that can defer a request's saves (PostgresTaskStore). */
+export interface DefersTaskSaves {
+  /** Writes the request's deferred saves, in order, and ends the deferral. Rejects as the failing save would have. */
+  writeDeferredSaves (context: ServerCallContext): Promise<void>
+}
+
+export function defersTaskSaves (store: TaskStore): store is TaskStore & DefersTaskSaves {
+  return typeof (store as Partial<DefersTaskSaves>).writeDeferredSaves === 'function'
+}
+
+/** An executor that publishes each turn's events at once, after deciding it (the conversation executor). */
+export interface PublishesTurnAtOnce {
+  readonly publishesTurnAtOnce: true
+}
+
+export function publishesTurnAtOnce (executor: object): executor is PublishesTurnAtOnce {
+  return (executor as Partial<PublishesTurnAtOnce>).publishesTurnAtOnce === true
+}
+
+/**
+ * Runs the request's turn with its saves of `taskId` (undefined: a new task, adopted at its reservation) deferred,
+ * then writes them — whatever the turn's outcome: what it saved before failing is stored, as it would have been. A
+ * failing write is the request's error.
+ */
+export async function withDeferredSaves<T> (store: DefersTaskSaves, context: ServerCallContext, taskId: string | undefined, turn: () => Promise<T>): Promise<T> {
+  const deferred: DeferredTaskSaves = { taskId, noRow: false, saves: [] }
+  context.state.set(DEFERRED_TASK_SAVES_STATE, deferred)
+  try {
+    return await turn()
+  } finally {
+    await store.writeDeferredSaves(context)
+  }
+}
+
+/** The request's deferred saves of `taskId`, while they are deferred; undefined otherwise. */
+export function deferredSavesOf<Save> (context: ServerCallContext, taskId: string): DeferredTaskSaves<Save> | undefined {
+  const deferred = context.state.get(DEFERRED_TASK_SAVES_STATE) as DeferredTaskSaves<Save> | undefined
+  return deferred?.taskId === taskId ? deferred : undefined
+}
+
+/** A new task's slot was reserved for the request: its saves are deferred when the request defers a new task's. */
+export function adoptTask (context: ServerCallContext, taskId: string): void {
+  const deferred = context.state.get(DEFERRED_TASK_SAVES_STATE) as DeferredTaskSaves | undefined
+  if (deferred === undefined || deferred.taskId !== undefined) return
+  deferred.taskId = taskId
+  deferred.noRow = true
+}
+
+/** Ends the request's deferral: what it deferred, if anything, to be written by the store. */
+export function takeDeferredSaves<Save> (context: ServerCallContext): DeferredTaskSaves<Save> | undefined {
+  const deferred = context.state.get(DEFERRED_TASK_SAVES_STATE) as DeferredTaskSaves<Save> | undefined
+  context.state.delete(DEFERRED_TASK_SAVES_STATE)
+  return deferred
+}
