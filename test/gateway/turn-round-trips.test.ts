@@ -33,24 +33,27 @@ t.setTimeout(300_000)
  * (other instances write it) — but a step, which holds its task's turn lock on every instance, reads it once and is
  * answered from what it saved afterwards (held-task-turn.ts): routine step 17 → 13. Then (2026-12-07) a save of the
  * task as kept — the SDK's save of a step's opening task event, merged onto the task it stored — writes nothing
- * (sameColumns, task-rows.ts): routine step 5 → 4 embedded, 13 → 11 on a server (the save and its NOTIFY).
+ * (sameColumns, task-rows.ts): routine step 5 → 4 embedded, 13 → 11 on a server (the save and its NOTIFY). Then
+ * (2026-12-07) a blocking turn's saves of its task are written once, before its reply, in one statement
+ * (deferred-task-saves.ts, converse_save_task_steps), and its reads of the task answered from them: embedded routine
+ * start 5 → 4, step 4 → 2, typed call 5 → 3; on a server 11 → 6, 11 → 7, 13 → 5.
  */
 export const BUDGETS = {
   embedded: {
     'knowledge answer, a caller\'s first conversation since the start': 1,
     'knowledge answer, new conversation': 1,
     'knowledge answer, existing conversation': 1,
-    'routine start (a new task)': 5,
-    'routine step (its task)': 4,
-    'typed routine call, new conversation': 5
+    'routine start (a new task)': 4,
+    'routine step (its task)': 2,
+    'typed routine call, new conversation': 3
   },
   postgres: {
     'knowledge answer, a caller\'s first conversation since the start': 2,
     'knowledge answer, new conversation': 2,
     'knowledge answer, existing conversation': 2,
-    'routine start (a new task)': 11,
-    'routine step (its task)': 11,
-    'typed routine call, new conversation': 13
+    'routine start (a new task)': 6,
+    'routine step (its task)': 7,
+    'typed routine call, new conversation': 5
   }
 } as const
 

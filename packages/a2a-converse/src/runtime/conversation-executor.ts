@@ -32,6 +32,7 @@ import { taskTurnEvents } from './turn-events.js'
 import { turnInput, type TurnInput } from './turn-input.js'
 import { createTurnPlanner, firstTurnOf, type Turn, type TurnPlanner } from './turn-plan.js'
 import { publishReplay, replayOf } from './turn-replays.js'
+import type { PublishesTurnAtOnce } from '../stores/deferred-task-saves.js'
 
 export interface ConversationExecutorOptions {
   agentId: string
@@ -164,7 +165,7 @@ export class TurnFailedError extends ConverseError {
 
 export { dataPart, humanMessage }
 
-export function conversationExecutor (options: ConversationExecutorOptions): AgentExecutor & MessageReplays & { engine: RoutineEngine } {
+export function conversationExecutor (options: ConversationExecutorOptions): AgentExecutor & MessageReplays & PublishesTurnAtOnce & { engine: RoutineEngine } {
   const { agentId, knowledgeBase, store, taskStore } = options
   const newId = options.newId ?? randomUUID
   const engine = createRoutineEngine(options.routines ?? [], options.engine)
@@ -193,6 +194,9 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
 
   return {
     engine,
+    // A turn is decided, then its events are published together (runTurn): a blocking turn's saves may be written
+    // once (stores/deferred-task-saves.ts).
+    publishesTurnAtOnce: true,
     async execute (requestContext, eventBus) {
       try {
         await runTurn(requestContext, eventBus)

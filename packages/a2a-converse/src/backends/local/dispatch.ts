@@ -22,6 +22,7 @@ import { createTaskWriter } from '../../events/task-writer.js'
 import { MemoryTaskTurnLock, type TaskTurnLock } from '../../stores/task-turn-lock.js'
 // The request marked as holding the lock where every instance shares it (a server's task store reads less).
 import { acquireTaskTurn } from '../../stores/held-task-turn.js'
+import { defersTaskSaves, publishesTurnAtOnce, withDeferredSaves, type DefersTaskSaves } from '../../stores/deferred-task-saves.js'
 import type { TaskEventHub } from '../../events/task-event-hub.js'
 import { HandoffBusManager, HandoffExecutor, HandoffRegistry, LeanSendMessage } from './sdk-internals.js'
 import { followTask, relayTaskEvents, type TaskEventSource } from './task-event-relay.js'
@@ -97,6 +98,8 @@ export class A2ADispatcher {
   readonly #sources: readonly TaskEventSource[]
   readonly #hub: TaskEventSource | undefined
   readonly #push: AgentPush | undefined
+  /** The task store, when a blocking turn's saves are written once (the executor and the store allow it). */
+  readonly #deferring: DefersTaskSaves | undefined
 
   constructor (options: DispatcherOptions) {
     this.facts = factsOfAgentCard(options.card)
@@ -104,6 +107,7 @@ export class A2ADispatcher {
     const taskStore = options.taskStore ?? new InMemoryTaskStore()
     this.#taskStore = taskStore
     this.#turnLock = options.turnLock ?? new MemoryTaskTurnLock()
+    this.#deferring = publishesTurnAtOnce(options.executor) && defersTaskSaves(taskStore) ? taskStore : undefined
     const events = typeof options.events?.publish === 'function' ? options.events as Pick<TaskEventHub, 'publish'> : undefined
     this.#hub = options.events
     this.#sources = options.events === undefined ? [this.#buses] : [this.#buses, options.events]
@@ -219,16 +223,21 @@ export class A2ADispatcher {
         const taskId = (sendRequest.message as Message).taskId
         // A retry gets the first reply (message-retries.ts); under the task's turn lock when it names one, so it sees every
         // turn before it, the first copy's too.
-        const send = async (): Promise<Message | Task> => await replayedReply(this.#retries, sendRequest, context) ?? (
+        const reply = async (): Promise<Message | Task> => await replayedReply(this.#retries, sendRequest, context) ?? (
           lean !== undefined && lean.eligible(sendRequest)
             ? await lean.send(sendRequest, context)
             : await handler.sendMessage(sendRequest, context))
-        const reply = taskId === ''
+        // A blocking turn's saves of its task are written once, before its reply (stores/deferred-task-saves.ts).
+        const deferring = sendRequest.configuration?.returnImmediately === true ? undefined : this.#deferring
+        const send = deferring === undefined
+          ? reply
+          : async () => await withDeferredSaves(deferring, context, taskId === '' ? undefined : taskId, reply)
+        const answer = taskId === ''
           ? await send()
           // One turn at a time per task (packages/a2a-converse/src/stores/task-turn-lock.ts): a turn that comes after the one that
           // finished the task finds it over (-32004), as it would have a moment later.
           : await this.#turn(context, taskId, options.signal, send)
-        return 'messageId' in reply ? { message: Message.toJSON(reply) } : { task: Task.toJSON(reply) }
+        return 'messageId' in answer ? { message: Message.toJSON(answer) } : { task: Task.toJSON(answer) }
       }
       case 'CancelTask':
         return Task.toJSON(await cancelTask(this.#cancelling, CancelTaskRequest.fromJSON(params), context))
