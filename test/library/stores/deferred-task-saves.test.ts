@@ -73,7 +73,8 @@ async function outboxEvents (db: Kysely<any>, taskId: string): Promise<unknown[]
 }
 
 function deferredSaves (t: Test, db: Kysely<any>, options: PostgresTaskStoreOptions): void {
-  const store = new PostgresTaskStore(db, { ...options, push: { agentId: 'demo' } })
+  let recorded = 0
+  const store = new PostgresTaskStore(db, { ...options, push: { agentId: 'demo', recorded: () => { recorded++ } } })
   const configs = new PostgresPushConfigStore(db, { agentId: 'demo' })
   const config = { tenant: '', id: 'c1', taskId: '', url: 'https://h.example/a', token: '', authentication: undefined }
   const prefix = `${options.soleWriter === true ? 'sole' : 'shared'}-`
@@ -148,12 +149,16 @@ function deferredSaves (t: Test, db: Kysely<any>, options: PostgresTaskStoreOpti
     t.equal((await store.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_CANCELED, 'it stays canceled')
     const later = `${prefix}refused-later`
     await store.save(task(later, 'TASK_STATE_WORKING'), new ServerCallContext())
+    await configs.save(later, new ServerCallContext(), config)
     const second = new ServerCallContext()
+    const woken = recorded
     await t.rejects(withDeferredSaves(store, second, later, async () => {
       await store.save(task(later, 'TASK_STATE_COMPLETED'), second)
       await store.save(task(later, 'TASK_STATE_WORKING'), second)
     }), { name: 'UnsupportedOperationError' })
     t.equal((await store.load(later, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_COMPLETED, 'the save before the refused one is written')
+    t.strictSame(await outboxEvents(db, later), taskUpdates(task(later, 'TASK_STATE_WORKING'), task(later, 'TASK_STATE_COMPLETED')), 'with its notification')
+    t.equal(recorded, woken + 1, 'the deliverer woken for it')
   })
 
   t.test('written at once: another task\'s saves; a refused turn\'s save, after what was deferred', async (t) => {

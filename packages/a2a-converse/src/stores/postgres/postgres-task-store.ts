@@ -168,10 +168,10 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     return outcome
   }
 
-  /** After a save's statement: signalled when written, else the refusal. */
+  /** After a save's statement: signalled when written, else the refusal; recorded notifications wake the deliverer. */
   #settle (saved: SaveOutcome, refused: TurnRefusal | undefined, taskId: string): void {
+    if (saved.pushed) this.#push?.recorded?.()
     if (saved.outcome === 'saved') {
-      if (saved.pushed) this.#push?.recorded?.()
       this.#signals.saved(taskId)
       return
     }
