@@ -341,7 +341,17 @@ if (url === undefined) {
       return addTurn('t1')(state)
     }, { owner: alice }))
     await Promise.all(arrived.map((entry) => entry.promise))
+    // The owner's counter row held, so that neither write commits before both read the count: otherwise the later
+    // one may read the earlier's commit and be refused at the cap (a schedule, not this case).
+    const holder = new pg.Client({ connectionString: url })
+    await holder.connect()
+    t.teardown(async () => await holder.end())
+    await holder.query('begin')
+    await holder.query(`select held from ${schema}.converse_conversation_owners where agent_id = 'racing' and owner = $1 for update`, [alice])
     go.resolve()
+    // Both writes wait on it: both counts were read.
+    await waitFor(async () => await lockWaiters(main) === 2)
+    await holder.query('commit')
     await Promise.all(created)
     t.same(await Promise.all(['old', 'n-1', 'n-2'].map(async (key) => await store.exists('racing', key))), [false, true, true],
       'alice keeps 2: her oldest idle one went')
