@@ -36,16 +36,19 @@ t.setTimeout(300_000)
  * (sameColumns, task-rows.ts): routine step 5 → 4 embedded, 13 → 11 on a server (the save and its NOTIFY). Then
  * (2026-12-07) a blocking turn's saves of its task are written once, before its reply, in one statement
  * (deferred-task-saves.ts, converse_save_task_steps), and its reads of the task answered from them: embedded routine
- * start 5 → 4, step 4 → 2, typed call 5 → 3; on a server 11 → 6, 11 → 7, 13 → 5.
+ * start 5 → 4, step 4 → 2, typed call 5 → 3; on a server 11 → 6, 11 → 7, 13 → 5. Then (2026-12-07) the embedded
+ * conversation store, its database's one writer, leaves a turn's conversation write to that statement when it cannot
+ * find its row moved (a kept state unchanged since, or a conversation found absent moments ago: joinsTaskSaves):
+ * routine start 4 → 3, step 2 → 1, typed call 3 → 2.
  */
 export const BUDGETS = {
   embedded: {
     'knowledge answer, a caller\'s first conversation since the start': 1,
     'knowledge answer, new conversation': 1,
     'knowledge answer, existing conversation': 1,
-    'routine start (a new task)': 4,
-    'routine step (its task)': 2,
-    'typed routine call, new conversation': 3
+    'routine start (a new task)': 3,
+    'routine step (its task)': 1,
+    'typed routine call, new conversation': 2
   },
   postgres: {
     'knowledge answer, a caller\'s first conversation since the start': 2,

@@ -109,13 +109,14 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
   let turn: Turn | undefined
   const read = reads.get(requestContext.context)
   reads.delete(requestContext.context)
+  const foundNone = fresh.delete(requestContext.context)
   // Decided on the new state before the update: the update's first call on no state takes that decision.
-  let decided = fresh.delete(requestContext.context) ? plan(newConversationState(agentId, key), input) : undefined
+  let decided = foundNone ? plan(newConversationState(agentId, key), input) : undefined
   if (decided?.opensTask === true && reservations !== undefined && !reserved) {
     await reservations.reserve(requestContext.taskId, requestContext.context)
     reserved = true
   }
-  const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined }
+  const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined, context: requestContext.context, foundNone }
   const update = async (): Promise<void> => {
     try {
       await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {

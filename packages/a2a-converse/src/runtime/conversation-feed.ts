@@ -2,7 +2,8 @@
  * The inbox's live feed: a ConversationStore that, after each committed change, publishes the conversation's new
  * list entry on the task event hub's agent-level channel (on every instance, for a PostgreSQL hub). Whatever
  * changed the conversation — a client's turn, a takeover, a person's reply — the wrapper sees it, so none of those
- * paths needs to know about the inbox.
+ * paths needs to know about the inbox. A write the store left to the request's task saves (a routine step on the
+ * embedded database) is published once they are written.
  *
  * Events (wire JSON): `{ "conversation": InboxEntry }` after an update, `{ "removed": { "contextId" } }` after a
  * delete. They are sent without waiting (a turn's answer does not wait for the inbox) and may arrive out of order
@@ -16,6 +17,7 @@ import {
   type ConversationSummary, type ConversationUpdate, type ConversationUpdateOptions
 } from '../stores/conversation-store.js'
 import { inboxEntry } from './inbox-views.js'
+import { joinedWriteOf } from '../stores/deferred-task-saves.js'
 
 export interface ConversationFeedLogger {
   warn (object: Record<string, unknown>, message: string): void
@@ -69,10 +71,15 @@ export class ConversationFeedStore implements ConversationStore {
   }
 
   async update<R extends ConversationState | undefined = ConversationState> (agentId: string, contextId: string, fn: ConversationUpdate<R>, options?: ConversationUpdateOptions): Promise<R | ConversationState> {
+    const joinedBefore = options?.context === undefined ? undefined : joinedWriteOf(options.context)
     const state = await this.#store.update(agentId, contextId, fn, options)
     if (state === undefined) return state
     // The position is the store's business (listings); a live entry replaces the one with the same contextId.
-    this.#publish(agentId, { conversation: inboxEntry(conversationSummary(state, 0)) })
+    const event = { conversation: inboxEntry(conversationSummary(state, 0)) }
+    const joined = options?.context === undefined ? undefined : joinedWriteOf(options.context)
+    // A write left to the request's task saves (deferred-task-saves.ts) is published once it is stored, if it is.
+    if (joined === undefined || joined === joinedBefore) this.#publish(agentId, event)
+    else joined.written.then((written) => { if (written) this.#publish(agentId, event) }, () => {})
     return state
   }
 

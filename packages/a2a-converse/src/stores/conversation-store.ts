@@ -7,6 +7,7 @@
 import type { ConverseEnvelope, OwnershipState } from '../core/envelope.js'
 import type { RoutineStatus } from '../core/envelope.js'
 import type { AnswerLog } from './answer-log.js'
+import type { ServerCallContext } from '@a2a-js/sdk/server'
 
 export type TurnRole = 'user' | 'agent' | 'human'
 
@@ -157,6 +158,18 @@ export interface ConversationUpdateOptions {
    * called again on the latest state). The memory store, whose read costs nothing, ignores it.
    */
   read?: ConversationState
+  /**
+   * The request behind the update (its call context): a store may leave its write to the request's deferred task
+   * saves, in their statement (deferred-task-saves.ts; PostgresConversationStoreOptions.joinsTaskSaves). The update
+   * then answers before its write is stored; the request's reply waits for it.
+   */
+  context?: ServerCallContext
+  /**
+   * The caller looked the conversation up moments ago and found none (the conversation executor's retry check). A
+   * store that alone writes its database may then write it as new with the request's deferred task saves (see
+   * `context`); should it exist after all, the request fails with nothing written (ConversationMovedError).
+   */
+  foundNone?: boolean
 }
 
 export interface ConversationGetOptions {

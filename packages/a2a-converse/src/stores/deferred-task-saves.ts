@@ -15,6 +15,10 @@
  * reservation says it has no row). Never deferred: a stream's saves (each event is sent once saved), a SendMessage
  * that returns at once (`returnImmediately`), an executor that publishes over time (another client may read the task
  * meanwhile), saves of other tasks and of other requests.
+ *
+ * Joined: one write of another store's may go in the same statement (`joinDeferredSaves`): the conversation's write
+ * of a routine step when this process alone writes the database (postgres-conversation-store.ts, `joinsTaskSaves`),
+ * so that the turn is one round trip. It is written whether or not the request saved anything.
  */
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
 
@@ -28,6 +32,29 @@ export interface DeferredTaskSaves<Save = unknown> {
   /** The task is known to have no row (its slot was just reserved): a read before its first save answers none. */
   noRow: boolean
   readonly saves: Save[]
+  /** Another store's write that goes in the saves' statement (joinDeferredSaves); undefined: none. */
+  joined: JoinedWrite | undefined
+}
+
+/** The task store's statement of the deferred saves: its function and that function's arguments, in order. */
+export interface DeferredSavesCall {
+  fn: string
+  values: readonly unknown[]
+}
+
+/** A joined write's outcome: written, with the saves' row (none when there were no saves); or nothing written at all. */
+export type JoinedOutcome = { written: true, row: Record<string, unknown> | undefined } | { written: false }
+
+/**
+ * A write of another store's that goes with the request's deferred saves. `write` runs it together with the saves'
+ * call (undefined: alone) as one statement; `written: false` when its own write found its row moved since it was
+ * planned — then nothing was written, the saves neither. `abandon` gives it up (nothing written) when the saves'
+ * write failed before running it; once written, it does nothing. `written` settles with whether it was written.
+ */
+export interface JoinedWrite {
+  readonly written: Promise<boolean>
+  write (saves: DeferredSavesCall | undefined): Promise<JoinedOutcome>
+  abandon (): void
 }
 
 /** A task store that can defer a request's saves (PostgresTaskStore). */
@@ -55,12 +82,17 @@ export function publishesTurnAtOnce (executor: object): executor is PublishesTur
  * failing write is the request's error.
  */
 export async function withDeferredSaves<T> (store: DefersTaskSaves, context: ServerCallContext, taskId: string | undefined, turn: () => Promise<T>): Promise<T> {
-  const deferred: DeferredTaskSaves = { taskId, noRow: false, saves: [] }
+  const deferred: DeferredTaskSaves = { taskId, noRow: false, saves: [], joined: undefined }
   context.state.set(DEFERRED_TASK_SAVES_STATE, deferred)
   try {
     return await turn()
   } finally {
-    await store.writeDeferredSaves(context)
+    try {
+      await store.writeDeferredSaves(context)
+    } finally {
+      // Never left waiting: a joined write the store did not run (it failed first) is given up.
+      deferred.joined?.abandon()
+    }
   }
 }
 
@@ -76,6 +108,23 @@ export function adoptTask (context: ServerCallContext, taskId: string): void {
   if (deferred === undefined || deferred.taskId !== undefined) return
   deferred.taskId = taskId
   deferred.noRow = true
+}
+
+/**
+ * Joins the write `join` makes to the request's deferred saves: true when the request defers a task's saves (a step's,
+ * or a new task's once reserved: not a turn that saves no task) and has no joined write yet — the caller then leaves
+ * its write to the task store's writeDeferredSaves; false (`join` not called): the caller writes it itself.
+ */
+export function joinDeferredSaves (context: ServerCallContext, join: () => JoinedWrite): boolean {
+  const deferred = context.state.get(DEFERRED_TASK_SAVES_STATE) as DeferredTaskSaves | undefined
+  if (deferred?.taskId === undefined || deferred.joined !== undefined) return false
+  deferred.joined = join()
+  return true
+}
+
+/** The write joined to the request's deferred saves, while they are deferred; undefined otherwise. */
+export function joinedWriteOf (context: ServerCallContext): JoinedWrite | undefined {
+  return (context.state.get(DEFERRED_TASK_SAVES_STATE) as DeferredTaskSaves | undefined)?.joined
 }
 
 /** Ends the request's deferral: what it deferred, if anything, to be written by the store. */

@@ -14,3 +14,15 @@ export class StoreUnavailableError extends ConverseError {
     if (cause !== undefined) this.cause = cause
   }
 }
+
+/**
+ * A turn's conversation write, joined to its task's saves (deferred-task-saves.ts), found the conversation moved when
+ * they were written: nothing of the turn was stored (neither the conversation nor the task). Sending the message again
+ * is safe. On the embedded database (its one writer) only a conversation removed meanwhile does that: one evicted at
+ * its caller's bound (docs/state.md).
+ */
+export class ConversationMovedError extends ConverseError {
+  constructor () {
+    super(ERROR_CODES.CONVERSATION_MOVED, 'the conversation changed while the turn ran; nothing was stored: send the message again')
+  }
+}

@@ -3,7 +3,7 @@ import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server'
 import { A2ADispatcher } from '../../../../packages/a2a-converse/src/backends/local/dispatch.js'
 import { STORE_UNAVAILABLE_MESSAGE } from '../../../../packages/a2a-converse/src/backends/local/dispatch-errors.js'
 import { messageExecutor, taskExecutor } from '../../../fixtures/a2a-executors.js'
-import { StoreUnavailableError } from '../../../../packages/a2a-converse/src/stores/errors.js'
+import { ConversationMovedError, StoreUnavailableError } from '../../../../packages/a2a-converse/src/stores/errors.js'
 
 const card = { name: 'Bare', description: 'no capabilities at all' }
 const send = (text: string, extra: Record<string, unknown> = {}) =>
@@ -75,4 +75,15 @@ t.test('an unreachable state store: -32603 saying so, without the driver detail;
   t.strictSame(response, { jsonrpc: '2.0', id: 7, error: { code: -32603, message: STORE_UNAVAILABLE_MESSAGE } })
   t.equal(logged.length, 1)
   t.match(logged[0], { err: unreachable, method: 'GetTask' })
+})
+
+t.test('a turn whose conversation moved while it ran: -32603 saying so (nothing was stored), not logged as a failure', async (t) => {
+  const failing = new InMemoryTaskStore()
+  failing.load = async () => { throw new ConversationMovedError() }
+  const dispatcher = new A2ADispatcher({ card, executor: taskExecutor(), taskStore: failing })
+  const logged: unknown[] = []
+  const response = await dispatcher.call({ id: 8, method: 'GetTask', params: { id: 't-1' } }, new ServerCallContext(),
+    { log: { error: (entry: unknown) => { logged.push(entry) } } })
+  t.strictSame(response, { jsonrpc: '2.0', id: 8, error: { code: -32603, message: new ConversationMovedError().message } })
+  t.equal(logged.length, 0)
 })

@@ -6,6 +6,7 @@
 import { MessageIdReusedError } from '../../stores/message-replays.js'
 import { CallerCapError } from '../../stores/caller-key.js'
 import { TaskBusyError } from '../../stores/task-turn-lock.js'
+import { ConversationMovedError } from '../../stores/errors.js'
 import type { CheckedRequest } from '../../protocol/check-request.js'
 import { capReached, internalError, invalidParams, type JsonRpcError } from '../../protocol/errors.js'
 import { fromSdkError } from './sdk-errors.js'
@@ -37,6 +38,8 @@ export function dispatchError (error: unknown, request: CheckedRequest, log?: Er
   if (error instanceof PushConfigRefusedError) return invalidParams([{ field: error.field, description: error.message }])
   // Waited its bound for the task's earlier turns: nothing ran, nothing was written; not a failure of ours.
   if (error instanceof TaskBusyError) return internalError(error.message)
+  // The turn's conversation was removed while it ran: nothing was stored; the caller may send it again.
+  if (error instanceof ConversationMovedError) return internalError(error.message)
   log?.error({ err: error, method: request.method }, 'A2A request handler failed')
   // The state store is unreachable (StoreUnavailableError): say so, but keep the driver's detail (hosts, ports)
   // in the log above, not in the reply.

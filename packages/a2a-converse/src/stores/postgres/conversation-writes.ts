@@ -2,7 +2,8 @@
  * How the PostgreSQL conversation store writes (postgres-conversation-store.ts): `fn`'s result as stored —
  * validated, cloned, the store's fields set, the limits applied — with the answers it adds to the log, by one of
  * three paths: a new conversation's autocommit insert (which refuses one past MAX_CONVERSATIONS_PER_CALLER), the
- * conditional write on the state the caller read, and the locked path (the row locked, `fn` on what is stored).
+ * conditional write on the state the caller read (alone, or with the request's deferred task saves), and the locked
+ * path (the row locked, `fn` on what is stored).
  */
 import type pg from 'pg'
 import {
@@ -13,11 +14,13 @@ import { toStoreError } from './connection-errors.js'
 import { discard, lockRow, once, rollback, together, withConnection } from './conversation-connections.js'
 import {
   EVICT_OVERFLOW, HELD, WRITE, WRITE_ANSWERED, WRITE_ANSWERED_PRUNING, WRITE_IF_UNCHANGED,
-  WRITE_IF_UNCHANGED_PRUNING, prepared
+  WRITE_IF_UNCHANGED_PRUNING, prepared, writeIfUnchangedWith
 } from './conversation-statements.js'
+import type { JoinedOutcome } from '../deferred-task-saves.js'
+import type { JoinedRun } from './joined-conversation-writes.js'
 import { newAnswers } from '../answer-log.js'
 import { answersJson, type PostgresAnswerLog } from './postgres-answer-log.js'
-import { capped, type NewConversationInserts } from './new-conversation-inserts.js'
+import { capped, type NewConversation, type NewConversationInserts } from './new-conversation-inserts.js'
 
 /** What a write adds to the answer log: the records' JSON (none: undefined) and the prune's parameters (not due: null). */
 export interface AnswerWrite {
@@ -98,50 +101,93 @@ function lockedStatement (answers: AnswerWrite): pg.QueryConfig {
 /** writeIfUnchanged found the row at another version than the caller read. */
 export const STALE = Symbol('stale')
 
+/** A write planned by `fn` (on the state the caller read, or as a new conversation): its result as stored. */
+export type PlannedWrite = ReturnType<typeof nextState>
+
 /**
- * The optimistic path: `fn(undefined)` inserted as a new conversation in one autocommit statement (shared with the
- * owner's others that arrive meanwhile: new-conversation-inserts.ts). Undefined when
- * the conversation exists (nothing written: the locked path follows), or when `fn` threw, returned undefined or
- * returned something unusable for a conversation it took as new (the locked path calls it again, on the real state if there is one,
- * and its error is the one that propagates). The statement is not retried on a new connection: a lost connection
- * leaves unknown whether it committed.
+ * `fn(undefined)` as a new conversation's state; undefined when `fn` threw, returned undefined or returned something
+ * unusable for a conversation it took as new (the locked path calls it again, on the real state if there is one,
+ * and its error is the one that propagates).
  */
-export async function insertNew (context: WriteContext, agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, owner: string | null): Promise<Written | undefined> {
-  let next: ConversationState
-  let json: string
-  let answers: AnswerWrite
+export async function planNew (context: WriteContext, agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>): Promise<PlannedWrite | undefined> {
   try {
     const draft = await fn(undefined)
     // Nothing to write for a new conversation: the locked path asks again, on the real state if there is one.
     if (draft === undefined) return undefined
-    ;({ next, json, answers } = nextState(context, draft, agentId, contextId, 1, undefined))
+    return nextState(context, draft, agentId, contextId, 1, undefined)
   } catch {
     return undefined
   }
-  const inserted = await context.newConversations.insert(agentId, owner, {
-    contextId, json, createdAt: next.createdAt, updatedAt: next.updatedAt, taskIds: conversationTaskIds(next).sort(), answers: answers.json ?? '[]'
-  }, pruneValues(answers))
-  return inserted ? written(next, json) : undefined
+}
+
+/** A planned new conversation as the insert writes it. */
+function newConversation (contextId: string, { next, json, answers }: PlannedWrite): NewConversation {
+  return { contextId, json, createdAt: next.createdAt, updatedAt: next.updatedAt, taskIds: conversationTaskIds(next).sort(), answers: answers.json ?? '[]' }
 }
 
 /**
- * The path without a lock (ConversationUpdateOptions.read): `fn` on the state the caller read, written in one
- * autocommit statement if the row is still at that version; STALE when it is not (nothing written: the locked path
- * follows and calls `fn` again). Not retried on a new connection: a lost connection leaves unknown whether it
- * committed.
+ * The optimistic path: `planned` (planNew) inserted as a new conversation in one autocommit statement (shared with
+ * the owner's others that arrive meanwhile: new-conversation-inserts.ts). Undefined when the conversation exists
+ * (nothing written: the locked path follows). The statement is not retried on a new connection: a lost connection
+ * leaves unknown whether it committed.
  */
-export async function writeIfUnchanged (context: WriteContext, agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, read: ConversationState): Promise<Written | undefined | typeof STALE> {
+export async function insertNew (context: WriteContext, agentId: string, contextId: string, planned: PlannedWrite, owner: string | null): Promise<Written | undefined> {
+  const inserted = await context.newConversations.insert(agentId, owner, newConversation(contextId, planned), pruneValues(planned.answers))
+  return inserted ? written(planned.next, planned.json) : undefined
+}
+
+/**
+ * insertNew as a joined write's statement (joined-conversation-writes.ts): with the request's deferred task saves in
+ * the same statement (insertNewWith: inserted with the saves' row, or nothing written at all when the conversation
+ * exists; a CallerCapError past the owner's cap), or alone when it saved nothing.
+ */
+export function insertNewJoined (context: WriteContext, agentId: string, contextId: string, planned: PlannedWrite, owner: string | null): JoinedRun {
+  return async (saves) => saves === undefined
+    ? { written: await insertNew(context, agentId, contextId, planned, owner) !== undefined, row: undefined } as JoinedOutcome
+    : await context.newConversations.insertWithSaves(agentId, owner, newConversation(contextId, planned), pruneValues(planned.answers), saves)
+}
+
+/** `fn` on a copy of the state the caller read, as nextState makes it; undefined: `fn` has nothing to write. */
+export async function planOnRead (context: WriteContext, agentId: string, contextId: string, fn: ConversationUpdate<ConversationState | undefined>, read: ConversationState): Promise<PlannedWrite | undefined> {
   const draft = await fn(cloneData(read))
   if (draft === undefined) return undefined
-  const { next, json, answers } = nextState(context, draft, agentId, contextId, read.version + 1, read)
-  const statement = answers.cap === null
-    ? prepared('converse_write_if_unchanged', WRITE_IF_UNCHANGED)
-    : prepared('converse_write_if_unchanged_pruning', WRITE_IF_UNCHANGED_PRUNING)
-  const rows = await once<{ version: number }>(context.pool, statement, [
+  return nextState(context, draft, agentId, contextId, read.version + 1, read)
+}
+
+/** WRITE_IF_UNCHANGED's parameters for `planned` (with the prune's when it is due). */
+function unchangedValues (agentId: string, contextId: string, { next, json, answers }: PlannedWrite): unknown[] {
+  return [
     agentId, contextId, json, next.version, next.createdAt, next.updatedAt, conversationTaskIds(next).sort(),
     answers.json ?? null, ...pruneValues(answers)
-  ])
-  return rows.length === 0 ? STALE : written(next, json)
+  ]
+}
+
+/**
+ * The path without a lock (ConversationUpdateOptions.read): `planned` written in one autocommit statement if the row
+ * is still at the version it was planned on; STALE when it is not (nothing written: the locked path follows and
+ * calls `fn` again). Not retried on a new connection: a lost connection leaves unknown whether it committed.
+ */
+export async function writeIfUnchanged (context: WriteContext, agentId: string, contextId: string, planned: PlannedWrite): Promise<Written | typeof STALE> {
+  const statement = planned.answers.cap === null
+    ? prepared('converse_write_if_unchanged', WRITE_IF_UNCHANGED)
+    : prepared('converse_write_if_unchanged_pruning', WRITE_IF_UNCHANGED_PRUNING)
+  const rows = await once<{ version: number }>(context.pool, statement, unchangedValues(agentId, contextId, planned))
+  return rows.length === 0 ? STALE : written(planned.next, planned.json)
+}
+
+/**
+ * writeIfUnchanged as a joined write's statement (joined-conversation-writes.ts): with the request's deferred task
+ * saves in the same statement (writeIfUnchangedWith: written with the saves' row, or nothing written at all when the
+ * row has moved), or alone when it saved nothing.
+ */
+export function writeIfUnchangedJoined (context: WriteContext, agentId: string, contextId: string, planned: PlannedWrite): JoinedRun {
+  return async (saves) => {
+    if (saves === undefined) return { written: await writeIfUnchanged(context, agentId, contextId, planned) !== STALE, row: undefined } as JoinedOutcome
+    const pruning = planned.answers.cap !== null
+    const statement = prepared(`converse_write_with_${saves.fn}${pruning ? '_pruning' : ''}`, writeIfUnchangedWith(pruning, saves.fn, saves.values.length))
+    const [{ version, ...row }] = await once<{ version: number | null }>(context.pool, statement, [...unchangedValues(agentId, contextId, planned), ...saves.values])
+    return version === null ? { written: false } : { written: true, row }
+  }
 }
 
 /** Refuses (CallerCapError) when `owner` holds maxConversationsPerCaller of the agent's conversations. */

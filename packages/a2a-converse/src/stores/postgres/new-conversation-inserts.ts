@@ -14,7 +14,8 @@ import { CallerCapError } from '../caller-key.js'
 import { isStatementError } from './connection-errors.js'
 import { once } from './conversation-connections.js'
 import { CONVERSATION_CAP_REACHED } from './conversation-migrations.js'
-import { INSERT_NEW, INSERT_NEW_MANY, INSERT_NEW_PRUNING, prepared } from './conversation-statements.js'
+import { INSERT_NEW, INSERT_NEW_MANY, INSERT_NEW_PRUNING, insertNewWith, prepared } from './conversation-statements.js'
+import type { DeferredSavesCall, JoinedOutcome } from '../deferred-task-saves.js'
 
 /** A new conversation as the insert writes it. */
 export interface NewConversation {
@@ -76,14 +77,35 @@ export class NewConversationInserts {
   /** One conversation in a statement of its own (INSERT_NEW). Not retried: a lost connection may have committed it. */
   async #alone (agentId: string, owner: string | null, conversation: NewConversation, prune: Array<number | null>): Promise<boolean> {
     const statement = prune.length === 0 ? prepared('converse_insert_new', INSERT_NEW) : prepared('converse_insert_new_pruning', INSERT_NEW_PRUNING)
-    const [row] = await once<{ version: number | null }>(this.#pool, statement, [
+    const [row] = await this.#insert<{ version: number | null }>(statement, this.#values(agentId, owner, conversation, prune))
+    return row.version !== null
+  }
+
+  /**
+   * `conversation` and the request's deferred task saves (deferred-task-saves.ts) in one statement (insertNewWith):
+   * inserted with the saves' row, or nothing written at all (it exists). Not shared with the owner's others: the
+   * saves are one request's. Rejects with a CallerCapError past the owner's cap (nothing written, the saves neither).
+   */
+  async insertWithSaves (agentId: string, owner: string | null, conversation: NewConversation, prune: Array<number | null>, saves: DeferredSavesCall): Promise<JoinedOutcome> {
+    const pruning = prune.length > 0
+    const statement = prepared(`converse_insert_new_with_${saves.fn}${pruning ? '_pruning' : ''}`, insertNewWith(pruning, saves.fn, saves.values.length))
+    const [{ version, ...row }] = await this.#insert<{ version: number | null }>(statement, [...this.#values(agentId, owner, conversation, prune), ...saves.values])
+    return version === null ? { written: false } : { written: true, row }
+  }
+
+  /** INSERT_NEW's parameters. */
+  #values (agentId: string, owner: string | null, conversation: NewConversation, prune: Array<number | null>): unknown[] {
+    return [
       agentId, conversation.contextId, conversation.json, conversation.createdAt, conversation.updatedAt, conversation.taskIds, owner,
       this.#cap, conversation.answers, ...prune
-    ]).catch((error: unknown) => {
+    ]
+  }
+
+  async #insert<R extends pg.QueryResultRow> (statement: pg.QueryConfig, values: unknown[]): Promise<R[]> {
+    return await once<R>(this.#pool, statement, values).catch((error: unknown) => {
       // The owner's count refused past the cap (the new conversation is not stored).
       throw (error as { code?: unknown }).code === CONVERSATION_CAP_REACHED ? capped(this.#cap) : error
     })
-    return row.version !== null
   }
 
   /** Sends what waits for the key, as long as something does; then the key has nothing in flight. */

@@ -23,7 +23,11 @@ import { DEFAULT_ANSWER_RETENTION_MS, DEFAULT_MAX_ANSWERS_PER_AGENT, type Answer
 import { query } from './conversation-connections.js'
 import { DELETE, SELECT_EXISTS, SELECT_LIST, SELECT_STATE, SELECT_TASK, listSummary, prepared, type ListRow } from './conversation-statements.js'
 import { NewConversationInserts } from './new-conversation-inserts.js'
-import { STALE, insertNew, lockedWrite, writeIfUnchanged, type WriteContext } from './conversation-writes.js'
+import {
+  STALE, insertNew, insertNewJoined, lockedWrite, planNew, planOnRead, writeIfUnchanged, writeIfUnchangedJoined, type PlannedWrite,
+  type WriteContext
+} from './conversation-writes.js'
+import { JoinedConversationWrites, type JoinedRun } from './joined-conversation-writes.js'
 import { PostgresAnswerLog } from './postgres-answer-log.js'
 import type { PostgresDatabase } from './postgres-database.js'
 import { RememberedConversations, keyOf } from './remembered-conversations.js'
@@ -53,6 +57,15 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
    * on a conversation this instance wrote last reads nothing first (issue 43). Default 2,000; 0: none.
    */
   recentStates?: number
+  /**
+   * This process alone writes the database (the embedded one: its folder lock keeps other processes out), and the
+   * requests' task stores are PostgresTaskStores on it: a turn's write on a state this store kept (`get(…, { recent:
+   * true })` handed back as `read`, unchanged since) goes in the statement of the request's deferred task saves
+   * (deferred-task-saves.ts), so that a routine step is one round trip (issue 43). The conversation stays locked in
+   * this process until that statement has run. Default false (a server: another instance may move the row meanwhile,
+   * and its turn is then planned again on the locked path, which a joined write could no longer do).
+   */
+  joinsTaskSaves?: boolean
 }
 
 export class PostgresConversationStore implements ConversationStore {
@@ -70,6 +83,8 @@ export class PostgresConversationStore implements ConversationStore {
   readonly answers: PostgresAnswerLog
   /** What a write's next state is made with: the clock, the limits, the answer log's prune schedule. */
   readonly #writes: WriteContext
+  /** With `joinsTaskSaves`: the writes it leaves to requests' task saves. */
+  readonly #joined: JoinedConversationWrites | undefined
   #closed = false
 
   /** Shares the database's pool; `close()` does not end it (the database's own `close()` does). */
@@ -83,6 +98,7 @@ export class PostgresConversationStore implements ConversationStore {
       options.recentStates === 0 ? 0 : integerOption('recentStates', options.recentStates, 2000))
     this.maxConversationsPerCaller = integerOption('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
+    this.#joined = options.joinsTaskSaves === true ? new JoinedConversationWrites(this.#remembered) : undefined
     this.#now = options.now ?? (() => new Date())
     this.answers = new PostgresAnswerLog(async (text, values) => {
       this.#assertOpen()
@@ -105,7 +121,11 @@ export class PostgresConversationStore implements ConversationStore {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
     const recent = options.recent === true ? this.#remembered.recent(key) : undefined
-    if (recent !== undefined) return JSON.parse(recent) as ConversationState
+    if (recent !== undefined) {
+      const state = JSON.parse(recent) as ConversationState
+      this.#joined?.handedOut(state, recent)
+      return state
+    }
     const { rows } = await query<{ state: ConversationState }>(this.#pool, prepared('converse_select_state', SELECT_STATE), [agentId, contextId])
     if (rows.length > 0) this.#remembered.remember(key)
     return rows[0]?.state
@@ -141,18 +161,36 @@ export class PostgresConversationStore implements ConversationStore {
     this.#assertOpen()
     const key = keyOf(agentId, contextId)
     const owner = options.owner ?? null
-    return await this.#locks.run(key, async () => {
+    const context = options.context
+    this.#joined?.assertNotWaiting(key, contextId, context)
+    const release = await this.#locks.acquire(key)
+    let held = false
+    try {
+      const read = options.read
+      // Kept and handed back unchanged: nobody wrote it since (this process alone writes it, under this lock).
+      const readUnchanged = read !== undefined && this.#joined?.unchanged(key, read) === true
       // Kept again once written: a failed or stale write leaves none to plan a turn on.
       this.#remembered.forgetRecent(key)
-      if (options.read !== undefined) {
-        const written = await writeIfUnchanged(this.#writes, agentId, contextId, fn, options.read)
+      const join = (planned: PlannedWrite, run: JoinedRun): boolean => {
+        held = context !== undefined && this.#joined?.join(context, key, planned.json, release, run) === true
+        return held
+      }
+      if (read !== undefined) {
+        const planned = await planOnRead(this.#writes, agentId, contextId, fn, read)
+        if (planned === undefined) return planned as R
+        if (readUnchanged && join(planned, writeIfUnchangedJoined(this.#writes, agentId, contextId, planned))) return planned.next
+        const written = await writeIfUnchanged(this.#writes, agentId, contextId, planned)
         if (written !== STALE) {
-          if (written !== undefined) this.#remembered.remember(key, written.json)
-          return written?.state as R | ConversationState
+          this.#remembered.remember(key, written.json)
+          return written.state
         }
       }
-      if (!this.#remembered.known(key)) {
-        const created = await insertNew(this.#writes, agentId, contextId, fn, owner)
+      const planned = this.#remembered.known(key) ? undefined : await planNew(this.#writes, agentId, contextId, fn)
+      if (planned !== undefined) {
+        // Found absent moments ago and written by nobody since (this process alone writes, and every write of its
+        // makes the conversation known): its insert cannot find it.
+        if (options.foundNone === true && join(planned, insertNewJoined(this.#writes, agentId, contextId, planned, owner))) return planned.next
+        const created = await insertNew(this.#writes, agentId, contextId, planned, owner)
         if (created !== undefined) {
           this.#remembered.remember(key, created.json)
           return created.state
@@ -163,7 +201,9 @@ export class PostgresConversationStore implements ConversationStore {
       this.#remembered.forget(agentId, written.evicted)
       this.#remembered.remember(key, written.json)
       return written.state
-    })
+    } finally {
+      if (!held) release()
+    }
   }
 
   async delete (agentId: string, contextId: string): Promise<boolean> {

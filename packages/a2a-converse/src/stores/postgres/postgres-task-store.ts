@@ -15,7 +15,8 @@
  * saved or read here lately (remembered-tasks.ts) when it can, without a query: the SDK reads a task again before each
  * of its saves, and a routine turn saves several times (issue 43). Without (a server), a request that holds the task's
  * turn lock on every instance is answered from what it last saved or read of the task (held-task-turn.ts). A blocking
- * turn's saves may be written once, before its reply (deferred-task-saves.ts: `writeDeferredSaves`).
+ * turn's saves may be written once, before its reply (deferred-task-saves.ts: `writeDeferredSaves`), with the
+ * conversation's write when it joined them.
  */
 import { Task, taskStateFromJSON } from '@a2a-js/sdk'
 import { resolveUserScope, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
@@ -27,7 +28,7 @@ import { SaveListeners, type TaskSaveSignals } from '../task-save-signals.js'
 import { taskFinishedError } from '../task-states.js'
 import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type TurnRefusal } from '../task-reservations.js'
 import { RESERVE_TASK_FUNCTION } from './task-store-functions.js'
-import { saveTask, saveTaskSteps, type SaveOutcome, type TaskSaveScope } from './task-save-statements.js'
+import { saveTask, saveTaskSteps, writeJoined, type SaveOutcome, type TaskSaveScope } from './task-save-statements.js'
 import type { SecretBox } from '../secret-box.js'
 import { RememberedTasks, taskKey } from './remembered-tasks.js'
 import { columnsOf, sameColumns, savedRowOf, taskOf, type SavedRow, type TaskColumns } from './task-rows.js'
@@ -147,12 +148,13 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   async writeDeferredSaves (context: ServerCallContext): Promise<void> {
     const deferred = takeDeferredSaves<SavedRow>(context)
     const saves = deferred?.saves ?? []
-    if (deferred?.taskId === undefined || saves.length === 0) return
+    // Nothing saved: the joined write alone.
+    if (deferred?.taskId === undefined || saves.length === 0) return await writeJoined(deferred?.joined)
     const taskId = deferred.taskId
     const last = (saves.at(-1) as SavedRow).columns
     const kept = this.#keptFor(context, taskId)
     const key = taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)
-    const outcome = await this.#write(kept, key, last, async () => await saveTaskSteps(this.#scope, context, taskId, saves))
+    const outcome = await this.#write(kept, key, last, async () => await saveTaskSteps(this.#scope, context, taskId, saves, deferred.joined))
     this.#settle(outcome, undefined, taskId)
   }
 

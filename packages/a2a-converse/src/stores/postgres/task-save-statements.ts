@@ -12,6 +12,8 @@ import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
 import { resealTaskPushConfigs } from './postgres-push-config-store.js'
 import { CONFIG_TO_RESEAL, SAVE_TASK_FUNCTION, SAVE_TASK_STEPS_FUNCTION } from './task-store-functions.js'
 import type { SavedRow } from './task-rows.js'
+import type { JoinedOutcome, JoinedWrite } from '../deferred-task-saves.js'
+import { ConversationMovedError } from '../errors.js'
 
 /** The SDK's payload format (the `protocol_version` column its rows carry). */
 const PAYLOAD_FORMAT = '1.0'
@@ -43,8 +45,12 @@ export async function saveTask (scope: TaskSaveScope, context: ServerCallContext
   return await resealed(scope, context, taskId, SAVE_TASK_FUNCTION, values)
 }
 
-/** The saves of the task in order, in one statement: the outcome of the first not written, else `saved`. */
-export async function saveTaskSteps (scope: TaskSaveScope, context: ServerCallContext, taskId: string, saves: readonly SavedRow[]): Promise<SaveOutcome> {
+/**
+ * The saves of the task in order, in one statement: the outcome of the first not written, else `saved`. With
+ * `joined` (another store's write, deferred-task-saves.ts), that write runs the statement with its own; found moved,
+ * nothing was written (ConversationMovedError).
+ */
+export async function saveTaskSteps (scope: TaskSaveScope, context: ServerCallContext, taskId: string, saves: readonly SavedRow[], joined?: JoinedWrite): Promise<SaveOutcome> {
   const column = <T>(of: (save: SavedRow) => T): T[] => saves.map(of)
   const values = [
     ...keyValues(scope, context, taskId),
@@ -52,7 +58,7 @@ export async function saveTaskSteps (scope: TaskSaveScope, context: ServerCallCo
     column((save) => save.columns.status), column((save) => save.columns.artifacts), column((save) => save.columns.history),
     column((save) => save.columns.metadata), PAYLOAD_FORMAT, scope.maxOpenTasksPerCaller, ...pushValues(scope, context)
   ]
-  return await resealed(scope, context, taskId, SAVE_TASK_STEPS_FUNCTION, values)
+  return await resealed(scope, context, taskId, SAVE_TASK_STEPS_FUNCTION, values, joined)
 }
 
 /** The key columns of a save: tenant, owner, id and whose open work a new task is. */
@@ -66,8 +72,20 @@ function pushValues ({ push }: TaskSaveScope, context: ServerCallContext): unkno
   return [push?.agentId ?? null, push?.secrets === undefined ? null : currentPrefix(push.secrets), trace?.traceparent ?? null, trace?.tracestate ?? null]
 }
 
-async function resealed (scope: TaskSaveScope, context: ServerCallContext, taskId: string, fn: string, values: unknown[]): Promise<SaveOutcome> {
+/** A joined write (deferred-task-saves.ts) alone, the request having saved nothing; found moved, it rejects. */
+export async function writeJoined (joined: JoinedWrite | undefined): Promise<void> {
+  if (joined !== undefined) moved(await joined.write(undefined))
+}
+
+/** A joined write's row; found moved, nothing of the turn was written: ConversationMovedError. */
+function moved (outcome: JoinedOutcome): Record<string, unknown> | undefined {
+  if (!outcome.written) throw new ConversationMovedError()
+  return outcome.row
+}
+
+async function resealed (scope: TaskSaveScope, context: ServerCallContext, taskId: string, fn: string, values: unknown[], joined?: JoinedWrite): Promise<SaveOutcome> {
   const statement = async (): Promise<SaveOutcome> => {
+    if (joined !== undefined) return moved(await joined.write({ fn, values })) as unknown as SaveOutcome
     const { rows } = await sql<SaveOutcome>`select outcome, stored_state, pushed from ${sql.raw(fn)}(${sql.join(values)})`.execute(scope.db)
     return rows[0]
   }

@@ -1,0 +1,268 @@
+/**
+ * A turn's conversation write joined to its task's deferred saves (PostgresConversationStoreOptions.joinsTaskSaves,
+ * deferred-task-saves.ts `joinDeferredSaves`): a routine step's conditional write on a kept state, and a new
+ * conversation found absent moments ago, go in the statement of the request's task saves — one round trip for the
+ * turn; `update` answers before anything is sent, the conversation stays locked in this process until the statement
+ * has run, and a write that finds its row moved or taken writes nothing at all (ConversationMovedError); a refusal at
+ * the caller's bound refuses the whole statement. Written alone when the request saved nothing; given up (nothing
+ * written, the lock released) when the saves' write fails first. Never joined: a state read from the database, a
+ * request that saves no task, a store that does not join. On the embedded database (the one writer it is for) and, for
+ * the SQL, on a server with TEST_DATABASE_URL. Queries are counted as test/gateway/turn-round-trips.test.ts counts them.
+ */
+import t, { type Test } from 'tap'
+import { sql } from 'kysely'
+import { Task, TaskState } from '@a2a-js/sdk'
+import { ServerCallContext } from '@a2a-js/sdk/server'
+import { queryCounter } from '../../fixtures/query-counter.js'
+import { migratedDatabase } from '../../fixtures/migrated-database.js'
+import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
+import { CONVERSATIONS_TABLE, migrate } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { PostgresTaskStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-task-store.js'
+import { PostgresConversationStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-conversation-store.js'
+import type { PostgresDatabase } from '../../../packages/a2a-converse/src/stores/postgres/postgres-database.js'
+import { newConversationState, type ConversationState } from '../../../packages/a2a-converse/src/stores/conversation-store.js'
+import { ConversationMovedError } from '../../../packages/a2a-converse/src/stores/errors.js'
+import { CallerCapError } from '../../../packages/a2a-converse/src/stores/caller-key.js'
+import { joinedWriteOf, withDeferredSaves } from '../../../packages/a2a-converse/src/stores/deferred-task-saves.js'
+import { ConversationFeedStore } from '../../../packages/a2a-converse/src/runtime/conversation-feed.js'
+
+const url = process.env.TEST_DATABASE_URL
+t.setTimeout(120_000)
+
+const counted = queryCounter(t)
+
+const task = (id: string, contextId: string, state: string): Task =>
+  Task.fromJSON({ id, contextId, status: { state, timestamp: '2026-12-07T10:00:00.000Z' }, history: [{ messageId: `${id}-m`, role: 'ROLE_USER', parts: [{ text: 'hi' }] }] })
+
+const addTurn = (id: string) => (state: ConversationState | undefined): ConversationState => {
+  const next = state ?? newConversationState('demo', 'x')
+  next.turns.push({ id, at: '2026-12-07T10:00:00.000Z', role: 'user', text: id })
+  return next
+}
+
+async function storedTurns (database: Pick<PostgresDatabase, 'db'>, contextId: string): Promise<string[] | undefined> {
+  const { rows } = await sql<{ state: ConversationState }>`select state from ${sql.table(CONVERSATIONS_TABLE)} where agent_id = 'demo' and context_id = ${contextId}`.execute(database.db)
+  return rows[0]?.state.turns.map((turn) => turn.id)
+}
+
+function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>, prefix: string): void {
+  const conversations = new PostgresConversationStore(database, { joinsTaskSaves: true, maxConversationsPerCaller: 3 })
+  const tasks = new PostgresTaskStore(database.db, { soleWriter: true })
+  t.teardown(async () => { await conversations.close() })
+
+  /** A conversation written and kept: a step's `read`. */
+  const kept = async (contextId: string): Promise<ConversationState> => {
+    await conversations.update('demo', contextId, addTurn('t1'))
+    return await conversations.get('demo', contextId, { recent: true }) as ConversationState
+  }
+
+  t.test('a routine step: answered before anything is sent, locked until its task\'s saves, then one statement', async (t) => {
+    const contextId = `${prefix}step`
+    const id = `${prefix}step-task`
+    await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), new ServerCallContext())
+    const read = await kept(contextId)
+    const context = new ServerCallContext()
+    const turn = await counted(async () => await withDeferredSaves(tasks, context, id, async () => {
+      const inside = await counted(async () => {
+        const next = await conversations.update('demo', contextId, addTurn('t2'), { read, context })
+        t.strictSame(next.turns.map((one) => one.id), ['t1', 't2'], 'the state as it will be stored')
+        await tasks.save(task(id, contextId, 'TASK_STATE_COMPLETED'), context)
+      })
+      t.equal(inside.queries, 0, 'nothing sent during the turn')
+      t.strictSame(await storedTurns(database, contextId), ['t1'], 'not stored yet')
+    }))
+    t.equal(turn.queries, 2, 'one statement (and the check above)')
+    t.strictSame(await storedTurns(database, contextId), ['t1', 't2'])
+    t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_COMPLETED, 'the task with it')
+    const next = await conversations.get('demo', contextId, { recent: true })
+    t.equal(next?.version, 2, 'kept as written')
+  })
+
+  t.test('locked in this process until written: another request\'s update waits for it', async (t) => {
+    const contextId = `${prefix}locked`
+    const read = await kept(contextId)
+    const context = new ServerCallContext()
+    let other: Promise<unknown> | undefined
+    await withDeferredSaves(tasks, context, `${prefix}locked-task`, async () => {
+      await conversations.update('demo', contextId, addTurn('t2'), { read, context })
+      other = conversations.update('demo', contextId, addTurn('t3'))
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      t.strictSame(await storedTurns(database, contextId), ['t1'], 'the other waits')
+    })
+    await other
+    t.strictSame(await storedTurns(database, contextId), ['t1', 't2', 't3'], 'written, then the other update on it')
+  })
+
+  t.test('a new conversation found absent, a new task reserved: the insert goes with the saves', async (t) => {
+    const contextId = `${prefix}new`
+    const id = `${prefix}new-task`
+    const context = new ServerCallContext()
+    const turn = await counted(async () => await withDeferredSaves(tasks, context, undefined, async () => {
+      await tasks.reserve(id, context)
+      const inside = await counted(async () => {
+        await conversations.update('demo', contextId, addTurn('t1'), { context, foundNone: true, owner: 'alice' })
+        await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), context)
+      })
+      t.equal(inside.queries, 0)
+    }))
+    t.equal(turn.queries, 2, 'the reservation and one statement')
+    t.strictSame(await storedTurns(database, contextId), ['t1'])
+    t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+  })
+
+  t.test('nothing saved: the joined write alone, at the end of the request', async (t) => {
+    const contextId = `${prefix}alone`
+    const read = await kept(contextId)
+    const context = new ServerCallContext()
+    const turn = await counted(async () => await withDeferredSaves(tasks, context, `${prefix}alone-task`, async () => {
+      await conversations.update('demo', contextId, addTurn('t2'), { read, context })
+      t.ok(joinedWriteOf(context), 'joined')
+    }))
+    t.equal(turn.queries, 1)
+    t.strictSame(await storedTurns(database, contextId), ['t1', 't2'])
+    const fresh = `${prefix}alone-new`
+    const second = new ServerCallContext()
+    await withDeferredSaves(tasks, second, `${prefix}alone-new-task`, async () => {
+      await conversations.update('demo', fresh, addTurn('n1'), { context: second, foundNone: true })
+      t.ok(joinedWriteOf(second), 'a new one joined too')
+    })
+    t.strictSame(await storedTurns(database, fresh), ['n1'], 'inserted alone')
+  })
+
+  t.test('not joined: a state read from the database, a request saving no task, none given, a store that does not join', async (t) => {
+    const contextId = `${prefix}not`
+    await kept(contextId)
+    const fromDatabase = await conversations.get('demo', contextId) as ConversationState
+    const context = new ServerCallContext()
+    await withDeferredSaves(tasks, context, `${prefix}not-task`, async () => {
+      const { queries } = await counted(async () => await conversations.update('demo', contextId, addTurn('t2'), { read: fromDatabase, context }))
+      t.equal(queries, 1, 'read from the database (not kept): written at once')
+      t.equal(joinedWriteOf(context), undefined)
+    })
+    const knowledge = new ServerCallContext()
+    await withDeferredSaves(tasks, knowledge, undefined, async () => {
+      const read = await conversations.get('demo', contextId, { recent: true }) as ConversationState
+      const { queries } = await counted(async () => await conversations.update('demo', contextId, addTurn('t3'), { read, context: knowledge }))
+      t.equal(queries, 1, 'no task adopted (a knowledge answer): written at once')
+    })
+    const read = await conversations.get('demo', contextId, { recent: true }) as ConversationState
+    t.equal((await counted(async () => await conversations.update('demo', contextId, addTurn('t4'), { read }))).queries, 1, 'no request given: at once')
+    const plain = new PostgresConversationStore(database)
+    t.teardown(async () => { await plain.close() })
+    const plainRead = await plain.get('demo', contextId, { recent: true }) as ConversationState
+    const step = new ServerCallContext()
+    await withDeferredSaves(tasks, step, `${prefix}not-task`, async () => {
+      const { queries } = await counted(async () => await plain.update('demo', contextId, addTurn('t5'), { read: plainRead, context: step }))
+      t.equal(queries, 1, 'a store that does not join: at once')
+    })
+    t.strictSame(await storedTurns(database, contextId), ['t1', 't2', 't3', 't4', 't5'])
+  })
+
+  t.test('moved meanwhile (removed, or made behind the store): nothing written, the lock released', async (t) => {
+    const contextId = `${prefix}moved`
+    const id = `${prefix}moved-task`
+    await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), new ServerCallContext())
+    const read = await kept(contextId)
+    const context = new ServerCallContext()
+    let written: Promise<boolean> | undefined
+    await t.rejects(withDeferredSaves(tasks, context, id, async () => {
+      await conversations.update('demo', contextId, addTurn('t2'), { read, context })
+      written = joinedWriteOf(context)?.written
+      await tasks.save(task(id, contextId, 'TASK_STATE_COMPLETED'), context)
+      await sql`delete from ${sql.table(CONVERSATIONS_TABLE)} where agent_id = 'demo' and context_id = ${contextId}`.execute(database.db)
+    }), ConversationMovedError)
+    t.equal(await written, false, 'told: not written')
+    t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the task\'s saves not written either')
+    t.equal(await storedTurns(database, contextId), undefined)
+    await conversations.update('demo', contextId, addTurn('again'))
+    t.strictSame(await storedTurns(database, contextId), ['again'], 'the lock released')
+
+    const taken = `${prefix}taken`
+    const second = new ServerCallContext()
+    await t.rejects(withDeferredSaves(tasks, second, `${prefix}taken-task`, async () => {
+      await conversations.update('demo', taken, addTurn('mine'), { context: second, foundNone: true })
+      await sql`insert into ${sql.table(CONVERSATIONS_TABLE)} (agent_id, context_id, state, version) values ('demo', ${taken}, ${JSON.stringify(addTurn('theirs')(undefined))}::jsonb, 1)`.execute(database.db)
+    }), ConversationMovedError, 'a new conversation made meanwhile: nothing written (alone)')
+    t.strictSame(await storedTurns(database, taken), ['theirs'])
+    const third = new ServerCallContext()
+    const thirdId = `${prefix}taken-task-2`
+    const made = `${prefix}taken-2`
+    await t.rejects(withDeferredSaves(tasks, third, thirdId, async () => {
+      await conversations.update('demo', made, addTurn('mine'), { context: third, foundNone: true })
+      await tasks.save(task(thirdId, made, 'TASK_STATE_WORKING'), third)
+      await sql`insert into ${sql.table(CONVERSATIONS_TABLE)} (agent_id, context_id, state, version) values ('demo', ${made}, ${JSON.stringify(addTurn('theirs')(undefined))}::jsonb, 1)`.execute(database.db)
+    }), ConversationMovedError, 'with saves')
+    t.equal(await tasks.load(thirdId, new ServerCallContext()), undefined, 'the task not stored')
+  })
+
+  t.test('the caller\'s bound refuses the whole statement', async (t) => {
+    for (const n of [1, 2, 3]) await conversations.update('demo', `${prefix}cap-${n}`, addTurn('t1'), { owner: 'bob' })
+    const context = new ServerCallContext()
+    const id = `${prefix}cap-task`
+    await t.rejects(withDeferredSaves(tasks, context, undefined, async () => {
+      await tasks.reserve(id, context)
+      await conversations.update('demo', `${prefix}cap-4`, addTurn('t1'), { context, foundNone: true, owner: 'bob' })
+      await tasks.save(task(id, `${prefix}cap-4`, 'TASK_STATE_INPUT_REQUIRED'), context)
+    }), CallerCapError)
+    t.equal(await storedTurns(database, `${prefix}cap-4`), undefined, 'no conversation')
+    t.equal(await tasks.load(id, new ServerCallContext()), undefined, 'no task')
+  })
+
+  t.test('given up when the saves\' write fails first; never waiting for itself', async (t) => {
+    const contextId = `${prefix}given-up`
+    const read = await kept(contextId)
+    const context = new ServerCallContext()
+    const failing = { writeDeferredSaves: async () => { throw new Error('the saves failed') } }
+    let written: Promise<boolean> | undefined
+    await t.rejects(withDeferredSaves(failing, context, `${prefix}given-up-task`, async () => {
+      await conversations.update('demo', contextId, addTurn('t2'), { read, context })
+      written = joinedWriteOf(context)?.written
+      await t.rejects(conversations.update('demo', contextId, addTurn('t3'), { context }), /updated again by the request whose write waits/,
+        'the same request again: refused at once, not a wait for itself')
+    }), /the saves failed/)
+    t.equal(await written, false)
+    await conversations.update('demo', contextId, addTurn('t4'))
+    t.strictSame(await storedTurns(database, contextId), ['t1', 't4'], 'nothing of it written, the lock released')
+  })
+
+  t.test('the inbox feed publishes a joined write once it is stored, and not one that is not', async (t) => {
+    const published: unknown[] = []
+    const feed = new ConversationFeedStore(conversations, {
+      async publishConversation (_agentId: string, event: Record<string, unknown>) { published.push(event) }
+    }, { warn () {} })
+    const contextId = `${prefix}feed`
+    const read = await kept(contextId)
+    const context = new ServerCallContext()
+    await withDeferredSaves(tasks, context, `${prefix}feed-task`, async () => {
+      await feed.update('demo', contextId, addTurn('t2'), { read, context })
+      t.equal(published.length, 0, 'not before it is stored')
+      await feed.update('demo', `${prefix}feed-other`, addTurn('o1'), { context })
+      t.equal(published.length, 1, 'another update of the request, written at once: at once')
+    })
+    await new Promise((resolve) => setImmediate(resolve))
+    t.equal(published.length, 2, 'published once stored')
+    const moved = new ServerCallContext()
+    const again = await conversations.get('demo', contextId, { recent: true }) as ConversationState
+    await t.rejects(withDeferredSaves(tasks, moved, `${prefix}feed-task`, async () => {
+      await feed.update('demo', contextId, addTurn('t3'), { read: again, context: moved })
+      await sql`delete from ${sql.table(CONVERSATIONS_TABLE)} where agent_id = 'demo' and context_id = ${contextId}`.execute(database.db)
+    }), ConversationMovedError)
+    await new Promise((resolve) => setImmediate(resolve))
+    t.equal(published.length, 2, 'not written: not published')
+  })
+}
+
+t.test('on the embedded database', async (t) => {
+  const database = await openEmbeddedDatabase({ schema: 'converse_joined', logger: { warn () {} } })
+  t.teardown(async () => await database.close())
+  await migrate(database.db, { schema: 'converse_joined' })
+  joinedWrites(t, database, 'e-')
+})
+
+// The same statements on a server need one; without it they are skipped, the embedded run above covering the module
+// and the SQL (the same text on both: a fresh machine has no server, README, docs/testing.md).
+const serverSkip = 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)'
+t.test('on a PostgreSQL server', { skip: url === undefined ? serverSkip : false }, async (t) => {
+  const { database } = await migratedDatabase(t, url as string)
+  joinedWrites(t, database, 's-')
+})
