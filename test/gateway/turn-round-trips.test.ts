@@ -39,16 +39,17 @@ t.setTimeout(300_000)
  * start 5 → 4, step 4 → 2, typed call 5 → 3; on a server 11 → 6, 11 → 7, 13 → 5. Then (2026-12-07) the embedded
  * conversation store, its database's one writer, leaves a turn's conversation write to that statement when it cannot
  * find its row moved (a kept state unchanged since, or a conversation found absent moments ago: joinsTaskSaves):
- * routine start 4 → 3, step 2 → 1, typed call 3 → 2.
+ * routine start 4 → 3, step 2 → 1, typed call 3 → 2; and a new task's reservation with them (reserveWithSaves):
+ * routine start 3 → 2, typed call 2 → 1.
  */
 export const BUDGETS = {
   embedded: {
     'knowledge answer, a caller\'s first conversation since the start': 1,
     'knowledge answer, new conversation': 1,
     'knowledge answer, existing conversation': 1,
-    'routine start (a new task)': 3,
+    'routine start (a new task)': 2,
     'routine step (its task)': 1,
-    'typed routine call, new conversation': 2
+    'typed routine call, new conversation': 1
   },
   postgres: {
     'knowledge answer, a caller\'s first conversation since the start': 2,

@@ -5,8 +5,9 @@
  * turn; `update` answers before anything is sent, the conversation stays locked in this process until the statement
  * has run, and a write that finds its row moved or taken writes nothing at all (ConversationMovedError); a refusal at
  * the caller's bound refuses the whole statement. Written alone when the request saved nothing; given up (nothing
- * written, the lock released) when the saves' write fails first. Never joined: a state read from the database, a
- * request that saves no task, a store that does not join. On the embedded database (the one writer it is for) and, for
+ * written, the lock released) when the saves' write fails first. A new task's reservation left to the saves
+ * (reserveWithSaves) is made in their statement ahead of the insert, or alone before a write that does not join. Never
+ * joined: a state read from the database, a request that saves no task, a store that does not join. On the embedded database (the one writer it is for) and, for
  * the SQL, on a server with TEST_DATABASE_URL. Queries are counted as test/gateway/turn-round-trips.test.ts counts them.
  */
 import t, { type Test } from 'tap'
@@ -16,7 +17,7 @@ import { ServerCallContext } from '@a2a-js/sdk/server'
 import { queryCounter } from '../../fixtures/query-counter.js'
 import { migratedDatabase } from '../../fixtures/migrated-database.js'
 import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
-import { CONVERSATIONS_TABLE, migrate } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { ANSWERS_TABLE, CONVERSATIONS_TABLE, migrate } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
 import { PostgresTaskStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-task-store.js'
 import { PostgresConversationStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-conversation-store.js'
 import type { PostgresDatabase } from '../../../packages/a2a-converse/src/stores/postgres/postgres-database.js'
@@ -108,6 +109,105 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
     t.equal(turn.queries, 2, 'the reservation and one statement')
     t.strictSame(await storedTurns(database, contextId), ['t1'])
     t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+  })
+
+  t.test('a new task\'s reservation left to the saves: made in their statement, ahead of the insert', async (t) => {
+    const contextId = `${prefix}reserved`
+    const id = `${prefix}reserved-task`
+    const context = new ServerCallContext()
+    const turn = await counted(async () => await withDeferredSaves(tasks, context, undefined, async () => {
+      await tasks.reserveWithSaves(id, context)
+      t.equal(await tasks.load(id, context), undefined, 'adopted: no row, no query')
+      await conversations.update('demo', contextId, addTurn('t1'), { context, foundNone: true, owner: 'carol' })
+      await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), context)
+    }))
+    t.equal(turn.queries, 1, 'one statement: the reservation, the insert, the saves')
+    t.strictSame(await storedTurns(database, contextId), ['t1'])
+    t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+  })
+
+  t.test('a reservation refused in the statement: -32000, nothing written', async (t) => {
+    // One caller (dave) for every task of this store, at most one open.
+    const capped = new PostgresTaskStore(database.db, { soleWriter: true, maxOpenTasksPerCaller: 1, callerResolver: () => `${prefix}dave` })
+    await capped.save(task(`${prefix}dave-open`, `${prefix}dave-0`, 'TASK_STATE_INPUT_REQUIRED'), new ServerCallContext())
+    const context = new ServerCallContext()
+    const id = `${prefix}dave-task`
+    await t.rejects(withDeferredSaves(capped, context, undefined, async () => {
+      await capped.reserveWithSaves(id, context)
+      await conversations.update('demo', `${prefix}dave-1`, addTurn('t1'), { context, foundNone: true })
+      await capped.save(task(id, `${prefix}dave-1`, 'TASK_STATE_INPUT_REQUIRED'), context)
+    }), { name: 'CallerCapError', limit: 1 })
+    t.equal(await storedTurns(database, `${prefix}dave-1`), undefined, 'no conversation')
+    t.equal(await capped.load(id, new ServerCallContext()), undefined, 'no task')
+
+    const refusedFirst = new ServerCallContext()
+    const known = `${prefix}dave-known`
+    await conversations.update('demo', known, addTurn('t1'))
+    await withDeferredSaves(capped, refusedFirst, undefined, async () => {
+      await capped.reserveWithSaves(`${prefix}dave-task-2`, refusedFirst)
+      // Known to the store: not joined; the reservation is made first, alone, and refuses before anything is written.
+      await t.rejects(conversations.update('demo', known, addTurn('t2'), { context: refusedFirst, foundNone: true }), { name: 'CallerCapError' })
+    })
+    t.strictSame(await storedTurns(database, known), ['t1'], 'the conversation not written')
+  })
+
+  t.test('a pending reservation made alone: before a write that does not join, at the end when nothing joined', async (t) => {
+    const known = `${prefix}pending-known`
+    await conversations.update('demo', known, addTurn('t1'))
+    const context = new ServerCallContext()
+    const id = `${prefix}pending-task`
+    const steps: number[] = []
+    await withDeferredSaves(tasks, context, undefined, async () => {
+      t.equal((await counted(async () => { await tasks.reserveWithSaves(id, context) })).queries, 0, 'left to the saves')
+      steps.push((await counted(async () => await conversations.update('demo', known, addTurn('t2'), { context, foundNone: true }))).queries)
+      await tasks.save(task(id, known, 'TASK_STATE_INPUT_REQUIRED'), context)
+    })
+    t.ok(steps[0] >= 2, 'the reservation, then the locked write')
+    t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+    const idle = new ServerCallContext()
+    const unjoined = `${prefix}pending-unjoined`
+    const turn = await counted(async () => await withDeferredSaves(tasks, idle, undefined, async () => {
+      await tasks.reserveWithSaves(unjoined, idle)
+      await tasks.save(task(unjoined, `${prefix}pending-none`, 'TASK_STATE_COMPLETED'), idle)
+    }))
+    t.equal(turn.queries, 2, 'nothing joined: the reservation alone, then the saves')
+    const nothing = new ServerCallContext()
+    await withDeferredSaves(tasks, nothing, undefined, async () => {
+      await tasks.reserveWithSaves(`${prefix}pending-nothing`, nothing)
+      await conversations.update('demo', `${prefix}pending-nothing`, addTurn('n1'), { context: nothing, foundNone: true })
+    })
+    t.strictSame(await storedTurns(database, `${prefix}pending-nothing`), ['n1'], 'joined, nothing saved: the reservation, then the insert alone')
+    const plain = new ServerCallContext()
+    t.equal((await counted(async () => { await tasks.reserveWithSaves(`${prefix}pending-plain`, plain) })).queries, 1, 'no deferral: reserved now')
+  })
+
+  t.test('with answers for the log: its prune, when due, in the same statement; every variant on one connection', async (t) => {
+    const answered = (id: string) => (state: ConversationState | undefined): ConversationState => {
+      const next = addTurn(`${id}-q`)(state)
+      next.turns.push({ id, at: '2026-12-07T10:00:00.000Z', role: 'agent', text: 'we open at nine', envelope: { author: 'agent', answerCoverage: { availability: 'assessed', coverage: 'full' } } } as never)
+      return next
+    }
+    // The prune is due at an agent's first answers here: on the insert for one agent, on the step for the other.
+    for (const [n, first] of [[1, answered('a1')], [2, addTurn('a2')]] as const) {
+      const agent = `${prefix}answers-${n}`
+      const contextId = `${prefix}answers-${n}`
+      const id = `${prefix}answers-task-${n}`
+      const context = new ServerCallContext()
+      await withDeferredSaves(tasks, context, undefined, async () => {
+        await tasks.reserveWithSaves(id, context)
+        await conversations.update(agent, contextId, first, { context, foundNone: true })
+        await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), context)
+      })
+      const read = await conversations.get(agent, contextId, { recent: true }) as ConversationState
+      const step = new ServerCallContext()
+      await withDeferredSaves(tasks, step, id, async () => {
+        await conversations.update(agent, contextId, answered(`b${n}`), { read, context: step })
+        await tasks.save(task(id, contextId, 'TASK_STATE_COMPLETED'), step)
+      })
+      const { rows } = await sql<{ count: number }>`select count(*)::int as count from ${sql.table(ANSWERS_TABLE)} where agent_id = ${agent}`.execute(database.db)
+      t.equal(rows[0].count, 3 - n, `answers logged with the ${n === 1 ? 'insert (its prune due) and the step' : 'step (its prune due)'}`)
+      t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_COMPLETED)
+    }
   })
 
   t.test('nothing saved: the joined write alone, at the end of the request', async (t) => {
@@ -230,6 +330,7 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
     const feed = new ConversationFeedStore(conversations, {
       async publishConversation (_agentId: string, event: Record<string, unknown>) { published.push(event) }
     }, { warn () {} })
+    t.equal(feed.joinsTaskSaves, true, 'the feed says what the store it wraps does')
     const contextId = `${prefix}feed`
     const read = await kept(contextId)
     const context = new ServerCallContext()

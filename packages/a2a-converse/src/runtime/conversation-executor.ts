@@ -113,7 +113,9 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
   // Decided on the new state before the update: the update's first call on no state takes that decision.
   let decided = foundNone ? plan(newConversationState(agentId, key), input) : undefined
   if (decided?.opensTask === true && reservations !== undefined && !reserved) {
-    await reservations.reserve(requestContext.taskId, requestContext.context)
+    // A store that joins the turn's write to its task saves takes the reservation into their statement, ahead of it.
+    if (store.joinsTaskSaves === true && reservations.reserveWithSaves !== undefined) await reservations.reserveWithSaves(requestContext.taskId, requestContext.context)
+    else await reservations.reserve(requestContext.taskId, requestContext.context)
     reserved = true
   }
   const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined, context: requestContext.context, foundNone }

@@ -49,6 +49,11 @@ export class ConversationFeedStore implements ConversationStore {
     return this.#store.traced
   }
 
+  /** Whether the wrapped store joins a turn's write to its task saves. */
+  get joinsTaskSaves (): boolean | undefined {
+    return this.#store.joinsTaskSaves
+  }
+
   /** The wrapped store's answer log, if it keeps one. */
   get answers (): ConversationStore['answers'] {
     return this.#store.answers

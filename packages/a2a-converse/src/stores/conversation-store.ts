@@ -197,6 +197,13 @@ export interface ConversationStore {
    * microseconds, less than its span would (docs/observability.md).
    */
   readonly traced?: boolean
+  /**
+   * Optional: true when `update` may leave its write to the request's deferred task saves (`context`; the PostgreSQL
+   * store's `joinsTaskSaves`) and, before any write it does not leave there, makes the request's pending reservation
+   * (deferred-task-saves.ts `reservePending`): the conversation executor then leaves a new task's reservation to
+   * those saves too (TaskReservations.reserveWithSaves).
+   */
+  readonly joinsTaskSaves?: boolean
   /** The conversation, or undefined. The result is a copy: changing it changes nothing stored. */
   get (agentId: string, contextId: string, options?: ConversationGetOptions): Promise<ConversationState | undefined>
   /**

@@ -34,6 +34,18 @@ export interface DeferredTaskSaves<Save = unknown> {
   readonly saves: Save[]
   /** Another store's write that goes in the saves' statement (joinDeferredSaves); undefined: none. */
   joined: JoinedWrite | undefined
+  /** The new task's reservation, left to the saves' statement (deferReservation); undefined: none pending. */
+  reservation: DeferredReservation | undefined
+}
+
+/**
+ * A new task's reservation left to the request's deferred saves: its call (a function returning the outcome), which
+ * a joined write that takes it runs ahead of its own (JoinedWrite.takesReservation), and how to run it alone.
+ */
+export interface DeferredReservation {
+  call: DeferredSavesCall
+  /** Runs it in a statement of its own; rejects when it is refused (nothing kept). */
+  alone (): Promise<void>
 }
 
 /** The task store's statement of the deferred saves: its function and that function's arguments, in order. */
@@ -42,8 +54,11 @@ export interface DeferredSavesCall {
   values: readonly unknown[]
 }
 
-/** A joined write's outcome: written, with the saves' row (none when there were no saves); or nothing written at all. */
-export type JoinedOutcome = { written: true, row: Record<string, unknown> | undefined } | { written: false }
+/**
+ * A joined write's outcome: written, with the saves' row (none when there were no saves); or nothing written at all —
+ * with the reservation's outcome when it took one (`capped`: refused there).
+ */
+export type JoinedOutcome = { written: true, row: Record<string, unknown> | undefined } | { written: false, reservation?: string }
 
 /**
  * A write of another store's that goes with the request's deferred saves. `write` runs it together with the saves'
@@ -53,7 +68,9 @@ export type JoinedOutcome = { written: true, row: Record<string, unknown> | unde
  */
 export interface JoinedWrite {
   readonly written: Promise<boolean>
-  write (saves: DeferredSavesCall | undefined): Promise<JoinedOutcome>
+  /** It runs a pending reservation ahead of itself (`write`'s second argument): an insert of a new conversation. */
+  readonly takesReservation: boolean
+  write (saves: DeferredSavesCall | undefined, reservation?: DeferredSavesCall): Promise<JoinedOutcome>
   abandon (): void
 }
 
@@ -82,7 +99,7 @@ export function publishesTurnAtOnce (executor: object): executor is PublishesTur
  * failing write is the request's error.
  */
 export async function withDeferredSaves<T> (store: DefersTaskSaves, context: ServerCallContext, taskId: string | undefined, turn: () => Promise<T>): Promise<T> {
-  const deferred: DeferredTaskSaves = { taskId, noRow: false, saves: [], joined: undefined }
+  const deferred: DeferredTaskSaves = { taskId, noRow: false, saves: [], joined: undefined, reservation: undefined }
   context.state.set(DEFERRED_TASK_SAVES_STATE, deferred)
   try {
     return await turn()
@@ -120,6 +137,29 @@ export function joinDeferredSaves (context: ServerCallContext, join: () => Joine
   if (deferred?.taskId === undefined || deferred.joined !== undefined) return false
   deferred.joined = join()
   return true
+}
+
+/**
+ * Leaves the reservation of the new task `taskId` to the request's deferred saves, when the request defers a new
+ * task's saves: the task is adopted (no row) and true is answered; false: the caller reserves now. For a caller whose
+ * conversation store joins the saves and runs the request's pending reservation before any write it does not join
+ * (`reservePending`): the reservation then still comes before the conversation's write.
+ */
+export function deferReservation (context: ServerCallContext, taskId: string, reservation: DeferredReservation): boolean {
+  const deferred = context.state.get(DEFERRED_TASK_SAVES_STATE) as DeferredTaskSaves | undefined
+  if (deferred === undefined || deferred.taskId !== undefined) return false
+  adoptTask(context, taskId)
+  deferred.reservation = reservation
+  return true
+}
+
+/** Runs the request's pending reservation (deferReservation) in a statement of its own, if there is one. */
+export async function reservePending (context: ServerCallContext | undefined): Promise<void> {
+  const deferred = context?.state.get(DEFERRED_TASK_SAVES_STATE) as DeferredTaskSaves | undefined
+  const reservation = deferred?.reservation
+  if (reservation === undefined) return
+  ;(deferred as DeferredTaskSaves).reservation = undefined
+  await reservation.alone()
 }
 
 /** The write joined to the request's deferred saves, while they are deferred; undefined otherwise. */

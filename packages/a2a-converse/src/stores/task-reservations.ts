@@ -27,6 +27,13 @@ export interface TaskReservations {
    */
   reserve (taskId: string, context: ServerCallContext): Promise<void>
   /**
+   * Optional: `reserve`, or — when the request defers a new task's saves (deferred-task-saves.ts) — the reservation
+   * left to their statement, ahead of the conversation's write that joins them (a refusal then answered there, with
+   * nothing written). For a caller whose conversation store `joinsTaskSaves`: it makes the reservation first before a
+   * write it does not join.
+   */
+  reserveWithSaves? (taskId: string, context: ServerCallContext): Promise<void>
+  /**
    * The turn of `taskId` was refused with `error` before it stored anything (its new conversation past
    * MAX_CONVERSATIONS_PER_CALLER, refused by the conversation store's write; a retry with other content found under
    * the conversation's lock): the SDK's FAILED save of that task is refused alike, so the request answers as a

@@ -88,14 +88,15 @@ const indexTasks = (ids: string, from = ''): string => `insert into ${CONVERSATI
  * conversations of one owner at the same instant cannot both pass. A conversation that exists is not inserted, so
  * not counted nor refused. The task index takes over ids as WRITE does. The conversation's answers ($9, a JSON
  * array) are logged with it; INSERT_NEW_PRUNING also prunes the agent's log ($10 cap, $11 oldest) when that is due.
- * One row: the version (NULL: nothing written). `newInsert` is its common table expressions (insertNewWith ends
- * them otherwise).
+ * One row: the version (NULL: nothing written). `newInsert` is its common table expressions (insertNewWith, joined-statements.ts,
+ * ends them otherwise; `reserve`, a new task's reservation — a call answering its outcome — made first, the insert only
+ * when it is not refused).
  */
-const newInsert = (pruning: string): string => `with setting as (
+export const newInsert = (pruning: string, reserve = ''): string => `with ${reserve === '' ? '' : `reserved as (select ${reserve} as outcome), `}setting as (
     select set_config('${CONVERSATION_CAP_SETTING}', $8::int::text, true)
   ), conversation as (
     insert into ${CONVERSATIONS_TABLE} (agent_id, context_id, state, version, created_at, updated_at, owner)
-    select $1, $2, $3::jsonb, 1, $4, $5, $7 from setting
+    select $1, $2, $3::jsonb, 1, $4, $5, $7 from setting${reserve === '' ? '' : ", reserved where reserved.outcome <> 'capped'"}
     on conflict do nothing
     returning version
   ), indexed as (
@@ -145,7 +146,7 @@ export const INSERT_NEW_MANY = `with setting as (
 const pruning = (cap: string, oldest: string): string => `, pruned as (
     ${pruneAnswers('$1', cap, oldest)}
   )`
-const PRUNING_NEW = pruning('$10', '$11')
+export const PRUNING_NEW = pruning('$10', '$11')
 export const [INSERT_NEW, INSERT_NEW_PRUNING] = ['', PRUNING_NEW].map(insertNew)
 /**
  * The write, in one round trip: the state; the task index loses this conversation's ids it no longer names and
@@ -169,9 +170,9 @@ export const WRITE = write('')
  * is still at the version the caller read ($4 - 1) and was created when it was ($5: not deleted and made again since,
  * which restarts its versions); every other change only when that one was made. Returns a row
  * when it wrote. Answers ($8 or NULL) go with it; WRITE_IF_UNCHANGED_PRUNING also prunes ($9 cap, $10 oldest).
- * `unchangedWrite` is its common table expressions, which writeIfUnchangedWith ends otherwise.
+ * `unchangedWrite` is its common table expressions, which writeIfUnchangedWith (joined-statements.ts) ends otherwise.
  */
-const unchangedWrite = (pruning: string): string => `with conversation as (
+export const unchangedWrite = (pruning: string): string => `with conversation as (
     update ${CONVERSATIONS_TABLE}
        set state = $3::jsonb, version = $4, created_at = $5, updated_at = $6,
            write_seq = nextval('${CONVERSATIONS_TABLE}_write_seq')
@@ -185,34 +186,9 @@ const unchangedWrite = (pruning: string): string => `with conversation as (
   ), answered as (
     ${insertAnswers('$1', '$2', "coalesce($8::text, '[]')", 'conversation, ')}
   )${pruning}`
-const PRUNING_UNCHANGED = pruning('$9', '$10')
+export const PRUNING_UNCHANGED = pruning('$9', '$10')
 export const [WRITE_IF_UNCHANGED, WRITE_IF_UNCHANGED_PRUNING] = ['', PRUNING_UNCHANGED].map((prune) => `${unchangedWrite(prune)}
   select version from conversation`)
-
-/**
- * A conversation's write (`writes`: its common table expressions; `conversation` returns the version written) and the
- * request's deferred task saves (deferred-task-saves.ts: `fn`, our SQL function, with `arity` arguments from `$first`)
- * in one autocommit statement. The call runs only when the conversation was written (a function in the select list of
- * the written row: no row, no call): a write that finds its row moved or taken writes nothing at all. One row: the
- * version (NULL: nothing written) and the call's `outcome`, `stored_state` and `pushed`.
- */
-function withSaves (writes: string, first: number, fn: string, arity: number): string {
-  const args = Array.from({ length: arity }, (_, index) => `$${first + index}`).join(', ')
-  return `${writes}, saved as (
-    select ${fn}(${args}) as steps from conversation
-  )
-  select (select version from conversation) as version, (saved.steps).outcome, (saved.steps).stored_state, (saved.steps).pushed
-    from (select 1) as one left join saved on true`
-}
-
-/** WRITE_IF_UNCHANGED (`pruning`: its _PRUNING variant) with the request's deferred task saves (withSaves). */
-export function writeIfUnchangedWith (pruning: boolean, fn: string, arity: number): string {
-  return withSaves(unchangedWrite(pruning ? PRUNING_UNCHANGED : ''), pruning ? 11 : 9, fn, arity)
-}
-/** INSERT_NEW (`pruning`: its _PRUNING variant) with the request's deferred task saves (withSaves). */
-export function insertNewWith (pruning: boolean, fn: string, arity: number): string {
-  return withSaves(newInsert(pruning ? PRUNING_NEW : ''), pruning ? 12 : 10, fn, arity)
-}
 
 /**
  * A write that adds answers: the same statement, which also logs them ($9); WRITE_ANSWERED_PRUNING also prunes the

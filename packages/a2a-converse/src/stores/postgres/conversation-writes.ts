@@ -14,8 +14,9 @@ import { toStoreError } from './connection-errors.js'
 import { discard, lockRow, once, rollback, together, withConnection } from './conversation-connections.js'
 import {
   EVICT_OVERFLOW, HELD, WRITE, WRITE_ANSWERED, WRITE_ANSWERED_PRUNING, WRITE_IF_UNCHANGED,
-  WRITE_IF_UNCHANGED_PRUNING, prepared, writeIfUnchangedWith
+  WRITE_IF_UNCHANGED_PRUNING, prepared
 } from './conversation-statements.js'
+import { preparedJoined, writeIfUnchangedWith } from './joined-statements.js'
 import type { JoinedOutcome } from '../deferred-task-saves.js'
 import type { JoinedRun } from './joined-conversation-writes.js'
 import { newAnswers } from '../answer-log.js'
@@ -138,13 +139,14 @@ export async function insertNew (context: WriteContext, agentId: string, context
 
 /**
  * insertNew as a joined write's statement (joined-conversation-writes.ts): with the request's deferred task saves in
- * the same statement (insertNewWith: inserted with the saves' row, or nothing written at all when the conversation
- * exists; a CallerCapError past the owner's cap), or alone when it saved nothing.
+ * the same statement, after its new task's reservation when one is pending (insertNewWith: inserted with the saves'
+ * row, or nothing written at all — the conversation exists, or the reservation was refused; a CallerCapError past the
+ * owner's cap), or alone when it saved nothing.
  */
 export function insertNewJoined (context: WriteContext, agentId: string, contextId: string, planned: PlannedWrite, owner: string | null): JoinedRun {
-  return async (saves) => saves === undefined
+  return async (saves, reservation) => saves === undefined
     ? { written: await insertNew(context, agentId, contextId, planned, owner) !== undefined, row: undefined } as JoinedOutcome
-    : await context.newConversations.insertWithSaves(agentId, owner, newConversation(contextId, planned), pruneValues(planned.answers), saves)
+    : await context.newConversations.insertWithSaves(agentId, owner, newConversation(contextId, planned), pruneValues(planned.answers), saves, reservation)
 }
 
 /** `fn` on a copy of the state the caller read, as nextState makes it; undefined: `fn` has nothing to write. */
@@ -184,7 +186,7 @@ export function writeIfUnchangedJoined (context: WriteContext, agentId: string, 
   return async (saves) => {
     if (saves === undefined) return { written: await writeIfUnchanged(context, agentId, contextId, planned) !== STALE, row: undefined } as JoinedOutcome
     const pruning = planned.answers.cap !== null
-    const statement = prepared(`converse_write_with_${saves.fn}${pruning ? '_pruning' : ''}`, writeIfUnchangedWith(pruning, saves.fn, saves.values.length))
+    const statement = preparedJoined(writeIfUnchangedWith(pruning, saves.fn, saves.values.length))
     const [{ version, ...row }] = await once<{ version: number | null }>(context.pool, statement, [...unchangedValues(agentId, contextId, planned), ...saves.values])
     return version === null ? { written: false } : { written: true, row }
   }

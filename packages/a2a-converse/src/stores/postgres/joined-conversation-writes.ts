@@ -10,8 +10,11 @@ import type { ConversationState } from '../conversation-store.js'
 import { joinDeferredSaves, type DeferredSavesCall, type JoinedOutcome } from '../deferred-task-saves.js'
 import type { RememberedConversations } from './remembered-conversations.js'
 
-/** A joined write's statement: with the request's deferred saves, or alone when there are none. */
-export type JoinedRun = (saves: DeferredSavesCall | undefined) => Promise<JoinedOutcome>
+/**
+ * A joined write's statement: with the request's deferred saves, or alone when there are none; an insert's with the
+ * new task's pending reservation ahead of it.
+ */
+export type JoinedRun = (saves: DeferredSavesCall | undefined, reservation?: DeferredSavesCall) => Promise<JoinedOutcome>
 
 export class JoinedConversationWrites {
   /** The JSON each kept state handed out was parsed from: still kept, it is unchanged since. */
@@ -43,10 +46,10 @@ export class JoinedConversationWrites {
   /**
    * Leaves the write (`run`; `json` the state it writes) to the request's deferred saves, if it defers a task's
    * (joinDeferredSaves); true: `release` (the conversation's lock) is called once it was written, found moved or
-   * given up. A statement that throws keeps the lock (the task store may run it again, a push config re-sealed first);
+   * given up. `takesReservation`: `run` makes the new task's pending reservation first (an insert). A statement that throws keeps the lock (the task store may run it again, a push config re-sealed first);
    * `abandon` then releases it.
    */
-  join (context: ServerCallContext, key: string, json: string, release: () => void, run: JoinedRun): boolean {
+  join (context: ServerCallContext, key: string, json: string, release: () => void, run: JoinedRun, takesReservation: boolean): boolean {
     return joinDeferredSaves(context, () => {
       this.#waiting.set(key, context)
       let settle!: (written: boolean) => void
@@ -58,8 +61,9 @@ export class JoinedConversationWrites {
       }
       return {
         written,
-        write: async (saves) => {
-          const outcome = await run(saves)
+        takesReservation,
+        write: async (saves, reservation) => {
+          const outcome = await run(saves, reservation)
           if (outcome.written) this.#remembered.remember(key, json)
           done(outcome.written)
           return outcome

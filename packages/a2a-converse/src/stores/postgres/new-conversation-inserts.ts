@@ -14,7 +14,8 @@ import { CallerCapError } from '../caller-key.js'
 import { isStatementError } from './connection-errors.js'
 import { once } from './conversation-connections.js'
 import { CONVERSATION_CAP_REACHED } from './conversation-migrations.js'
-import { INSERT_NEW, INSERT_NEW_MANY, INSERT_NEW_PRUNING, insertNewWith, prepared } from './conversation-statements.js'
+import { INSERT_NEW, INSERT_NEW_MANY, INSERT_NEW_PRUNING, prepared } from './conversation-statements.js'
+import { insertNewWith, preparedJoined } from './joined-statements.js'
 import type { DeferredSavesCall, JoinedOutcome } from '../deferred-task-saves.js'
 
 /** A new conversation as the insert writes it. */
@@ -82,15 +83,18 @@ export class NewConversationInserts {
   }
 
   /**
-   * `conversation` and the request's deferred task saves (deferred-task-saves.ts) in one statement (insertNewWith):
-   * inserted with the saves' row, or nothing written at all (it exists). Not shared with the owner's others: the
-   * saves are one request's. Rejects with a CallerCapError past the owner's cap (nothing written, the saves neither).
+   * `conversation` and the request's deferred task saves (deferred-task-saves.ts) in one statement (insertNewWith),
+   * after the new task's pending `reservation` if any: inserted with the saves' row, or nothing written at all (it
+   * exists, or the reservation was refused: its outcome answered). Not shared with the owner's others: the saves are
+   * one request's. Rejects with a CallerCapError past the owner's cap (nothing written, the saves neither).
    */
-  async insertWithSaves (agentId: string, owner: string | null, conversation: NewConversation, prune: Array<number | null>, saves: DeferredSavesCall): Promise<JoinedOutcome> {
+  async insertWithSaves (agentId: string, owner: string | null, conversation: NewConversation, prune: Array<number | null>, saves: DeferredSavesCall, reservation?: DeferredSavesCall): Promise<JoinedOutcome> {
     const pruning = prune.length > 0
-    const statement = prepared(`converse_insert_new_with_${saves.fn}${pruning ? '_pruning' : ''}`, insertNewWith(pruning, saves.fn, saves.values.length))
-    const [{ version, ...row }] = await this.#insert<{ version: number | null }>(statement, [...this.#values(agentId, owner, conversation, prune), ...saves.values])
-    return version === null ? { written: false } : { written: true, row }
+    const reserve = reservation === undefined ? undefined : { fn: reservation.fn, arity: reservation.values.length }
+    const [{ version, reservation: reserved, ...row }] = await this.#insert<{ version: number | null, reservation: string | null }>(preparedJoined(insertNewWith(pruning, saves.fn, saves.values.length, reserve)),
+      [...this.#values(agentId, owner, conversation, prune), ...saves.values, ...reservation?.values ?? []])
+    if (version !== null) return { written: true, row }
+    return reserved === null ? { written: false } : { written: false, reservation: reserved }
   }
 
   /** INSERT_NEW's parameters. */

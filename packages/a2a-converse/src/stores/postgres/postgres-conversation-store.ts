@@ -28,6 +28,7 @@ import {
   type WriteContext
 } from './conversation-writes.js'
 import { JoinedConversationWrites, type JoinedRun } from './joined-conversation-writes.js'
+import { reservePending } from '../deferred-task-saves.js'
 import { PostgresAnswerLog } from './postgres-answer-log.js'
 import type { PostgresDatabase } from './postgres-database.js'
 import { RememberedConversations, keyOf } from './remembered-conversations.js'
@@ -85,6 +86,8 @@ export class PostgresConversationStore implements ConversationStore {
   readonly #writes: WriteContext
   /** With `joinsTaskSaves`: the writes it leaves to requests' task saves. */
   readonly #joined: JoinedConversationWrites | undefined
+  /** The option: a turn's write may go with its request's task saves, and a new task's reservation with it. */
+  readonly joinsTaskSaves: boolean
   #closed = false
 
   /** Shares the database's pool; `close()` does not end it (the database's own `close()` does). */
@@ -98,7 +101,8 @@ export class PostgresConversationStore implements ConversationStore {
       options.recentStates === 0 ? 0 : integerOption('recentStates', options.recentStates, 2000))
     this.maxConversationsPerCaller = integerOption('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
-    this.#joined = options.joinsTaskSaves === true ? new JoinedConversationWrites(this.#remembered) : undefined
+    this.joinsTaskSaves = options.joinsTaskSaves === true
+    this.#joined = this.joinsTaskSaves ? new JoinedConversationWrites(this.#remembered) : undefined
     this.#now = options.now ?? (() => new Date())
     this.answers = new PostgresAnswerLog(async (text, values) => {
       this.#assertOpen()
@@ -171,14 +175,17 @@ export class PostgresConversationStore implements ConversationStore {
       const readUnchanged = read !== undefined && this.#joined?.unchanged(key, read) === true
       // Kept again once written: a failed or stale write leaves none to plan a turn on.
       this.#remembered.forgetRecent(key)
-      const join = (planned: PlannedWrite, run: JoinedRun): boolean => {
-        held = context !== undefined && this.#joined?.join(context, key, planned.json, release, run) === true
+      const join = (planned: PlannedWrite, run: JoinedRun, takesReservation = false): boolean => {
+        held = context !== undefined && this.#joined?.join(context, key, planned.json, release, run, takesReservation) === true
         return held
       }
+      // Not joined: the new task's reservation left to the request's saves is made first (deferred-task-saves.ts).
+      const alone = async (): Promise<void> => { await reservePending(context) }
       if (read !== undefined) {
         const planned = await planOnRead(this.#writes, agentId, contextId, fn, read)
         if (planned === undefined) return planned as R
         if (readUnchanged && join(planned, writeIfUnchangedJoined(this.#writes, agentId, contextId, planned))) return planned.next
+        await alone()
         const written = await writeIfUnchanged(this.#writes, agentId, contextId, planned)
         if (written !== STALE) {
           this.#remembered.remember(key, written.json)
@@ -189,13 +196,15 @@ export class PostgresConversationStore implements ConversationStore {
       if (planned !== undefined) {
         // Found absent moments ago and written by nobody since (this process alone writes, and every write of its
         // makes the conversation known): its insert cannot find it.
-        if (options.foundNone === true && join(planned, insertNewJoined(this.#writes, agentId, contextId, planned, owner))) return planned.next
+        if (options.foundNone === true && join(planned, insertNewJoined(this.#writes, agentId, contextId, planned, owner), true)) return planned.next
+        await alone()
         const created = await insertNew(this.#writes, agentId, contextId, planned, owner)
         if (created !== undefined) {
           this.#remembered.remember(key, created.json)
           return created.state
         }
       }
+      await alone()
       const written = await lockedWrite(this.#writes, agentId, contextId, fn, owner)
       if (written === undefined) return written as R
       this.#remembered.forget(agentId, written.evicted)

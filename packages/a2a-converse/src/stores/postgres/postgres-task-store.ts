@@ -29,46 +29,13 @@ import { taskFinishedError } from '../task-states.js'
 import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type TurnRefusal } from '../task-reservations.js'
 import { RESERVE_TASK_FUNCTION } from './task-store-functions.js'
 import { saveTask, saveTaskSteps, writeJoined, type SaveOutcome, type TaskSaveScope } from './task-save-statements.js'
-import type { SecretBox } from '../secret-box.js'
 import { RememberedTasks, taskKey } from './remembered-tasks.js'
 import { columnsOf, sameColumns, savedRowOf, taskOf, type SavedRow, type TaskColumns } from './task-rows.js'
 import { heldTaskTurn } from '../held-task-turn.js'
-import { adoptTask, deferredSavesOf, takeDeferredSaves, type DefersTaskSaves } from '../deferred-task-saves.js'
+import type { PostgresSaveSignals, PostgresTaskStoreOptions } from './task-store-options.js'
+import { adoptTask, deferReservation, deferredSavesOf, takeDeferredSaves, type DefersTaskSaves } from '../deferred-task-saves.js'
 
-/** Where the saves are signalled across instances: PostgresTaskEventHub (it NOTIFYs them and LISTENs for them). */
-export interface PostgresSaveSignals extends TaskSaveSignals {
-  /** A save on this instance committed: wakes the listeners here at once, and (in the background) elsewhere. */
-  saved (taskId: string): void
-}
-
-export interface PostgresTaskStoreOptions {
-  /** The owner column of a call (the SDK's option of the same name). Default: the SDK's resolveUserScope. */
-  ownerResolver?: (context: ServerCallContext) => string
-  /** Signals each save to every instance on the database (the task event hub). Default: to this instance only. */
-  signals?: PostgresSaveSignals
-  /**
-   * Whose open work a new task is (the `caller_key` column): the agent and the caller key. Default: the caller key
-   * of the context (packages/a2a-converse/src/stores/caller-key.ts), for one agent per table.
-   */
-  callerResolver?: (context: ServerCallContext) => string
-  /** Open tasks one caller holds at most (MAX_OPEN_TASKS_PER_CALLER, as in memory). Default 1 000. */
-  maxOpenTasksPerCaller?: number
-  /**
-   * Push notifications (packages/a2a-converse/src/stores/postgres/push-outbox.ts): a save of a task with push configs writes, in its own
-   * transaction, an outbox row per config and update (packages/a2a-converse/src/push/task-updates.ts), and drops the task's configs when
-   * it finishes; `recorded` is called after such a commit (this instance's deliverer wakes).
-   */
-  push?: { agentId: string, recorded?: () => void, secrets?: SecretBox }
-  /**
-   * This process is the only writer of the task table (the embedded database: its folder lock keeps other processes
-   * out): `load` answers from the tasks saved or read here lately (remembered-tasks.ts), without a query. `true`: a
-   * memory of this store's own; a RememberedTasks: one shared by the task stores of this process on the database
-   * (the gateway's), so that a save through any of them is seen by all. Default false: on a PostgreSQL server other
-   * instances write (a cancellation, a turn elsewhere), and every load reads the row, but a request's own re-reads of
-   * a task whose turn lock it holds on every instance (held-task-turn.ts).
-   */
-  soleWriter?: boolean | RememberedTasks
-}
+export type { PostgresSaveSignals, PostgresTaskStoreOptions } from './task-store-options.js'
 
 function capped (max: number): CallerCapError {
   return new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', max,
@@ -148,13 +115,16 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   async writeDeferredSaves (context: ServerCallContext): Promise<void> {
     const deferred = takeDeferredSaves<SavedRow>(context)
     const saves = deferred?.saves ?? []
+    // A new task's pending reservation goes ahead of a joined insert, in its statement; otherwise alone, first.
+    const reservation = deferred?.joined?.takesReservation === true && saves.length > 0 ? deferred.reservation : undefined
+    if (reservation === undefined) await deferred?.reservation?.alone()
     // Nothing saved: the joined write alone.
     if (deferred?.taskId === undefined || saves.length === 0) return await writeJoined(deferred?.joined)
     const taskId = deferred.taskId
     const last = (saves.at(-1) as SavedRow).columns
     const kept = this.#keptFor(context, taskId)
     const key = taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)
-    const outcome = await this.#write(kept, key, last, async () => await saveTaskSteps(this.#scope, context, taskId, saves, deferred.joined))
+    const outcome = await this.#write(kept, key, last, async () => await saveTaskSteps(this.#scope, context, taskId, saves, deferred.joined, reservation?.call))
     this.#settle(outcome, undefined, taskId)
   }
 
@@ -189,14 +159,11 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
    * Unless `held`, the task has no row yet: kept as such when this process alone writes (its first load reads nothing).
    */
   async reserve (taskId: string, context: ServerCallContext): Promise<void> {
-    const tenant = context.tenant ?? ''
-    const owner = this.#ownerResolver(context)
-    const readEnds = this.#keptFor(context, taskId)?.readStarts(taskKey(tenant, owner, taskId))
+    const readEnds = this.#keptFor(context, taskId)?.readStarts(taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId))
     let outcome: string | undefined
     let row: null | undefined
     try {
-      const { rows } = await sql<{ outcome: string }>`select ${sql.raw(RESERVE_TASK_FUNCTION)}(${tenant}, ${owner},
-        ${taskId}, ${this.#callerResolver(context)}, ${this.maxOpenTasksPerCaller}, ${TASK_RESERVATION_TTL_MS}) as outcome`.execute(this.#db)
+      const { rows } = await sql<{ outcome: string }>`select ${sql.raw(RESERVE_TASK_FUNCTION)}(${sql.join(this.#reservation(taskId, context))}) as outcome`.execute(this.#db)
       outcome = rows[0].outcome
       if (outcome !== 'held') row = null
     } finally {
@@ -207,6 +174,17 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     if (outcome === 'reserved') adoptTask(context, taskId)
     // Admitted after all (an earlier try was refused): its task's saves are the task's own.
     this.#refused.take(taskId)
+  }
+
+  /** `reserve`, or left to the request's deferred saves of a new task (deferReservation: no query now). */
+  async reserveWithSaves (taskId: string, context: ServerCallContext): Promise<void> {
+    const call = { fn: RESERVE_TASK_FUNCTION, values: this.#reservation(taskId, context) }
+    if (!deferReservation(context, taskId, { call, alone: async () => { await this.reserve(taskId, context) } })) await this.reserve(taskId, context)
+  }
+
+  /** converse_reserve_task's arguments. */
+  #reservation (taskId: string, context: ServerCallContext): unknown[] {
+    return [context.tenant ?? '', this.#ownerResolver(context), taskId, this.#callerResolver(context), this.maxOpenTasksPerCaller, TASK_RESERVATION_TTL_MS]
   }
 
   refuse (taskId: string, error: TurnRefusal): void {

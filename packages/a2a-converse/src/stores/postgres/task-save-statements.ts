@@ -12,7 +12,7 @@ import { traceContextIn, traceHeadersFor } from '../../telemetry/tracing.js'
 import { resealTaskPushConfigs } from './postgres-push-config-store.js'
 import { CONFIG_TO_RESEAL, SAVE_TASK_FUNCTION, SAVE_TASK_STEPS_FUNCTION } from './task-store-functions.js'
 import type { SavedRow } from './task-rows.js'
-import type { JoinedOutcome, JoinedWrite } from '../deferred-task-saves.js'
+import type { DeferredSavesCall, JoinedOutcome, JoinedWrite } from '../deferred-task-saves.js'
 import { ConversationMovedError } from '../errors.js'
 
 /** The SDK's payload format (the `protocol_version` column its rows carry). */
@@ -50,7 +50,7 @@ export async function saveTask (scope: TaskSaveScope, context: ServerCallContext
  * `joined` (another store's write, deferred-task-saves.ts), that write runs the statement with its own; found moved,
  * nothing was written (ConversationMovedError).
  */
-export async function saveTaskSteps (scope: TaskSaveScope, context: ServerCallContext, taskId: string, saves: readonly SavedRow[], joined?: JoinedWrite): Promise<SaveOutcome> {
+export async function saveTaskSteps (scope: TaskSaveScope, context: ServerCallContext, taskId: string, saves: readonly SavedRow[], joined?: JoinedWrite, reservation?: DeferredSavesCall): Promise<SaveOutcome> {
   const column = <T>(of: (save: SavedRow) => T): T[] => saves.map(of)
   const values = [
     ...keyValues(scope, context, taskId),
@@ -58,7 +58,7 @@ export async function saveTaskSteps (scope: TaskSaveScope, context: ServerCallCo
     column((save) => save.columns.status), column((save) => save.columns.artifacts), column((save) => save.columns.history),
     column((save) => save.columns.metadata), PAYLOAD_FORMAT, scope.maxOpenTasksPerCaller, ...pushValues(scope, context)
   ]
-  return await resealed(scope, context, taskId, SAVE_TASK_STEPS_FUNCTION, values, joined)
+  return await resealed(scope, context, taskId, SAVE_TASK_STEPS_FUNCTION, values, joined, reservation)
 }
 
 /** The key columns of a save: tenant, owner, id and whose open work a new task is. */
@@ -77,15 +77,21 @@ export async function writeJoined (joined: JoinedWrite | undefined): Promise<voi
   if (joined !== undefined) moved(await joined.write(undefined))
 }
 
-/** A joined write's row; found moved, nothing of the turn was written: ConversationMovedError. */
+/**
+ * A joined write's row; its new task's reservation refused, `capped` (nothing written); found moved, nothing of the
+ * turn was written: ConversationMovedError.
+ */
 function moved (outcome: JoinedOutcome): Record<string, unknown> | undefined {
-  if (!outcome.written) throw new ConversationMovedError()
-  return outcome.row
+  if (outcome.written) return outcome.row
+  if (outcome.reservation === 'capped') return CAPPED
+  throw new ConversationMovedError()
 }
 
-async function resealed (scope: TaskSaveScope, context: ServerCallContext, taskId: string, fn: string, values: unknown[], joined?: JoinedWrite): Promise<SaveOutcome> {
+const CAPPED = { outcome: 'capped', stored_state: '', pushed: false }
+
+async function resealed (scope: TaskSaveScope, context: ServerCallContext, taskId: string, fn: string, values: unknown[], joined?: JoinedWrite, reservation?: DeferredSavesCall): Promise<SaveOutcome> {
   const statement = async (): Promise<SaveOutcome> => {
-    if (joined !== undefined) return moved(await joined.write({ fn, values })) as unknown as SaveOutcome
+    if (joined !== undefined) return moved(await joined.write({ fn, values }, reservation)) as unknown as SaveOutcome
     const { rows } = await sql<SaveOutcome>`select outcome, stored_state, pushed from ${sql.raw(fn)}(${sql.join(values)})`.execute(scope.db)
     return rows[0]
   }
