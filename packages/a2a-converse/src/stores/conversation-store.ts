@@ -158,17 +158,9 @@ export interface ConversationUpdateOptions {
    * called again on the latest state). The memory store, whose read costs nothing, ignores it.
    */
   read?: ConversationState
-  /**
-   * The request behind the update (its call context): a store may leave its write to the request's deferred task
-   * saves, in their statement (deferred-task-saves.ts; PostgresConversationStoreOptions.joinsTaskSaves). The update
-   * then answers before its write is stored; the request's reply waits for it.
-   */
+  /** The request behind the update: a store may leave its write to the request's task saves (`joinsTaskSaves`). */
   context?: ServerCallContext
-  /**
-   * The caller looked the conversation up moments ago and found none (the conversation executor's retry check). A
-   * store that alone writes its database may then write it as new with the request's deferred task saves (see
-   * `context`); should it exist after all, the request fails with nothing written (ConversationMovedError).
-   */
+  /** The caller looked the conversation up moments ago and found none (the conversation executor's retry check). */
   foundNone?: boolean
 }
 
@@ -198,10 +190,10 @@ export interface ConversationStore {
    */
   readonly traced?: boolean
   /**
-   * Optional: true when `update` may leave its write to the request's deferred task saves (`context`; the PostgreSQL
-   * store's `joinsTaskSaves`) and, before any write it does not leave there, makes the request's pending reservation
-   * (deferred-task-saves.ts `reservePending`): the conversation executor then leaves a new task's reservation to
-   * those saves too (TaskReservations.reserveWithSaves).
+   * Optional: true when `update` may leave its write to the request's deferred task saves (deferred-task-saves.ts:
+   * answered before it is stored, the reply waiting for it; docs/state.md) and makes the request's pending reservation
+   * first before any write it does not leave there (`reservePending`), so the executor leaves a new task's reservation
+   * to those saves too (TaskReservations.reserveWithSaves).
    */
   readonly joinsTaskSaves?: boolean
   /** The conversation, or undefined. The result is a copy: changing it changes nothing stored. */
