@@ -56,13 +56,15 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
     await conversations.update('demo', contextId, addTurn('t1'))
     return await conversations.get('demo', contextId, { recent: true }) as ConversationState
   }
+  /** A step's setting: a task waiting for input on a kept conversation, and a request. */
+  const waiting = async (name: string): Promise<{ contextId: string, id: string, read: ConversationState, context: ServerCallContext }> => {
+    const [contextId, id] = [`${prefix}${name}`, `${prefix}${name}-task`]
+    await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), new ServerCallContext())
+    return { contextId, id, read: await kept(contextId), context: new ServerCallContext() }
+  }
 
   t.test('a routine step: answered before anything is sent, locked until its task\'s saves, then one statement', async (t) => {
-    const contextId = `${prefix}step`
-    const id = `${prefix}step-task`
-    await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), new ServerCallContext())
-    const read = await kept(contextId)
-    const context = new ServerCallContext()
+    const { contextId, id, read, context } = await waiting('step')
     const turn = await counted(async () => await withDeferredSaves(tasks, context, id, async () => {
       const inside = await counted(async () => {
         const next = await conversations.update('demo', contextId, addTurn('t2'), { read, context })
@@ -95,35 +97,23 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
   })
 
   t.test('a new conversation found absent, a new task reserved: the insert goes with the saves', async (t) => {
-    const contextId = `${prefix}new`
-    const id = `${prefix}new-task`
-    const context = new ServerCallContext()
-    const turn = await counted(async () => await withDeferredSaves(tasks, context, undefined, async () => {
-      await tasks.reserve(id, context)
-      const inside = await counted(async () => {
-        await conversations.update('demo', contextId, addTurn('t1'), { context, foundNone: true, owner: 'alice' })
-        await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), context)
-      })
-      t.equal(inside.queries, 0)
-    }))
-    t.equal(turn.queries, 2, 'the reservation and one statement')
-    t.strictSame(await storedTurns(database, contextId), ['t1'])
-    t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
-  })
-
-  t.test('a new task\'s reservation left to the saves: made in their statement, ahead of the insert', async (t) => {
-    const contextId = `${prefix}reserved`
-    const id = `${prefix}reserved-task`
-    const context = new ServerCallContext()
-    const turn = await counted(async () => await withDeferredSaves(tasks, context, undefined, async () => {
-      await tasks.reserveWithSaves(id, context)
-      t.equal(await tasks.load(id, context), undefined, 'adopted: no row, no query')
-      await conversations.update('demo', contextId, addTurn('t1'), { context, foundNone: true, owner: 'carol' })
-      await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), context)
-    }))
-    t.equal(turn.queries, 1, 'one statement: the reservation, the insert, the saves')
-    t.strictSame(await storedTurns(database, contextId), ['t1'])
-    t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+    // Reserved first in a statement of its own, or left to the saves (reserveWithSaves): made in theirs, ahead of the insert.
+    for (const [way, statements] of [['reserve', 2], ['reserveWithSaves', 1]] as const) {
+      const [contextId, id] = [`${prefix}new-${way}`, `${prefix}new-${way}-task`]
+      const context = new ServerCallContext()
+      const turn = await counted(async () => await withDeferredSaves(tasks, context, undefined, async () => {
+        await tasks[way](id, context)
+        const inside = await counted(async () => {
+          t.equal(await tasks.load(id, context), undefined, 'adopted: no row')
+          await conversations.update('demo', contextId, addTurn('t1'), { context, foundNone: true, owner: 'alice' })
+          await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), context)
+        })
+        t.equal(inside.queries, 0)
+      }))
+      t.equal(turn.queries, statements, `${way}: ${statements} statement(s)`)
+      t.strictSame(await storedTurns(database, contextId), ['t1'])
+      t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
+    }
   })
 
   t.test('a reservation refused in the statement: -32000, nothing written', async (t) => {
@@ -259,11 +249,7 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
   })
 
   t.test('moved meanwhile (removed, or made behind the store): nothing written, the lock released', async (t) => {
-    const contextId = `${prefix}moved`
-    const id = `${prefix}moved-task`
-    await tasks.save(task(id, contextId, 'TASK_STATE_INPUT_REQUIRED'), new ServerCallContext())
-    const read = await kept(contextId)
-    const context = new ServerCallContext()
+    const { contextId, id, read, context } = await waiting('moved')
     let written: Promise<boolean> | undefined
     await t.rejects(withDeferredSaves(tasks, context, id, async () => {
       await conversations.update('demo', contextId, addTurn('t2'), { read, context })
