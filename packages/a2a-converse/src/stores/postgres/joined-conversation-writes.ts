@@ -46,8 +46,8 @@ export class JoinedConversationWrites {
   /**
    * Leaves the write (`run`; `json` the state it writes) to the request's deferred saves, if it defers a task's
    * (joinDeferredSaves); true: `release` (the conversation's lock) is called once it was written, found moved or
-   * given up. `takesReservation`: `run` makes the new task's pending reservation first (an insert). A statement that throws keeps the lock (the task store may run it again, a push config re-sealed first);
-   * `abandon` then releases it.
+   * given up. `takesReservation`: `run` makes the new task's pending reservation first (an insert). A statement that
+   * throws keeps the lock (the task store may run it again, a push config re-sealed first); `abandon` then releases it.
    */
   join (context: ServerCallContext, key: string, json: string, release: () => void, run: JoinedRun, takesReservation: boolean): boolean {
     return joinDeferredSaves(context, () => {
