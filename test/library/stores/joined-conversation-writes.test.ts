@@ -11,13 +11,14 @@
  * the SQL, on a server with TEST_DATABASE_URL. Queries are counted as test/gateway/turn-round-trips.test.ts counts them.
  */
 import t, { type Test } from 'tap'
+import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import { Task, TaskState } from '@a2a-js/sdk'
 import { ServerCallContext } from '@a2a-js/sdk/server'
 import { queryCounter } from '../../fixtures/query-counter.js'
 import { migratedDatabase } from '../../fixtures/migrated-database.js'
 import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
-import { ANSWERS_TABLE, CONVERSATIONS_TABLE, migrate } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { ANSWERS_TABLE, CONVERSATIONS_TABLE, PUSH_OUTBOX_TABLE, migrate } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
 import { PostgresTaskStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-task-store.js'
 import { PostgresConversationStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-conversation-store.js'
 import type { PostgresDatabase } from '../../../packages/a2a-converse/src/stores/postgres/postgres-database.js'
@@ -25,6 +26,8 @@ import { newConversationState, type ConversationState } from '../../../packages/
 import { ConversationMovedError } from '../../../packages/a2a-converse/src/stores/errors.js'
 import { CallerCapError } from '../../../packages/a2a-converse/src/stores/caller-key.js'
 import { joinedWriteOf, withDeferredSaves } from '../../../packages/a2a-converse/src/stores/deferred-task-saves.js'
+import { PostgresPushConfigStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-push-config-store.js'
+import { SecretBox, currentPrefix } from '../../../packages/a2a-converse/src/stores/secret-box.js'
 import { ConversationFeedStore } from '../../../packages/a2a-converse/src/runtime/conversation-feed.js'
 
 const url = process.env.TEST_DATABASE_URL
@@ -279,6 +282,26 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
       await sql`insert into ${sql.table(CONVERSATIONS_TABLE)} (agent_id, context_id, state, version) values ('demo', ${made}, ${JSON.stringify(addTurn('theirs')(undefined))}::jsonb, 1)`.execute(database.db)
     }), ConversationMovedError, 'with saves')
     t.equal(await tasks.load(thirdId, new ServerCallContext()), undefined, 'the task not stored')
+  })
+
+  t.test('a push config to re-seal first: the joined statement, refused whole, runs again once it is re-sealed', async (t) => {
+    const box = new SecretBox(randomBytes(32))
+    const sealing = new PostgresTaskStore(database.db, { soleWriter: true, push: { agentId: 'demo', secrets: box } })
+    const { contextId, id, read, context } = await waiting('resealed')
+    // Written in clear (before a key was given): the saves' function refuses until it is sealed with the current key.
+    await new PostgresPushConfigStore(database.db, { agentId: 'demo' }).save(id, new ServerCallContext(), { tenant: '', id: 'k1', taskId: '', url: 'https://h.example/k', token: 't', authentication: undefined })
+    await withDeferredSaves(sealing, context, id, async () => {
+      await conversations.update('demo', contextId, addTurn('t2'), { read, context })
+      await sealing.save(task(id, contextId, 'TASK_STATE_COMPLETED'), context)
+    })
+    t.strictSame(await storedTurns(database, contextId), ['t1', 't2'], 'the conversation written once')
+    t.equal((await sealing.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_COMPLETED, 'the task with it')
+    const { rows } = await sql<{ config: string }>`select config from converse_push_configs where task_id = ${id}`.execute(database.db)
+    t.strictSame(rows, [], 'the finished task\'s config dropped after its re-seal')
+    const { rows: outbox } = await sql<{ target: string }>`select target from ${sql.table(PUSH_OUTBOX_TABLE)} where task_id = ${id}`.execute(database.db)
+    t.ok(outbox.length > 0 && outbox.every((row) => row.target.startsWith(currentPrefix(box))), 'its notifications sealed with the current key')
+    await conversations.update('demo', contextId, addTurn('t3'))
+    t.strictSame(await storedTurns(database, contextId), ['t1', 't2', 't3'], 'the lock released')
   })
 
   t.test('the caller\'s bound refuses the whole statement', async (t) => {
