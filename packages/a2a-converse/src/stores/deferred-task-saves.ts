@@ -16,9 +16,10 @@
  * that returns at once (`returnImmediately`), an executor that publishes over time (another client may read the task
  * meanwhile), saves of other tasks and of other requests.
  *
- * Joined: one write of another store's may go in the same statement (`joinDeferredSaves`): the conversation's write
- * of a routine step when this process alone writes the database (postgres-conversation-store.ts, `joinsTaskSaves`),
- * so that the turn is one round trip. It is written whether or not the request saved anything.
+ * Joined: one write of another store's may go in the same statement (`joinDeferredSaves`): a routine turn's
+ * conversation write (a step's, or a new conversation's insert, with its new task's reservation: `deferReservation`)
+ * when this process alone writes the database (postgres-conversation-store.ts, `joinsTaskSaves`), so that the turn is
+ * one round trip. It is written whether or not the request saved anything.
  */
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
 

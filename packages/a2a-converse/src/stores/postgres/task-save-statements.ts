@@ -74,14 +74,14 @@ function pushValues ({ push }: TaskSaveScope, context: ServerCallContext): unkno
 
 /** A joined write (deferred-task-saves.ts) alone, the request having saved nothing; found moved, it rejects. */
 export async function writeJoined (joined: JoinedWrite | undefined): Promise<void> {
-  if (joined !== undefined) moved(await joined.write(undefined))
+  if (joined !== undefined) joinedRow(await joined.write(undefined))
 }
 
 /**
  * A joined write's row; its new task's reservation refused, `capped` (nothing written); found moved, nothing of the
  * turn was written: ConversationMovedError.
  */
-function moved (outcome: JoinedOutcome): Record<string, unknown> | undefined {
+function joinedRow (outcome: JoinedOutcome): Record<string, unknown> | undefined {
   if (outcome.written) return outcome.row
   if (outcome.reservation === 'capped') return CAPPED
   throw new ConversationMovedError()
@@ -91,7 +91,7 @@ const CAPPED = { outcome: 'capped', stored_state: '', pushed: false }
 
 async function resealed (scope: TaskSaveScope, context: ServerCallContext, taskId: string, fn: string, values: unknown[], joined?: JoinedWrite, reservation?: DeferredSavesCall): Promise<SaveOutcome> {
   const statement = async (): Promise<SaveOutcome> => {
-    if (joined !== undefined) return moved(await joined.write({ fn, values }, reservation)) as unknown as SaveOutcome
+    if (joined !== undefined) return joinedRow(await joined.write({ fn, values }, reservation)) as unknown as SaveOutcome
     const { rows } = await sql<SaveOutcome>`select outcome, stored_state, pushed from ${sql.raw(fn)}(${sql.join(values)})`.execute(scope.db)
     return rows[0]
   }
