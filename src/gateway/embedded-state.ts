@@ -84,7 +84,7 @@ export async function openEmbeddedState (options: EmbeddedStateOptions): Promise
   }
   // This process alone writes the folder, and its task stores share it: a routine step's conversation write goes
   // in the statement of its task's saves.
-  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller, joinsTaskSaves: true })
+  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller, joinsTaskSaves: true, soleWriter: true })
   const events = new MemoryTaskEventHub()
   const push = new PushState(database, options.maxPushConfigsPerCaller, secrets)
   // This process alone writes the folder's tables: the task stores answer loads from the tasks saved or read here.

@@ -77,7 +77,7 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     await database.close()
     throw error
   }
-  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller })
+  const conversations = new PostgresConversationStore(database, { maxConversationsPerCaller: options.maxConversationsPerCaller, joinsTaskSaves: true })
   const events = new PostgresTaskEventHub(database)
   // Another instance's save that recorded notifications wakes this outbox over the hub's LISTEN connection.
   const push = new PushState(database, options.maxPushConfigsPerCaller, secrets, events)

@@ -40,7 +40,9 @@ t.setTimeout(300_000)
  * conversation store, its database's one writer, leaves a turn's conversation write to that statement when it cannot
  * find its row moved (a kept state unchanged since, or a conversation found absent moments ago: joinsTaskSaves):
  * routine start 4 → 3, step 2 → 1, typed call 3 → 2; and a new task's reservation with them (reserveWithSaves):
- * routine start 3 → 2, typed call 2 → 1.
+ * routine start 3 → 2, typed call 2 → 1. Then (2026-12-07) a server's store joins the insert of a conversation whose
+ * id was made for the request (no contextId sent: no other instance can know it) and its task's reservation to the
+ * saves as well: typed call 5 → 3 (one statement, the two `pg_notify`).
  */
 export const BUDGETS = {
   embedded: {
@@ -57,7 +59,7 @@ export const BUDGETS = {
     'knowledge answer, existing conversation': 2,
     'routine start (a new task)': 6,
     'routine step (its task)': 7,
-    'typed routine call, new conversation': 5
+    'typed routine call, new conversation': 3
   }
 } as const
 

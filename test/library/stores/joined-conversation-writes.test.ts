@@ -50,7 +50,7 @@ async function storedTurns (database: Pick<PostgresDatabase, 'db'>, contextId: s
 }
 
 function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>, prefix: string): void {
-  const conversations = new PostgresConversationStore(database, { joinsTaskSaves: true, maxConversationsPerCaller: 3 })
+  const conversations = new PostgresConversationStore(database, { joinsTaskSaves: true, soleWriter: true, maxConversationsPerCaller: 3 })
   const tasks = new PostgresTaskStore(database.db, { soleWriter: true })
   t.teardown(async () => { await conversations.close() })
 
@@ -117,6 +117,39 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
       t.strictSame(await storedTurns(database, contextId), ['t1'])
       t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED)
     }
+  })
+
+  t.test('not the sole writer (a server): only the insert of an id made for the request joins', async (t) => {
+    const server = new PostgresConversationStore(database, { joinsTaskSaves: true })
+    t.teardown(async () => { await server.close() })
+    const { contextId, id, context } = await waiting('server-step')
+    const read = await server.get('demo', contextId, { recent: true }) as ConversationState
+    await withDeferredSaves(tasks, context, id, async () => {
+      const { queries } = await counted(async () => await server.update('demo', contextId, addTurn('t2'), { read, context }))
+      t.equal(queries, 1, 'a step on a kept state: written at once (another instance may have moved it)')
+      t.equal(joinedWriteOf(context), undefined)
+    })
+    const absent = new ServerCallContext()
+    await withDeferredSaves(tasks, absent, undefined, async () => {
+      await tasks.reserveWithSaves(`${prefix}server-absent-task`, absent)
+      const { queries } = await counted(async () => await server.update('demo', `${prefix}server-absent`, addTurn('a1'), { context: absent, foundNone: true }))
+      t.equal(queries, 2, 'found absent (another instance may insert it meanwhile): the reservation, then the insert, at once')
+      await tasks.save(task(`${prefix}server-absent-task`, `${prefix}server-absent`, 'TASK_STATE_INPUT_REQUIRED'), absent)
+    })
+    const [newId, newTask] = [`${prefix}server-new`, `${prefix}server-new-task`]
+    const minted = new ServerCallContext()
+    const turn = await counted(async () => await withDeferredSaves(tasks, minted, undefined, async () => {
+      await tasks.reserveWithSaves(newTask, minted)
+      const inside = await counted(async () => {
+        const next = await server.update('demo', newId, addTurn('n1'), { context: minted, foundNone: true, newContextId: true, owner: 'alice' })
+        t.strictSame(next.turns.map((one) => one.id), ['n1'], 'the state as it will be stored')
+        await tasks.save(task(newTask, newId, 'TASK_STATE_COMPLETED'), minted)
+      })
+      t.equal(inside.queries, 0, 'an id made for the request: nothing sent during the turn')
+    }))
+    t.equal(turn.queries, 1, 'the reservation, the insert and the saves in one statement')
+    t.strictSame(await storedTurns(database, newId), ['n1'])
+    t.equal((await tasks.load(newTask, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_COMPLETED)
   })
 
   t.test('a reservation refused in the statement: -32000, nothing written', async (t) => {

@@ -31,7 +31,7 @@ import { cancelConversationTask } from './task-cancel.js'
 import { taskTurnEvents } from './turn-events.js'
 import { turnInput, type TurnInput } from './turn-input.js'
 import { createTurnPlanner, firstTurnOf, type Turn, type TurnPlanner } from './turn-plan.js'
-import { publishReplay, replayOf } from './turn-replays.js'
+import { publishReplay, replayOf, type FreshConversation } from './turn-replays.js'
 import type { PublishesTurnAtOnce } from '../stores/deferred-task-saves.js'
 
 export interface ConversationExecutorOptions {
@@ -85,7 +85,7 @@ interface TurnRecording {
   plan: TurnPlanner
   /** replayOf's read per request, and the requests whose conversation it found new (turn-replays.ts). */
   reads: WeakMap<ServerCallContext, ConversationState>
-  fresh: WeakSet<ServerCallContext>
+  fresh: WeakMap<ServerCallContext, FreshConversation>
 }
 
 /**
@@ -109,7 +109,9 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
   let turn: Turn | undefined
   const read = reads.get(requestContext.context)
   reads.delete(requestContext.context)
-  const foundNone = fresh.delete(requestContext.context)
+  const found = fresh.get(requestContext.context)
+  fresh.delete(requestContext.context)
+  const foundNone = found !== undefined
   // Decided on the new state before the update: the update's first call on no state takes that decision.
   let decided = foundNone ? plan(newConversationState(agentId, key), input) : undefined
   if (decided?.opensTask === true && reservations !== undefined && !reserved) {
@@ -118,7 +120,7 @@ async function recordTurn (recording: TurnRecording, requestContext: RequestCont
     else await reservations.reserve(requestContext.taskId, requestContext.context)
     reserved = true
   }
-  const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined, context: requestContext.context, foundNone }
+  const options = { owner: callerKeyOf(requestContext.context), read: read?.contextId === key ? read : undefined, context: requestContext.context, foundNone, newContextId: found === 'new id' }
   const update = async (): Promise<void> => {
     try {
       await inConversationSpan(store, 'update', agentId, requestContext.contextId, trace, async () => await store.update(agentId, key, (current) => {
@@ -180,7 +182,7 @@ export function conversationExecutor (options: ConversationExecutorOptions): Age
    */
   const reads = new WeakMap<ServerCallContext, ConversationState>()
   /** The requests whose conversation replayOf found new (none stored under its key). */
-  const fresh = new WeakSet<ServerCallContext>()
+  const fresh = new WeakMap<ServerCallContext, FreshConversation>()
 
   const sources = { agentId, store, taskStore, engine, newId }
   const turns: TurnRecording = { agentId, store, taskStore, newId, plan, reads, fresh }

@@ -30,6 +30,12 @@ export interface ReplaySources {
 const RECENT = { recent: true } as const
 
 /**
+ * How a request's conversation was found new: looked up and absent, or its id made for the request (the message named
+ * no contextId: nobody else, on any instance, can know that id).
+ */
+export type FreshConversation = 'found absent' | 'new id'
+
+/**
  * The first reply to a message sent again, or undefined for a new message. The conversation read for a new message
  * is kept in `reads` (by call context) for the turn's update, so a turn reads it once; a new conversation is marked
  * in `fresh` (its turn is decided on the new state before its one write) and admitted first by a store that has
@@ -39,7 +45,7 @@ const RECENT = { recent: true } as const
 export async function replayOf (
   sources: ReplaySources,
   reads: WeakMap<ServerCallContext, ConversationState>,
-  fresh: WeakSet<ServerCallContext>,
+  fresh: WeakMap<ServerCallContext, FreshConversation>,
   message: Message,
   contextId: string,
   context: ServerCallContext
@@ -50,7 +56,7 @@ export async function replayOf (
     ? undefined
     : await inConversationSpan(store, 'get', agentId, contextId, trace, async () => await store.get(agentId, conversationKey(callerIdOf(context), contextId), RECENT))
   if (state === undefined) {
-    fresh.add(context)
+    fresh.set(context, contextId === '' ? 'new id' : 'found absent')
     // A new conversation: refused here, before anything runs, when its caller is at the store's bound.
     const { admit } = store
     if (admit === undefined) return undefined

@@ -162,6 +162,11 @@ export interface ConversationUpdateOptions {
   context?: ServerCallContext
   /** The caller looked the conversation up moments ago and found none (the conversation executor's retry check). */
   foundNone?: boolean
+  /**
+   * The conversation's id was made for this request (the message named no contextId): no other request, on this
+   * instance or another, can know it, so its insert cannot find it taken.
+   */
+  newContextId?: boolean
 }
 
 export interface ConversationGetOptions {

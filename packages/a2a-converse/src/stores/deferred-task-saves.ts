@@ -18,8 +18,9 @@
  *
  * Joined: one write of another store's may go in the same statement (`joinDeferredSaves`): a routine turn's
  * conversation write (a step's, or a new conversation's insert, with its new task's reservation: `deferReservation`)
- * when this process alone writes the database (postgres-conversation-store.ts, `joinsTaskSaves`), so that the turn is
- * one round trip. It is written whether or not the request saved anything.
+ * when it cannot find its row moved (postgres-conversation-store.ts, `joinsTaskSaves`: a new id's insert; with
+ * `soleWriter`, this process alone writing the database, any), so that the turn is one round trip. It is written
+ * whether or not the request saved anything.
  */
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
 

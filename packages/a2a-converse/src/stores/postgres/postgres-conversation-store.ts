@@ -49,8 +49,12 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
    */
   maxConversationsPerCaller?: number
   /**
-   * Deprecated, no effect: the store keeps the states it wrote whether or not other instances write too (a kept
-   * state another instance moved costs the locked path, never a lost update; docs/state.md, "Round trips per turn").
+   * This process alone writes the database (the embedded one: its folder lock keeps other processes out). With
+   * `joinsTaskSaves`, a turn's write joins the request's task saves whenever it cannot find its row moved: a step on a
+   * state this store kept (`get(…, { recent: true })` handed back as `read`, unchanged since), and a conversation found
+   * absent moments ago (`foundNone`), besides a new id's. Default false (a server: another instance may move the row
+   * meanwhile, and its turn is then planned again on the locked path, which a joined write could no longer do). The
+   * store keeps the states it wrote either way (a kept state another instance moved costs the locked path).
    */
   soleWriter?: boolean
   /**
@@ -59,12 +63,11 @@ export interface PostgresConversationStoreOptions extends Partial<ConversationLi
    */
   recentStates?: number
   /**
-   * This process alone writes the database (the embedded one: its folder lock keeps other processes out), and the
-   * requests' task stores are PostgresTaskStores on it: a turn's write on a state this store kept (`get(…, { recent:
-   * true })` handed back as `read`, unchanged since) goes in the statement of the request's deferred task saves
-   * (deferred-task-saves.ts), so that a routine step is one round trip (issue 43). The conversation stays locked in
-   * this process until that statement has run. Default false (a server: another instance may move the row meanwhile,
-   * and its turn is then planned again on the locked path, which a joined write could no longer do).
+   * The requests' task stores are PostgresTaskStores on this database: the insert of a conversation whose id was made
+   * for its request (`newContextId`: nobody else can know it) goes in the statement of the request's deferred task
+   * saves (deferred-task-saves.ts), so that a typed routine call is one round trip (issue 43); with `soleWriter`, a
+   * routine step's write and a start's insert too. The conversation stays locked in this process until that statement
+   * has run. Default false.
    */
   joinsTaskSaves?: boolean
 }
@@ -88,6 +91,8 @@ export class PostgresConversationStore implements ConversationStore {
   readonly #joined: JoinedConversationWrites | undefined
   /** The option: a turn's write may go with its request's task saves, and a new task's reservation with it. */
   readonly joinsTaskSaves: boolean
+  /** The option: this process alone writes, so a kept state handed back unchanged, or found absent, cannot have moved. */
+  readonly #soleWriter: boolean
   #closed = false
 
   /** Shares the database's pool; `close()` does not end it (the database's own `close()` does). */
@@ -102,6 +107,7 @@ export class PostgresConversationStore implements ConversationStore {
     this.maxConversationsPerCaller = integerOption('maxConversationsPerCaller', options.maxConversationsPerCaller, DEFAULT_MAX_CONVERSATIONS_PER_CALLER)
     this.#pool = database.pool
     this.joinsTaskSaves = options.joinsTaskSaves === true
+    this.#soleWriter = options.soleWriter === true
     this.#joined = this.joinsTaskSaves ? new JoinedConversationWrites(this.#remembered) : undefined
     this.#now = options.now ?? (() => new Date())
     this.answers = new PostgresAnswerLog(async (text, values) => {
@@ -172,7 +178,7 @@ export class PostgresConversationStore implements ConversationStore {
     try {
       const read = options.read
       // Kept and handed back unchanged: nobody wrote it since (this process alone writes it, under this lock).
-      const readUnchanged = read !== undefined && this.#joined?.unchanged(key, read) === true
+      const readUnchanged = this.#soleWriter && read !== undefined && this.#joined?.unchanged(key, read) === true
       // Kept again once written: a failed or stale write leaves none to plan a turn on.
       this.#remembered.forgetRecent(key)
       const join = (planned: PlannedWrite, run: JoinedRun, takesReservation = false): boolean => {
@@ -194,9 +200,10 @@ export class PostgresConversationStore implements ConversationStore {
       }
       const planned = this.#remembered.known(key) ? undefined : await planNew(this.#writes, agentId, contextId, fn)
       if (planned !== undefined) {
-        // Found absent moments ago and written by nobody since (this process alone writes, and every write of its
-        // makes the conversation known): its insert cannot find it.
-        if (options.foundNone === true && join(planned, insertNewJoined(this.#writes, agentId, contextId, planned, owner), true)) return planned.next
+        // Its insert cannot find it: an id made for this request, or found absent moments ago and written by nobody
+        // since (this process alone writes, and every write of its makes the conversation known).
+        const cannotExist = options.newContextId === true || (this.#soleWriter && options.foundNone === true)
+        if (cannotExist && join(planned, insertNewJoined(this.#writes, agentId, contextId, planned, owner), true)) return planned.next
         await alone()
         const created = await insertNew(this.#writes, agentId, contextId, planned, owner)
         if (created !== undefined) {
