@@ -14,7 +14,7 @@
  */
 import { AgentCard, CancelTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk'
 import {
-  DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ServerCallContext, type TaskStore
+  DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext, type TaskStore
 } from '@a2a-js/sdk/server'
 import { ExecutionBuses } from './execution-buses.js'
 import { hasReplays } from '../../stores/message-replays.js'
@@ -35,52 +35,12 @@ import { replayedReply, type MessageRetries } from './message-retries.js'
 import { callContextOf, factsOfAgentCard, type ContextInit } from './call-context.js'
 import { cancelTask, type TaskCancelling } from './task-cancel.js'
 import { callHandler, HANDLER_METHODS, subscribeSnapshot } from './handler-calls.js'
+import type { CallOptions, DispatcherOptions, OpenedStream } from './dispatcher-options.js'
 
-export interface DispatcherOptions {
-  /** The agent card (ProtoJSON). Its `capabilities` are what the agent serves. */
-  card: Record<string, unknown>
-  executor: AgentExecutor
-  /** Default: a new InMemoryTaskStore. */
-  taskStore?: TaskStore
-  /**
-   * The lean SendMessage path for Message replies (same results, see packages/a2a-converse/src/backends/local/sdk-internals.ts). Default true;
-   * false sends every SendMessage through DefaultRequestHandler.sendMessage.
-   */
-  leanSendMessage?: boolean
-  /**
-   * Task events published from outside an execution (the task event hub): streams of a task relay them and end
-   * with one that ends the task (see task-event-relay.ts). With its `publish`, a cancel is published too, so every
-   * open stream of the task ends with it.
-   */
-  events?: TaskEventSource & Partial<Pick<TaskEventHub, 'publish'>>
-  /**
-   * Turns that name an existing task (SendMessage, SendStreamingMessage) run one at a time per task under this
-   * lock. Default: a MemoryTaskTurnLock (this process); instances sharing a task store need a shared one.
-   */
-  turnLock?: TaskTurnLock
-  /**
-   * Push notifications (the card's `capabilities.pushNotifications`): where configs live and the URL policy they
-   * are checked against. The task store given reports its saves' updates (packages/a2a-converse/src/push/push-notifications.ts); the
-   * SDK's own sender is not used.
-   */
-  push?: AgentPush
-}
+export type { CallOptions, DispatcherOptions, OpenedStream } from './dispatcher-options.js'
 
 /** The SDK's request handler sends nothing itself: the task store reports updates (packages/a2a-converse/src/push/). */
 const NO_SENDER = { send: async (): Promise<void> => {} }
-
-export interface CallOptions {
-  log?: ErrorLogger
-  /** The request's: a turn waiting for the task's lock stops waiting when it aborts. */
-  signal?: AbortSignal
-}
-
-/** A stream of JSON-RPC `result`s (StreamResponse ProtoJSON), and how to stop it early. */
-export interface OpenedStream {
-  source: AsyncGenerator<unknown, void, undefined>
-  /** Ends the stream now (client gone, server closing); the task and its execution are left alone. Idempotent. */
-  release (): void
-}
 
 export class A2ADispatcher {
   readonly facts: AgentFacts
