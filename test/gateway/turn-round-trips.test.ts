@@ -42,7 +42,8 @@ t.setTimeout(300_000)
  * routine start 4 → 3, step 2 → 1, typed call 3 → 2; and a new task's reservation with them (reserveWithSaves):
  * routine start 3 → 2, typed call 2 → 1. Then (2026-12-07) a server's store joins the insert of a conversation whose
  * id was made for the request (no contextId sent: no other instance can know it) and its task's reservation to the
- * saves as well: typed call 5 → 3 (one statement, the two `pg_notify`).
+ * saves as well: typed call 5 → 3 (one statement, the two `pg_notify`); and a new task's reservation goes in the
+ * statement of an insert that does not join (a contextId the client named): routine start 6 → 5.
  */
 export const BUDGETS = {
   embedded: {
@@ -57,7 +58,7 @@ export const BUDGETS = {
     'knowledge answer, a caller\'s first conversation since the start': 2,
     'knowledge answer, new conversation': 2,
     'knowledge answer, existing conversation': 2,
-    'routine start (a new task)': 6,
+    'routine start (a new task)': 5,
     'routine step (its task)': 7,
     'typed routine call, new conversation': 3
   }

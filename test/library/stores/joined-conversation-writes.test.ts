@@ -133,7 +133,8 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
     await withDeferredSaves(tasks, absent, undefined, async () => {
       await tasks.reserveWithSaves(`${prefix}server-absent-task`, absent)
       const { queries } = await counted(async () => await server.update('demo', `${prefix}server-absent`, addTurn('a1'), { context: absent, foundNone: true }))
-      t.equal(queries, 2, 'found absent (another instance may insert it meanwhile): the reservation, then the insert, at once')
+      t.equal(queries, 1, 'found absent (another instance may insert it meanwhile): not joined; the reservation and the insert at once, one statement')
+      t.equal(joinedWriteOf(absent), undefined)
       await tasks.save(task(`${prefix}server-absent-task`, `${prefix}server-absent`, 'TASK_STATE_INPUT_REQUIRED'), absent)
     })
     const [newId, newTask] = [`${prefix}server-new`, `${prefix}server-new-task`]
@@ -150,6 +151,31 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
     t.equal(turn.queries, 1, 'the reservation, the insert and the saves in one statement')
     t.strictSame(await storedTurns(database, newId), ['n1'])
     t.equal((await tasks.load(newTask, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_COMPLETED)
+  })
+
+  t.test('not joined, a pending reservation ahead of the insert: refused there (nothing inserted), or standing when the conversation exists', async (t) => {
+    const server = new PostgresConversationStore(database, { joinsTaskSaves: true, maxConversationsPerCaller: 3 })
+    t.teardown(async () => { await server.close() })
+    const capped = new PostgresTaskStore(database.db, { maxOpenTasksPerCaller: 1, callerResolver: () => `${prefix}erin` })
+    await capped.save(task(`${prefix}erin-open`, `${prefix}erin-0`, 'TASK_STATE_INPUT_REQUIRED'), new ServerCallContext())
+    const refused = new ServerCallContext()
+    await t.rejects(withDeferredSaves(capped, refused, undefined, async () => {
+      await capped.reserveWithSaves(`${prefix}erin-task`, refused)
+      await server.update('demo', `${prefix}erin-1`, addTurn('e1'), { context: refused, foundNone: true, owner: 'erin' })
+    }), { name: 'CallerCapError', message: /MAX_OPEN_TASKS_PER_CALLER/ })
+    t.equal(await storedTurns(database, `${prefix}erin-1`), undefined, 'refused in the statement: the conversation not inserted')
+    // Found absent, inserted meanwhile by another writer: the reservation stands, the locked path writes the turn.
+    const taken = `${prefix}exists`
+    await conversations.update('demo', taken, addTurn('t1'))
+    const context = new ServerCallContext()
+    const id = `${prefix}exists-task`
+    await withDeferredSaves(tasks, context, undefined, async () => {
+      await tasks.reserveWithSaves(id, context)
+      await server.update('demo', taken, addTurn('t2'), { context, foundNone: true, owner: 'alice' })
+      await tasks.save(task(id, taken, 'TASK_STATE_INPUT_REQUIRED'), context)
+    })
+    t.strictSame(await storedTurns(database, taken), ['t1', 't2'], 'the turn written on the stored state')
+    t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the task saved')
   })
 
   t.test('a reservation refused in the statement: -32000, nothing written', async (t) => {

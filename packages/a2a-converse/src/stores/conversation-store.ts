@@ -197,8 +197,8 @@ export interface ConversationStore {
   /**
    * Optional: true when `update` may leave its write to the request's deferred task saves (deferred-task-saves.ts:
    * answered before it is stored, the reply waiting for it; docs/state.md) and makes the request's pending reservation
-   * first before any write it does not leave there (`reservePending`), so the executor leaves a new task's reservation
-   * to those saves too (TaskReservations.reserveWithSaves).
+   * before any write it does not leave there (alone, or ahead of an insert in its statement), so the executor leaves a
+   * new task's reservation to those saves too (TaskReservations.reserveWithSaves).
    */
   readonly joinsTaskSaves?: boolean
   /** The conversation, or undefined. The result is a copy: changing it changes nothing stored. */

@@ -48,6 +48,8 @@ export interface DeferredReservation {
   call: DeferredSavesCall
   /** Runs it in a statement of its own; rejects when it is refused (nothing kept). */
   alone (): Promise<void>
+  /** After another statement made it ahead of its own write: throws when its `outcome` refused it. */
+  made (outcome: string): void
 }
 
 /** The task store's statement of the deferred saves: its function and that function's arguments, in order. */
@@ -155,13 +157,17 @@ export function deferReservation (context: ServerCallContext, taskId: string, re
   return true
 }
 
-/** Runs the request's pending reservation (deferReservation) in a statement of its own, if there is one. */
-export async function reservePending (context: ServerCallContext | undefined): Promise<void> {
+/** Takes the request's pending reservation (deferReservation), if there is one, for a statement to make it. */
+export function takePendingReservation (context: ServerCallContext | undefined): DeferredReservation | undefined {
   const deferred = context?.state.get(DEFERRED_TASK_SAVES_STATE) as DeferredTaskSaves | undefined
   const reservation = deferred?.reservation
-  if (reservation === undefined) return
-  ;(deferred as DeferredTaskSaves).reservation = undefined
-  await reservation.alone()
+  if (reservation !== undefined) (deferred as DeferredTaskSaves).reservation = undefined
+  return reservation
+}
+
+/** Runs the request's pending reservation (deferReservation) in a statement of its own, if there is one. */
+export async function reservePending (context: ServerCallContext | undefined): Promise<void> {
+  await takePendingReservation(context)?.alone()
 }
 
 /** The write joined to the request's deferred saves, while they are deferred; undefined otherwise. */

@@ -30,7 +30,7 @@ export interface TaskReservations {
    * Optional: `reserve`, or — when the request defers a new task's saves (deferred-task-saves.ts) — the reservation
    * left to their statement, ahead of the conversation's write that joins them (a refusal then answered there, with
    * nothing written). For a caller whose conversation store `joinsTaskSaves`: it makes the reservation first before a
-   * write it does not join.
+   * write it does not join (alone, or ahead of an insert in its statement).
    */
   reserveWithSaves? (taskId: string, context: ServerCallContext): Promise<void>
   /**

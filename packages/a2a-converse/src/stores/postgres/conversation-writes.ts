@@ -17,7 +17,7 @@ import {
   WRITE_IF_UNCHANGED_PRUNING, prepared
 } from './conversation-statements.js'
 import { preparedJoined, writeIfUnchangedWith } from './joined-statements.js'
-import type { JoinedOutcome } from '../deferred-task-saves.js'
+import type { DeferredReservation, JoinedOutcome } from '../deferred-task-saves.js'
 import type { JoinedRun } from './joined-conversation-writes.js'
 import { newAnswers } from '../answer-log.js'
 import { answersJson, type PostgresAnswerLog } from './postgres-answer-log.js'
@@ -128,12 +128,12 @@ function newConversation (contextId: string, { next, json, answers }: PlannedWri
 
 /**
  * The optimistic path: `planned` (planNew) inserted as a new conversation in one autocommit statement (shared with
- * the owner's others that arrive meanwhile: new-conversation-inserts.ts). Undefined when the conversation exists
- * (nothing written: the locked path follows). The statement is not retried on a new connection: a lost connection
- * leaves unknown whether it committed.
+ * the owner's others that arrive meanwhile: new-conversation-inserts.ts; alone after a new task's `reservation`, made
+ * first in it). Undefined when the conversation exists (nothing written: the locked path follows). The statement is
+ * not retried on a new connection: a lost connection leaves unknown whether it committed.
  */
-export async function insertNew (context: WriteContext, agentId: string, contextId: string, planned: PlannedWrite, owner: string | null): Promise<Written | undefined> {
-  const inserted = await context.newConversations.insert(agentId, owner, newConversation(contextId, planned), pruneValues(planned.answers))
+export async function insertNew (context: WriteContext, agentId: string, contextId: string, planned: PlannedWrite, owner: string | null, reservation?: DeferredReservation): Promise<Written | undefined> {
+  const inserted = await context.newConversations.insert(agentId, owner, newConversation(contextId, planned), pruneValues(planned.answers), reservation)
   return inserted ? written(planned.next, planned.json) : undefined
 }
 

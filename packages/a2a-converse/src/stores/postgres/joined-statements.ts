@@ -1,7 +1,8 @@
 /**
  * The conversation store's writes joined to a request's deferred task saves (joined-conversation-writes.ts,
  * deferred-task-saves.ts): the conditional write and the new conversation's insert of conversation-statements.ts,
- * each with the saves' function called from the row it wrote, in one autocommit statement.
+ * each with the saves' function called from the row it wrote, in one autocommit statement; and the insert after a new
+ * task's reservation alone.
  */
 import type pg from 'pg'
 import { PRUNING_NEW, PRUNING_UNCHANGED, newInsert, prepared, unchangedWrite } from './conversation-statements.js'
@@ -40,6 +41,17 @@ export function insertNewWith (pruning: boolean, fn: string, arity: number, rese
   const first = pruning ? 12 : 10
   const reserve = reservation === undefined ? '' : `${reservation.fn}(${args(first + arity, reservation.arity)})`
   return withSaves(newInsert(pruning ? PRUNING_NEW : '', reserve), first, fn, arity, reserve !== '')
+}
+
+/**
+ * INSERT_NEW (`pruning`: its _PRUNING variant) after the new task's `reservation` (its function and arity; parameters
+ * after INSERT_NEW's), without saves: one row, the version (NULL: nothing inserted — the conversation exists, or the
+ * reservation was refused) and `reservation`, its outcome.
+ */
+export function insertNewReserving (pruning: boolean, reservation: { fn: string, arity: number }): string {
+  const first = pruning ? 12 : 10
+  return `${newInsert(pruning ? PRUNING_NEW : '', `${reservation.fn}(${args(first, reservation.arity)})`)}
+  select (select version from conversation) as version, (select outcome from reserved) as reservation`
 }
 
 /** The names given to the texts above (a few: one per variant), in the order first used. */

@@ -15,8 +15,8 @@ import { isStatementError } from './connection-errors.js'
 import { once } from './conversation-connections.js'
 import { CONVERSATION_CAP_REACHED } from './conversation-migrations.js'
 import { INSERT_NEW, INSERT_NEW_MANY, INSERT_NEW_PRUNING, prepared } from './conversation-statements.js'
-import { insertNewWith, preparedJoined } from './joined-statements.js'
-import type { DeferredSavesCall, JoinedOutcome } from '../deferred-task-saves.js'
+import { insertNewReserving, insertNewWith, preparedJoined } from './joined-statements.js'
+import type { DeferredReservation, DeferredSavesCall, JoinedOutcome } from '../deferred-task-saves.js'
 
 /** A new conversation as the insert writes it. */
 export interface NewConversation {
@@ -60,8 +60,10 @@ export class NewConversationInserts {
   /**
    * Whether `conversation` was inserted (false: it exists); rejects with a CallerCapError past the owner's cap. `prune`:
    * the answer log's prune parameters when it is due (that insert goes alone, as does one without an owner).
+   * `reservation`: a new task's, made first in the same statement (alone too; rejects as it refuses, nothing inserted).
    */
-  async insert (agentId: string, owner: string | null, conversation: NewConversation, prune: Array<number | null> = []): Promise<boolean> {
+  async insert (agentId: string, owner: string | null, conversation: NewConversation, prune: Array<number | null> = [], reservation?: DeferredReservation): Promise<boolean> {
+    if (reservation !== undefined) return await this.#reserving(agentId, owner, conversation, prune, reservation)
     if (owner === null || prune.length > 0) return await this.#alone(agentId, owner, conversation, prune)
     const key = `${agentId}\u0000${owner}`
     const waiting = this.#waiting.get(key)
@@ -79,6 +81,18 @@ export class NewConversationInserts {
   async #alone (agentId: string, owner: string | null, conversation: NewConversation, prune: Array<number | null>): Promise<boolean> {
     const statement = prune.length === 0 ? prepared('converse_insert_new', INSERT_NEW) : prepared('converse_insert_new_pruning', INSERT_NEW_PRUNING)
     const [row] = await this.#insert<{ version: number | null }>(statement, this.#values(agentId, owner, conversation, prune))
+    return row.version !== null
+  }
+
+  /**
+   * A new task's reservation, then `conversation` only when it is not refused, in one statement (insertNewReserving):
+   * the slot before the conversation, one round trip. The reservation stands when the conversation exists (the locked
+   * path follows, as after a reservation alone).
+   */
+  async #reserving (agentId: string, owner: string | null, conversation: NewConversation, prune: Array<number | null>, reservation: DeferredReservation): Promise<boolean> {
+    const statement = preparedJoined(insertNewReserving(prune.length > 0, { fn: reservation.call.fn, arity: reservation.call.values.length }))
+    const [row] = await this.#insert<{ version: number | null, reservation: string }>(statement, [...this.#values(agentId, owner, conversation, prune), ...reservation.call.values])
+    reservation.made(row.reservation)
     return row.version !== null
   }
 

@@ -28,7 +28,7 @@ import {
   type WriteContext
 } from './conversation-writes.js'
 import { JoinedConversationWrites, type JoinedRun } from './joined-conversation-writes.js'
-import { reservePending } from '../deferred-task-saves.js'
+import { reservePending, takePendingReservation } from '../deferred-task-saves.js'
 import { PostgresAnswerLog } from './postgres-answer-log.js'
 import type { PostgresDatabase } from './postgres-database.js'
 import { RememberedConversations, keyOf } from './remembered-conversations.js'
@@ -204,8 +204,8 @@ export class PostgresConversationStore implements ConversationStore {
         // since (this process alone writes, and every write of its makes the conversation known).
         const cannotExist = options.newContextId === true || (this.#soleWriter && options.foundNone === true)
         if (cannotExist && join(planned, insertNewJoined(this.#writes, agentId, contextId, planned, owner), true)) return planned.next
-        await alone()
-        const created = await insertNew(this.#writes, agentId, contextId, planned, owner)
+        // Not joined: the pending reservation goes ahead of the insert, in its statement.
+        const created = await insertNew(this.#writes, agentId, contextId, planned, owner, takePendingReservation(context))
         if (created !== undefined) {
           this.#remembered.remember(key, created.json)
           return created.state

@@ -160,7 +160,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
    */
   async reserve (taskId: string, context: ServerCallContext): Promise<void> {
     const readEnds = this.#keptFor(context, taskId)?.readStarts(taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId))
-    let outcome: string | undefined
+    let outcome: string
     let row: null | undefined
     try {
       const { rows } = await sql<{ outcome: string }>`select ${sql.raw(RESERVE_TASK_FUNCTION)}(${sql.join(this.#reservation(taskId, context))}) as outcome`.execute(this.#db)
@@ -169,6 +169,11 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     } finally {
       readEnds?.(row)
     }
+    this.#reserved(taskId, context, outcome)
+  }
+
+  /** After converse_reserve_task answered `outcome`: refused past the cap; else the task's saves are its own. */
+  #reserved (taskId: string, context: ServerCallContext, outcome: string): void {
     if (outcome === 'capped') throw this.#refused.add(taskId, capped(this.maxOpenTasksPerCaller))
     // A new task's saves are deferred when the request defers them (deferred-task-saves.ts).
     if (outcome === 'reserved') adoptTask(context, taskId)
@@ -176,10 +181,18 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     this.#refused.take(taskId)
   }
 
-  /** `reserve`, or left to the request's deferred saves of a new task (deferReservation: no query now). */
+  /**
+   * `reserve`, or left to the request's deferred saves of a new task (deferReservation: no query now): made in their
+   * statement, in a new conversation's insert (`made`), or alone.
+   */
   async reserveWithSaves (taskId: string, context: ServerCallContext): Promise<void> {
     const call = { fn: RESERVE_TASK_FUNCTION, values: this.#reservation(taskId, context) }
-    if (!deferReservation(context, taskId, { call, alone: async () => { await this.reserve(taskId, context) } })) await this.reserve(taskId, context)
+    const reservation = {
+      call,
+      alone: async () => { await this.reserve(taskId, context) },
+      made: (outcome: string) => { this.#reserved(taskId, context, outcome) }
+    }
+    if (!deferReservation(context, taskId, reservation)) await this.reserve(taskId, context)
   }
 
   /** converse_reserve_task's arguments. */
