@@ -14,7 +14,7 @@
  */
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import { acquireTurn } from './traced-turn-lock.js'
-import type { TaskTurnLock, TaskTurnRelease } from './task-turn-lock.js'
+import type { TaskTurnLock, TaskTurnRelease, TurnLease } from './task-turn-lock.js'
 
 /** The call context state naming the task whose turn lock the request holds (a HeldTaskTurn). */
 export const HELD_TASK_TURN_STATE = 'a2a-converse.heldTaskTurn'
@@ -24,6 +24,8 @@ export interface HeldTaskTurn<Kept = unknown> {
   readonly taskId: string
   /** What the task store kept of the task for this request (the store's to make; undefined: nothing kept). */
   kept: Kept | undefined
+  /** The lock's lease row, which the task store may delete with the turn's last save (TurnLease). */
+  readonly lease?: TurnLease
 }
 
 /**
@@ -34,7 +36,7 @@ export interface HeldTaskTurn<Kept = unknown> {
 export async function acquireTaskTurn (lock: TaskTurnLock, context: ServerCallContext, taskId: string, signal?: AbortSignal): Promise<TaskTurnRelease> {
   const release = await acquireTurn(lock, context, taskId, signal)
   if (lock.spansInstances !== true) return release
-  const unhold = holdTaskTurn(context, taskId)
+  const unhold = holdTaskTurn(context, taskId, release.lease)
   return async () => {
     unhold()
     await release()
@@ -42,8 +44,8 @@ export async function acquireTaskTurn (lock: TaskTurnLock, context: ServerCallCo
 }
 
 /** Marks the request as holding `taskId`'s turn lock; the function it answers removes the mark (idempotent). */
-export function holdTaskTurn (context: ServerCallContext, taskId: string): () => void {
-  const held: HeldTaskTurn = { taskId, kept: undefined }
+export function holdTaskTurn (context: ServerCallContext, taskId: string, lease?: TurnLease): () => void {
+  const held: HeldTaskTurn = { taskId, kept: undefined, lease }
   context.state.set(HELD_TASK_TURN_STATE, held)
   return () => {
     if (context.state.get(HELD_TASK_TURN_STATE) === held) context.state.delete(HELD_TASK_TURN_STATE)

@@ -19,8 +19,20 @@ export interface TaskTurnKey {
   taskId: string
 }
 
-/** Releases a held lock (idempotent; never rejects). */
-export type TaskTurnRelease = () => Promise<void>
+/**
+ * A held lock's lease row, which a statement on the lock's database may delete with its own writes (a turn's last
+ * save: one round trip and one commit less): `where lock_key = key and holder = holder`, then `deleted()` when it
+ * deleted the row, and the release deletes nothing more. A statement that deleted nothing (run on another database,
+ * or the lease taken over) leaves the release to delete it as usual.
+ */
+export interface TurnLease {
+  readonly key: string
+  readonly holder: string
+  deleted (): void
+}
+
+/** Releases a held lock (idempotent; never rejects). `lease`: its row, when a statement may delete it. */
+export type TaskTurnRelease = (() => Promise<void>) & { readonly lease?: TurnLease }
 
 export interface TaskTurnLock {
   /**

@@ -124,7 +124,9 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     const last = (saves.at(-1) as SavedRow).columns
     const kept = this.#keptFor(context, taskId)
     const key = taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)
-    const outcome = await this.#write(kept, key, last, async () => await saveTaskSteps(this.#scope, context, taskId, saves, deferred.joined, reservation?.call))
+    // The turn's last write: the task's turn lock's lease row goes with it (held-task-turn.ts), one commit for both.
+    const lease = heldTaskTurn(context, taskId)?.lease
+    const outcome = await this.#write(kept, key, last, async () => await saveTaskSteps(this.#scope, context, taskId, saves, { joined: deferred.joined, reservation: reservation?.call, lease }))
     this.#settle(outcome, undefined, taskId)
   }
 

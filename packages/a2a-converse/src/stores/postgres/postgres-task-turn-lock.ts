@@ -9,7 +9,9 @@
  * - **Hold**: the lease lasts `leaseMs` and is renewed every third of it while the turn runs, so a long turn keeps it
  *   and a crashed holder's lease runs out at most `leaseMs` after its last renewal; the next turn then takes it over.
  * - **Release**: the row is deleted (only while it is still ours: a holder whose lease ran out and was taken over
- *   deletes nothing). A release the database does not answer is logged; the lease then runs out by itself.
+ *   deletes nothing). A release the database does not answer is logged; the lease then runs out by itself. A
+ *   statement of the turn's on the same database may delete the row with its own writes instead (TurnLease: the task
+ *   store's deferred saves, the turn's last write), and the release then sends nothing.
  *
  * The database's clock (`now()`) decides expiry, so instance clocks need not agree.
  */
@@ -98,12 +100,14 @@ export class PostgresTaskTurnLock implements TaskTurnLock {
     const renewal = setInterval(() => { this.#renew(name, holder) }, Math.max(1, Math.floor(this.leaseMs / 3)))
     renewal.unref()
     let released: Promise<void> | undefined
+    // Deleted by a statement of the turn's (TurnLease: its last save): nothing left to delete.
+    let deleted = false
     const local = releaseLocal
-    return async () => {
+    const release = async (): Promise<void> => {
       released ??= (async () => {
         clearInterval(renewal)
         try {
-          await this.#pool.query(RELEASE, [name, holder])
+          if (!deleted) await this.#pool.query(RELEASE, [name, holder])
         } catch (error) {
           this.#logger.warn({ err: error, taskId: key.taskId }, 'task turn lock: release failed (the lease runs out by itself)')
         } finally {
@@ -112,6 +116,7 @@ export class PostgresTaskTurnLock implements TaskTurnLock {
       })()
       await released
     }
+    return Object.assign(release, { lease: { key: name, holder, deleted: () => { deleted = true } } })
   }
 
   async #take (name: string, holder: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 /**
  * The task store's save statements (task-store-functions.ts): one save (`converse_save_task`) or a request's deferred
- * saves in order (`converse_save_task_steps`, deferred-task-saves.ts), each one statement, so one round trip. A push
+ * saves in order (`converse_save_task_steps`, deferred-task-saves.ts; with the turn lock's lease row deleted, the
+ * turn's last write on a server), each one statement, so one round trip. A push
  * config of the task to re-seal first (CONFIG_TO_RESEAL: nothing was written) is re-sealed, and the statement run
  * again.
  */
@@ -14,6 +15,8 @@ import { CONFIG_TO_RESEAL, SAVE_TASK_FUNCTION, SAVE_TASK_STEPS_FUNCTION } from '
 import type { SavedRow } from './task-rows.js'
 import type { DeferredSavesCall, JoinedOutcome, JoinedWrite } from '../deferred-task-saves.js'
 import { ConversationMovedError } from '../errors.js'
+import type { TurnLease } from '../task-turn-lock.js'
+import { TASK_TURN_LOCKS_TABLE } from './table-names.js'
 
 /** The SDK's payload format (the `protocol_version` column its rows carry). */
 const PAYLOAD_FORMAT = '1.0'
@@ -45,12 +48,18 @@ export async function saveTask (scope: TaskSaveScope, context: ServerCallContext
   return await resealed(scope, context, taskId, SAVE_TASK_FUNCTION, values)
 }
 
-/**
- * The saves of the task in order, in one statement: the outcome of the first not written, else `saved`. With
- * `joined` (another store's write, deferred-task-saves.ts), that write runs the statement with its own; found moved,
- * nothing was written (ConversationMovedError).
- */
-export async function saveTaskSteps (scope: TaskSaveScope, context: ServerCallContext, taskId: string, saves: readonly SavedRow[], joined?: JoinedWrite, reservation?: DeferredSavesCall): Promise<SaveOutcome> {
+/** What goes with a request's deferred saves in their statement (deferred-task-saves.ts). */
+export interface WithSaves {
+  /** Another store's write, which runs the statement with its own; found moved, nothing was written (ConversationMovedError). */
+  joined?: JoinedWrite
+  /** The new task's pending reservation, made ahead of `joined`'s insert. */
+  reservation?: DeferredSavesCall
+  /** The task's turn lock's lease row (held-task-turn.ts), deleted with the saves when `joined` is not given. */
+  lease?: TurnLease
+}
+
+/** The saves of the task in order, in one statement: the outcome of the first not written, else `saved`. */
+export async function saveTaskSteps (scope: TaskSaveScope, context: ServerCallContext, taskId: string, saves: readonly SavedRow[], withSaves: WithSaves = {}): Promise<SaveOutcome> {
   const column = <T>(of: (save: SavedRow) => T): T[] => saves.map(of)
   const values = [
     ...keyValues(scope, context, taskId),
@@ -58,7 +67,7 @@ export async function saveTaskSteps (scope: TaskSaveScope, context: ServerCallCo
     column((save) => save.columns.status), column((save) => save.columns.artifacts), column((save) => save.columns.history),
     column((save) => save.columns.metadata), PAYLOAD_FORMAT, scope.maxOpenTasksPerCaller, ...pushValues(scope, context)
   ]
-  return await resealed(scope, context, taskId, SAVE_TASK_STEPS_FUNCTION, values, joined, reservation)
+  return await resealed(scope, context, taskId, SAVE_TASK_STEPS_FUNCTION, values, withSaves)
 }
 
 /** The key columns of a save: tenant, owner, id and whose open work a new task is. */
@@ -89,9 +98,23 @@ function joinedRow (outcome: JoinedOutcome): Record<string, unknown> | undefined
 
 const CAPPED = { outcome: 'capped', stored_state: '', pushed: false }
 
-async function resealed (scope: TaskSaveScope, context: ServerCallContext, taskId: string, fn: string, values: unknown[], joined?: JoinedWrite, reservation?: DeferredSavesCall): Promise<SaveOutcome> {
+/**
+ * `fn`'s call with `lease` deleted in the same statement (a data-modifying CTE runs whether or not it is read), and
+ * whether it deleted it: the release then sends nothing (TurnLease).
+ */
+async function callReleasing (scope: TaskSaveScope, fn: string, values: unknown[], lease: TurnLease): Promise<SaveOutcome> {
+  const { rows: [row] } = await sql<SaveOutcome & { released: boolean }>`with released as (
+      delete from ${sql.raw(TASK_TURN_LOCKS_TABLE)} where lock_key = ${lease.key} and holder = ${lease.holder} returning 1
+    )
+    select outcome, stored_state, pushed, exists (select 1 from released) as released from ${sql.raw(fn)}(${sql.join(values)})`.execute(scope.db)
+  if (row.released) lease.deleted()
+  return { outcome: row.outcome, stored_state: row.stored_state, pushed: row.pushed }
+}
+
+async function resealed (scope: TaskSaveScope, context: ServerCallContext, taskId: string, fn: string, values: unknown[], { joined, reservation, lease }: WithSaves = {}): Promise<SaveOutcome> {
   const statement = async (): Promise<SaveOutcome> => {
     if (joined !== undefined) return joinedRow(await joined.write({ fn, values }, reservation)) as unknown as SaveOutcome
+    if (lease !== undefined) return await callReleasing(scope, fn, values, lease)
     const { rows } = await sql<SaveOutcome>`select outcome, stored_state, pushed from ${sql.raw(fn)}(${sql.join(values)})`.execute(scope.db)
     return rows[0]
   }
