@@ -260,6 +260,19 @@ function joinedWrites (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'>,
       t.equal(rows[0].count, 3 - n, `answers logged with the ${n === 1 ? 'insert (its prune due) and the step' : 'step (its prune due)'}`)
       t.equal((await tasks.load(id, new ServerCallContext()))?.status?.state, TaskState.TASK_STATE_COMPLETED)
     }
+    // Not joined (a server's store, the conversation found absent): the reservation in the insert's statement, its prune due.
+    const server = new PostgresConversationStore(database, { joinsTaskSaves: true })
+    t.teardown(async () => { await server.close() })
+    const [agent, id] = [`${prefix}answers-3`, `${prefix}answers-task-3`]
+    const context = new ServerCallContext()
+    const turn = await counted(async () => await withDeferredSaves(tasks, context, undefined, async () => {
+      await tasks.reserveWithSaves(id, context)
+      await server.update(agent, agent, answered('a3'), { context, foundNone: true })
+      await tasks.save(task(id, agent, 'TASK_STATE_INPUT_REQUIRED'), context)
+    }))
+    t.equal(turn.queries, 2, 'the reserving insert, then the saves')
+    const { rows } = await sql<{ count: number }>`select count(*)::int as count from ${sql.table(ANSWERS_TABLE)} where agent_id = ${agent}`.execute(database.db)
+    t.equal(rows[0].count, 1, 'the answer logged with the reserving insert (its prune due)')
   })
 
   t.test('nothing saved: the joined write alone, at the end of the request', async (t) => {
