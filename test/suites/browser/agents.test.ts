@@ -263,7 +263,11 @@ if (!existsSync(chromiumPath)) {
     await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#agent option').length === 2)
     t.same(await menu(), ['demo', 'faq'], 'an unpublished agent leaves the menu')
     t.equal(await page.locator('#agent').inputValue(), 'demo')
-    await page.getByRole('button', { name: 'Agents', exact: true }).click()
+    // The view lists the agents again when picked: that read answered before faq goes, so faq is listed.
+    await Promise.all([
+      page.waitForResponse((response) => response.request().method() === 'GET' && new URL(response.url()).pathname === '/api/v1/agents'),
+      page.getByRole('button', { name: 'Agents', exact: true }).click()
+    ])
 
     // Unpublished by another operator while listed here: picking it says so and lists again.
     t.equal((await agentApi('DELETE', '/faq')).status, 204)
