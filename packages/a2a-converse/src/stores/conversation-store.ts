@@ -146,10 +146,7 @@ export interface ConversationListOptions {
 export type ConversationUpdate<R extends ConversationState | undefined = ConversationState> = (state: ConversationState | undefined) => Promise<R> | R
 
 export interface ConversationUpdateOptions {
-  /**
-   * The caller key (packages/a2a-converse/src/stores/caller-key.ts) of the request behind the update: a conversation it creates is that
-   * caller's, for per-caller bounds (MAX_CONVERSATIONS_PER_CALLER in memory). Ignored when the store has none.
-   */
+  /** The request's caller key (caller-key.ts): a conversation it creates is that caller's, for per-caller bounds. */
   owner?: string
   /**
    * The conversation as the caller read it moments ago (the conversation executor reads it to recognise a retry
@@ -162,10 +159,7 @@ export interface ConversationUpdateOptions {
   context?: ServerCallContext
   /** The caller looked the conversation up moments ago and found none (the conversation executor's retry check). */
   foundNone?: boolean
-  /**
-   * The conversation's id was made for this request (the message named no contextId): no other request, on this
-   * instance or another, can know it, so its insert cannot find it taken.
-   */
+  /** Its id was made for this request (no contextId sent): no other request, on any instance, can know it. */
   newContextId?: boolean
 }
 
