@@ -1,14 +1,16 @@
 /**
- * A turn's conversation write joined to its task's deferred saves (PostgresConversationStoreOptions.joinsTaskSaves,
- * deferred-task-saves.ts `joinDeferredSaves`): a routine step's conditional write on a kept state, and a new
+ * A turn's conversation write joined to its task's deferred saves (PostgresConversationStoreOptions.joinsTaskSaves and
+ * soleWriter, deferred-task-saves.ts `joinDeferredSaves`): a routine step's conditional write on a kept state, and a new
  * conversation found absent moments ago, go in the statement of the request's task saves — one round trip for the
  * turn; `update` answers before anything is sent, the conversation stays locked in this process until the statement
  * has run, and a write that finds its row moved or taken writes nothing at all (ConversationMovedError); a refusal at
  * the caller's bound refuses the whole statement. Written alone when the request saved nothing; given up (nothing
  * written, the lock released) when the saves' write fails first. A new task's reservation left to the saves
- * (reserveWithSaves) is made in their statement ahead of the insert, or alone before a write that does not join. Never
- * joined: a state read from the database, a request that saves no task, a store that does not join. On the embedded database (the one writer it is for) and, for
- * the SQL, on a server with TEST_DATABASE_URL. Queries are counted as test/gateway/turn-round-trips.test.ts counts them.
+ * (reserveWithSaves) is made in their statement ahead of the insert, alone before a write that does not join, or in
+ * the statement of an insert that does not join. Never joined: a state read from the database, a request that saves no
+ * task, a store that does not join; and, for a store that is not the database's one writer (a server's), anything but
+ * the insert of an id made for the request (`newContextId`). On the embedded database and, for the SQL, on a server
+ * with TEST_DATABASE_URL. Queries are counted as test/gateway/turn-round-trips.test.ts counts them.
  */
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
