@@ -4,7 +4,7 @@
  * deletes the lease row too — one round trip and one commit for both — and the release then sends nothing; another
  * turn takes the lock at once. A statement that deleted nothing (the lease taken over meanwhile, or the lock on another
  * database) leaves the release to delete it as before, and never touches another holder's row. A request that saved
- * nothing, or whose deferral joins another store's write, releases as before. On the embedded database and, with
+ * nothing, or whose saves are written early (a refused turn's save: not the turn's last write), releases as before. On the embedded database and, with
  * TEST_DATABASE_URL, on a server. Queries are counted as test/gateway/turn-round-trips.test.ts counts round trips.
  */
 import t, { type Test } from 'tap'
@@ -20,6 +20,7 @@ import { PostgresTaskTurnLock } from '../../../packages/a2a-converse/src/stores/
 import type { PostgresDatabase } from '../../../packages/a2a-converse/src/stores/postgres/postgres-database.js'
 import { acquireTaskTurn, heldTaskTurn } from '../../../packages/a2a-converse/src/stores/held-task-turn.js'
 import { withDeferredSaves } from '../../../packages/a2a-converse/src/stores/deferred-task-saves.js'
+import { CallerCapError } from '../../../packages/a2a-converse/src/stores/caller-key.js'
 
 const url = process.env.TEST_DATABASE_URL
 t.setTimeout(120_000)
@@ -83,6 +84,19 @@ function leaseWithSaves (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'
     t.equal((await counted(async () => { await release() })).queries, 1, 'the release deletes as before (nothing: not its row)')
     t.strictSame(await leases(), ['another instance'])
     await sql`delete from ${sql.table(TASK_TURN_LOCKS_TABLE)} where lock_key = ${lease?.key}`.execute(database.db)
+  })
+
+  t.test('written early for a refused turn\'s save: not the turn\'s last write, the lease row stays for the release', async (t) => {
+    const { id, context, release } = await held('early')
+    await withDeferredSaves(store, context, id, async () => {
+      await store.save(task(id, 'TASK_STATE_WORKING'), context)
+      store.refuse(id, new CallerCapError('MAX_OPEN_TASKS_PER_CALLER', 1, 'capped'))
+      await store.save(task(id, 'TASK_STATE_FAILED'), context)
+      t.equal((await leases()).length, 1, 'still held while the turn runs')
+    })
+    t.equal((await leases()).length, 1, 'nothing deferred at the end: still held')
+    t.equal((await counted(async () => { await release() })).queries, 1, 'released by its own statement')
+    t.strictSame(await leases(), [])
   })
 
   t.test('nothing saved: the release deletes the row', async (t) => {

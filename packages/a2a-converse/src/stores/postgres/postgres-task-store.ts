@@ -102,7 +102,8 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
         deferred.saves.push(saved)
         return
       }
-      await this.writeDeferredSaves(context)
+      // Not the turn's last write: the turn lock's lease row stays for the release.
+      await this.#writeDeferred(context, false)
     }
     const outcome = await this.#write(kept, key, row, async () => await saveTask(this.#scope, context, task.id, saved, refused === undefined))
     this.#settle(outcome, refused, task.id)
@@ -113,6 +114,11 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
    * (converse_save_task_steps), and ends the deferral; rejects as the first save refused would have.
    */
   async writeDeferredSaves (context: ServerCallContext): Promise<void> {
+    await this.#writeDeferred(context, true)
+  }
+
+  /** writeDeferredSaves; `last`: the turn's last write, which the task's turn lock's lease row may go with. */
+  async #writeDeferred (context: ServerCallContext, last: boolean): Promise<void> {
     const deferred = takeDeferredSaves<SavedRow>(context)
     const saves = deferred?.saves ?? []
     // A new task's pending reservation goes ahead of a joined insert, in its statement; otherwise alone, first.
@@ -121,12 +127,12 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
     // Nothing saved: the joined write alone.
     if (deferred?.taskId === undefined || saves.length === 0) return await writeJoined(deferred?.joined)
     const taskId = deferred.taskId
-    const last = (saves.at(-1) as SavedRow).columns
+    const row = (saves.at(-1) as SavedRow).columns
     const kept = this.#keptFor(context, taskId)
     const key = taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)
     // The turn's last write: the task's turn lock's lease row goes with it (held-task-turn.ts), one commit for both.
-    const lease = heldTaskTurn(context, taskId)?.lease
-    const outcome = await this.#write(kept, key, last, async () => await saveTaskSteps(this.#scope, context, taskId, saves, { joined: deferred.joined, reservation: reservation?.call, lease }))
+    const lease = last ? heldTaskTurn(context, taskId)?.lease : undefined
+    const outcome = await this.#write(kept, key, row, async () => await saveTaskSteps(this.#scope, context, taskId, saves, { joined: deferred.joined, reservation: reservation?.call, lease }))
     this.#settle(outcome, undefined, taskId)
   }
 
