@@ -7,15 +7,14 @@
  */
 import t, { type Test } from 'tap'
 import pg from 'pg'
-import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
-import { migrate, ANSWERS_TABLE, CONVERSATION_OWNERS_TABLE, CONVERSATION_TASKS_TABLE, CONVERSATIONS_TABLE } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { ANSWERS_TABLE, CONVERSATION_OWNERS_TABLE, CONVERSATION_TASKS_TABLE, CONVERSATIONS_TABLE } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
 import { MAX_BATCH, NewConversationInserts, type NewConversation } from '../../../packages/a2a-converse/src/stores/postgres/new-conversation-inserts.js'
 import { PostgresConversationStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-conversation-store.js'
 import { CallerCapError } from '../../../packages/a2a-converse/src/stores/caller-key.js'
 import { StoreUnavailableError } from '../../../packages/a2a-converse/src/stores/errors.js'
 import { newConversationState } from '../../../packages/a2a-converse/src/stores/conversation-store.js'
 import type { PostgresDatabase } from '../../../packages/a2a-converse/src/stores/postgres/postgres-database.js'
-import { migratedDatabase } from '../../fixtures/migrated-database.js'
+import { onBothDatabases } from '../../fixtures/both-databases.js'
 
 const AT = '2026-12-07T00:00:00.000Z'
 
@@ -92,20 +91,7 @@ function cases (t: Test, database: PostgresDatabase): void {
   })
 }
 
-t.test('the embedded database', async (t) => {
-  const database = await openEmbeddedDatabase({ schema: 'converse_batches', logger: { warn () {} } })
-  t.teardown(async () => await database.close())
-  await migrate(database.db, { schema: 'converse_batches' })
-  cases(t, database)
-})
-
-// The same cases on a server need one; without it they are skipped, the embedded database's run above covering the
-// module (a fresh machine has no server: README, docs/testing.md).
-const serverSkip = 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)'
-t.test('a server', { skip: process.env.TEST_DATABASE_URL === undefined ? serverSkip : false }, async (t) => {
-  const { database } = await migratedDatabase(t, process.env.TEST_DATABASE_URL as string, { warn () {} })
-  cases(t, database)
-})
+onBothDatabases('converse_batches', (t, database) => { cases(t, database) })
 
 t.test('a statement whose connection fails is not run again: each of its conversations gets the error', async (t) => {
   // Nothing listens on port 1: every connection is refused, the first insert's and the batch's alike.

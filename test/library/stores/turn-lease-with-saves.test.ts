@@ -12,9 +12,8 @@ import { sql } from 'kysely'
 import { Task, TaskState } from '@a2a-js/sdk'
 import { ServerCallContext } from '@a2a-js/sdk/server'
 import { queryCounter } from '../../fixtures/query-counter.js'
-import { migratedDatabase } from '../../fixtures/migrated-database.js'
-import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
-import { migrate, TASK_TURN_LOCKS_TABLE } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
+import { onBothDatabases } from '../../fixtures/both-databases.js'
+import { TASK_TURN_LOCKS_TABLE } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
 import { PostgresTaskStore } from '../../../packages/a2a-converse/src/stores/postgres/postgres-task-store.js'
 import { PostgresTaskTurnLock } from '../../../packages/a2a-converse/src/stores/postgres/postgres-task-turn-lock.js'
 import type { PostgresDatabase } from '../../../packages/a2a-converse/src/stores/postgres/postgres-database.js'
@@ -22,7 +21,6 @@ import { acquireTaskTurn, heldTaskTurn } from '../../../packages/a2a-converse/sr
 import { withDeferredSaves } from '../../../packages/a2a-converse/src/stores/deferred-task-saves.js'
 import { CallerCapError } from '../../../packages/a2a-converse/src/stores/caller-key.js'
 
-const url = process.env.TEST_DATABASE_URL
 t.setTimeout(120_000)
 
 const counted = queryCounter(t)
@@ -108,17 +106,4 @@ function leaseWithSaves (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool'
   })
 }
 
-t.test('on the embedded database', async (t) => {
-  const database = await openEmbeddedDatabase({ schema: 'converse_lease', logger: { warn () {} } })
-  t.teardown(async () => await database.close())
-  await migrate(database.db, { schema: 'converse_lease' })
-  leaseWithSaves(t, database, 'e-')
-})
-
-// The same statements on a server need one; without it they are skipped, the embedded run above covering the module
-// and the SQL (the same text on both: a fresh machine has no server, README, docs/testing.md).
-const serverSkip = 'TEST_DATABASE_URL not set (a PostgreSQL server: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test)'
-t.test('on a PostgreSQL server', { skip: url === undefined ? serverSkip : false }, async (t) => {
-  const { database } = await migratedDatabase(t, url as string)
-  leaseWithSaves(t, database, 's-')
-})
+onBothDatabases('converse_lease', leaseWithSaves)
