@@ -42,8 +42,13 @@ export interface DatabaseStateOptions {
  * another agent's tasks (GetTask, ListTasks), exactly as separate in-memory stores behave.
  */
 export function agentScope (agentId: string) {
+  return (context: ServerCallContext): string => agentOwner(agentId, resolveUserScope(context))
+}
+
+/** The owner column of `userScope`'s rows of `agentId` (the SDK's user scope, prefixed with the agent id). */
+export function agentOwner (agentId: string, userScope: string): string {
   // Agent ids never hold ":" (^[A-Za-z0-9_-]+$), so the prefix is unambiguous; PostgreSQL text refuses NUL.
-  return (context: ServerCallContext): string => `${agentId}:${resolveUserScope(context)}`
+  return `${agentId}:${userScope}`
 }
 
 /**

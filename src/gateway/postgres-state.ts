@@ -18,7 +18,7 @@ import { PostgresTaskTurnLock } from 'a2a-converse/postgres'
 import type { GatewayState } from './state.js'
 import { SecretBox } from 'a2a-converse/push'
 import type { SecretsConfig } from './config.js'
-import { agentTaskStore, databaseStores, PushState, type DatabaseStateOptions } from './database-stores.js'
+import { agentOwner, agentTaskStore, databaseStores, PushState, type DatabaseStateOptions } from './database-stores.js'
 import { resealed } from './push-secrets-reseal.js'
 
 export interface PostgresStateOptions extends DatabaseStateOptions {
@@ -88,8 +88,13 @@ export async function openPostgresState (options: PostgresStateOptions): Promise
     ...databaseStores(database, options, push, {}),
     // Saves are signalled over the hub's LISTEN connection: a turn waiting for another instance's save wakes on it.
     taskStoreFor: (agentId) => agentTaskStore(database, agentId, options.maxOpenTasksPerCaller, push, { signals: events }),
-    // Turns on one task, one at a time across every instance on the database.
-    taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, { scope: agentId, waitTimeoutMs: options.turnWaitTimeoutMs }),
+    // Turns on one task, one at a time across every instance on the database; the take reads the task too, as the
+    // agent's task store would (its owner: agentScope).
+    taskTurnLockFor: (agentId) => new PostgresTaskTurnLock(database, {
+      scope: agentId,
+      waitTimeoutMs: options.turnWaitTimeoutMs,
+      taskOwner: (key) => agentOwner(agentId, key.owner)
+    }),
     pool: database.pool,
     async close () {
       await push.close()

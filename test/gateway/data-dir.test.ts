@@ -17,7 +17,7 @@ import { openGatewayState } from '../../src/gateway/state.js'
 import { lockFolder } from '../../packages/a2a-converse/src/stores/postgres/folder-lock.js'
 import { openEmbeddedDatabase } from '../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
 import { CONVERSE_MIGRATION_TABLE, migrationNames } from '../../packages/a2a-converse/src/stores/postgres/migrations.js'
-import { SAVE_TASK_STEPS_FUNCTION } from '../../packages/a2a-converse/src/stores/postgres/task-store-functions.js'
+import { TAKE_TASK_TURN_FUNCTION } from '../../packages/a2a-converse/src/stores/postgres/take-task-turn-function.js'
 import { privateFolder } from '../../packages/a2a-converse/src/stores/postgres/folder-permissions.js'
 import { SecretBox } from '../../packages/a2a-converse/src/stores/secret-box.js'
 import { recordNotifications } from '../fixtures/push-outbox-rows.js'
@@ -195,11 +195,11 @@ t.test('an upgrade: a migration newer than the folder\'s database runs at start,
   const dataDir = join(t.testdir(), 'data')
   const first = await openGatewayState({ state: 'embedded', dataDir, databaseUrl: undefined }, recorder())
   await first.close()
-  // What a folder an earlier version made holds: the newest migration (0014, a blocking turn's saves in one
+  // What a folder an earlier version made holds: the newest migration (0015, a turn's lease and its task's read in one
   // statement) neither applied nor in the ledger.
   const older = await openEmbeddedDatabase({ dataDir: join(dataDir, 'pgdata'), logger: { warn () {} } })
   const newest = migrationNames().at(-1) as string
-  await older.pool.query(`drop function ${SAVE_TASK_STEPS_FUNCTION}`)
+  await older.pool.query(`drop function ${TAKE_TASK_TURN_FUNCTION}`)
   await older.pool.query(`delete from ${CONVERSE_MIGRATION_TABLE} where name = $1`, [newest.split('/')[1]])
   await older.close()
   const log = recorder()
@@ -208,7 +208,7 @@ t.test('an upgrade: a migration newer than the folder\'s database runs at start,
     [[`migration applied: ${newest}`, { dataDir, migration: newest }]], 'the newer one applied and logged, the others found done')
   await state.close()
   const upgraded = await openEmbeddedDatabase({ dataDir: join(dataDir, 'pgdata'), logger: { warn () {} } })
-  const { rows } = await upgraded.pool.query<{ name: string }>('select proname as name from pg_proc where proname = $1', [SAVE_TASK_STEPS_FUNCTION])
+  const { rows } = await upgraded.pool.query<{ name: string }>('select proname as name from pg_proc where proname = $1', [TAKE_TASK_TURN_FUNCTION])
   await upgraded.close()
   t.equal(rows.length, 1, 'the newest one\'s function is there')
 })

@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib'
 import { openEmbeddedDatabase } from '../../../packages/a2a-converse/src/stores/postgres/embedded-database.js'
 import { makeClusterTemplate, pgliteVersion, templateFile, templateName, unpackTemplate } from '../../../packages/a2a-converse/src/stores/postgres/cluster-template.js'
 import { CONVERSE_MIGRATION_TABLE, migrate, migrationNames } from '../../../packages/a2a-converse/src/stores/postgres/migrations.js'
-import { SAVE_TASK_STEPS_FUNCTION } from '../../../packages/a2a-converse/src/stores/postgres/task-store-functions.js'
+import { TAKE_TASK_TURN_FUNCTION } from '../../../packages/a2a-converse/src/stores/postgres/take-task-turn-function.js'
 
 const logger = { warn () {} }
 // A template is an initdb in a child process: seconds, tens of them on a loaded 2-core machine.
@@ -75,17 +75,17 @@ t.test('a cluster from a template with fewer migrations than the library\'s ends
   const templates = t.testdir()
   await makeClusterTemplate(templates)
   const dataDir = join(templates, 'pgdata')
-  // What an older template holds: the newest migration (0014, a blocking turn's saves in one statement) neither
-  // applied nor in the ledger.
+  // What an older template holds: the newest migration (0015, a turn's lease and its task's read in one
+  // statement) neither applied nor in the ledger.
   const older = await openEmbeddedDatabase({ dataDir, templates, logger })
   const newest = migrationNames().at(-1) as string
-  await older.pool.query(`drop function ${SAVE_TASK_STEPS_FUNCTION}`)
+  await older.pool.query(`drop function ${TAKE_TASK_TURN_FUNCTION}`)
   await older.pool.query(`delete from ${CONVERSE_MIGRATION_TABLE} where name = $1`, [newest.split('/')[1]])
   await older.close()
   const database = await openEmbeddedDatabase({ dataDir, templates, logger })
   t.teardown(async () => await database.close())
   t.strictSame((await migrate(database.db, { schema: 'public' })).applied, [newest], 'the newer migration runs at start')
-  const { rows } = await database.pool.query<{ name: string }>('select proname as name from pg_proc where proname = $1', [SAVE_TASK_STEPS_FUNCTION])
+  const { rows } = await database.pool.query<{ name: string }>('select proname as name from pg_proc where proname = $1', [TAKE_TASK_TURN_FUNCTION])
   t.equal(rows.length, 1, 'the newest one\'s function is there')
 })
 

@@ -30,7 +30,7 @@ process.on('warning', onWarning)
 t.teardown(() => { process.off('warning', onWarning) })
 
 t.test('the server\'s migrations apply as they are', async (t) => {
-  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'converse/0011_agents', 'converse/0012_task_store_functions', 'converse/0013_conversation_cap_in_count', 'converse/0014_task_save_steps'])
+  t.same(report.applied, ['tasks/0001_create_tasks', 'converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'converse/0011_agents', 'converse/0012_task_store_functions', 'converse/0013_conversation_cap_in_count', 'converse/0014_task_save_steps', 'converse/0015_take_task_turn'])
   t.same((await migrate(database.db, { schema: 'converse_test' })).applied, [], 'and again: nothing to do')
 })
 

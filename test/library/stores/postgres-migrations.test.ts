@@ -60,7 +60,7 @@ if (url === undefined) {
     const b = open(schema)
     const [first, second] = await Promise.all([migrate(a.db, { schema }), migrate(b.db, { schema })])
     t.equal(first.schema, schema)
-    t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'converse/0011_agents', 'converse/0012_task_store_functions', 'converse/0013_conversation_cap_in_count', 'converse/0014_task_save_steps', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
+    t.same([...first.applied, ...second.applied].sort(), ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'converse/0011_agents', 'converse/0012_task_store_functions', 'converse/0013_conversation_cap_in_count', 'converse/0014_task_save_steps', 'converse/0015_take_task_turn', 'tasks/0001_create_tasks'], 'each migration ran exactly once')
     t.same(await tablesOf(schema), [
       'a2a_migrations_lock', 'a2a_tasks_migrations', 'converse_agent_versions', 'converse_agents', 'converse_answers', 'converse_conversation_owners', 'converse_conversation_tasks', 'converse_conversations',
       'converse_migrations', 'converse_migrations_lock', 'converse_push_configs', 'converse_push_outbox', 'converse_task_events', 'converse_task_reservations', 'converse_task_turn_locks',
@@ -68,7 +68,7 @@ if (url === undefined) {
     ])
     t.same(await migrate(a.db, { schema }), { schema, applied: [] }, 'nothing left to do')
     t.same((await admin.query(`select name from ${schema}.a2a_tasks_migrations`)).rows, [{ name: '0001_create_tasks' }], 'recorded in the SDK CLI\'s ledger')
-    t.same((await admin.query(`select name from ${schema}.converse_migrations order by name`)).rows, [{ name: '0001_converse_tables' }, { name: '0002_wide_task_ids' }, { name: '0003_task_turn_locks' }, { name: '0004_upstream_ownership' }, { name: '0005_task_callers' }, { name: '0006_caller_bounds' }, { name: '0007_conversation_owner_counts' }, { name: '0008_push_notifications' }, { name: '0009_answer_log' }, { name: '0010_push_outbox_trace' }, { name: '0011_agents' }, { name: '0012_task_store_functions' }, { name: '0013_conversation_cap_in_count' }, { name: '0014_task_save_steps' }])
+    t.same((await admin.query(`select name from ${schema}.converse_migrations order by name`)).rows, [{ name: '0001_converse_tables' }, { name: '0002_wide_task_ids' }, { name: '0003_task_turn_locks' }, { name: '0004_upstream_ownership' }, { name: '0005_task_callers' }, { name: '0006_caller_bounds' }, { name: '0007_conversation_owner_counts' }, { name: '0008_push_notifications' }, { name: '0009_answer_log' }, { name: '0010_push_outbox_trace' }, { name: '0011_agents' }, { name: '0012_task_store_functions' }, { name: '0013_conversation_cap_in_count' }, { name: '0014_task_save_steps' }, { name: '0015_take_task_turn' }])
 
     const conversations = await shapeOf(schema, migrations.CONVERSATIONS_TABLE) as { columns: Array<{ column_name: string }>, indexes: unknown[], constraints: unknown[] }
     t.same(conversations.columns.map((column) => column.column_name), ['agent_id', 'context_id', 'state', 'version', 'created_at', 'updated_at', 'write_seq', 'owner'])
@@ -106,7 +106,7 @@ if (url === undefined) {
     const sdkShape = await shapeOf(reference, TASK_TABLE)
 
     const onSdkSchema = await migrate(open(reference).db, { schema: reference })
-    t.same(onSdkSchema.applied, ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'converse/0011_agents', 'converse/0012_task_store_functions', 'converse/0013_conversation_cap_in_count', 'converse/0014_task_save_steps'],
+    t.same(onSdkSchema.applied, ['converse/0001_converse_tables', 'converse/0002_wide_task_ids', 'converse/0003_task_turn_locks', 'converse/0004_upstream_ownership', 'converse/0005_task_callers', 'converse/0006_caller_bounds', 'converse/0007_conversation_owner_counts', 'converse/0008_push_notifications', 'converse/0009_answer_log', 'converse/0010_push_outbox_trace', 'converse/0011_agents', 'converse/0012_task_store_functions', 'converse/0013_conversation_cap_in_count', 'converse/0014_task_save_steps', 'converse/0015_take_task_turn'],
       'a schema the SDK CLI migrated: our tables are added, its id columns widened, a caller_key column added')
     t.same(await shapeOf(ours, TASK_TABLE), await shapeOf(reference, TASK_TABLE), 'then the same columns, types, collations, primary key and indexes')
     const { columns, indexes, ...keys } = sdkShape as { columns: Array<{ column_name: string, data_type: string, character_maximum_length: number | null }>, indexes: unknown[] }
@@ -202,7 +202,7 @@ if (url === undefined) {
     for (const context of ['c1', 'c2', 'c3']) await session.query(capped(insert(context)))
     t.same(await held(), [{ held: 3 }], 'before 0013 a cap set is not seen')
 
-    t.same((await migrate(database.db, { schema })).applied, ['converse/0013_conversation_cap_in_count', 'converse/0014_task_save_steps'], 'only the newer ones run')
+    t.same((await migrate(database.db, { schema })).applied, ['converse/0013_conversation_cap_in_count', 'converse/0014_task_save_steps', 'converse/0015_take_task_turn'], 'only the newer ones run')
     t.same(await held(), [{ held: 3 }], 'the counts kept')
     await t.rejects(session.query(capped(insert('c4'))), { code: conversations.CONVERSATION_CAP_REACHED }, 'past a cap set: refused')
     await session.query('rollback')

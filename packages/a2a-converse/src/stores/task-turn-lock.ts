@@ -11,6 +11,7 @@
 import { resolveUserScope, type ServerCallContext } from '@a2a-js/sdk/server'
 import { ConverseError, InvalidOptionError, ERROR_CODES } from '../core/errors.js'
 import { KeyedLock } from './keyed-lock.js'
+import type { TaskColumns } from './postgres/task-rows.js'
 
 /** Whose task: the scope the task stores use (tenant and owner) and the task id. */
 export interface TaskTurnKey {
@@ -29,6 +30,16 @@ export interface TurnLease {
   readonly key: string
   readonly holder: string
   deleted (): void
+  /** The task's row as the take read it (a PostgresTaskTurnLock with `taskOwner`), for the request's task store. */
+  readonly task?: TakenTaskRow
+}
+
+/** A task's row read with a lock's take, after it: what the SDK's first load of the turn would read. */
+export interface TakenTaskRow {
+  /** The row's key in the task table (tenant, owner, id: remembered-tasks.ts): a store answers from it only if its own. */
+  readonly key: string
+  /** Its columns as stored; null: no row. */
+  readonly row: TaskColumns | null
 }
 
 /** Releases a held lock (idempotent; never rejects). `lease`: its row, when a statement may delete it. */

@@ -20,7 +20,7 @@ import { withSchemaIntrospection } from './schema-introspection.js'
 import { addCallerBounds, countOwnedConversations, createConverseTables, refuseOwnedPastCap } from './conversation-migrations.js'
 import { addOutboxTraceContext, createPushTables } from './push-migrations.js'
 import { createAgentTables, createAnswerLog, createUpstreamOwnership } from './record-migrations.js'
-import { addTaskCallers, createTasks, createTaskSaveSteps, createTaskStoreFunctions, createTaskTurnLocks, widenTaskIds } from './task-table-migrations.js'
+import { addTaskCallers, createTasks, createTakeTaskTurn, createTaskSaveSteps, createTaskStoreFunctions, createTaskTurnLocks, widenTaskIds } from './task-table-migrations.js'
 import { CONVERSE_MIGRATION_LOCK_TABLE, CONVERSE_MIGRATION_TABLE, TASK_MIGRATION_LOCK_TABLE, TASK_MIGRATION_TABLE } from './table-names.js'
 
 // The stores import the table names from here, where the schema is made (their one list: table-names.ts).
@@ -65,7 +65,8 @@ function histories (schema: string): History[] {
         '0011_agents': createAgentTables(schema),
         '0012_task_store_functions': createTaskStoreFunctions(schema),
         '0013_conversation_cap_in_count': refuseOwnedPastCap(schema),
-        '0014_task_save_steps': createTaskSaveSteps(schema)
+        '0014_task_save_steps': createTaskSaveSteps(schema),
+        '0015_take_task_turn': createTakeTaskTurn(schema)
       }
     }
   ]

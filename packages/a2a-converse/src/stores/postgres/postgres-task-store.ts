@@ -219,7 +219,14 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   #keptFor (context: ServerCallContext, taskId: string): RememberedTasks | undefined {
     if (this.#remembered !== undefined) return this.#remembered
     const held = heldTaskTurn<RememberedTasks>(context, taskId)
-    return held === undefined ? undefined : (held.kept ??= new RememberedTasks(1))
+    if (held === undefined) return undefined
+    if (held.kept !== undefined) return held.kept
+    held.kept = new RememberedTasks(1)
+    // The row the lock's take read, once the lease was taken (PostgresTaskTurnLock `taskOwner`): if it is this
+    // store's row of the task, kept as a read of it would keep it.
+    const taken = held.lease?.task
+    if (taken !== undefined && taken.key === taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)) held.kept.readStarts(taken.key)(taken.row)
+    return held.kept
   }
 
   /** The SDK's read of the row; or the task kept since its last save or read, if any (#keptFor). */

@@ -12,6 +12,9 @@
  *   deletes nothing). A release the database does not answer is logged; the lease then runs out by itself. A
  *   statement of the turn's on the same database may delete the row with its own writes instead (TurnLease: the task
  *   store's deferred saves, the turn's last write), and the release then sends nothing.
+ * - **Read**: with `taskOwner`, the take also reads the task's row, in the same round trip, once the lease is taken
+ *   (`converse_take_task_turn`, take-task-turn-function.ts), and hands it to the request's task store with the lease
+ *   (TurnLease `task`): the SDK's first load of the turn then sends no query.
  *
  * The database's clock (`now()`) decides expiry, so instance clocks need not agree.
  */
@@ -20,11 +23,13 @@ import type pg from 'pg'
 import { InvalidOptionError } from '../../core/errors.js'
 import { KeyedLock } from '../keyed-lock.js'
 import {
-  taskTurnKeyString, turnWaitTimeout, waitBound, type TaskTurnKey, type TaskTurnLock, type TaskTurnRelease
+  taskTurnKeyString, turnWaitTimeout, waitBound, type TakenTaskRow, type TaskTurnKey, type TaskTurnLock, type TaskTurnRelease
 } from '../task-turn-lock.js'
 import { toStoreError } from './connection-errors.js'
 import { TASK_TURN_LOCKS_TABLE } from './migrations.js'
 import type { PostgresDatabase } from './postgres-database.js'
+import { taskKey } from './remembered-tasks.js'
+import { TAKE_TASK_TURN_FUNCTION } from './take-task-turn-function.js'
 
 export interface PostgresTaskTurnLockOptions {
   /** Keeps the keys of different lock users apart (the gateway passes the agent id). Default ''. */
@@ -37,6 +42,12 @@ export interface PostgresTaskTurnLockOptions {
   retryInitialDelayMs?: number
   /** Cap of that delay. Default 100 ms. */
   retryMaxDelayMs?: number
+  /**
+   * The owner a turn's task has in the task table (its task store's `ownerResolver` for the request; `key.owner` is
+   * the SDK's user scope). Given, the take reads the task's row too (the task table must be on this database): one
+   * round trip less per turn. A store whose owner differs reads the row itself.
+   */
+  taskOwner?: (key: TaskTurnKey) => string
 }
 
 export const DEFAULT_LEASE_MS = 15_000
@@ -46,6 +57,7 @@ const TAKE = `insert into ${TASK_TURN_LOCKS_TABLE} (lock_key, holder, expires_at
   on conflict (lock_key) do update set holder = excluded.holder, expires_at = excluded.expires_at
     where ${TASK_TURN_LOCKS_TABLE}.expires_at <= now()
   returning holder`
+const TAKE_READING = `select * from ${TAKE_TASK_TURN_FUNCTION}($1, $2, $3, $4, $5, $6)`
 const RENEW = `update ${TASK_TURN_LOCKS_TABLE} set expires_at = now() + make_interval(secs => $3::double precision / 1000)
   where lock_key = $1 and holder = $2`
 const RELEASE = `delete from ${TASK_TURN_LOCKS_TABLE} where lock_key = $1 and holder = $2`
@@ -66,6 +78,7 @@ export class PostgresTaskTurnLock implements TaskTurnLock {
   readonly #retryMaxDelayMs: number
   readonly #pool: pg.Pool
   readonly #logger: PostgresDatabase['logger']
+  readonly #taskOwner: ((key: TaskTurnKey) => string) | undefined
   readonly #local = new KeyedLock()
 
   constructor (database: Pick<PostgresDatabase, 'pool' | 'logger'>, options: PostgresTaskTurnLockOptions = {}) {
@@ -77,6 +90,8 @@ export class PostgresTaskTurnLock implements TaskTurnLock {
     this.#retryMaxDelayMs = positive('retryMaxDelayMs', options.retryMaxDelayMs, 100)
     this.#pool = database.pool
     this.#logger = database.logger
+    if (options.taskOwner !== undefined && typeof options.taskOwner !== 'function') throw new InvalidOptionError('taskOwner', 'must be a function')
+    this.#taskOwner = options.taskOwner
   }
 
   async acquire (key: TaskTurnKey, signal?: AbortSignal): Promise<TaskTurnRelease> {
@@ -84,13 +99,17 @@ export class PostgresTaskTurnLock implements TaskTurnLock {
     const holder = randomUUID()
     const bound = waitBound(key, this.waitTimeoutMs, signal)
     let releaseLocal: (() => void) | undefined
+    let task: TakenTaskRow | undefined
     try {
       releaseLocal = await this.#local.acquire(name, bound.abandoned)
       let delay = this.#retryInitialDelayMs
-      while (!await this.#take(name, holder)) {
+      let taken = await this.#take(name, holder, key)
+      while (taken === false) {
         await Promise.race([sleep(delay), bound.abandoned])
         delay = Math.min(delay * 2, this.#retryMaxDelayMs)
+        taken = await this.#take(name, holder, key)
       }
+      task = taken
     } catch (error) {
       releaseLocal?.()
       throw error
@@ -116,13 +135,23 @@ export class PostgresTaskTurnLock implements TaskTurnLock {
       })()
       await released
     }
-    return Object.assign(release, { lease: { key: name, holder, deleted: () => { deleted = true } } })
+    return Object.assign(release, { lease: { key: name, holder, deleted: () => { deleted = true }, task } })
   }
 
-  async #take (name: string, holder: string): Promise<boolean> {
+  /** False when another holder has the lease; else the task's row when the take read it (`taskOwner`). */
+  async #take (name: string, holder: string, key: TaskTurnKey): Promise<TakenTaskRow | undefined | false> {
     try {
-      const { rowCount } = await this.#pool.query(TAKE, [name, holder, this.leaseMs])
-      return rowCount === 1
+      if (this.#taskOwner === undefined) {
+        const { rowCount } = await this.#pool.query(TAKE, [name, holder, this.leaseMs])
+        return rowCount === 1 ? undefined : false
+      }
+      const owner = this.#taskOwner(key)
+      const { rows: [taken] } = await this.#pool.query<TakeReading>(TAKE_READING, [name, holder, this.leaseMs, key.tenant, owner, key.taskId])
+      if (!taken.taken) return false
+      const row = taken.has_row
+        ? { contextId: taken.task_context_id as string, status: taken.task_status, artifacts: taken.task_artifacts, history: taken.task_history, metadata: taken.task_metadata }
+        : null
+      return { key: taskKey(key.tenant, owner, key.taskId), row }
     } catch (error) {
       throw toStoreError(error)
     }
@@ -135,6 +164,17 @@ export class PostgresTaskTurnLock implements TaskTurnLock {
       this.#logger.warn({ err: error }, 'task turn lock: lease renewal failed')
     }
   }
+}
+
+/** converse_take_task_turn's row. */
+interface TakeReading {
+  taken: boolean
+  has_row: boolean
+  task_context_id: string | null
+  task_status: string | null
+  task_artifacts: string | null
+  task_history: string | null
+  task_metadata: string | null
 }
 
 async function sleep (ms: number): Promise<void> {

@@ -8,6 +8,7 @@ import { sql, TASK_TABLE } from '../../peers/postgres.js'
 import { sqlMigration, useSchema } from './sql-migration.js'
 import { PUSH_CONFIGS_TABLE, PUSH_OUTBOX_TABLE, TASK_RESERVATIONS_TABLE, TASK_TURN_LOCKS_TABLE } from './table-names.js'
 import { taskSaveStepsFunctions, taskStoreFunctions } from './task-store-functions.js'
+import { takeTaskTurnFunction } from './take-task-turn-function.js'
 
 /** The SDK's `0001_create_tasks` for PostgreSQL, builder call for builder call (dist/cli/run.js, `createTasks`). */
 export function createTasks (schema: string): Migration {
@@ -101,4 +102,12 @@ export function createTaskStoreFunctions (schema: string): Migration {
  */
 export function createTaskSaveSteps (schema: string): Migration {
   return sqlMigration(schema, taskSaveStepsFunctions())
+}
+
+/**
+ * A task turn's lease taken and its task read in one statement (take-task-turn-function.ts,
+ * `converse_take_task_turn`; issue 43).
+ */
+export function createTakeTaskTurn (schema: string): Migration {
+  return sqlMigration(schema, takeTaskTurnFunction())
 }
