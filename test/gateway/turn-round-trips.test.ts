@@ -45,7 +45,8 @@ t.setTimeout(300_000)
  * saves as well: typed call 5 → 3 (one statement, the two `pg_notify`); and a new task's reservation goes in the
  * statement of an insert that does not join (a contextId the client named): routine start 6 → 5; and a step's saves
  * delete the turn lock's lease row in their statement: routine step 7 → 6. Then (2026-12-07) the lease's take reads
- * the task in its statement (converse_take_task_turn), which the SDK's first load is answered from: routine step 6 → 5.
+ * the task in its statement (converse_take_task_turn), which the SDK's first load is answered from: routine step 6 → 5;
+ * and the NOTIFYs one database answer sets off go in one statement (notify-queue.ts): typed call 3 → 2.
  */
 export const BUDGETS = {
   embedded: {
@@ -62,7 +63,7 @@ export const BUDGETS = {
     'knowledge answer, existing conversation': 2,
     'routine start (a new task)': 5,
     'routine step (its task)': 5,
-    'typed routine call, new conversation': 3
+    'typed routine call, new conversation': 2
   }
 } as const
 

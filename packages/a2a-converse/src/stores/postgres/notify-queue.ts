@@ -1,8 +1,10 @@
 /**
  * The task event hub's NOTIFYs (postgres-task-event-hub.ts), one statement on its way at a time: what is asked for
- * meanwhile waits and goes in the next statement, together. One turn alone sends its NOTIFY at once; under load,
- * concurrent turns share a round trip (the inbox's live event of every conversation write, the wake of every task
- * save) instead of paying one each — the gateway's CPU per turn on a server (docs/state.md, "Round trips per turn").
+ * meanwhile waits and goes in the next statement, together. The first leaves once the event loop's current callbacks
+ * have run (setImmediate), with whatever they asked for too: a turn whose one statement wrote its conversation and
+ * its task sends its live event and its wake together. Under load, concurrent turns share a round trip (the inbox's
+ * live event of every conversation write, the wake of every task save) instead of paying one each — the gateway's
+ * CPU per turn on a server (docs/state.md, "Round trips per turn").
  *
  * Order is kept: statements go one after the other, and a statement's notifications are sent in the order asked
  * (PostgreSQL delivers a transaction's notifications in the order it sent them). PostgreSQL delivers identical
@@ -62,6 +64,10 @@ export class NotifyQueue {
   }
 
   async #send (): Promise<void> {
+    // The first statement leaves after the callbacks of this turn of the event loop: what one database answer sets
+    // off (a turn's statement that wrote its conversation and its task: the inbox's live event and the saves' wake)
+    // goes in one statement.
+    await new Promise((resolve) => setImmediate(resolve))
     while (this.#queue.length > 0) {
       const batch = this.#next()
       try {
