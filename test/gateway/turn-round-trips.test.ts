@@ -46,7 +46,9 @@ t.setTimeout(300_000)
  * statement of an insert that does not join (a contextId the client named): routine start 6 → 5; and a step's saves
  * delete the turn lock's lease row in their statement: routine step 7 → 6. Then (2026-12-07) the lease's take reads
  * the task in its statement (converse_take_task_turn), which the SDK's first load is answered from: routine step 6 → 5;
- * and the NOTIFYs one database answer sets off go in one statement (notify-queue.ts): typed call 3 → 2.
+ * and the NOTIFYs one database answer sets off go in one statement (notify-queue.ts): typed call 3 → 2; and the inbox's
+ * live event of a conversation written apart waits for the request's saves (afterDeferredSaves), its NOTIFY going
+ * with theirs: routine start 5 → 4, step 5 → 4.
  */
 export const BUDGETS = {
   embedded: {
@@ -61,8 +63,8 @@ export const BUDGETS = {
     'knowledge answer, a caller\'s first conversation since the start': 2,
     'knowledge answer, new conversation': 2,
     'knowledge answer, existing conversation': 2,
-    'routine start (a new task)': 5,
-    'routine step (its task)': 5,
+    'routine start (a new task)': 4,
+    'routine step (its task)': 4,
     'typed routine call, new conversation': 2
   }
 } as const

@@ -3,7 +3,8 @@
  * list entry on the task event hub's agent-level channel (on every instance, for a PostgreSQL hub). Whatever
  * changed the conversation — a client's turn, a takeover, a person's reply — the wrapper sees it, so none of those
  * paths needs to know about the inbox. A write the store left to the request's task saves (a routine step on the
- * embedded database) is published once they are written.
+ * embedded database) is published once they are written; a routine turn's write of its own, once the request's
+ * deferred task saves are written or failed, so that on a server its NOTIFY and theirs go in one statement.
  *
  * Events (wire JSON): `{ "conversation": InboxEntry }` after an update, `{ "removed": { "contextId" } }` after a
  * delete. They are sent without waiting (a turn's answer does not wait for the inbox) and may arrive out of order
@@ -17,7 +18,7 @@ import {
   type ConversationSummary, type ConversationUpdate, type ConversationUpdateOptions
 } from '../stores/conversation-store.js'
 import { inboxEntry } from './inbox-views.js'
-import { joinedWriteOf } from '../stores/deferred-task-saves.js'
+import { afterDeferredSaves, joinedWriteOf } from '../stores/deferred-task-saves.js'
 
 export interface ConversationFeedLogger {
   warn (object: Record<string, unknown>, message: string): void
@@ -82,9 +83,11 @@ export class ConversationFeedStore implements ConversationStore {
     // The position is the store's business (listings); a live entry replaces the one with the same contextId.
     const event = { conversation: inboxEntry(conversationSummary(state, 0)) }
     const joined = options?.context === undefined ? undefined : joinedWriteOf(options.context)
-    // A write left to the request's task saves (deferred-task-saves.ts) is published once it is stored, if it is.
-    if (joined === undefined || joined === joinedBefore) this.#publish(agentId, event)
-    else joined.written.then((written) => { if (written) this.#publish(agentId, event) }, () => {})
+    // A write left to the request's task saves (deferred-task-saves.ts) is published once it is stored, if it is; a
+    // write of its own, once those saves are written or failed (its NOTIFY then goes with theirs), or at once.
+    const context = options?.context
+    if (joined !== undefined && joined !== joinedBefore) joined.written.then((written) => { if (written) this.#publish(agentId, event) }, () => {})
+    else if (context === undefined || !afterDeferredSaves(context, () => { this.#publish(agentId, event) })) this.#publish(agentId, event)
     return state
   }
 

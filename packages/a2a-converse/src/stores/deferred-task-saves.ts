@@ -38,6 +38,8 @@ export interface DeferredTaskSaves<Save = unknown> {
   joined: JoinedWrite | undefined
   /** The new task's reservation, left to the saves' statement (deferReservation); undefined: none pending. */
   reservation: DeferredReservation | undefined
+  /** What waits for the saves' statement to settle (afterDeferredSaves), in order. */
+  readonly afterSaves: Array<() => void>
 }
 
 /**
@@ -103,7 +105,7 @@ export function publishesTurnAtOnce (executor: object): executor is PublishesTur
  * failing write is the request's error.
  */
 export async function withDeferredSaves<T> (store: DefersTaskSaves, context: ServerCallContext, taskId: string | undefined, turn: () => Promise<T>): Promise<T> {
-  const deferred: DeferredTaskSaves = { taskId, noRow: false, saves: [], joined: undefined, reservation: undefined }
+  const deferred: DeferredTaskSaves = { taskId, noRow: false, saves: [], joined: undefined, reservation: undefined, afterSaves: [] }
   context.state.set(DEFERRED_TASK_SAVES_STATE, deferred)
   try {
     return await turn()
@@ -113,8 +115,21 @@ export async function withDeferredSaves<T> (store: DefersTaskSaves, context: Ser
     } finally {
       // Never left waiting: a joined write the store did not run (it failed first) is given up.
       deferred.joined?.abandon()
+      for (const after of deferred.afterSaves) after()
     }
   }
+}
+
+/**
+ * Runs `after` once the request's deferred saves of a task are written or failed, when the request defers them (true);
+ * false: nothing deferred, `after` not kept (the caller runs it now). What a turn's statements set off then goes out
+ * together (a server's NOTIFYs: the inbox's live event of a conversation written apart, with the saves' wake).
+ */
+export function afterDeferredSaves (context: ServerCallContext, after: () => void): boolean {
+  const deferred = context.state.get(DEFERRED_TASK_SAVES_STATE) as DeferredTaskSaves | undefined
+  if (deferred?.taskId === undefined) return false
+  deferred.afterSaves.push(after)
+  return true
 }
 
 /** The request's deferred saves of `taskId`, while they are deferred; undefined otherwise. */
