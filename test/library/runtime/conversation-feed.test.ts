@@ -8,7 +8,7 @@ import t from 'tap'
 import { ServerCallContext } from '@a2a-js/sdk/server'
 import { ConversationFeedStore } from '../../../packages/a2a-converse/src/runtime/conversation-feed.js'
 import { MemoryConversationStore } from '../../../packages/a2a-converse/src/stores/memory-conversation-store.js'
-import { newConversationState, type ConversationState } from '../../../packages/a2a-converse/src/stores/conversation-state.js'
+import { newConversationState, type ConversationState } from '../../../packages/a2a-converse/src/stores/conversation-store.js'
 import { afterDeferredSaves, withDeferredSaves, type DefersTaskSaves } from '../../../packages/a2a-converse/src/stores/deferred-task-saves.js'
 
 const addTurn = (id: string) => (state: ConversationState | undefined): ConversationState => {
