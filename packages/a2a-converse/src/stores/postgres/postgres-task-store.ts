@@ -29,7 +29,7 @@ import { taskFinishedError } from '../task-states.js'
 import { RefusedTasks, TASK_RESERVATION_TTL_MS, type TaskReservations, type TurnRefusal } from '../task-reservations.js'
 import { RESERVE_TASK_FUNCTION } from './task-store-functions.js'
 import { saveTask, saveTaskSteps, writeJoined, type SaveOutcome, type TaskSaveScope } from './task-save-statements.js'
-import { RememberedTasks, taskKey } from './remembered-tasks.js'
+import { heldTurnTask, RememberedTasks, taskKey } from './remembered-tasks.js'
 import { columnsOf, sameColumns, savedRowOf, taskOf, type SavedRow, type TaskColumns } from './task-rows.js'
 import { heldTaskTurn } from '../held-task-turn.js'
 import type { PostgresSaveSignals, PostgresTaskStoreOptions } from './task-store-options.js'
@@ -219,14 +219,7 @@ export class PostgresTaskStore implements TaskStore, TaskSaveSignals, TaskReserv
   #keptFor (context: ServerCallContext, taskId: string): RememberedTasks | undefined {
     if (this.#remembered !== undefined) return this.#remembered
     const held = heldTaskTurn<RememberedTasks>(context, taskId)
-    if (held === undefined) return undefined
-    if (held.kept !== undefined) return held.kept
-    held.kept = new RememberedTasks(1)
-    // The row the lock's take read, once the lease was taken (PostgresTaskTurnLock `taskOwner`): if it is this
-    // store's row of the task, kept as a read of it would keep it.
-    const taken = held.lease?.task
-    if (taken !== undefined && taken.key === taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)) held.kept.readStarts(taken.key)(taken.row)
-    return held.kept
+    return held === undefined ? undefined : (held.kept ??= heldTurnTask(held.lease?.task, taskKey(context.tenant ?? '', this.#ownerResolver(context), taskId)))
   }
 
   /** The SDK's read of the row; or the task kept since its last save or read, if any (#keptFor). */

@@ -17,6 +17,7 @@
  */
 import { integerOption } from '../../core/integer-option.js'
 import type { TaskColumns } from './task-rows.js'
+import type { TakenTaskRow } from '../task-turn-lock.js'
 import { afterTrim, forgetOldest } from './least-recently-used.js'
 
 /** Tasks kept at most: a gateway's active tasks (a routine turn's task is read right after its last save). */
@@ -146,4 +147,15 @@ export class RememberedTasks {
   #leave (key: string, pending: Pending): void {
     if (--pending.calls === 0) this.#pending.delete(key)
   }
+}
+
+/**
+ * What a request holding a task's turn lock on every instance keeps of the task `key` (held-task-turn.ts): one task,
+ * first the row its lock's take read once the lease was taken (PostgresTaskTurnLock `taskOwner`), when that is the
+ * row of `key` — kept as a read of it would keep it.
+ */
+export function heldTurnTask (taken: TakenTaskRow | undefined, key: string): RememberedTasks {
+  const kept = new RememberedTasks(1)
+  if (taken?.key === key) kept.readStarts(key)(taken.row)
+  return kept
 }
