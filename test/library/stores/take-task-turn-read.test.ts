@@ -130,8 +130,10 @@ t.test('a take that waited for the holder\'s commit reads what that commit saved
   const context = new ServerCallContext()
   let taken = false
   const waiting = acquireTaskTurn(lock, context, id).then((release) => { taken = true; return release })
+  // Sessions whose statement waits for the holding one (not another test's: the suites run side by side).
+  const { rows: [{ pid }] } = await holding.query<{ pid: number }>('select pg_backend_pid() as pid')
   const waits = async (): Promise<number> => (await holding.query(`select count(*)::int as n from pg_stat_activity
-    where wait_event_type = 'Lock' and query like '%${'converse_take_task_turn'}%'`)).rows[0].n
+    where $1 = any(pg_blocking_pids(pid)) and query like '%converse_take_task_turn%'`, [pid])).rows[0].n
   for (let tries = 0; tries < 100 && await waits() === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 10))
   t.equal(await waits(), 1, 'the take waits in its statement for the holder\'s row')
   t.notOk(taken)
