@@ -111,7 +111,9 @@ function takeWithRead (t: Test, database: Pick<PostgresDatabase, 'db' | 'pool' |
 
 onBothDatabases('a2a_test_take_task_turn_read', takeWithRead)
 
-// A take that waits inside its statement, on a server (the embedded database runs one statement at a time).
+// A take that waits inside its statement, on a server. Skipped without one (SERVER_SKIP, both-databases.ts): it needs
+// two sessions at once — a holder's open transaction and the waiting take — and the embedded database runs one
+// statement at a time; the embedded half above runs the same function. CI runs it with TEST_DATABASE_URL.
 t.test('a take that waited for the holder\'s commit reads what that commit saved', { skip: process.env.TEST_DATABASE_URL === undefined ? SERVER_SKIP : false }, async (t) => {
   const { database } = await migratedDatabase(t, process.env.TEST_DATABASE_URL as string, { warn () {} })
   const lock = new PostgresTaskTurnLock(database, { scope: 'demo', taskOwner: sameOwner })
