@@ -12,9 +12,11 @@ import { retryAfterMs, sharedDeadlines, webhookPoster, RESPONSE_BYTES, type Post
 import { nextStep, DEFAULT_RETRY_SETTINGS } from '../../../packages/a2a-converse/src/push/retry-schedule.js'
 import { PushDeliverer, webhookHost } from '../../../packages/a2a-converse/src/push/push-deliverer.js'
 import { taskUpdates } from '../../../packages/a2a-converse/src/push/task-updates.js'
-import { createPushNotifications } from '../../../packages/a2a-converse/src/push/index.js'
+import { createPushNotifications, MemoryPushConfigStore } from '../../../packages/a2a-converse/src/push/index.js'
+import { withPushNotifications } from '../../../packages/a2a-converse/src/push/push-notifications.js'
 import { Task } from '@a2a-js/sdk'
-import { ServerCallContext } from '@a2a-js/sdk/server'
+import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server'
+import { decorateTaskStore } from '../../../packages/a2a-converse/src/stores/decorate-task-store.js'
 import { registerSdk } from '../../fixtures/tracing-sdk.js'
 
 type LookupResult = { error: NodeJS.ErrnoException | null, address: unknown, family?: number }
@@ -224,6 +226,7 @@ t.test('task updates: a status change, new or changed artifacts; nothing else', 
   const changed = Task.fromJSON({ ...Task.toJSON(base) as object, artifacts: [{ artifactId: 'a', parts: [{ text: 'x' }] }, { artifactId: 'b', parts: [{ text: 'y' }] }] })
   t.match(taskUpdates(base, changed), [{ artifactUpdate: { artifact: { artifactId: 'b' } } }])
   t.strictSame(taskUpdates(base, { ...base, status: undefined }), [], 'no status: nothing to report')
+  t.strictSame(taskUpdates({ ...base, status: undefined }, base).map((update) => Object.keys(update)), [['statusUpdate']], 'a status where there was none')
   const bare = { id: 't', contextId: 'c', status: base.status } as Task
   t.strictSame(taskUpdates(undefined, bare).map((update) => Object.keys(update)), [['statusUpdate']], 'a task without artifacts: its status alone')
   t.strictSame(taskUpdates(bare, base).map((update) => Object.keys(update)), [['artifactUpdate']], 'artifacts where there were none')
@@ -242,6 +245,56 @@ t.test('createPushNotifications wires an agent: an SDK store by default, updates
   await taskStore.save(task, context)
   t.equal(push.deliverer.pending, 0, 'no update: nothing queued')
   t.match(await taskStore.list({ tenant: '', contextId: '', pageSize: 10, pageToken: '', historyLength: 0, includeArtifacts: false } as never, context), { tasks: [{ id: 't' }] })
+})
+
+t.test('a request\'s later saves of a task are told from its own last save, not from a load; after another\'s, a load', async (t) => {
+  const inner = new InMemoryTaskStore()
+  const loads: string[] = []
+  const counted = decorateTaskStore(inner, { load: async (id: string, context: ServerCallContext) => { loads.push(id); return await inner.load(id, context) } })
+  const configs = new MemoryPushConfigStore()
+  const enqueued: unknown[][] = []
+  const deliverer = { enqueue: (_agentId: string, _taskId: string, _configs: unknown, events: readonly unknown[]) => { enqueued.push([...events]) } }
+  const taskStore = withPushNotifications(counted, 'demo', configs, deliverer as unknown as PushDeliverer, 2)
+  const config = (url: string) => ({ tenant: '', id: '', taskId: '', url, token: '', authentication: undefined })
+  const request = new ServerCallContext()
+  await configs.save('t', request, config('https://h.example/x'))
+  const submitted = Task.fromJSON({ id: 't', contextId: 'c', status: { state: 'TASK_STATE_SUBMITTED' } })
+  const artifact = Task.fromJSON({ ...Task.toJSON(submitted) as object, artifacts: [{ artifactId: 'a', parts: [{ text: 'x' }] }] })
+  const working = Task.fromJSON({ ...Task.toJSON(artifact) as object, status: { state: 'TASK_STATE_WORKING' } })
+  for (const task of [submitted, artifact, working]) await taskStore.save(task, request)
+  t.strictSame(loads, ['t'], 'one load, before the request\'s first save')
+  t.strictSame(enqueued, [taskUpdates(undefined, submitted), taskUpdates(submitted, artifact), taskUpdates(artifact, working)],
+    'the updates a load before each save would have told')
+
+  const sibling = new ServerCallContext()
+  const changed = Task.fromJSON({ ...Task.toJSON(working) as object, artifacts: [{ artifactId: 'a', parts: [{ text: 'y' }] }] })
+  await taskStore.save(changed, sibling)
+  t.strictSame(loads, ['t', 't'], 'another request\'s save: it loads')
+  await taskStore.save(changed, request)
+  t.strictSame(loads, ['t', 't', 't'], 'the first request\'s next save, after the other\'s: it loads')
+  t.strictSame(enqueued.slice(3), [taskUpdates(working, changed)], 'told from the stored task: the sibling\'s change is not told twice')
+
+  const completed = Task.fromJSON({ ...Task.toJSON(changed) as object, status: { state: 'TASK_STATE_COMPLETED' } })
+  await taskStore.save(completed, request)
+  t.strictSame(await configs.configsOf('t', request), [], 'finished: its configs went')
+  await configs.save('t', request, config('https://h.example/y'))
+  await taskStore.save(completed, request)
+  t.strictSame(loads, ['t', 't', 't', 't'], 'a finished task\'s last save is not remembered')
+
+  // At most two tasks remembered (the bound given): the oldest goes.
+  for (const id of ['u', 'v', 'w']) {
+    await configs.save(id, request, config('https://h.example/z'))
+    await taskStore.save(Task.fromJSON({ id, contextId: 'c', status: { state: 'TASK_STATE_WORKING' } }), request)
+  }
+  loads.length = 0
+  for (const id of ['w', 'u']) await taskStore.save(Task.fromJSON({ id, contextId: 'c', status: { state: 'TASK_STATE_WORKING' } }), request)
+  t.strictSame(loads, ['u'], 'the newest remembered, the oldest past the bound loaded')
+
+  await configs.dropTask('w', request)
+  await taskStore.save(Task.fromJSON({ id: 'w', contextId: 'c', status: { state: 'TASK_STATE_WORKING' } }), request)
+  await configs.save('w', request, config('https://h.example/z'))
+  await taskStore.save(Task.fromJSON({ id: 'w', contextId: 'c', status: { state: 'TASK_STATE_WORKING' } }), request)
+  t.strictSame(loads, ['u', 'w'], 'a save without configs forgets the task\'s last save')
 })
 
 t.test('a queue that is posting: past maxQueued the oldest waiting one goes, never the one being posted', async (t) => {

@@ -9,7 +9,7 @@ import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
 import { TERMINAL_TASK_STATES } from '../stores/task-states.js'
 import type { PushConfigStore } from './push-config-store.js'
 import type { PushDeliverer } from './push-deliverer.js'
-import { taskUpdates } from './task-updates.js'
+import { taskDigest, updatesSince, type TaskDigest } from './task-updates.js'
 import { traceContextIn } from '../telemetry/tracing.js'
 import type { PushUrlPolicy } from './url-guard.js'
 import { decorateTaskStore } from '../stores/decorate-task-store.js'
@@ -20,24 +20,50 @@ export interface AgentPush {
   policy: PushUrlPolicy
 }
 
+/** Tasks whose last save here is remembered at most (past it the oldest goes: that task's next save loads). */
+export const REMEMBERED_SAVES = 10_000
+
 /**
  * The store with each save's updates queued for the task's configs (in the save's scope). Saves of one task are
  * one at a time (the SDK's ResultManager lock and the task turn lock), so the task read before a save is the one it
  * replaces. A finished task's configs go once its last updates are queued. Other members of the store (save
  * signals, reservations) are the store's (decorateTaskStore).
+ *
+ * A save that follows the same request's save of the task here (the same call context: a turn saves its task a few
+ * times, its status, each artifact, its closing status) is told from what that save stored, remembered as a digest,
+ * rather than from a load of the whole task, history and all: ≈ 15 % of the push path's own instructions
+ * (`npm run bench:push-instructions`; docs/push.md, "What a notification costs").
+ * Another request's save in between (a cancel, a sibling ResultManager) went through here too, and was remembered as
+ * its own: the next save then loads. A store shared with other processes would not show their saves here: their
+ * writes between two saves of one request are the one case told from the request's own last save.
  */
-export function withPushNotifications (store: TaskStore, agentId: string, configs: PushConfigStore, deliverer: PushDeliverer): TaskStore {
+export function withPushNotifications (
+  store: TaskStore, agentId: string, configs: PushConfigStore, deliverer: PushDeliverer, rememberedSaves = REMEMBERED_SAVES
+): TaskStore {
+  // By task id, the last save made here of a task with configs: by which request, and what it stored.
+  const lastSaves = new Map<string, { context: ServerCallContext, digest: TaskDigest }>()
   const save: TaskStore['save'] = async (task: Task, context: ServerCallContext) => {
     const held = await configs.configsOf(task.id, context)
+    const last = lastSaves.get(task.id)
+    // Forgotten until this save is stored (a save that fails leaves the stored task unknown).
+    lastSaves.delete(task.id)
     if (held.length === 0) {
       await store.save(task, context)
       return
     }
-    const previous = await store.load(task.id, context)
+    const previous = last?.context === context ? last.digest : await storedDigest(task.id, context)
     await store.save(task, context)
-    const updates = taskUpdates(previous, task)
+    const { updates, digest } = updatesSince(previous, task)
+    if (!TERMINAL_TASK_STATES.has(task.status?.state)) {
+      lastSaves.set(task.id, { context, digest })
+      if (lastSaves.size > rememberedSaves) lastSaves.delete(lastSaves.keys().next().value as string)
+    }
     if (updates.length > 0) deliverer.enqueue(agentId, task.id, held, updates, traceContextIn(context?.state))
     if (TERMINAL_TASK_STATES.has(task.status?.state)) await configs.dropTask(task.id, context)
+  }
+  async function storedDigest (taskId: string, context: ServerCallContext): Promise<TaskDigest | undefined> {
+    const stored = await store.load(taskId, context)
+    return stored === undefined ? undefined : taskDigest(stored)
   }
   return decorateTaskStore(store, { save })
 }

@@ -13,25 +13,47 @@ import { Artifact, TaskStatus, type Task } from '@a2a-js/sdk'
 type Json = Record<string, unknown>
 
 /**
- * The StreamResponse objects (ProtoJSON) that report the change from `previous` to `next`. Only the status and the
- * artifacts are converted (Task.toJSON's forms of them): the history, which grows with every turn, is no update.
+ * What updates are told from: a task's status and each artifact, as the JSON text of their ProtoJSON forms
+ * (Task.toJSON's). Only these: the history, which grows with every turn, is no update.
  */
-export function taskUpdates (previous: Task | undefined, next: Task): Json[] {
+export interface TaskDigest {
+  status?: string
+  /** By artifact id. */
+  artifacts: Map<unknown, string>
+}
+
+export function taskDigest (task: Task): TaskDigest {
+  const artifacts = new Map<unknown, string>()
+  for (const artifact of task.artifacts ?? []) {
+    const json = Artifact.toJSON(artifact) as Json
+    artifacts.set(json.artifactId, JSON.stringify(json))
+  }
+  return { status: task.status === undefined ? undefined : JSON.stringify(TaskStatus.toJSON(task.status)), artifacts }
+}
+
+/** The StreamResponse objects (ProtoJSON) that report the change from `previous` to `next`, and `next`'s digest. */
+export function updatesSince (previous: TaskDigest | undefined, next: Task): { updates: Json[], digest: TaskDigest } {
   const updates: Json[] = []
+  let status: string | undefined
   if (next.status !== undefined) {
-    const status = TaskStatus.toJSON(next.status) as Json
-    if (previous?.status === undefined || JSON.stringify(status) !== JSON.stringify(TaskStatus.toJSON(previous.status))) {
-      updates.push({ statusUpdate: { taskId: next.id, contextId: next.contextId, status } })
+    const json = TaskStatus.toJSON(next.status) as Json
+    status = JSON.stringify(json)
+    if (previous?.status === undefined || status !== previous.status) {
+      updates.push({ statusUpdate: { taskId: next.id, contextId: next.contextId, status: json } })
     }
   }
-  const earlier = new Map((previous?.artifacts ?? []).map((artifact) => {
-    const json = Artifact.toJSON(artifact) as Json
-    return [json.artifactId, JSON.stringify(json)]
-  }))
+  const artifacts = new Map<unknown, string>()
   for (const artifact of next.artifacts ?? []) {
     const json = Artifact.toJSON(artifact) as Json
-    if (earlier.get(json.artifactId) === JSON.stringify(json)) continue
+    const text = JSON.stringify(json)
+    artifacts.set(json.artifactId, text)
+    if (previous?.artifacts.get(json.artifactId) === text) continue
     updates.push({ artifactUpdate: { taskId: next.id, contextId: next.contextId, artifact: json, append: false, lastChunk: true } })
   }
-  return updates
+  return { updates, digest: { status, artifacts } }
+}
+
+/** The StreamResponse objects (ProtoJSON) that report the change from `previous` to `next`. */
+export function taskUpdates (previous: Task | undefined, next: Task): Json[] {
+  return updatesSince(previous === undefined ? undefined : taskDigest(previous), next).updates
 }
