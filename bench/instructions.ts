@@ -3,11 +3,8 @@
  * callgrind. The count is the same whatever else the machine does, where requests/s and CPU time on these shared
  * machines swing by ±0.08 between two runs of the same code (docs/performance.md).
  *
- * Each server runs in its own child (child-app.ts) under callgrind, with V8 on one thread (`--single-threaded`:
- * the JIT counts on the thread that serves), a young generation of SEMI_SPACE_MB that holds everything the run
- * allocates, an old generation whose first limit the run does not reach, and no memory reducer
- * (`--no-memory-reducer`: on Node 22 and 24 it starts collections of its own when the process looks idle, as it
- * does between dumps). One request at a time over a keep-alive connection: WARMUP requests, one full collection
+ * Each server runs in its own child under callgrind (callgrind.ts: V8 on one thread, a young generation that holds
+ * everything the run allocates, no memory reducer). One request at a time over a keep-alive connection: WARMUP requests, one full collection
  * (`--expose-gc`), SETTLE more requests (the JIT's late work), then MEASURED requests between two dumps with no
  * collection at all (checked), and an idle window (no request) taken off. The figure is the code's own instructions per request, the same in every run; what the
  * collector would add is in proportion to the heap each request allocated, printed beside it (the heap's growth
@@ -22,17 +19,10 @@
  *
  * Needs valgrind (callgrind_control); about 4 minutes per contender and Node, two at a time.
  */
-import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import http from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { CONVERSE_EXTENSION_URI } from 'a2a-converse'
-import { startChildApp } from './child-app.js'
+import { inPairs, startCounted } from './callgrind.js'
 import { SEED_REQUEST, benchNodes, formatTable } from './lib.js'
-
-const run = promisify(execFile)
 
 const WARMUP = 4000
 const SETTLE = 6000
@@ -48,9 +38,6 @@ const CONTENDERS = [
   { name: 'with plugin, frozen envelope (judged)', exportName: 'buildWithPlugin' },
   { name: 'with plugin, envelope built per call', exportName: 'buildWithPluginPerCall' }
 ] as const
-
-/** A young generation that takes every object the run allocates: no collection at all (checked). */
-const SEMI_SPACE_MB = 1024
 
 interface Count { instructions: number, allocated: number, replyBytes: number }
 
@@ -72,18 +59,9 @@ async function send (url: string, agent: http.Agent, count: number): Promise<num
 }
 
 async function count (node: string, exportName: string): Promise<Count> {
-  const dir = await mkdtemp(join(tmpdir(), 'bench-instructions-'))
-  const child = await startChildApp(SCENARIO, exportName, {
-    execPath: 'valgrind',
-    execArgv: ['-q', '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.%p')}`,
-      node, '--single-threaded', `--min-semi-space-size=${SEMI_SPACE_MB}`, `--max-semi-space-size=${SEMI_SPACE_MB}`,
-      `--initial-old-space-size=${SEMI_SPACE_MB}`, '--no-memory-reducer', '--expose-gc']
-  })
+  const { child, dump, part, close } = await startCounted(SCENARIO, exportName, node)
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
   try {
-    const dump = async () => {
-      await run('callgrind_control', ['--dump', String(child.pid)])
-    }
     await send(child.url, agent, WARMUP)
     // One full collection here, before the JIT's late work: the start-up's garbage and any collection V8 has begun
     // (Node 22 and 24 start a mark-compact near 40 MB) are done with; the window after SETTLE then sees none.
@@ -102,32 +80,12 @@ async function count (node: string, exportName: string): Promise<Count> {
     }
     // The same with no request (the idle event loop, the dump itself), taken off the window.
     await dump()
-    const [window, idle] = await Promise.all([3, 4].map(async (part) => {
-      const file = join(dir, `cg.${child.pid}.${part}`)
-      const summary = /^summary: (\d+)$/m.exec(await readFile(file, 'utf8'))
-      if (summary === null) throw new Error(`${exportName}: no summary line in ${file}`)
-      return Number(summary[1])
-    }))
+    const [window, idle] = await Promise.all([part(3), part(4)])
     return { instructions: (window - idle) / MEASURED, allocated: allocated / MEASURED, replyBytes }
   } finally {
     agent.destroy()
-    await child.close()
-    await rm(dir, { recursive: true, force: true })
+    await close()
   }
-}
-
-/** Runs `jobs` two at a time (this machine kind has two cores; counts do not depend on the load). */
-async function inPairs<T> (jobs: Array<() => Promise<T>>): Promise<T[]> {
-  const results: T[] = new Array(jobs.length)
-  let next = 0
-  const worker = async () => {
-    while (next < jobs.length) {
-      const index = next++
-      results[index] = await jobs[index]()
-    }
-  }
-  await Promise.all([worker(), worker()])
-  return results
 }
 
 const nodes = await benchNodes()

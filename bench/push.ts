@@ -99,7 +99,7 @@ export async function buildReceiver (): Promise<FastifyInstance> {
 }
 
 /** The typed call that completes `book_table` in one turn; `hook`: the inline config's URL. */
-function bookingBody (hook?: string): string {
+export function bookingBody (hook?: string): string {
   return JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -117,7 +117,7 @@ function bookingBody (hook?: string): string {
   })
 }
 
-const HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI }
+export const HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': CONVERSE_EXTENSION_URI }
 
 /** Sends one booking and checks it completed; returns the task id. */
 async function book (gatewayUrl: string, hook?: string): Promise<string> {
