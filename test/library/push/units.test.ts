@@ -14,8 +14,8 @@ import { PushDeliverer, webhookHost } from '../../../packages/a2a-converse/src/p
 import { taskUpdates } from '../../../packages/a2a-converse/src/push/task-updates.js'
 import { createPushNotifications, MemoryPushConfigStore } from '../../../packages/a2a-converse/src/push/index.js'
 import { withPushNotifications } from '../../../packages/a2a-converse/src/push/push-notifications.js'
-import { Task } from '@a2a-js/sdk'
-import { InMemoryTaskStore, ServerCallContext } from '@a2a-js/sdk/server'
+import { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '@a2a-js/sdk'
+import { AgentEvent, InMemoryTaskStore, ResultManager, ServerCallContext } from '@a2a-js/sdk/server'
 import { decorateTaskStore } from '../../../packages/a2a-converse/src/stores/decorate-task-store.js'
 import { registerSdk } from '../../fixtures/tracing-sdk.js'
 
@@ -295,6 +295,25 @@ t.test('a request\'s later saves of a task are told from its own last save, not 
   await configs.save('w', request, config('https://h.example/z'))
   await taskStore.save(Task.fromJSON({ id: 'w', contextId: 'c', status: { state: 'TASK_STATE_WORKING' } }), request)
   t.strictSame(loads, ['u', 'w'], 'a save without configs forgets the task\'s last save')
+})
+
+t.test('the SDK\'s ResultManager saves a request\'s events with its one call context: one load of the push path per request', async (t) => {
+  // Fails when the SDK stops passing its call context to each save: the push path would load before every save again.
+  const loadsOf = async (configured: boolean): Promise<number> => {
+    const inner = new InMemoryTaskStore()
+    let loads = 0
+    const counted = decorateTaskStore(inner, { load: async (id: string, context: ServerCallContext) => { loads++; return await inner.load(id, context) } })
+    const configs = new MemoryPushConfigStore()
+    const taskStore = withPushNotifications(counted, 'demo', configs, { enqueue: () => {} } as unknown as PushDeliverer)
+    const request = new ServerCallContext()
+    if (configured) await configs.save('t', request, { tenant: '', id: '', taskId: '', url: 'https://h.example/x', token: '', authentication: undefined })
+    const results = new ResultManager(taskStore, request)
+    await results.processEvent(AgentEvent.task(Task.fromJSON({ id: 't', contextId: 'c', status: { state: 'TASK_STATE_SUBMITTED' } })))
+    await results.processEvent(AgentEvent.artifactUpdate(TaskArtifactUpdateEvent.fromJSON({ taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'x' }] } })))
+    await results.processEvent(AgentEvent.statusUpdate(TaskStatusUpdateEvent.fromJSON({ taskId: 't', contextId: 'c', status: { state: 'TASK_STATE_WORKING' } })))
+    return loads
+  }
+  t.equal(await loadsOf(true) - await loadsOf(false), 1, 'the SDK\'s own loads, and one of the push path\'s')
 })
 
 t.test('a queue that is posting: past maxQueued the oldest waiting one goes, never the one being posted', async (t) => {
