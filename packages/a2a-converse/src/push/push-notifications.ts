@@ -20,8 +20,14 @@ export interface AgentPush {
   policy: PushUrlPolicy
 }
 
-/** Tasks whose last save here is remembered at most (past it the oldest goes: that task's next save loads). */
+/** Tasks whose last saver here is remembered at most (past it the oldest goes: that task's next save loads). */
 export const REMEMBERED_SAVES = 10_000
+
+/** A request's own: a number that tells it apart, and what its last save of each task stored. */
+interface RequestSaves {
+  id: number
+  saved: Map<string, TaskDigest>
+}
 
 /**
  * The store with each save's updates queued for the task's configs (in the save's scope). Saves of one task are
@@ -30,33 +36,40 @@ export const REMEMBERED_SAVES = 10_000
  * signals, reservations) are the store's (decorateTaskStore).
  *
  * A save that follows the same request's save of the task here (the same call context: a turn saves its task a few
- * times, its status, each artifact, its closing status) is told from what that save stored, remembered as a digest,
- * rather than from a load of the whole task, history and all: ≈ 15 % of the push path's own instructions
- * (`npm run bench:push-instructions`; docs/push.md, "What a notification costs").
- * Another request's save in between (a cancel, a sibling ResultManager) went through here too, and was remembered as
- * its own: the next save then loads. A store shared with other processes would not show their saves here: their
+ * times, its status, each artifact, its closing status) is told from what that save stored, kept as a digest with
+ * the request's context (and dropped with it), rather than from a load of the whole task, history and all: ≈ 15 % of
+ * the push path's own instructions (`npm run bench:push-instructions`; docs/push.md, "What a notification costs").
+ * Another request's save in between (a cancel, a sibling ResultManager) went through here too and is the task's
+ * last saver now: the next save loads. A store shared with other processes would not show their saves here: their
  * writes between two saves of one request are the one case told from the request's own last save.
  */
 export function withPushNotifications (
   store: TaskStore, agentId: string, configs: PushConfigStore, deliverer: PushDeliverer, rememberedSaves = REMEMBERED_SAVES
 ): TaskStore {
-  // By task id, the last save made here of a task with configs: by which request, and what it stored.
-  const lastSaves = new Map<string, { context: ServerCallContext, digest: TaskDigest }>()
+  const requests = new WeakMap<ServerCallContext, RequestSaves>()
+  let requestCount = 0
+  // By task id, the request whose save of it with configs was the last made here (its number: no context is held).
+  const lastSaver = new Map<string, number>()
   const save: TaskStore['save'] = async (task: Task, context: ServerCallContext) => {
     const held = await configs.configsOf(task.id, context)
-    const last = lastSaves.get(task.id)
+    const saver = lastSaver.get(task.id)
     // Forgotten until this save is stored (a save that fails leaves the stored task unknown).
-    lastSaves.delete(task.id)
+    lastSaver.delete(task.id)
     if (held.length === 0) {
       await store.save(task, context)
       return
     }
-    const previous = last?.context === context ? last.digest : await storedDigest(task.id, context)
+    let request = requests.get(context)
+    if (request === undefined) requests.set(context, request = { id: requestCount++, saved: new Map() })
+    const own = saver === request.id ? request.saved.get(task.id) : undefined
+    request.saved.delete(task.id)
+    const previous = own ?? await storedDigest(task.id, context)
     await store.save(task, context)
     const { updates, digest } = updatesSince(previous, task)
     if (!TERMINAL_TASK_STATES.has(task.status?.state)) {
-      lastSaves.set(task.id, { context, digest })
-      if (lastSaves.size > rememberedSaves) lastSaves.delete(lastSaves.keys().next().value as string)
+      request.saved.set(task.id, digest)
+      lastSaver.set(task.id, request.id)
+      if (lastSaver.size > rememberedSaves) lastSaver.delete(lastSaver.keys().next().value as string)
     }
     if (updates.length > 0) deliverer.enqueue(agentId, task.id, held, updates, traceContextIn(context?.state))
     if (TERMINAL_TASK_STATES.has(task.status?.state)) await configs.dropTask(task.id, context)
