@@ -22,6 +22,7 @@ export interface TaskDigest {
   artifacts: Map<unknown, string>
 }
 
+/** `task`'s digest: what its next save's updates are told from. */
 export function taskDigest (task: Task): TaskDigest {
   const artifacts = new Map<unknown, string>()
   for (const artifact of task.artifacts ?? []) {
@@ -53,7 +54,10 @@ export function updatesSince (previous: TaskDigest | undefined, next: Task): { u
   return { updates, digest: { status, artifacts } }
 }
 
-/** The StreamResponse objects (ProtoJSON) that report the change from `previous` to `next`. */
+/**
+ * The StreamResponse objects (ProtoJSON) that report the change from `previous` to `next`: the rule, which the
+ * PostgreSQL outbox's tests hold its SQL to.
+ */
 export function taskUpdates (previous: Task | undefined, next: Task): Json[] {
   return updatesSince(previous === undefined ? undefined : taskDigest(previous), next).updates
 }
