@@ -15,7 +15,7 @@ import { startChildApp, type ChildApp } from './child-app.js'
 const run = promisify(execFile)
 
 /** A young generation that takes every object the run allocates: no collection at all (checked by the callers). */
-export const SEMI_SPACE_MB = 1024
+const SEMI_SPACE_MB = 1024
 
 export interface CountedChild {
   child: ChildApp
@@ -27,7 +27,7 @@ export interface CountedChild {
 }
 
 /** Starts `exportName` of `moduleUrl` under callgrind with the Node binary `node`. */
-export async function startCounted (moduleUrl: string, exportName: string, node: string, env?: Record<string, string>): Promise<CountedChild> {
+export async function startCounted (moduleUrl: string, exportName: string, node: string): Promise<CountedChild> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-instructions-'))
   let child: ChildApp
   try {
@@ -35,8 +35,7 @@ export async function startCounted (moduleUrl: string, exportName: string, node:
       execPath: 'valgrind',
       execArgv: ['-q', '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${join(dir, 'cg.%p')}`,
         node, '--single-threaded', `--min-semi-space-size=${SEMI_SPACE_MB}`, `--max-semi-space-size=${SEMI_SPACE_MB}`,
-        `--initial-old-space-size=${SEMI_SPACE_MB}`, '--no-memory-reducer', '--expose-gc'],
-      ...(env === undefined ? {} : { env })
+        `--initial-old-space-size=${SEMI_SPACE_MB}`, '--no-memory-reducer', '--expose-gc']
     })
   } catch (error) {
     await rm(dir, { recursive: true, force: true })

@@ -4,12 +4,12 @@
  * machines swing by ±0.08 between two runs of the same code (docs/performance.md).
  *
  * Each server runs in its own child under callgrind (callgrind.ts: V8 on one thread, a young generation that holds
- * everything the run allocates, no memory reducer). One request at a time over a keep-alive connection: WARMUP requests, one full collection
- * (`--expose-gc`), SETTLE more requests (the JIT's late work), then MEASURED requests between two dumps with no
- * collection at all (checked), and an idle window (no request) taken off. The figure is the code's own instructions per request, the same in every run; what the
- * collector would add is in proportion to the heap each request allocated, printed beside it (the heap's growth
- * over the window). With collections in the window, two runs of one server differed by 15 %, and a window held a
- * whole mark-compact or none.
+ * everything the run allocates, no memory reducer). One request at a time over a keep-alive connection: WARMUP
+ * requests, one full collection (`--expose-gc`), SETTLE more requests (the JIT's late work), then MEASURED requests
+ * between two dumps with no collection at all (checked), and an idle window (no request) taken off. The figure is the
+ * code's own instructions per request, the same in every run; what the collector would add is in proportion to the
+ * heap each request allocated, printed beside it (the heap's growth over the window). With collections in the
+ * window, two runs of one server differed by 15 %, and a window held a whole mark-compact or none.
  *
  * User space only: the kernel's share of a request (the socket's writev and read, 35–45 % of its CPU time in
  * profiles) is not counted, which is why requests/s ratios sit closer to 1 than these.

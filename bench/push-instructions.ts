@@ -39,7 +39,11 @@ interface Stats { notifications: number, samples: Record<string, CapturedNotific
 
 async function count (node: string, kind: Kind): Promise<Count> {
   const receiver = await startChildApp(SCENARIO, 'buildReceiver')
-  const { child, dump, part, close } = await startCounted(SCENARIO, 'buildMemoryGateway', node)
+  const counted = await startCounted(SCENARIO, 'buildMemoryGateway', node).catch(async (error: unknown) => {
+    await receiver.close()
+    throw error
+  })
+  const { child, dump, part, close } = counted
   const stats = async (): Promise<Stats> => await (await fetch(`${receiver.url}/stats`)).json() as Stats
   const hook = `${receiver.url}/hook`
   let expected = 0
