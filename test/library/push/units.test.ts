@@ -297,6 +297,35 @@ t.test('a request\'s later saves of a task are told from its own last save, not 
   t.strictSame(loads, ['u', 'w'], 'a save without configs forgets the task\'s last save')
 })
 
+t.test('a save that fails: nothing queued, and the request\'s next save of the task loads the stored task', async (t) => {
+  const inner = new InMemoryTaskStore()
+  const loads: string[] = []
+  let failing = false
+  const flaky = decorateTaskStore(inner, {
+    load: async (id: string, context: ServerCallContext) => { loads.push(id); return await inner.load(id, context) },
+    save: async (task: Task, context: ServerCallContext) => {
+      if (failing) throw new Error('the store is unreachable')
+      await inner.save(task, context)
+    }
+  })
+  const configs = new MemoryPushConfigStore()
+  const enqueued: unknown[][] = []
+  const deliverer = { enqueue: (_agentId: string, _taskId: string, _configs: unknown, events: readonly unknown[]) => { enqueued.push([...events]) } }
+  const taskStore = withPushNotifications(flaky, 'demo', configs, deliverer as unknown as PushDeliverer)
+  const request = new ServerCallContext()
+  await configs.save('t', request, { tenant: '', id: '', taskId: '', url: 'https://h.example/x', token: '', authentication: undefined })
+  const submitted = Task.fromJSON({ id: 't', contextId: 'c', status: { state: 'TASK_STATE_SUBMITTED' } })
+  const working = Task.fromJSON({ id: 't', contextId: 'c', status: { state: 'TASK_STATE_WORKING' } })
+  await taskStore.save(submitted, request)
+  failing = true
+  await t.rejects(taskStore.save(working, request), /unreachable/, 'the store\'s error, as it was')
+  t.equal(enqueued.length, 1, 'nothing queued for the save that failed')
+  failing = false
+  await taskStore.save(working, request)
+  t.strictSame(loads, ['t', 't'], 'the failing save told from the request\'s last save; after it, the next save loads the stored task')
+  t.strictSame(enqueued.slice(1), [taskUpdates(submitted, working)], 'told from what is stored')
+})
+
 t.test('the SDK\'s ResultManager saves a request\'s events with its one call context: one load of the push path per request', async (t) => {
   // Fails when the SDK stops passing its call context to each save: the push path would load before every save again.
   const loadsOf = async (configured: boolean): Promise<number> => {
